@@ -1,0 +1,51 @@
+/*
+** dispatch.c — registry lookups, registration, the profiling hook, and the
+** errors of a failed dispatch. The tables themselves are generated.
+*/
+#include <string.h>
+#include "dispatch.h"
+
+_Thread_local lt_keyset lt_tls_included = 0;
+_Thread_local lt_keyset lt_tls_excluded = 0;
+
+lt_dispatch_hook_fn lt_dispatch_hook = NULL;
+static void *hook_ud = NULL;
+
+static const char *key_names[LT_NUM_KEYS] = {"CPU", "CUDA", "Autograd", "Autocast", "Profile"};
+
+int lt_dispatch_find(const char *name) {
+  for (int i = 0; i < lt_num_ops; i++)
+    if (strcmp(lt_op_table[i].name, name) == 0) return i;
+  return -1;
+}
+
+int lt_dispatch_register(int op, lt_dispatch_key key, void *fn) {
+  if (op < 0 || op >= lt_num_ops) return lt_error("dispatch: no op number %d", op);
+  if ((int)key < 0 || key >= LT_NUM_KEYS) return lt_error("dispatch: no key number %d", (int)key);
+  lt_op_table[op].kernel[key] = fn;
+  return 0;
+}
+
+int lt_dispatch_no_kernel(int op, lt_keyset ks) {
+  const char *dev = (ks & LT_KEYBIT(LT_KEY_CUDA)) ? "cuda" : "cpu";
+  return lt_error("%s: not implemented for %s tensors (no kernel registered for %s)",
+                  lt_op_table[op].name, dev, (ks & LT_KEYBIT(LT_KEY_CUDA)) ? key_names[LT_KEY_CUDA] : key_names[LT_KEY_CPU]);
+}
+
+int lt_dispatch_device_mismatch(int op, lt_keyset ks) {
+  (void)ks;
+  return lt_error("%s: expected all tensors to be on the same device, but found tensors on cpu and cuda",
+                  lt_op_table[op].name);
+}
+
+void lt_dispatch_set_hook(lt_dispatch_hook_fn fn, void *ud) {
+  lt_dispatch_hook = fn;
+  hook_ud = ud;
+  if (fn) lt_tls_included |= LT_KEYBIT(LT_KEY_PROFILE);
+  else lt_tls_included &= ~LT_KEYBIT(LT_KEY_PROFILE);
+}
+
+void lt_dispatch_call_hook(int op, int phase) {
+  lt_dispatch_hook_fn fn = lt_dispatch_hook;
+  if (fn) fn(hook_ud, op, phase);
+}

@@ -1,0 +1,82 @@
+/*
+** dispatch.h — the op registry and dispatcher.
+**
+** Every op is declared once in a file of src/ops; the build generates from those
+** declarations the op table (lt_op_table), the C entry points (lt_add,
+** lt_add_out, lt_add_, ... in build/gen/lt_ops.h), a Profile wrapper per op,
+** the Lua bindings and the op reference.
+**
+** A call computes the keyset of its tensor arguments, adds the thread-local
+** included keys, removes the excluded ones, and runs the kernel of the highest
+** key that has one (a NULL kernel is a fallthrough). Backend kernels (CPU,
+** CUDA) take the op's arguments; wrapper kernels (Autograd, Autocast,
+** Profile) also take the keyset below themselves, to redispatch with.
+*/
+#ifndef LT_DISPATCH_H
+#define LT_DISPATCH_H
+
+#include "../tensor/tensor.h"
+
+enum {
+  LT_OPF_INPLACE = 1,     /* mutates its first argument */
+  LT_OPF_VIEW = 2,        /* result aliases its first argument */
+  LT_OPF_OUT = 4,         /* has an out= form (the kernel takes `out`, NULL if absent) */
+  LT_OPF_COMPOSITE = 8,   /* implemented with other ops; not dispatched itself */
+  LT_OPF_NONDIFF = 16,    /* no derivative (integer results, comparisons, ...) */
+};
+
+typedef struct lt_op_entry {
+  const char *name;               /* "add" */
+  const char *schema;             /* "add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor" */
+  const char *doc;
+  unsigned flags;
+  void *kernel[LT_NUM_KEYS];      /* NULL = fall through */
+} lt_op_entry;
+
+extern lt_op_entry lt_op_table[];
+extern const int lt_num_ops;
+
+/* thread-local include/exclude sets */
+extern _Thread_local lt_keyset lt_tls_included;
+extern _Thread_local lt_keyset lt_tls_excluded;
+
+static inline lt_keyset lt_dispatch_keys(lt_keyset ks) {
+  return (ks | lt_tls_included) & ~lt_tls_excluded;
+}
+/* every key strictly below k */
+static inline lt_keyset lt_keyset_below(int k) { return LT_KEYBIT(k) - 1u; }
+
+/* highest key in ks with a kernel for the op; -1 if none */
+static inline int lt_dispatch_select(const lt_op_entry *e, lt_keyset ks) {
+  while (ks) {
+    int k = 31 - __builtin_clz(ks);
+    if (e->kernel[k]) return k;
+    ks &= ~LT_KEYBIT(k);
+  }
+  return -1;
+}
+
+/* the error for a call that found no kernel; returns -1 */
+int lt_dispatch_no_kernel(int op, lt_keyset ks);
+/* tensors on different backends in one call; returns -1 */
+int lt_dispatch_device_mismatch(int op, lt_keyset ks);
+/* keyset bits that name backends */
+#define LT_BACKEND_KEYS (LT_KEYBIT(LT_KEY_CPU) | LT_KEYBIT(LT_KEY_CUDA))
+static inline bool lt_keyset_mixed_backends(lt_keyset ks) {
+  lt_keyset b = ks & LT_BACKEND_KEYS;
+  return b & (b - 1);
+}
+
+/* look up an op by name; -1 if unknown */
+int lt_dispatch_find(const char *name);
+/* register (or replace) a kernel at a key; fn NULL makes the key fall through */
+int lt_dispatch_register(int op, lt_dispatch_key key, void *fn);
+
+/* Profiling: while a hook is set, the Profile key is in every thread's
+** included set... of the thread that set it; the hook sees every op call. */
+typedef void (*lt_dispatch_hook_fn)(void *ud, int op, int phase);   /* phase 0 enter, 1 exit */
+void lt_dispatch_set_hook(lt_dispatch_hook_fn fn, void *ud);         /* NULL removes it */
+void lt_dispatch_call_hook(int op, int phase);
+extern lt_dispatch_hook_fn lt_dispatch_hook;
+
+#endif

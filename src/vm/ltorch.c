@@ -1,0 +1,142 @@
+/*
+** ltorch.c — luaopen_torch: the `torch` module. Registers the generated op
+** bindings, the hand-written module functions of each binding file, and runs
+** the Lua parts of the module embedded at build time (src/vm/lua/).
+*/
+#include <string.h>
+#include "lutorch_vm.h"
+#include "ltensor.h"
+#include "largs.h"
+#include "../../build/gen/lt_ops.h"
+#include "../tensor/parallel.h"
+
+/* embedded Lua sources (build/gen/embedded.c) */
+typedef struct lt_embedded { const char *name; const char *src; size_t len; } lt_embedded;
+extern const lt_embedded lt_embedded_lua[];
+
+static int l_set_default_dtype(lua_State *L) {
+  int dt = lt_vm_todtype(L, 1);
+  if (dt < 0) return luaL_error(L, "set_default_dtype: argument 'd' must be a dtype");
+  if (lt_set_default_dtype((lt_dtype)dt) < 0) return lt_vm_raise(L, "set_default_dtype");
+  return 0;
+}
+
+static int l_get_default_dtype(lua_State *L) {
+  lt_vm_push_dtype(L, lt_get_default_dtype());
+  return 1;
+}
+
+static int l_is_tensor(lua_State *L) {
+  lua_pushboolean(L, lt_vm_toud(L, 1) != NULL);
+  return 1;
+}
+
+static int l_promote_types(lua_State *L) {
+  int a = lt_vm_todtype(L, 1), b = lt_vm_todtype(L, 2);
+  if (a < 0 || b < 0) return luaL_error(L, "promote_types: arguments must be dtypes");
+  lt_vm_push_dtype(L, lt_promote_types((lt_dtype)a, (lt_dtype)b));
+  return 1;
+}
+
+static int l_set_num_threads(lua_State *L) {
+  lua_Integer n = luaL_checkinteger(L, 1);
+  if (n < 1) return luaL_error(L, "set_num_threads: argument 'n' must be at least 1");
+  lt_set_num_threads((int)n);
+  return 0;
+}
+
+static int l_get_num_threads(lua_State *L) {
+  lua_pushinteger(L, lt_get_num_threads());
+  return 1;
+}
+
+static int l_cpu_memory_stats(lua_State *L) {
+  lt_memory_stats s;
+  lt_cpu_memory_stats(&s);
+  lua_createtable(L, 0, 5);
+  lua_pushinteger(L, s.allocated); lua_setfield(L, -2, "allocated");
+  lua_pushinteger(L, s.cached); lua_setfield(L, -2, "cached");
+  lua_pushinteger(L, s.peak); lua_setfield(L, -2, "peak");
+  lua_pushinteger(L, s.num_allocs); lua_setfield(L, -2, "num_allocs");
+  lua_pushinteger(L, s.cache_hits); lua_setfield(L, -2, "cache_hits");
+  return 1;
+}
+
+static int l_cpu_empty_cache(lua_State *L) {
+  (void)L;
+  lt_cpu_empty_cache();
+  return 0;
+}
+
+static int l_live_tensors(lua_State *L) {
+  lua_pushinteger(L, lt_tensor_live_count());
+  return 1;
+}
+
+/* torch._ops(): the op table, for help, docs and tests */
+static int l_ops(lua_State *L) {
+  lua_createtable(L, 0, 0);
+  int n = 0;
+  for (const lt_op_help *h = lt_gen_help; h->name; h++) {
+    lua_createtable(L, 0, 4);
+    lua_pushstring(L, h->name); lua_setfield(L, -2, "name");
+    lua_pushstring(L, h->signature); lua_setfield(L, -2, "signature");
+    lua_pushstring(L, h->doc); lua_setfield(L, -2, "doc");
+    lua_pushboolean(L, h->differentiable); lua_setfield(L, -2, "differentiable");
+    lua_rawseti(L, -2, ++n);
+  }
+  return 1;
+}
+
+static const luaL_Reg core_functions[] = {
+  {"set_default_dtype", l_set_default_dtype}, {"get_default_dtype", l_get_default_dtype},
+  {"is_tensor", l_is_tensor}, {"isTensor", l_is_tensor}, {"promote_types", l_promote_types},
+  {"set_num_threads", l_set_num_threads}, {"get_num_threads", l_get_num_threads},
+  {"setnumthreads", l_set_num_threads}, {"getnumthreads", l_get_num_threads},
+  {"cpu_memory_stats", l_cpu_memory_stats}, {"cpu_empty_cache", l_cpu_empty_cache},
+  {"_live_tensors", l_live_tensors}, {"_ops", l_ops}, {"device", lt_vm_l_device},
+  {NULL, NULL}
+};
+
+/* every binding file's registration; each adds functions to the module at -1 */
+static lt_vm_open_fn const openers[] = {
+  LT_VM_OPENERS
+  NULL
+};
+
+int luaopen_torch(lua_State *L) {
+  luaL_checkversion(L);
+  lua_getfield(L, LUA_REGISTRYINDEX, "lutorch.module");
+  if (lua_istable(L, -1)) return 1;     /* one module per state */
+  lua_pop(L, 1);
+  lt_vm_open_tensor(L);
+  lua_createtable(L, 0, 512);
+  luaL_setfuncs(L, lt_gen_functions, 0);
+  luaL_setfuncs(L, core_functions, 0);
+  for (int i = 0; i < LT_NUM_DTYPES; i++) {
+    lt_vm_push_dtype(L, (lt_dtype)i);
+    lua_setfield(L, -2, lt_dtype_name((lt_dtype)i));
+  }
+  static const struct { const char *alias; lt_dtype dt; } dt_alias[] = {
+    {"double", LT_FLOAT64}, {"float", LT_FLOAT32}, {"half", LT_FLOAT16}, {"long", LT_INT64},
+    {"int", LT_INT32}, {"short", LT_INT16}, {"uint8", LT_UINT8},
+  };
+  for (size_t i = 0; i < sizeof dt_alias / sizeof dt_alias[0]; i++) {
+    lt_vm_push_dtype(L, dt_alias[i].dt);
+    lua_setfield(L, -2, dt_alias[i].alias);
+  }
+  lt_vm_push_methods(L);
+  lua_setfield(L, -2, "_methods");
+  lt_vm_push_tensor_mt(L);
+  lua_setfield(L, -2, "_tensor_mt");
+  for (int i = 0; openers[i]; i++) openers[i](L);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, LUA_REGISTRYINDEX, "lutorch.module");
+  /* the Lua half of the module: each chunk gets the module table */
+  for (const lt_embedded *e = lt_embedded_lua; e->name; e++) {
+    if (luaL_loadbuffer(L, e->src, e->len, e->name) != LUA_OK) return lua_error(L);
+    lua_pushvalue(L, -2);
+    lua_call(L, 1, 0);
+  }
+  return 1;
+}

@@ -1,0 +1,580 @@
+-- gen.lua — generates the op table, C entry points, Lua bindings and the op
+-- reference from the declarations in src/ops/*.lua.
+--
+--   lua5.4 tools/gen.lua OUTDIR src/ops/a.lua src/ops/b.lua ...
+--
+-- A declaration is a table whose first element is a PyTorch-style schema:
+--   { "add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+--     out = true, inplace = true, doc = "...", alias = {"cadd"} }
+-- Fields:
+--   variants  "function,method" (default), "function" or "method"
+--   lua       Lua name when it differs from the C name (overloads share one)
+--   alias     further Lua names (Torch7 spellings)
+--   out       the kernel takes a trailing `out` tensor (NULL when absent)
+--   inplace   also declare NAME_ (in place on self); its kernels call the
+--             out= kernel with out = self unless `inplace_kernel` names one
+--   cpu       CPU kernel name (default lt_cpu_NAME); false: no CPU kernel
+--   composite C function implementing the op with other ops (not dispatched)
+--   nondiff   the op has no derivative
+--   doc       one line for the reference
+-- Dims (`Dim`, `Dim?`, `Dim[]`) and indices (`Index`) are 1-based in Lua and
+-- 0-based in C; the binding converts. Defaults are written as Lua sees them.
+
+local outdir = assert(arg[1], "usage: gen.lua OUTDIR decl.lua...")
+
+local ops = {}        -- in declaration order, after expansion of inplace
+local by_name = {}
+
+------------------------------------------------------------------------------
+-- schema parsing
+------------------------------------------------------------------------------
+local function trim(s) return (s:gsub("^%s+", ""):gsub("%s+$", "")) end
+
+local function split_top(s)
+  local parts, depth, cur = {}, 0, {}
+  for c in s:gmatch(".") do
+    if c == "(" or c == "[" then depth = depth + 1 end
+    if c == ")" or c == "]" then depth = depth - 1 end
+    if c == "," and depth == 0 then
+      parts[#parts + 1] = trim(table.concat(cur)); cur = {}
+    else cur[#cur + 1] = c end
+  end
+  local last = trim(table.concat(cur))
+  if last ~= "" then parts[#parts + 1] = last end
+  return parts
+end
+
+local KNOWN = {
+  ["Tensor"] = true, ["Tensor?"] = true, ["Tensor[]"] = true,
+  ["Scalar"] = true, ["Scalar?"] = true,
+  ["int"] = true, ["int?"] = true, ["int[]"] = true, ["int[]?"] = true,
+  ["Dim"] = true, ["Dim?"] = true, ["Dim[]"] = true, ["Dim[]?"] = true,
+  ["Index"] = true, ["float"] = true, ["bool"] = true, ["bool?"] = true,
+  ["str"] = true, ["str?"] = true, ["ScalarType"] = true, ["ScalarType?"] = true,
+  ["Device?"] = true, ["Generator?"] = true,
+}
+
+local function parse_schema(s)
+  local name, args, ret = s:match("^%s*([%w_]+)%s*(%b())%s*%->%s*(.-)%s*$")
+  assert(name, "bad schema: " .. s)
+  local sch = { name = name, args = {}, rets = {}, text = s }
+  local kwonly = false
+  for _, a in ipairs(split_top(args:sub(2, -2))) do
+    if a == "*" then kwonly = true
+    else
+      local ty, nm, def = a:match("^([%w_%[%]%?]+%b())%s*([%w_]+)%s*=?%s*(.*)$")
+      local alias
+      if ty then
+        alias = ty:match("%((.-)%)")
+        ty = ty:gsub("%b()", "")
+      else
+        ty, nm, def = a:match("^([%w_%[%]%?]+)%s+([%w_]+)%s*=?%s*(.*)$")
+      end
+      assert(ty and KNOWN[ty], ("bad argument '%s' in schema %s"):format(a, s))
+      sch.args[#sch.args + 1] = {
+        type = ty, name = nm, default = def ~= "" and def or nil,
+        kwonly = kwonly, mutable = alias and alias:find("!") ~= nil, alias = alias,
+      }
+    end
+  end
+  ret = trim(ret)
+  if ret:sub(1, 1) == "(" then
+    for _, r in ipairs(split_top(ret:sub(2, -2))) do
+      local ty, nm = r:match("^([%w_%[%]%?]+)%s*([%w_]*)$")
+      sch.rets[#sch.rets + 1] = { type = ty, name = nm }
+    end
+  else
+    local ty = ret:gsub("%b()", "")
+    local nm = ty:match("%s+([%w_]+)$")
+    ty = ty:gsub("%s+[%w_]+$", "")
+    sch.rets[1] = { type = ty, name = nm, alias = ret:match("%((.-)%)") }
+  end
+  return sch
+end
+
+------------------------------------------------------------------------------
+-- C types
+------------------------------------------------------------------------------
+local CTYPE = {
+  ["Tensor"] = "lt_tensor *", ["Tensor?"] = "lt_tensor *",
+  ["Scalar"] = "lt_scalar", ["Scalar?"] = "lt_scalar",
+  ["int"] = "int64_t", ["int?"] = "int64_t", ["Dim"] = "int64_t", ["Dim?"] = "int64_t",
+  ["Index"] = "int64_t",
+  ["int[]"] = "lt_intlist", ["int[]?"] = "lt_intlist", ["Dim[]"] = "lt_intlist", ["Dim[]?"] = "lt_intlist",
+  ["float"] = "double", ["bool"] = "bool", ["bool?"] = "int",
+  ["str"] = "const char *", ["str?"] = "const char *",
+  ["ScalarType"] = "int", ["ScalarType?"] = "int",
+  ["Device?"] = "lt_device", ["Generator?"] = "struct lt_generator *",
+}
+
+-- C parameter list for the args (Tensor[] becomes a pointer and a count)
+local function c_params(op, with_out)
+  local ps = {}
+  for _, a in ipairs(op.c_args) do
+    if a.type == "Tensor[]" then
+      ps[#ps + 1] = "lt_tensor *const *" .. a.name
+      ps[#ps + 1] = "int " .. a.name .. "_n"
+    else
+      local ct = CTYPE[a.type]
+      ps[#ps + 1] = ct .. (ct:sub(-1) == "*" and "" or " ") .. a.name
+    end
+  end
+  if with_out then ps[#ps + 1] = "lt_tensor *out" end
+  return ps
+end
+
+local function c_argnames(op, with_out)
+  local ns = {}
+  for _, a in ipairs(op.c_args) do
+    ns[#ns + 1] = a.name
+    if a.type == "Tensor[]" then ns[#ns + 1] = a.name .. "_n" end
+  end
+  if with_out then ns[#ns + 1] = "out" end
+  return ns
+end
+
+-- return kind: "tensor", "multi" (n tensors through out-pointers), "list", "bool", "scalar"
+local function ret_kind(sch)
+  if #sch.rets > 1 then return "multi" end
+  local t = sch.rets[1].type
+  if t == "Tensor" then return "tensor" end
+  if t == "Tensor[]" then return "list" end
+  if t == "bool" then return "bool" end
+  if t == "Scalar" then return "scalar" end
+  error("unsupported return type " .. t .. " in " .. sch.text)
+end
+
+local RET_CTYPE = { tensor = "lt_tensor *", multi = "int", list = "lt_tensor_list", bool = "int", scalar = "lt_scalar" }
+
+local function full_params(op, with_out)
+  local ps = c_params(op, with_out)
+  if op.rkind == "multi" then
+    for i, r in ipairs(op.schema.rets) do
+      ps[#ps + 1] = "lt_tensor **" .. (r.name ~= "" and r.name or ("r" .. i))
+    end
+  end
+  return ps
+end
+
+local function full_args(op, with_out)
+  local ns = c_argnames(op, with_out)
+  if op.rkind == "multi" then
+    for i, r in ipairs(op.schema.rets) do ns[#ns + 1] = (r.name ~= "" and r.name or ("r" .. i)) end
+  end
+  return ns
+end
+
+local function join(t, sep) return table.concat(t, sep or ", ") end
+local function cat(a, b)
+  local r = {}
+  for _, x in ipairs(a) do r[#r + 1] = x end
+  for _, x in ipairs(b) do r[#r + 1] = x end
+  return r
+end
+local function plist(t) return #t > 0 and join(t) or "void" end
+
+------------------------------------------------------------------------------
+-- load declarations
+------------------------------------------------------------------------------
+local function add_op(decl, file)
+  local sch = parse_schema(decl[1])
+  local op = {
+    name = sch.name, schema = sch, file = file, decl = decl,
+    variants = decl.variants or "function,method",
+    lua = decl.lua or sch.name, alias = decl.alias or {},
+    out = decl.out and true or false, doc = decl.doc or "",
+    composite = decl.composite, nondiff = decl.nondiff,
+    inplace_self = false,
+  }
+  assert(not by_name[op.name], "op declared twice: " .. op.name)
+  op.c_args = {}
+  op.lua_only = {}
+  for _, a in ipairs(sch.args) do
+    -- requires_grad on creation ops is applied by the binding, not the kernel
+    if a.name == "requires_grad" and a.type == "bool" then op.lua_only.requires_grad = a
+    else op.c_args[#op.c_args + 1] = a end
+  end
+  op.rkind = ret_kind(sch)
+  if decl.cpu == false or op.composite then op.cpu = nil
+  else op.cpu = decl.cpu or ("lt_cpu_" .. op.name) end
+  op.view = decl.view or (sch.rets[1].alias ~= nil and not sch.rets[1].alias:find("!"))
+  op.mutates = sch.args[1] and sch.args[1].mutable
+  ops[#ops + 1] = op
+  by_name[op.name] = op
+  if decl.inplace then
+    local ip = {
+      name = op.name .. "_", schema = sch, file = file, decl = decl,
+      variants = "function,method", lua = op.lua .. "_", alias = {},
+      out = false, doc = "In-place form of " .. op.name .. ": writes into self and returns it.",
+      nondiff = decl.nondiff, c_args = op.c_args, lua_only = {}, rkind = "tensor",
+      inplace_of = op, mutates = true,
+    }
+    for _, a in ipairs(decl.alias or {}) do ip.alias[#ip.alias + 1] = a .. "_" end
+    if decl.inplace_kernel then ip.cpu = decl.inplace_kernel
+    elseif op.cpu then ip.cpu_default = true end
+    if op.composite then ip.composite_inplace = true end
+    assert(op.rkind == "tensor", "inplace needs a Tensor result: " .. op.name)
+    ops[#ops + 1] = ip
+    by_name[ip.name] = ip
+  end
+end
+
+local files = {}
+for i = 2, #arg do files[#files + 1] = arg[i] end
+table.sort(files)
+for _, f in ipairs(files) do
+  local decls = dofile(f)
+  for _, d in ipairs(decls) do add_op(d, f) end
+end
+
+------------------------------------------------------------------------------
+-- lt_ops.h
+------------------------------------------------------------------------------
+local H = {}
+local function h(s) H[#H + 1] = s end
+h("/* generated by tools/gen.lua from the declarations in src/ops — do not edit */")
+h("#ifndef LT_OPS_GEN_H\n#define LT_OPS_GEN_H\n")
+h('#include "../../src/dispatch/dispatch.h"')
+h("struct lt_generator;\n")
+h("enum lt_op_id {")
+for _, op in ipairs(ops) do h("  LT_OP_" .. op.name .. ",") end
+h("  LT_NUM_OPS\n};\n")
+for _, op in ipairs(ops) do
+  local rt = RET_CTYPE[op.rkind]
+  h(("/* %s */"):format(op.schema.text:gsub("%*/", "* /")))
+  if op.inplace_of then
+    h(("%s lt_%s(%s);"):format(rt, op.name, plist(full_params(op, false))))
+  else
+    h(("%s lt_%s(%s);"):format(rt, op.name, plist(full_params(op, false))))
+    if op.out then h(("%s lt_%s_out(%s);"):format(rt, op.name, plist(full_params(op, true)))) end
+  end
+  local with_out = op.out
+  if not op.composite and not op.composite_inplace then
+    h(("%s lt_%s_redispatch(%s);"):format(rt, op.name, plist({ "lt_keyset ks", table.unpack(full_params(op, with_out)) })))
+    h(("typedef %s (*lt_%s_backend_fn)(%s);"):format(rt, op.name, plist(full_params(op, with_out))))
+    h(("typedef %s (*lt_%s_wrapper_fn)(%s);"):format(rt, op.name, plist({ "lt_keyset ks", table.unpack(full_params(op, with_out)) })))
+    if op.cpu and not op.cpu_default then
+      h(("%s %s(%s);"):format(rt, op.cpu, plist(full_params(op, with_out))))
+    end
+  end
+  if op.composite then
+    h(("%s %s(%s);"):format(rt, op.composite, plist(full_params(op, with_out))))
+  end
+  h("")
+end
+h("#endif")
+
+------------------------------------------------------------------------------
+-- lt_ops.c: table, entries, profile wrappers, default in-place kernels
+------------------------------------------------------------------------------
+local C = {}
+local function c(s) C[#C + 1] = s end
+c("/* generated by tools/gen.lua from the declarations in src/ops — do not edit */")
+c('#include "lt_ops.h"\n')
+
+local function cstr(s)
+  return '"' .. s:gsub("\\", "\\\\"):gsub('"', '\\"'):gsub("\n", "\\n") .. '"'
+end
+
+local function keyset_expr(op)
+  local parts = {}
+  for _, a in ipairs(op.c_args) do
+    if a.type == "Tensor" then parts[#parts + 1] = a.name .. "->keys"
+    elseif a.type == "Tensor?" then parts[#parts + 1] = ("(%s ? %s->keys : 0)"):format(a.name, a.name)
+    elseif a.type == "Tensor[]" then parts[#parts + 1] = ("lt_tensors_keys(%s, %s_n)"):format(a.name, a.name)
+    elseif a.type == "Device?" then
+      parts[#parts + 1] = ("(%s.type == LT_DEV_CUDA ? LT_KEYBIT(LT_KEY_CUDA) : LT_KEYBIT(LT_KEY_CPU))"):format(a.name)
+    end
+  end
+  if op.out and not op.inplace_of then parts[#parts + 1] = "(out ? out->keys : 0)" end
+  if #parts == 0 then return "LT_KEYBIT(LT_KEY_CPU)" end
+  return join(parts, " | ")
+end
+
+local function fail_value(op)
+  if op.rkind == "tensor" then return "NULL"
+  elseif op.rkind == "list" then return "(lt_tensor_list){NULL, -1}"
+  elseif op.rkind == "scalar" then return "lt_scalar_none()"
+  else return "-1" end
+end
+
+c([[
+static inline lt_keyset lt_tensors_keys(lt_tensor *const *ts, int n) {
+  lt_keyset k = 0;
+  for (int i = 0; i < n; i++) k |= ts[i]->keys;
+  return k;
+}
+]])
+
+for i, op in ipairs(ops) do
+  if not op.composite and not op.composite_inplace then
+    local rt = RET_CTYPE[op.rkind]
+    local with_out = op.out
+    local params = full_params(op, with_out)
+    local args = full_args(op, with_out)
+    -- redispatch
+    c(("%s lt_%s_redispatch(%s) {"):format(rt, op.name, plist({ "lt_keyset ks", table.unpack(params) })))
+    c(("  const lt_op_entry *e = &lt_op_table[LT_OP_%s];"):format(op.name))
+    c("  int k = lt_dispatch_select(e, ks);")
+    c(("  if (k < 0) { lt_dispatch_no_kernel(LT_OP_%s, ks); return %s; }"):format(op.name, fail_value(op)))
+    c(("  if (k >= LT_FIRST_WRAPPER_KEY) return ((lt_%s_wrapper_fn)e->kernel[k])(%s);"):format(op.name,
+      join({ "ks & lt_keyset_below(k)", table.unpack(args) })))
+    c(("  return ((lt_%s_backend_fn)e->kernel[k])(%s);"):format(op.name, join(args)))
+    c("}\n")
+    -- profile wrapper
+    c(("static %s profile_%s(%s) {"):format(rt, op.name, plist({ "lt_keyset ks", table.unpack(params) })))
+    c(("  lt_dispatch_call_hook(LT_OP_%s, 0);"):format(op.name))
+    c(("  %s r = lt_%s_redispatch(%s);"):format(rt, op.name, join({ "ks", table.unpack(args) })))
+    c(("  lt_dispatch_call_hook(LT_OP_%s, 1);"):format(op.name))
+    c("  return r;\n}\n")
+    -- default in-place kernel: the out= kernel writing into self
+    if op.cpu_default then
+      c(("static lt_tensor *lt_cpu_%s_default(%s) {"):format(op.name, plist(full_params(op, false))))
+      c("  lt_tls_inplace_op = true;")
+      c(("  lt_tensor *r = %s(%s);"):format(op.inplace_of.cpu, join(cat(c_argnames(op, false), { "self" }))))
+      c("  lt_tls_inplace_op = false;")
+      c("  return r;\n}\n")
+    end
+  end
+end
+
+-- entry points
+for _, op in ipairs(ops) do
+  local rt = RET_CTYPE[op.rkind]
+  local function entry(name, with_out, pass_out)
+    local params = full_params(op, with_out)
+    c(("%s lt_%s(%s) {"):format(rt, name, plist(params)))
+    if op.composite then
+      local args = full_args(op, op.out)
+      if op.out and not with_out then
+        -- the out slot is NULL for the functional form
+        for j, a in ipairs(args) do if a == "out" then args[j] = "NULL" end end
+      end
+      c(("  return %s(%s);"):format(op.composite, join(args)))
+    elseif op.composite_inplace then
+      c("  lt_tls_inplace_op = true;")
+      local args = c_argnames(op, false)
+      args[#args + 1] = "self"
+      c(("  lt_tensor *r = lt_%s_out(%s);"):format(op.inplace_of.name, join(args)))
+      c("  lt_tls_inplace_op = false;")
+      c("  return r;")
+    else
+      local args = full_args(op, op.out)
+      if op.out and not with_out then
+        for j, a in ipairs(args) do if a == "out" then args[j] = "NULL" end end
+      end
+      local ks = keyset_expr(op)
+      if op.out and not with_out then ks = ks:gsub(" | %(out %? out%->keys : 0%)", "") end
+      c(("  lt_keyset ks = %s;"):format(ks))
+      c(("  if (lt_keyset_mixed_backends(ks)) { lt_dispatch_device_mismatch(LT_OP_%s, ks); return %s; }"):format(op.name, fail_value(op)))
+      c(("  %s r = lt_%s_redispatch(%s);"):format(rt, op.name, join({ "lt_dispatch_keys(ks)", table.unpack(args) })))
+      if op.inplace_of or op.mutates then c("  if (r) lt_tensor_bump_version(self);") end
+      if with_out then c("  if (r) lt_tensor_bump_version(out);") end
+      c("  return r;")
+    end
+    c("}\n")
+  end
+  entry(op.name, false)
+  if op.out and not op.inplace_of then entry(op.name .. "_out", true) end
+end
+
+-- the table
+c("lt_op_entry lt_op_table[] = {")
+for _, op in ipairs(ops) do
+  local flags = {}
+  if op.inplace_of or op.mutates then flags[#flags + 1] = "LT_OPF_INPLACE" end
+  if op.view then flags[#flags + 1] = "LT_OPF_VIEW" end
+  if op.out then flags[#flags + 1] = "LT_OPF_OUT" end
+  if op.composite or op.composite_inplace then flags[#flags + 1] = "LT_OPF_COMPOSITE" end
+  if op.nondiff then flags[#flags + 1] = "LT_OPF_NONDIFF" end
+  local kern = {}
+  if op.cpu_default then kern[#kern + 1] = ("[LT_KEY_CPU] = (void *)lt_cpu_%s_default"):format(op.name)
+  elseif op.cpu and not op.composite then kern[#kern + 1] = ("[LT_KEY_CPU] = (void *)%s"):format(op.cpu) end
+  if not op.composite and not op.composite_inplace then
+    kern[#kern + 1] = ("[LT_KEY_PROFILE] = (void *)profile_%s"):format(op.name)
+  end
+  local schema = op.inplace_of and op.schema.text:gsub("^([%w_]+)", "%1_") or op.schema.text
+  c(("  {%s, %s, %s, %s, {%s}},"):format(cstr(op.name), cstr(schema), cstr(op.doc),
+    #flags > 0 and join(flags, " | ") or "0", join(kern)))
+end
+c("};")
+c("const int lt_num_ops = LT_NUM_OPS;")
+
+------------------------------------------------------------------------------
+-- lua_ops.c: the Lua bindings
+------------------------------------------------------------------------------
+local LA = {
+  ["Tensor"] = "LT_ARG_TENSOR", ["Tensor?"] = "LT_ARG_TENSOR_OPT", ["Tensor[]"] = "LT_ARG_TENSOR_LIST",
+  ["Scalar"] = "LT_ARG_SCALAR", ["Scalar?"] = "LT_ARG_SCALAR_OPT",
+  ["int"] = "LT_ARG_INT", ["int?"] = "LT_ARG_INT_OPT", ["Dim"] = "LT_ARG_DIM", ["Dim?"] = "LT_ARG_DIM_OPT",
+  ["Index"] = "LT_ARG_INDEX",
+  ["int[]"] = "LT_ARG_INTLIST", ["int[]?"] = "LT_ARG_INTLIST_OPT", ["Dim[]"] = "LT_ARG_DIMLIST", ["Dim[]?"] = "LT_ARG_DIMLIST_OPT",
+  ["float"] = "LT_ARG_FLOAT", ["bool"] = "LT_ARG_BOOL", ["bool?"] = "LT_ARG_BOOL_OPT",
+  ["str"] = "LT_ARG_STR", ["str?"] = "LT_ARG_STR_OPT",
+  ["ScalarType"] = "LT_ARG_DTYPE", ["ScalarType?"] = "LT_ARG_DTYPE_OPT",
+  ["Device?"] = "LT_ARG_DEVICE_OPT", ["Generator?"] = "LT_ARG_GENERATOR_OPT",
+}
+local VAL = {
+  LT_ARG_TENSOR = "t", LT_ARG_TENSOR_OPT = "t", LT_ARG_SCALAR = "s", LT_ARG_SCALAR_OPT = "s",
+  LT_ARG_INT = "i", LT_ARG_INT_OPT = "i", LT_ARG_DIM = "i", LT_ARG_DIM_OPT = "i", LT_ARG_INDEX = "i",
+  LT_ARG_INTLIST = "l", LT_ARG_INTLIST_OPT = "l", LT_ARG_DIMLIST = "l", LT_ARG_DIMLIST_OPT = "l",
+  LT_ARG_FLOAT = "f", LT_ARG_BOOL = "b", LT_ARG_BOOL_OPT = "i", LT_ARG_STR = "str", LT_ARG_STR_OPT = "str",
+  LT_ARG_DTYPE = "i", LT_ARG_DTYPE_OPT = "i", LT_ARG_DEVICE_OPT = "dev", LT_ARG_GENERATOR_OPT = "gen",
+}
+
+local L = {}
+local function l(s) L[#L + 1] = s end
+l("/* generated by tools/gen.lua from the declarations in src/ops — do not edit */")
+l('#include "lt_ops.h"')
+l('#include "../../src/vm/largs.h"\n')
+
+-- group by Lua name (overloads), keeping declaration order
+local groups, order = {}, {}
+local function group_add(name, op, variants)
+  if not groups[name] then groups[name] = { ops = {}, fn = false, method = false }; order[#order + 1] = name end
+  local g = groups[name]
+  g.ops[#g.ops + 1] = op
+  if variants:find("function") then g.fn = true end
+  if variants:find("method") then g.method = true end
+end
+for _, op in ipairs(ops) do
+  group_add(op.lua, op, op.variants)
+  for _, a in ipairs(op.alias) do group_add(a, op, op.variants) end
+end
+
+for _, op in ipairs(ops) do
+  local specs = {}
+  local all = {}
+  for _, a in ipairs(op.schema.args) do all[#all + 1] = a end
+  for _, a in ipairs(all) do
+    local def = a.default and cstr(a.default) or "NULL"
+    specs[#specs + 1] = ("  {%s, %s, %d, %s},"):format(cstr(a.name), LA[a.type], a.kwonly and 1 or 0, def)
+  end
+  if op.out then specs[#specs + 1] = '  {"out", LT_ARG_TENSOR_OPT, 1, "None"},' end
+  l(("static const lt_argspec spec_%s_args[] = {"):format(op.name))
+  for _, s in ipairs(specs) do l(s) end
+  if #specs == 0 then l("  {NULL, 0, 0, NULL},") end
+  l("};")
+  l(("static const lt_opspec spec_%s = {%s, spec_%s_args, %d};\n"):format(op.name, cstr(op.lua), op.name, #specs))
+end
+
+-- a call of one overload: returns the number of results pushed
+for _, op in ipairs(ops) do
+  l(("static int call_%s(lua_State *L, lt_args *a) {"):format(op.name))
+  -- C arguments from the parsed values, by position in the schema
+  local cargs = {}
+  local idx = {}
+  for j, a in ipairs(op.schema.args) do idx[a.name] = j - 1 end
+  for _, a in ipairs(op.c_args) do
+    local j = idx[a.name]
+    local f = VAL[LA[a.type]]
+    if a.type == "Tensor[]" then
+      cargs[#cargs + 1] = ("a->v[%d].list.v"):format(j)
+      cargs[#cargs + 1] = ("a->v[%d].list.n"):format(j)
+    else
+      cargs[#cargs + 1] = ("a->v[%d].%s"):format(j, f)
+    end
+  end
+  local nout = #op.schema.args   -- index of out in v
+  local rg = op.lua_only.requires_grad and idx["requires_grad"]
+  if op.rkind == "tensor" then
+    if op.out then
+      l(("  lt_tensor *r = a->v[%d].t ? lt_%s_out(%s) : lt_%s(%s);"):format(nout, op.name,
+        join(cat(cargs, { ("a->v[%d].t"):format(nout) })), op.name, join(cargs)))
+      l(("  if (r && a->v[%d].t) return lt_vm_return_arg(L, r, a, %d);"):format(nout, nout))
+    else
+      l(("  lt_tensor *r = lt_%s(%s);"):format(op.name, join(cargs)))
+    end
+    if op.inplace_of or op.mutates then
+      l("  if (r) return lt_vm_return_arg(L, r, a, 0);")
+    end
+    if rg then l(("  if (r && a->v[%d].b) r->requires_grad = true;"):format(rg)) end
+    l("  return lt_vm_return_tensor(L, r, a);")
+  elseif op.rkind == "multi" then
+    local decls, ptrs = {}, {}
+    for i = 1, #op.schema.rets do decls[#decls + 1] = ("r%d = NULL"):format(i); ptrs[#ptrs + 1] = "&r" .. i end
+    l(("  lt_tensor *%s;"):format(join(decls, ", *")))
+    l(("  int rc = lt_%s(%s);"):format(op.name, join(cat(cargs, ptrs))))
+    local rs = {}
+    for i = 1, #op.schema.rets do rs[#rs + 1] = "r" .. i end
+    l(("  lt_tensor *rs[] = {%s};"):format(join(rs)))
+    l(("  return lt_vm_return_tensors(L, rc, rs, %d, a);"):format(#op.schema.rets))
+  elseif op.rkind == "list" then
+    l(("  lt_tensor_list r = lt_%s(%s);"):format(op.name, join(cargs)))
+    l("  return lt_vm_return_list(L, r, a);")
+  elseif op.rkind == "bool" then
+    l(("  int r = lt_%s(%s);"):format(op.name, join(cargs)))
+    l("  return lt_vm_return_bool(L, r, a);")
+  elseif op.rkind == "scalar" then
+    l(("  lt_scalar r = lt_%s(%s);"):format(op.name, join(cargs)))
+    l("  return lt_vm_return_scalar(L, r, a);")
+  end
+  l("}\n")
+end
+
+for _, name in ipairs(order) do
+  local g = groups[name]
+  l(("static int lua_op_%s(lua_State *L) {"):format(name))
+  l("  lt_args a;\n  lt_parse_error err;\n  err.score = -1;")
+  for _, op in ipairs(g.ops) do
+    l(("  if (lt_parse_args(L, &spec_%s, &a, &err) == 0) return call_%s(L, &a);"):format(op.name, op.name))
+  end
+  l("  return lt_parse_raise(L, &err);")
+  l("}\n")
+end
+
+l("const luaL_Reg lt_gen_functions[] = {")
+for _, name in ipairs(order) do if groups[name].fn then l(("  {%s, lua_op_%s},"):format(cstr(name), name)) end end
+l("  {NULL, NULL}\n};\n")
+l("const luaL_Reg lt_gen_methods[] = {")
+for _, name in ipairs(order) do if groups[name].method then l(("  {%s, lua_op_%s},"):format(cstr(name), name)) end end
+l("  {NULL, NULL}\n};\n")
+
+-- help text for `?` in the REPL: Lua name -> signature lines and doc
+l("const lt_op_help lt_gen_help[] = {")
+for _, name in ipairs(order) do
+  for _, op in ipairs(groups[name].ops) do
+    local sig = op.inplace_of and op.schema.text:gsub("^([%w_]+)", "%1_") or op.schema.text
+    sig = sig:gsub("^[%w_]+", name)
+    l(("  {%s, %s, %s, %d},"):format(cstr(name), cstr(sig), cstr(op.doc), op.nondiff and 0 or 1))
+  end
+end
+l("  {NULL, NULL, NULL, 0}\n};")
+
+------------------------------------------------------------------------------
+-- ops.md: the op reference (manual source)
+------------------------------------------------------------------------------
+local M = {}
+M[#M + 1] = "# lutorch op reference\n"
+M[#M + 1] = "Generated from the op declarations in `src/ops/`. Dims and indices are 1-based;"
+M[#M + 1] = "negative dims count from the end. `out=` is given in the trailing options table.\n"
+local byfile = {}
+local fileorder = {}
+for _, op in ipairs(ops) do
+  if not byfile[op.file] then byfile[op.file] = {}; fileorder[#fileorder + 1] = op.file end
+  table.insert(byfile[op.file], op)
+end
+for _, f in ipairs(fileorder) do
+  M[#M + 1] = "## " .. f:match("([%w_]+)%.lua$") .. "\n"
+  for _, op in ipairs(byfile[f]) do
+    local sig = op.inplace_of and op.schema.text:gsub("^([%w_]+)", "%1_") or op.schema.text
+    local forms = {}
+    if op.variants:find("function") then forms[#forms + 1] = "torch." .. op.lua end
+    if op.variants:find("method") then forms[#forms + 1] = "x:" .. op.lua end
+    for _, a in ipairs(op.alias) do forms[#forms + 1] = a end
+    M[#M + 1] = ("- `%s` — %s (%s%s%s)"):format(sig, op.doc, join(forms), op.out and "; out=" or "",
+      op.nondiff and "; not differentiable" or "")
+  end
+  M[#M + 1] = ""
+end
+
+------------------------------------------------------------------------------
+local function write(name, lines)
+  local f = assert(io.open(outdir .. "/" .. name, "w"))
+  f:write(table.concat(lines, "\n"), "\n")
+  f:close()
+end
+write("lt_ops.h", H)
+write("lt_ops.c", C)
+write("lua_ops.c", L)
+write("ops.md", M)
