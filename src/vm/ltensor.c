@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include "ltensor.h"
 #include "largs.h"
-#include "../../build/gen/lt_ops.h"
+#include "lt_ops.h"
 
 int (*lt_vm_index_hook)(lua_State *L) = NULL;
 int (*lt_vm_newindex_hook)(lua_State *L) = NULL;

@@ -7,7 +7,7 @@
 #include "lutorch_vm.h"
 #include "ltensor.h"
 #include "largs.h"
-#include "../../build/gen/lt_ops.h"
+#include "lt_ops.h"
 #include "../tensor/parallel.h"
 
 /* embedded Lua sources (build/gen/embedded.c) */
