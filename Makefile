@@ -85,7 +85,7 @@ test: deps
 CTESTS := $(patsubst tests/c/%.c,$(BUILD)/tests/%,$(wildcard tests/c/test_*.c))
 $(BUILD)/tests/%: tests/c/%.c $(BUILD)/liblutorch.a tests/c/ctest.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests/c -o $@ $< $(BUILD)/liblutorch.a $(LIBS) $(LUA_LIBS)
+	$(CC) $(CFLAGS) -Itests/c -Isrc/tensor -o $@ $< $(BUILD)/liblutorch.a $(LIBS) $(LUA_LIBS)
 
 test-c: $(CTESTS)
 

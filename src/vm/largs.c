@@ -58,8 +58,9 @@ static int fail(pctx *p, const char *fmt, ...) {
 
 static int mismatch(pctx *p, int idx) {
   const lt_argspec *s = &p->spec->args[p->argi];
+  const char *want = p->argi == 0 && s->kind == LT_ARG_TENSOR ? "a tensor" : kind_name(s->kind);
   return fail(p, "%s: argument '%s' (#%d) must be %s, got %s", p->spec->name, s->name, p->argi + 1,
-              kind_name(s->kind), lua_typename_of(p->L, idx));
+              want, lua_typename_of(p->L, idx));
 }
 
 static int to_int(lua_State *L, int idx, int64_t *out) {

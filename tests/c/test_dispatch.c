@@ -1,0 +1,96 @@
+/*
+** test_dispatch.c — the dispatcher: kernel selection by keyset, fallthrough,
+** wrapper keys receiving the keyset below them, thread-local exclusion, the
+** profiling hook, and the missing-kernel error.
+*/
+#include <string.h>
+#include "ctest.h"
+#include "lt_ops.h"
+
+static int backend_calls, wrapper_calls;
+static lt_keyset wrapper_saw;
+
+static lt_tensor *fake_neg(lt_tensor *self, lt_tensor *out) {
+  backend_calls++;
+  lt_tensor_retain(self);
+  return self;
+}
+
+static lt_tensor *fake_autograd_neg(lt_keyset ks, lt_tensor *self, lt_tensor *out) {
+  wrapper_calls++;
+  wrapper_saw = ks;
+  return lt_neg_redispatch(ks, self, out);
+}
+
+static int hook_enter, hook_exit, hook_last_op;
+static void hook(void *ud, int op, int phase) {
+  (void)ud;
+  if (phase == 0) hook_enter++; else hook_exit++;
+  hook_last_op = op;
+}
+
+TEST(select_and_fallthrough) {
+  void *saved_cpu = lt_op_table[LT_OP_neg].kernel[LT_KEY_CPU];
+  lt_dispatch_register(LT_OP_neg, LT_KEY_CPU, (void *)fake_neg);
+  int64_t n = 3;
+  lt_tensor *t = lt_tensor_new_zeros(LT_FLOAT32, lt_cpu_device(), 1, &n);
+  CHECK(t->keys & LT_KEYBIT(LT_KEY_AUTOGRAD));
+  /* no Autograd kernel: the key falls through to CPU */
+  lt_tensor *r = lt_neg(t);
+  CHECK(r == t);
+  CHECK_EQ_INT(backend_calls, 1);
+  lt_tensor_release(r);
+  /* a wrapper kernel runs first and sees only the keys below itself */
+  lt_dispatch_register(LT_OP_neg, LT_KEY_AUTOGRAD, (void *)fake_autograd_neg);
+  r = lt_neg(t);
+  CHECK_EQ_INT(wrapper_calls, 1);
+  CHECK_EQ_INT(backend_calls, 2);
+  CHECK(!(wrapper_saw & LT_KEYBIT(LT_KEY_AUTOGRAD)) && (wrapper_saw & LT_KEYBIT(LT_KEY_CPU)));
+  lt_tensor_release(r);
+  /* excluded thread-locally: skipped */
+  lt_tls_excluded |= LT_KEYBIT(LT_KEY_AUTOGRAD);
+  r = lt_neg(t);
+  lt_tls_excluded &= ~LT_KEYBIT(LT_KEY_AUTOGRAD);
+  CHECK_EQ_INT(wrapper_calls, 1);
+  CHECK_EQ_INT(backend_calls, 3);
+  lt_tensor_release(r);
+  /* the profiling hook observes calls through the Profile key */
+  lt_dispatch_set_hook(hook, NULL);
+  r = lt_neg(t);
+  lt_dispatch_set_hook(NULL, NULL);
+  CHECK_EQ_INT(hook_enter, 1);
+  CHECK_EQ_INT(hook_exit, 1);
+  CHECK_EQ_INT(hook_last_op, LT_OP_neg);
+  lt_tensor_release(r);
+  lt_dispatch_register(LT_OP_neg, LT_KEY_AUTOGRAD, NULL);
+  /* no kernel at all */
+  lt_dispatch_register(LT_OP_neg, LT_KEY_CPU, NULL);
+  r = lt_neg(t);
+  CHECK(r == NULL);
+  CHECK(strstr(lt_error_message(), "neg: not implemented for cpu") != NULL);
+  lt_dispatch_register(LT_OP_neg, LT_KEY_CPU, saved_cpu);
+  /* in-place entry points bump the version counter */
+  unsigned v0 = atomic_load(&t->storage->version);
+  lt_dispatch_register(LT_OP_neg_, LT_KEY_CPU, (void *)fake_neg);
+  r = lt_neg_(t);
+  CHECK_EQ_INT(atomic_load(&t->storage->version), v0 + 1);
+  lt_tensor_release(r);
+  lt_tensor_release(t);
+  CHECK_EQ_INT(lt_dispatch_find("neg"), LT_OP_neg);
+  CHECK_EQ_INT(lt_dispatch_find("no_such_op"), -1);
+}
+
+TEST(inference_mode_tensors) {
+  int64_t n = 2;
+  lt_tls_inference_mode = true;
+  lt_tensor *t = lt_tensor_new_zeros(LT_FLOAT32, lt_cpu_device(), 1, &n);
+  lt_tls_inference_mode = false;
+  CHECK(!(t->keys & LT_KEYBIT(LT_KEY_AUTOGRAD)));
+  lt_tensor_release(t);
+}
+
+int main(void) {
+  RUN(select_and_fallthrough);
+  RUN(inference_mode_tensors);
+  return ctest_summary();
+}
