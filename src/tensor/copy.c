@@ -96,8 +96,7 @@ int lt_tensor_copy_(lt_tensor *dst, const lt_tensor *src) {
     return lt_error("copy_: cross-device copies need the device backend");
   copy_plan p;
   p.ndim = dst->ndim;
-  memcpy(p.sizes, dst->sizes, sizeof(int64_t) * dst->ndim);
-  memcpy(p.dst_st, dst->strides, sizeof(int64_t) * dst->ndim);
+  for (int i = 0; i < dst->ndim; i++) { p.sizes[i] = dst->sizes[i]; p.dst_st[i] = dst->strides[i]; }
   if (lt_expand_strides("copy_", src, dst->ndim, dst->sizes, p.src_st) < 0) return -1;
   if (dst->numel == 0) return 0;
   coalesce(&p);

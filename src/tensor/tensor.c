@@ -99,8 +99,8 @@ lt_tensor *lt_tensor_new_view(lt_storage *s, lt_dtype dt, int64_t offset, int nd
   t->offset = offset;
   t->numel = numel;
   t->keys = keys_for(s->device);
-  memcpy(t->sizes, sizes, sizeof(int64_t) * ndim);
-  if (strides) memcpy(t->strides, strides, sizeof(int64_t) * ndim);
+  if (ndim > 0) memcpy(t->sizes, sizes, sizeof(int64_t) * ndim);
+  if (strides && ndim > 0) memcpy(t->strides, strides, sizeof(int64_t) * ndim);
   else lt_contiguous_strides(ndim, sizes, t->strides);
   return t;
 }
@@ -326,7 +326,7 @@ int lt_tensor_resize_out(const char *op, lt_tensor *out, int ndim, const int64_t
     out->offset = 0;
   }
   out->ndim = (int8_t)ndim;
-  memcpy(out->sizes, sizes, sizeof(int64_t) * ndim);
+  if (ndim > 0) memcpy(out->sizes, sizes, sizeof(int64_t) * ndim);
   lt_contiguous_strides(ndim, sizes, out->strides);
   out->numel = numel;
   return 0;

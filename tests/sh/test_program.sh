@@ -106,12 +106,12 @@ check "stdin script error exits 1" "1" "$rc"
 contains "stdin error message" "from stdin" "$(cat "$tmp/err")"
 
 # -i: interactive after the script, leaves cleanly at end of input
-printf 'x = 20\nprint(x + 1)\n' | HOME="$tmp" LUTORCH_HISTORY="$tmp/hist" $TO "$LT" -i >"$tmp/out" 2>"$tmp/err"; rc=$?
+printf 'x = 4300\nprint(x + 21)\n' | HOME="$tmp" LUTORCH_HISTORY="$tmp/hist" $TO "$LT" -i >"$tmp/out" 2>"$tmp/err"; rc=$?
 check "-i exits 0 on EOF" "0" "$rc"
-contains "-i evaluated the input" "21" "$(cat "$tmp/out")"
-printf '1 + 2\n' | HOME="$tmp" LUTORCH_HISTORY="$tmp/hist" $TO "$LT" -i >"$tmp/out" 2>&1; rc=$?
+contains "-i evaluated the input" "4321" "$(cat "$tmp/out")"
+printf '1000 + 234\n' | HOME="$tmp" LUTORCH_HISTORY="$tmp/hist" $TO "$LT" -i >"$tmp/out" 2>&1; rc=$?
 check "-i expression exits 0" "0" "$rc"
-contains "-i prints an expression's value" "3" "$(cat "$tmp/out")"
+contains "-i prints an expression's value" "1234" "$(cat "$tmp/out")"
 printf 'error("oops")\nprint("still here")\n' | HOME="$tmp" LUTORCH_HISTORY="$tmp/hist" $TO "$LT" -i >"$tmp/out" 2>"$tmp/err"; rc=$?
 check "-i survives an error and exits 0 on EOF" "0" "$rc"
 contains "-i reports the error" "oops" "$(cat "$tmp/err")"
@@ -119,10 +119,10 @@ contains "-i continues after an error" "still here" "$(cat "$tmp/out")"
 printf 'for i = 1, 2 do\nprint("it" .. i)\nend\n' | HOME="$tmp" LUTORCH_HISTORY="$tmp/hist" $TO "$LT" -i >"$tmp/out" 2>&1; rc=$?
 check "-i multi-line chunk exits 0" "0" "$rc"
 contains "-i multi-line chunk runs" "it2" "$(cat "$tmp/out")"
-printf 'y = 9\n' >"$tmp/pre.lua"
+printf 'y = 9876\n' >"$tmp/pre.lua"
 printf 'print(y)\n' | HOME="$tmp" LUTORCH_HISTORY="$tmp/hist" $TO "$LT" -i "$tmp/pre.lua" >"$tmp/out" 2>&1; rc=$?
 check "-i script then prompt exits 0" "0" "$rc"
-contains "-i keeps the script's globals" "9" "$(cat "$tmp/out")"
+contains "-i keeps the script's globals" "9876" "$(cat "$tmp/out")"
 
 # the same core as a C module in the stock interpreter
 if command -v lua5.4 >/dev/null 2>&1 && [ -f "$BUILD/torch.so" ]; then
