@@ -378,6 +378,257 @@ for _, op in ipairs(ops) do
   if op.out and not op.inplace_of then entry(op.name .. "_out", true) end
 end
 
+
+------------------------------------------------------------------------------
+-- autograd kernels: for each op with `derivatives`, a node type (saved state,
+-- backward formulas) and the Autograd-key kernel that records it
+------------------------------------------------------------------------------
+-- A formula is a C expression giving a new reference (or NULL on error): a
+-- single call whose arguments are names: `grad` (gradient of output 1), the
+-- op's argument names (tensors come from saved values, other arguments are
+-- copied at record time), `result` / return names (saved outputs), and
+-- NAME_meta (an input's shape and dtype, without keeping the input alive).
+-- Anything longer belongs in a helper function in src/autograd/formulas.c.
+local function ident_used(formula, name)
+  return formula:find("%f[%w_]" .. name .. "%f[^%w_]") ~= nil
+end
+
+local CTX_FIELD = {
+  ["Scalar"] = "lt_scalar %s;", ["Scalar?"] = "lt_scalar %s;",
+  ["int"] = "int64_t %s;", ["int?"] = "int64_t %s;", ["Dim"] = "int64_t %s;", ["Dim?"] = "int64_t %s;",
+  ["Index"] = "int64_t %s;", ["float"] = "double %s;", ["bool"] = "bool %s;", ["bool?"] = "int %s;",
+  ["int[]"] = "int64_t %s_v[LT_MAX_DIMS]; int %s_n;", ["int[]?"] = "int64_t %s_v[LT_MAX_DIMS]; int %s_n;",
+  ["Dim[]"] = "int64_t %s_v[LT_MAX_DIMS]; int %s_n;", ["Dim[]?"] = "int64_t %s_v[LT_MAX_DIMS]; int %s_n;",
+  ["str"] = "char %s[32]; bool %s_set;", ["str?"] = "char %s[32]; bool %s_set;",
+  ["ScalarType"] = "int %s;", ["ScalarType?"] = "int %s;",
+}
+local LIST_T = { ["int[]"] = true, ["int[]?"] = true, ["Dim[]"] = true, ["Dim[]?"] = true }
+local STR_T = { ["str"] = true, ["str?"] = true }
+
+local function autograd_kernel(op)
+  local base = op.inplace_of or op
+  local derivs = base.decl.derivatives
+  local name = op.name
+  local rets = base.schema.rets
+  -- differentiable inputs, in schema order
+  local inputs = {}
+  for _, a in ipairs(op.c_args) do
+    if (a.type == "Tensor" or a.type == "Tensor?") and derivs[a.name] then inputs[#inputs + 1] = a end
+  end
+  local all_formulas = {}
+  for _, a in ipairs(inputs) do all_formulas[#all_formulas + 1] = derivs[a.name] end
+  local function used_by(nm)
+    local idx = {}
+    for i, a in ipairs(inputs) do if ident_used(derivs[a.name], nm) then idx[#idx + 1] = i - 1 end end
+    return idx
+  end
+  local saved_t, copied = {}, {}
+  for _, a in ipairs(op.c_args) do
+    local users = used_by(a.name)
+    if #users > 0 then
+      if a.type == "Tensor" or a.type == "Tensor?" then saved_t[#saved_t + 1] = { arg = a, users = users }
+      elseif CTX_FIELD[a.type] then copied[#copied + 1] = a
+      else error("formula of " .. name .. " uses argument " .. a.name .. " of unsupported type " .. a.type) end
+    end
+  end
+  local out_names = {}
+  for i, r in ipairs(rets) do
+    local nm = (r.name and r.name ~= "") and r.name or ("result" .. (i > 1 and i or ""))
+    out_names[i] = nm
+  end
+  local saved_out = {}
+  for i, nm in ipairs(out_names) do
+    local users = used_by(nm)
+    if i == 1 and nm ~= "result" then for _, u in ipairs(used_by("result")) do users[#users + 1] = u end end
+    if #users > 0 then saved_out[#saved_out + 1] = { idx = i, name = nm, users = users } end
+  end
+  local inplace = op.inplace_of ~= nil
+  local multi = base.rkind == "multi"
+
+  -- context
+  c(("typedef struct ctx_%s {"):format(name))
+  for _, s in ipairs(saved_t) do c(("  lt_saved %s;"):format(s.arg.name)) end
+  for _, s in ipairs(saved_out) do c(("  lt_saved out_%s;"):format(s.name)) end
+  for _, a in ipairs(copied) do c("  " .. CTX_FIELD[a.type]:gsub("%%s", a.name)) end
+  c("  int unused_;")
+  c(("} ctx_%s;\n"):format(name))
+  -- release
+  c(("static void release_%s(lt_node *n) {"):format(name))
+  c(("  ctx_%s *c = n->ctx; (void)c;"):format(name))
+  for _, s in ipairs(saved_t) do c(("  lt_saved_release(&c->%s);"):format(s.arg.name)) end
+  for _, s in ipairs(saved_out) do c(("  lt_saved_release(&c->out_%s);"):format(s.name)) end
+  c("}\n")
+  -- apply
+  local nodename = base.decl.node_name or (base.name:gsub("^%l", string.upper):gsub("_(%l)", string.upper) .. "Backward0")
+  c(("static int apply_%s(lt_node *n, lt_tensor **grads_in, lt_tensor **grads_out) {"):format(name))
+  c(("  ctx_%s *c = n->ctx; (void)c;"):format(name))
+  c("  lt_tensor *grad = grads_in[0];")
+  c("  int rc = -1;")
+  if multi then
+    c("  if (!grad) return 0;   /* only the first output is differentiable */")
+  else
+    c("  if (!grad) return 0;")
+  end
+  for _, s in ipairs(saved_t) do c(("  lt_tensor *%s = NULL;"):format(s.arg.name)) end
+  for _, s in ipairs(saved_out) do c(("  lt_tensor *%s = NULL;"):format(s.name)) end
+  for _, a in ipairs(copied) do
+    if LIST_T[a.type] then c(("  lt_intlist %s = {c->%s_v, c->%s_n};"):format(a.name, a.name, a.name))
+    elseif STR_T[a.type] then c(("  const char *%s = c->%s_set ? c->%s : NULL;"):format(a.name, a.name, a.name))
+    else c(("  %s %s = c->%s;"):format(CTYPE[a.type], a.name, a.name)) end
+  end
+  for i, a in ipairs(inputs) do
+    if ident_used(table.concat(all_formulas, " "), a.name .. "_meta") then
+      c(("  const lt_input_meta *%s_meta = &n->meta[%d];"):format(a.name, i - 1))
+    end
+  end
+  if ident_used(table.concat(all_formulas, " "), "result") and out_names[1] ~= "result" then
+    c(("  lt_tensor *result = NULL;"))
+  end
+  for _, s in ipairs(saved_t) do
+    c(("  if (c->%s.t && !(%s = lt_unpack(n, &c->%s, %s))) goto out;"):format(s.arg.name, s.arg.name, s.arg.name, cstr(s.arg.name)))
+  end
+  for _, s in ipairs(saved_out) do
+    c(("  if (c->out_%s.t && !(%s = lt_unpack(n, &c->out_%s, %s))) goto out;"):format(s.name, s.name, s.name, cstr(s.name)))
+  end
+  if ident_used(table.concat(all_formulas, " "), "result") and out_names[1] ~= "result" then
+    c(("  result = %s;"):format(out_names[1]))
+  end
+  for i, a in ipairs(inputs) do
+    c(("  if (n->next[%d].fn) {"):format(i - 1))
+    c(("    lt_tensor *g = %s;"):format(derivs[a.name]))
+    c("    if (!g) goto out;")
+    c(("    grads_out[%d] = lt_grad_to_meta(g, &n->meta[%d]);"):format(i - 1, i - 1))
+    c(("    if (!grads_out[%d]) goto out;"):format(i - 1))
+    c("  }")
+  end
+  c("  rc = 0;")
+  c("out:")
+  for _, s in ipairs(saved_t) do c(("  lt_tensor_release(%s);"):format(s.arg.name)) end
+  for _, s in ipairs(saved_out) do c(("  lt_tensor_release(%s);"):format(s.name)) end
+  c("  return rc;")
+  c("}\n")
+  c(("static const lt_node_ops node_ops_%s = {%s, apply_%s, release_%s, NULL};\n"):format(
+    name, cstr(inplace and (nodename:gsub("Backward0$", "_Backward0")) or nodename), name, name))
+
+  -- the Autograd kernel
+  local rt = RET_CTYPE[op.rkind]
+  local with_out = op.out
+  local params = full_params(op, with_out)
+  local args = full_args(op, with_out)
+  c(("static %s autograd_%s(%s) {"):format(rt, name, plist(cat({ "lt_keyset ks" }, params))))
+  local req = {}
+  for _, a in ipairs(inputs) do
+    if a.type == "Tensor?" then req[#req + 1] = ("(%s && %s->requires_grad)"):format(a.name, a.name)
+    else req[#req + 1] = a.name .. "->requires_grad" end
+  end
+  c(("  if (!lt_grad_enabled() || !(%s))"):format(join(req, " || ")))
+  c(("    return lt_%s_redispatch(%s);"):format(name, join(cat({ "ks" }, args))))
+  if with_out then
+    c(("  if (out) { lt_error(%s); return %s; }"):format(
+      cstr(base.lua .. ": out= arguments don't support automatic differentiation, but one of the arguments requires grad"),
+      fail_value(op)))
+  end
+  if inplace then
+    c(("  if (lt_check_inplace(%s, self) < 0) return NULL;"):format(cstr(op.lua)))
+    c(("  if (self->autograd && self->autograd->view_base && (self->autograd->view_base->requires_grad))"))
+    c(("    return lt_error_null(%s);"):format(cstr(op.lua .. ": in-place operations on a view of a tensor that requires grad are not supported yet; use the out-of-place form")))
+  end
+  c(("  lt_node *n = lt_node_new(&node_ops_%s, %d, %d, sizeof(ctx_%s));"):format(name, #inputs, #rets, name))
+  c(("  if (!n) return %s;"):format(fail_value(op)))
+  c(("  ctx_%s *c = n->ctx; (void)c;"):format(name))
+  for i, a in ipairs(inputs) do c(("  lt_node_set_next(n, %d, %s);"):format(i - 1, a.name)) end
+  local function needed(users)
+    local cs = {}
+    for _, u in ipairs(users) do cs[#cs + 1] = ("n->next[%d].fn"):format(u) end
+    return join(cs, " || ")
+  end
+  for _, s in ipairs(saved_t) do
+    local cond = needed(s.users)
+    if s.arg.type == "Tensor?" then cond = s.arg.name .. " && (" .. cond .. ")" end
+    if inplace and s.arg.name == "self" then
+      -- the value before the op overwrites it
+      c(("  if (%s) { lt_tensor *orig = lt_tensor_clone_as(self, (lt_dtype)self->dtype);"):format(cond))
+      c(("    if (!orig) { lt_node_release(n); return NULL; }"))
+      c(("    lt_save(&c->self, orig, false, 0); lt_tensor_release(orig); }"))
+    else
+      c(("  if (%s) lt_save(&c->%s, %s, false, 0);"):format(cond, s.arg.name, s.arg.name))
+    end
+  end
+  for _, a in ipairs(copied) do
+    if LIST_T[a.type] then
+      c(("  c->%s_n = %s.n; for (int i = 0; i < %s.n && i < LT_MAX_DIMS; i++) c->%s_v[i] = %s.v[i];"):format(
+        a.name, a.name, a.name, a.name, a.name))
+    elseif STR_T[a.type] then
+      c(("  if (%s) { snprintf(c->%s, sizeof c->%s, \"%%s\", %s); c->%s_set = true; }"):format(a.name, a.name, a.name, a.name, a.name))
+    else
+      c(("  c->%s = %s;"):format(a.name, a.name))
+    end
+  end
+  c("  lt_keyset saved_ex = lt_tls_excluded;")
+  c("  lt_tls_excluded |= LT_KEYBIT(LT_KEY_AUTOGRAD);")
+  c(("  %s r = lt_%s_redispatch(%s);"):format(rt, name, join(cat({ "ks" }, args))))
+  c("  lt_tls_excluded = saved_ex;")
+  if op.rkind == "tensor" then
+    c("  if (!r) { lt_node_release(n); return NULL; }")
+    for _, s in ipairs(saved_out) do
+      c(("  if (%s) lt_save(&c->out_%s, r, true, 0);"):format(needed(s.users), s.name))
+    end
+    if base.view and not inplace then
+      c("  { lt_autograd_meta *m = lt_autograd_meta_get(r);")
+      c("    lt_tensor *b = (self->autograd && self->autograd->view_base) ? self->autograd->view_base : self;")
+      c("    if (m && !m->view_base) { lt_tensor_retain(b); m->view_base = b; } }")
+    end
+    c("  lt_set_history(r, n, 0);")
+  elseif op.rkind == "multi" then
+    c("  if (r < 0) { lt_node_release(n); return r; }")
+    local rn = {}
+    for i, r in ipairs(rets) do rn[i] = (r.name ~= "" and r.name or ("r" .. i)) end
+    for _, s in ipairs(saved_out) do
+      c(("  if (%s) lt_save(&c->out_%s, *%s, true, %d);"):format(needed(s.users), s.name, rn[s.idx], s.idx - 1))
+    end
+    -- only floating outputs carry history
+    c(("  lt_set_history(*%s, n, 0);"):format(rn[1]))
+  else
+    error("derivatives for return kind " .. op.rkind .. " not supported: " .. name)
+  end
+  c("  lt_node_release(n);")
+  c("  return r;")
+  c("}\n")
+  op.autograd_kernel = "autograd_" .. name
+end
+
+-- an op that may get tensors requiring grad but has no formula: refuse rather than be wrong
+local function autograd_refuse(op)
+  local rt = RET_CTYPE[op.rkind]
+  local params = full_params(op, op.out)
+  local args = full_args(op, op.out)
+  local req = {}
+  for _, a in ipairs(op.c_args) do
+    if a.type == "Tensor" then req[#req + 1] = a.name .. "->requires_grad"
+    elseif a.type == "Tensor?" then req[#req + 1] = ("(%s && %s->requires_grad)"):format(a.name, a.name)
+    elseif a.type == "Tensor[]" then req[#req + 1] = ("lt_any_requires_grad(%s, %s_n)"):format(a.name, a.name) end
+  end
+  if #req == 0 then return end
+  c(("static %s autograd_%s(%s) {"):format(rt, op.name, plist(cat({ "lt_keyset ks" }, params))))
+  c(("  if (lt_grad_enabled() && (%s)) {"):format(join(req, " || ")))
+  c(("    lt_error(%s);"):format(cstr(op.lua .. ": the derivative of '" .. op.name .. "' is not implemented")))
+  c(("    return %s;"):format(fail_value(op)))
+  c("  }")
+  c(("  return lt_%s_redispatch(%s);"):format(op.name, join(cat({ "ks" }, args))))
+  c("}\n")
+  op.autograd_kernel = "autograd_" .. op.name
+end
+
+c('#include <stdio.h>')
+c('#include "autograd/autograd.h"\n')
+for _, op in ipairs(ops) do
+  if not op.composite and not op.composite_inplace then
+    local base = op.inplace_of or op
+    if base.decl.derivatives then autograd_kernel(op)
+    elseif not op.nondiff then autograd_refuse(op) end
+  end
+end
+
 -- the table
 c("lt_op_entry lt_op_table[] = {")
 for _, op in ipairs(ops) do
@@ -390,6 +641,7 @@ for _, op in ipairs(ops) do
   local kern = {}
   if op.cpu_default then kern[#kern + 1] = ("[LT_KEY_CPU] = (void *)lt_cpu_%s_default"):format(op.name)
   elseif op.cpu and not op.composite then kern[#kern + 1] = ("[LT_KEY_CPU] = (void *)%s"):format(op.cpu) end
+  if op.autograd_kernel then kern[#kern + 1] = ("[LT_KEY_AUTOGRAD] = (void *)%s"):format(op.autograd_kernel) end
   if not op.composite and not op.composite_inplace then
     kern[#kern + 1] = ("[LT_KEY_PROFILE] = (void *)profile_%s"):format(op.name)
   end
@@ -514,20 +766,37 @@ end
 
 for _, name in ipairs(order) do
   local g = groups[name]
-  l(("static int lua_op_%s(lua_State *L) {"):format(name))
-  l("  lt_args a;\n  lt_parse_error err;\n  err.score = -1;")
-  for _, op in ipairs(g.ops) do
-    l(("  if (lt_parse_args(L, &spec_%s, &a, &err) == 0) return call_%s(L, &a);"):format(op.name, op.name))
+  -- overloads of one Lua name that differ in variants (torch.where(cond, x, y)
+  -- and x:where(cond, y)) get separate function and method entries
+  local function emit(fname, want)
+    l(("static int %s(lua_State *L) {"):format(fname))
+    l("  lt_args a;\n  lt_parse_error err;\n  err.score = -1;")
+    for _, op in ipairs(g.ops) do
+      if not want or op.variants:find(want) then
+        l(("  if (lt_parse_args(L, &spec_%s, &a, &err) == 0) return call_%s(L, &a);"):format(op.name, op.name))
+      end
+    end
+    l("  return lt_parse_raise(L, &err);")
+    l("}\n")
   end
-  l("  return lt_parse_raise(L, &err);")
-  l("}\n")
+  for _, op in ipairs(g.ops) do
+    if not (op.variants:find("function") and op.variants:find("method")) then g.split = true end
+  end
+  if g.split then
+    if g.fn then emit("lua_op_" .. name, "function") end
+    if g.method then emit("lua_m_" .. name, "method") end
+  else
+    emit("lua_op_" .. name)
+  end
 end
 
 l("const luaL_Reg lt_gen_functions[] = {")
 for _, name in ipairs(order) do if groups[name].fn then l(("  {%s, lua_op_%s},"):format(cstr(name), name)) end end
 l("  {NULL, NULL}\n};\n")
 l("const luaL_Reg lt_gen_methods[] = {")
-for _, name in ipairs(order) do if groups[name].method then l(("  {%s, lua_op_%s},"):format(cstr(name), name)) end end
+for _, name in ipairs(order) do
+  if groups[name].method then l(("  {%s, lua_%s_%s},"):format(cstr(name), groups[name].split and "m" or "op", name)) end
+end
 l("  {NULL, NULL}\n};\n")
 
 -- help text for `?` in the REPL: Lua name -> signature lines and doc

@@ -1,0 +1,357 @@
+/*
+** node.c — graph nodes, saved tensors, leaves' AccumulateGrad, and the
+** per-tensor autograd state (requires_grad, detach, hooks, retain_grad).
+*/
+#include <stdlib.h>
+#include <string.h>
+#include "autograd.h"
+#include "lt_ops.h"
+
+_Thread_local bool lt_tls_grad_enabled = true;
+bool lt_anomaly_enabled = false;
+char *(*lt_anomaly_trace_hook)(void) = NULL;
+
+static atomic_ullong next_seq;
+static atomic_llong live_nodes;
+
+int64_t lt_node_live_count(void) { return atomic_load(&live_nodes); }
+
+lt_node *lt_node_new(const lt_node_ops *ops, int num_next, int num_outputs, size_t ctx_size) {
+  lt_node *n = calloc(1, sizeof(lt_node));
+  if (!n) return lt_error_null("autograd: out of memory");
+  n->next = num_next ? calloc((size_t)num_next, sizeof(lt_edge)) : NULL;
+  n->meta = num_next ? calloc((size_t)num_next, sizeof(lt_input_meta)) : NULL;
+  n->ctx = ctx_size ? calloc(1, ctx_size) : NULL;
+  if ((num_next && (!n->next || !n->meta)) || (ctx_size && !n->ctx)) {
+    free(n->next); free(n->meta); free(n->ctx); free(n);
+    return lt_error_null("autograd: out of memory");
+  }
+  atomic_init(&n->refcount, 1);
+  n->ops = ops;
+  n->num_next = num_next;
+  n->num_outputs = num_outputs;
+  n->seq = atomic_fetch_add_explicit(&next_seq, 1, memory_order_relaxed);
+  if (lt_anomaly_enabled && lt_anomaly_trace_hook) n->anomaly_trace = lt_anomaly_trace_hook();
+  atomic_fetch_add_explicit(&live_nodes, 1, memory_order_relaxed);
+  return n;
+}
+
+/* Releasing a node can release the nodes it points to, and the tensors it
+** saved, whose grad_fns it may then release... A chain of a million nodes
+** would recurse a million deep, so nodes whose count drops to zero while
+** another is being destroyed wait in a list and are destroyed in a loop. */
+static _Thread_local lt_node *pending_head = NULL;
+static _Thread_local bool destroying = false;
+
+static void destroy_node(lt_node *n) {
+  if (n->ops && n->ops->release_saved && !n->saved_released) n->ops->release_saved(n);
+  if (n->ops && n->ops->destroy) n->ops->destroy(n);
+  for (lt_grad_hook *h = n->pre_hooks; h;) {
+    lt_grad_hook *nx = h->next;
+    if (h->free) h->free(h);
+    h = nx;
+  }
+  for (int i = 0; i < n->num_next; i++)
+    if (n->next[i].fn) lt_node_release(n->next[i].fn);
+  if (n->leaf && n->leaf->autograd) {
+    /* a dying AccumulateGrad must not stay reachable from its leaf */
+    if (n->leaf->autograd->grad_accumulator == n) n->leaf->autograd->grad_accumulator = NULL;
+  }
+  free(n->buffer);
+  free(n->anomaly_trace);
+  free(n->ctx);
+  free(n->next);
+  free(n->meta);
+  atomic_fetch_sub_explicit(&live_nodes, 1, memory_order_relaxed);
+  free(n);
+}
+
+void lt_node_release(lt_node *n) {
+  if (!n) return;
+  if (atomic_fetch_sub_explicit(&n->refcount, 1, memory_order_acq_rel) != 1) return;
+  if (destroying) {
+    /* the dead node's seq field links the pending list: no allocation needed */
+    n->seq = (uint64_t)(uintptr_t)pending_head;
+    pending_head = n;
+    return;
+  }
+  destroying = true;
+  destroy_node(n);
+  while (pending_head) {
+    lt_node *p = pending_head;
+    pending_head = (lt_node *)(uintptr_t)p->seq;
+    destroy_node(p);
+  }
+  destroying = false;
+}
+
+/* ---- AccumulateGrad ---- */
+
+static int accumulate_apply(lt_node *n, lt_tensor **grads_in, lt_tensor **grads_out) {
+  (void)grads_out;
+  lt_tensor *leaf = n->leaf, *g = grads_in[0];
+  if (!leaf || !g) return 0;
+  if (!leaf->grad) {
+    if (lt_grad_enabled()) {                 /* create_graph: keep g's history */
+      lt_tensor_retain(g);
+      leaf->grad = g;
+    } else if (!g->grad_fn && atomic_load(&g->refcount) == 1 && lt_tensor_is_contiguous(g) &&
+               lt_tensor_same_shape(g, leaf) && g->dtype == leaf->dtype) {
+      lt_tensor_retain(g);                   /* nobody else sees it: steal */
+      leaf->grad = g;
+    } else {
+      leaf->grad = lt_tensor_clone_as(g, (lt_dtype)leaf->dtype);
+      if (!leaf->grad) return -1;
+    }
+    return 0;
+  }
+  if (lt_grad_enabled()) {
+    lt_tensor *sum = lt_add(leaf->grad, g, lt_scalar_int(1));
+    if (!sum) return -1;
+    lt_tensor_release(leaf->grad);
+    leaf->grad = sum;
+    return 0;
+  }
+  lt_tensor *r = lt_add_(leaf->grad, g, lt_scalar_int(1));
+  if (!r) return -1;
+  lt_tensor_release(r);
+  return 0;
+}
+
+static const lt_node_ops accumulate_ops = {"AccumulateGrad", accumulate_apply, NULL, NULL};
+
+bool lt_node_is_accumulator(const lt_node *n) { return n->ops == &accumulate_ops; }
+
+/* ---- per-tensor state ---- */
+
+static void tensor_freed(lt_tensor *t) {
+  lt_autograd_meta *m = t->autograd;
+  if (t->grad_fn) { lt_node_release(t->grad_fn); t->grad_fn = NULL; }
+  if (!m) return;
+  if (m->grad_accumulator) {
+    m->grad_accumulator->leaf = NULL;        /* the weak back-pointer */
+    lt_node_release(m->grad_accumulator);
+  }
+  lt_tensor_release(m->view_base);
+  for (lt_grad_hook *h = m->hooks; h;) {
+    lt_grad_hook *nx = h->next;
+    if (h->free) h->free(h);
+    h = nx;
+  }
+  free(m);
+  t->autograd = NULL;
+}
+
+void lt_autograd_init(void) { lt_tensor_free_hook = tensor_freed; }
+
+lt_autograd_meta *lt_autograd_meta_get(lt_tensor *t) {
+  if (!t->autograd) {
+    t->autograd = calloc(1, sizeof(lt_autograd_meta));
+    if (!t->autograd) return lt_error_null("autograd: out of memory");
+    lt_autograd_init();
+  }
+  return t->autograd;
+}
+
+lt_edge lt_gradient_edge(lt_tensor *t) {
+  lt_edge e = {NULL, 0};
+  if (t->grad_fn) { e.fn = t->grad_fn; e.input_nr = t->output_nr; return e; }
+  if (!t->requires_grad) return e;
+  lt_autograd_meta *m = lt_autograd_meta_get(t);
+  if (!m) return e;
+  if (!m->grad_accumulator) {
+    lt_node *acc = lt_node_new(&accumulate_ops, 0, 1, 0);
+    if (!acc) return e;
+    acc->leaf = t;
+    /* leaf hooks registered before the accumulator existed move onto it */
+    acc->pre_hooks = m->hooks;
+    m->hooks = NULL;
+    m->grad_accumulator = acc;
+  }
+  e.fn = m->grad_accumulator;
+  return e;
+}
+
+static void record_meta(lt_input_meta *im, const lt_tensor *t) {
+  im->ndim = t->ndim;
+  im->dtype = t->dtype;
+  im->device = lt_tensor_device(t);
+  for (int i = 0; i < t->ndim; i++) im->sizes[i] = t->sizes[i];
+}
+
+void lt_node_set_next(lt_node *n, int i, lt_tensor *t) {
+  if (!t) return;
+  record_meta(&n->meta[i], t);
+  lt_edge e = lt_gradient_edge(t);
+  if (e.fn) lt_node_retain(e.fn);
+  n->next[i] = e;
+}
+
+void lt_set_history(lt_tensor *r, lt_node *n, uint32_t k) {
+  lt_node_retain(n);
+  if (r->grad_fn) lt_node_release(r->grad_fn);
+  r->grad_fn = n;
+  r->output_nr = k;
+  r->requires_grad = true;
+}
+
+bool lt_any_requires_grad(lt_tensor *const *ts, int n) {
+  for (int i = 0; i < n; i++)
+    if (ts[i] && ts[i]->requires_grad) return true;
+  return false;
+}
+
+/* ---- saved tensors ---- */
+
+void lt_save(lt_saved *s, lt_tensor *t, bool is_output, uint32_t output_nr) {
+  s->version = atomic_load_explicit(&t->storage->version, memory_order_relaxed);
+  s->is_output = is_output;
+  s->output_nr = output_nr;
+  if (is_output) {
+    /* an alias without history: saving the output itself would make a cycle */
+    s->t = lt_tensor_alias(t, t->offset, t->ndim, t->sizes, t->strides);
+  } else {
+    lt_tensor_retain(t);
+    s->t = t;
+  }
+}
+
+lt_tensor *lt_unpack(lt_node *n, lt_saved *s, const char *what) {
+  if (!s->t) {
+    if (n->saved_released)
+      return lt_error_null("Trying to backward through the graph a second time (or directly access saved "
+                           "tensors after they have already been freed). Saved intermediate values of the "
+                           "graph are freed when you call backward() or autograd.grad(). Specify "
+                           "retain_graph=true if you need to backward through the graph a second time.");
+    return NULL;   /* never saved: formula does not need it */
+  }
+  uint32_t v = atomic_load_explicit(&s->t->storage->version, memory_order_relaxed);
+  if (v != s->version) {
+    char b[128];
+    return lt_error_null("%s: one of the variables needed for gradient computation has been modified by an "
+                         "inplace operation: [%s %s] ('%s'), which is %s of %s, is at version %u; expected "
+                         "version %u instead. Hint: enable anomaly detection to find the operation that "
+                         "failed to compute its gradient, with torch.autograd.set_detect_anomaly(true).",
+                         n->ops->name, lt_dtype_name((lt_dtype)s->t->dtype),
+                         lt_shape_str(s->t->ndim, s->t->sizes, b, sizeof b), what,
+                         s->is_output ? "an output" : "an input", n->ops->name, v, s->version);
+  }
+  if (s->is_output && lt_grad_enabled()) {
+    /* double backward through a saved output needs its history back */
+    lt_tensor *r = lt_tensor_alias(s->t, s->t->offset, s->t->ndim, s->t->sizes, s->t->strides);
+    if (r) lt_set_history(r, n, s->output_nr);
+    return r;
+  }
+  lt_tensor_retain(s->t);
+  return s->t;
+}
+
+void lt_saved_release(lt_saved *s) {
+  lt_tensor_release(s->t);
+  s->t = NULL;
+}
+
+/* ---- tensor API ---- */
+
+int lt_requires_grad_(lt_tensor *t, bool requires) {
+  if (requires && !lt_dtype_is_float((lt_dtype)t->dtype))
+    return lt_error("requires_grad_: only tensors of floating point dtype can require gradients (got %s)",
+                    lt_dtype_name((lt_dtype)t->dtype));
+  if (!requires && t->grad_fn)
+    return lt_error("requires_grad_: you can only change requires_grad flags of leaf variables; use detach() "
+                    "to get a tensor without history");
+  t->requires_grad = requires;
+  return 0;
+}
+
+lt_tensor *lt_detach(lt_tensor *t) {
+  return lt_tensor_alias(t, t->offset, t->ndim, t->sizes, t->strides);
+}
+
+int lt_detach_(lt_tensor *t) {
+  if (t->autograd && t->autograd->view_base)
+    return lt_error("detach_: can't detach views in-place; use detach() instead");
+  if (t->grad_fn) { lt_node_release(t->grad_fn); t->grad_fn = NULL; }
+  t->requires_grad = false;
+  t->output_nr = 0;
+  return 0;
+}
+
+typedef struct retain_hook {
+  lt_grad_hook h;
+  lt_tensor *t;     /* weak */
+} retain_hook;
+
+static int retain_fn(lt_grad_hook *h, lt_tensor *grad, lt_tensor **replacement) {
+  (void)replacement;
+  lt_tensor *t = ((retain_hook *)h)->t;
+  if (!t || !grad) return 0;
+  if (!t->grad) {
+    t->grad = lt_grad_enabled() ? (lt_tensor_retain(grad), grad) : lt_tensor_clone_as(grad, (lt_dtype)grad->dtype);
+    return t->grad ? 0 : -1;
+  }
+  lt_tensor *s = lt_add(t->grad, grad, lt_scalar_int(1));
+  if (!s) return -1;
+  lt_tensor_release(t->grad);
+  t->grad = s;
+  return 0;
+}
+
+static void retain_free(lt_grad_hook *h) { free(h); }
+
+int lt_retain_grad(lt_tensor *t) {
+  if (!t->requires_grad) return lt_error("retain_grad: can't retain_grad on a tensor that has requires_grad=false");
+  if (!t->grad_fn) return 0;   /* leaves keep their grad anyway */
+  lt_autograd_meta *m = lt_autograd_meta_get(t);
+  if (!m) return -1;
+  if (m->retains_grad) return 0;
+  retain_hook *h = calloc(1, sizeof(retain_hook));
+  if (!h) return lt_error("retain_grad: out of memory");
+  h->h.fn = retain_fn;
+  h->h.free = retain_free;
+  h->h.slot = (int)t->output_nr;
+  h->t = t;
+  h->h.next = t->grad_fn->pre_hooks;
+  t->grad_fn->pre_hooks = &h->h;
+  m->retains_grad = true;
+  return 0;
+}
+
+int lt_register_hook(lt_tensor *t, lt_grad_hook *h) {
+  if (!t->requires_grad) {
+    if (h->free) h->free(h);
+    return lt_error("register_hook: cannot register a hook on a tensor that doesn't require gradient");
+  }
+  lt_node **list_owner = NULL;
+  if (t->grad_fn) {
+    h->slot = (int)t->output_nr;
+    h->next = t->grad_fn->pre_hooks;
+    t->grad_fn->pre_hooks = h;
+    return 0;
+  }
+  lt_autograd_meta *m = lt_autograd_meta_get(t);
+  if (!m) { if (h->free) h->free(h); return -1; }
+  (void)list_owner;
+  h->slot = 0;
+  if (m->grad_accumulator) {
+    h->next = m->grad_accumulator->pre_hooks;
+    m->grad_accumulator->pre_hooks = h;
+  } else {
+    h->next = m->hooks;
+    m->hooks = h;
+  }
+  return 0;
+}
+
+int lt_check_inplace(const char *op, lt_tensor *self) {
+  if (!lt_grad_enabled()) return 0;
+  if (self->requires_grad && !self->grad_fn && !(self->autograd && self->autograd->view_base))
+    return lt_error("%s: a leaf Variable that requires grad is being used in an in-place operation.", op);
+  return 0;
+}
+
+/* ---- formula helpers ---- */
+
+lt_tensor *lt_zeros_from_meta(const lt_input_meta *meta) {
+  return lt_tensor_new_zeros((lt_dtype)meta->dtype, meta->device, meta->ndim, meta->sizes);
+}
