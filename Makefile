@@ -42,25 +42,31 @@ $(BUILD)/gen/embedded.c: tools/embed.lua $(EMBED_LUA)
 
 $(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c $(HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	@echo "  CC $<"
+	@$(CC) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/obj/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	@echo "  CC $<"
+	@$(CC) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/liblutorch.a: $(OBJ)
-	rm -f $@
-	ar rcs $@ $^
+	@rm -f $@
+	@echo "  AR $@"
+	@ar rcs $@ $^
 
 $(BUILD)/liblutorch.so: $(OBJ)
-	$(CC) -shared $(SAN) -o $@ $^ $(LIBS) $(LUA_LIBS)
+	@echo "  LD $@"
+	@$(CC) -shared $(SAN) -o $@ $^ $(LIBS) $(LUA_LIBS)
 
 # the same core as a Lua C module: the host interpreter provides the Lua API
 $(BUILD)/torch.so: $(OBJ)
-	$(CC) -shared $(SAN) -o $@ $^ $(LIBS)
+	@echo "  LD $@"
+	@$(CC) -shared $(SAN) -o $@ $^ $(LIBS)
 
 $(BUILD)/lutorch: $(BUILD)/obj/src/vm/lutorch.o $(OBJ)
-	$(CC) $(SAN) -o $@ $^ $(LIBS) $(LUA_LIBS) -lreadline -Wl,-E
+	@echo "  LD $@"
+	@$(CC) $(SAN) -o $@ $^ $(LIBS) $(LUA_LIBS) -lreadline -Wl,-E
 
 deps:
 	@missing=""; for p in $(DEPS_PKGS); do \
