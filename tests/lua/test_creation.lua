@@ -1,0 +1,296 @@
+-- Creation: torch.tensor, zeros/ones/empty/full, ranges, eye, *_like, new_*,
+-- and Torch7's typed constructors.
+local T = require "testing"
+
+-- torch.tensor ---------------------------------------------------------------
+
+T.test("tensor from nested tables infers shape and int64", function()
+  T.tensor(torch.tensor({{1, 2, 3}, {4, 5, 6}}), {{1, 2, 3}, {4, 5, 6}}, {dtype = "int64", shape = {2, 3}})
+  T.tensor(torch.tensor({1, 2}), {1, 2}, {dtype = "int64", shape = {2}})
+  T.tensor(torch.tensor({{{1}, {2}}}), {{{1}, {2}}}, {shape = {1, 2, 1}})
+end)
+
+T.test("tensor: any float gives the default dtype", function()
+  T.tensor(torch.tensor({1, 2.5}), {1, 2.5}, {dtype = "float32"})
+  T.tensor(torch.tensor({1.0}), {1}, {dtype = "float32"})   -- 1.0 is a Lua float
+  torch.set_default_dtype("float64")
+  local ok, err = pcall(function()
+    T.tensor(torch.tensor({0.1}), {0.1}, {dtype = "float64"})
+    T.tensor(torch.zeros(1), {0}, {dtype = "float64"})
+    T.tensor(torch.full({1}, 0.5), {0.5}, {dtype = "float64"})
+  end)
+  torch.set_default_dtype("float32")
+  assert(ok, err)
+end)
+
+T.test("tensor: booleans give bool, mixed with numbers promote", function()
+  T.tensor(torch.tensor({true, false}), {true, false}, {dtype = "bool"})
+  T.tensor(torch.tensor({true, 2}), {1, 2}, {dtype = "int64"})
+  T.tensor(torch.tensor({false, 2.5}), {0, 2.5}, {dtype = "float32"})
+end)
+
+T.test("tensor from a number is 0-d", function()
+  local x = torch.tensor(3)
+  T.eq(x:dim(), 0)
+  T.eq(x.dtype.name, "int64")
+  T.eq(x:item(), 3)
+  T.eq(math.type(x:item()), "integer")
+  T.eq(torch.tensor(2.5).dtype.name, "float32")
+  T.eq(torch.tensor(true).dtype.name, "bool")
+  T.near(torch.tensor(7, {dtype = "float64"}):item(), 7)
+end)
+
+T.test("tensor from empty tables", function()
+  T.tensor(torch.tensor({}), {}, {dtype = "float32", shape = {0}})
+  T.tensor(torch.tensor({{}, {}}), nil, {shape = {2, 0}})
+end)
+
+T.test("tensor options: dtype, device, requires_grad", function()
+  T.tensor(torch.tensor({1, 2}, {dtype = "float64"}), {1, 2}, {dtype = "float64"})
+  T.tensor(torch.tensor({1, 2}, {dtype = torch.int8}), {1, 2}, {dtype = "int8"})
+  T.tensor(torch.tensor({1.7, -1.7}, {dtype = "int32"}), {1, -1}, {dtype = "int32"})
+  T.tensor(torch.tensor({0, 3}, {dtype = "bool"}), {false, true}, {dtype = "bool"})
+  T.tensor(torch.tensor({1, 2}, {device = "cpu"}), {1, 2})
+  local x = torch.tensor({1.0, 2.0}, {requires_grad = true})
+  T.eq(x.requires_grad, true)
+  T.eq(torch.tensor({1.0}).requires_grad, false)
+end)
+
+T.test("tensor copies a tensor", function()
+  local a = torch.tensor({1, 2, 3})
+  local b = torch.tensor(a)
+  T.tensor(b, {1, 2, 3}, {dtype = "int64"})
+  T.tensor(torch.tensor(a, {dtype = "float64"}), {1, 2, 3}, {dtype = "float64"})
+  -- as_tensor keeps the same tensor when nothing changes
+  T.ok(rawequal(torch.as_tensor(a), a))
+  T.tensor(torch.as_tensor({4, 5}), {4, 5})
+  T.tensor(torch.as_tensor(a, {dtype = "float32"}), {1, 2, 3}, {dtype = "float32"})
+end)
+
+T.test("tensor with float16 and uint8", function()
+  T.tensor(torch.tensor({0.5, 2}, {dtype = "float16"}), {0.5, 2}, {dtype = "float16"})
+  T.tensor(torch.tensor({0.5, 2}, {dtype = "bfloat16"}), {0.5, 2}, {dtype = "bfloat16"})
+  T.tensor(torch.tensor({255, 1}, {dtype = "uint8"}), {255, 1}, {dtype = "uint8"})
+end)
+
+T.test("tensor errors", function()
+  T.raises(function() torch.tensor({{1, 2, 3}, {4, 5}}) end, "tensor: expected sequence of length 3 at dim 2 (got 2)")
+  T.raises(function() torch.tensor({{1, 2}, 3}) end, "tensor", "dim 2")
+  T.raises(function() torch.tensor({1, {2}}) end, "tensor", "sequence")
+  T.raises(function() torch.tensor({1, "a"}) end, "tensor", "must be a number or a boolean", "string")
+  T.raises(function() torch.tensor("abc") end, "tensor", "argument 'data'")
+  T.raises(function() torch.tensor({1}, {dtype = "float33"}) end, "tensor", "unknown dtype 'float33'")
+  T.raises(function() torch.tensor({1}, {colour = 1}) end, "tensor", "unknown option 'colour'")
+  T.raises(function() torch.tensor({1}, {device = "cuda"}) end, "tensor", "cuda")
+  T.raises(function() torch.tensor({1, 2}, {requires_grad = true}) end, "tensor", "floating point")
+end)
+
+-- zeros / ones / empty / full ------------------------------------------------
+
+T.test("zeros and ones accept varargs, tables and sizes", function()
+  T.tensor(torch.zeros(2, 3), {{0, 0, 0}, {0, 0, 0}}, {dtype = "float32", shape = {2, 3}})
+  T.tensor(torch.ones({2}), {1, 1}, {dtype = "float32"})
+  T.tensor(torch.ones{3}, {1, 1, 1})
+  local x = torch.zeros(4, 5)
+  T.tensor(torch.ones(x.shape), nil, {shape = {4, 5}})
+  T.tensor(torch.ones(x:size()), nil, {shape = {4, 5}})
+  T.tensor(torch.zeros({}), 0, {shape = {}})
+  T.tensor(torch.zeros(0, 3), nil, {shape = {0, 3}})
+end)
+
+T.test("zeros/ones dtype option", function()
+  T.tensor(torch.zeros(2, {dtype = "int64"}), {0, 0}, {dtype = "int64"})
+  T.tensor(torch.ones(2, {dtype = torch.float64}), {1, 1}, {dtype = "float64"})
+  T.tensor(torch.ones(2, {dtype = "bool"}), {true, true}, {dtype = "bool"})
+  T.tensor(torch.ones(2, {dtype = "float16"}), {1, 1}, {dtype = "float16"})
+  T.tensor(torch.ones(2, {dtype = "bfloat16"}), {1, 1}, {dtype = "bfloat16"})
+  T.tensor(torch.ones(2, {dtype = "uint8"}), {1, 1}, {dtype = "uint8"})
+  T.eq(torch.zeros(2, {requires_grad = true}).requires_grad, true)
+end)
+
+T.test("big zeros and ones are filled everywhere", function()
+  local n = 300007
+  local x = torch.ones(n, {dtype = "int32"})
+  local t = x:totable()
+  T.eq(#t, n)
+  T.eq(t[1], 1); T.eq(t[n], 1); T.eq(t[150000], 1)
+  local z = torch.zeros(n, {dtype = "float64"}):totable()
+  T.eq(z[n], 0)
+end)
+
+T.test("empty has the right shape and dtype", function()
+  T.tensor(torch.empty(2, 3), nil, {shape = {2, 3}, dtype = "float32"})
+  T.tensor(torch.empty({4}, {dtype = "int16"}), nil, {shape = {4}, dtype = "int16"})
+end)
+
+T.test("full infers dtype from the fill value", function()
+  T.tensor(torch.full({2, 2}, 7), {{7, 7}, {7, 7}}, {dtype = "int64"})
+  T.tensor(torch.full({2}, 1.5), {1.5, 1.5}, {dtype = "float32"})
+  T.tensor(torch.full({2}, true), {true, true}, {dtype = "bool"})
+  T.tensor(torch.full({2}, 7, {dtype = "float64"}), {7, 7}, {dtype = "float64"})
+  T.tensor(torch.full({2}, -3, {dtype = "int8"}), {-3, -3}, {dtype = "int8"})
+  T.tensor(torch.full({1}, 1 / 0), {math.huge})
+end)
+
+T.test("creation errors name the op and the argument", function()
+  T.raises(function() torch.zeros(-1) end, "zeros: negative size -1 in dim 1")
+  T.raises(function() torch.ones(2, -3) end, "ones: negative size -3 in dim 2")
+  T.raises(function() torch.empty(2, {dtype = "nope"}) end, "empty", "unknown dtype 'nope'")
+  T.raises(function() torch.zeros(2, {device = "cuda"}) end, "zeros", "cuda")
+  T.raises(function() torch.zeros(2, {device = "tpu"}) end, "zeros", "device")
+  T.raises(function() torch.zeros("a") end, "zeros", "size")
+  T.raises(function() torch.zeros({1, "x"}) end, "zeros", "size")
+  T.raises(function() torch.full({2}, 300, {dtype = "uint8"}) end, "full", "300", "uint8")
+  T.raises(function() torch.full({2}, 1e30, {dtype = "int32"}) end, "full", "int32")
+  T.raises(function() torch.full({2}, "a") end, "full", "fill_value")
+  T.raises(function() torch.zeros(2, {bogus = 1}) end, "zeros", "unknown option 'bogus'")
+end)
+
+-- ranges ------------------------------------------------------------------------
+
+T.test("arange like PyTorch", function()
+  T.tensor(torch.arange(5), {0, 1, 2, 3, 4}, {dtype = "int64"})
+  T.tensor(torch.arange(2, 5), {2, 3, 4}, {dtype = "int64"})
+  T.tensor(torch.arange(1, 10, 3), {1, 4, 7}, {dtype = "int64"})
+  T.tensor(torch.arange(5, 0, -2), {5, 3, 1}, {dtype = "int64"})
+  T.tensor(torch.arange(0, 1, 0.25), {0, 0.25, 0.5, 0.75}, {dtype = "float32"})
+  T.tensor(torch.arange(1.0, 4), {1, 2, 3}, {dtype = "float32"})
+  T.tensor(torch.arange(0, 0), {}, {shape = {0}})
+  T.tensor(torch.arange(3, {dtype = "float64"}), {0, 1, 2}, {dtype = "float64"})
+  -- PyTorch's length rule: ceil((end - start) / step)
+  T.eq(torch.arange(0, 1, 0.1):numel(), 10)
+  T.eq(torch.arange(-1, 1, 0.5):numel(), 4)
+  T.eq(torch.arange(1, 2.5, 0.5):size(1), 3)
+  T.near(torch.arange(0, 1, 0.1):totable()[10], 0.9, 1e-6)
+end)
+
+T.test("arange errors", function()
+  T.raises(function() torch.arange(0, 5, 0) end, "arange", "step")
+  T.raises(function() torch.arange(0, 5, -1) end, "arange", "step sign")
+  T.raises(function() torch.arange(0, 1 / 0) end, "arange")
+  T.raises(function() torch.arange("a") end, "arange", "start")
+end)
+
+T.test("range is Torch7's inclusive range", function()
+  T.tensor(torch.range(1, 4), {1, 2, 3, 4}, {dtype = "float32"})
+  T.tensor(torch.range(1, 4, 2), {1, 3})
+  T.tensor(torch.range(0, 1, 0.5), {0, 0.5, 1})
+  T.tensor(torch.range(3, 1, -1), {3, 2, 1})
+  T.tensor(torch.range(1, 3, {dtype = "int64"}), {1, 2, 3}, {dtype = "int64"})
+  T.raises(function() torch.range(1, 3, -1) end, "range", "step sign")
+end)
+
+T.test("linspace and logspace", function()
+  T.tensor(torch.linspace(0, 1, 5), {0, 0.25, 0.5, 0.75, 1}, {dtype = "float32"})
+  T.tensor(torch.linspace(-1, 1, 3, {dtype = "float64"}), {-1, 0, 1}, {dtype = "float64"})
+  T.tensor(torch.linspace(3, 7, 1), {3})
+  T.tensor(torch.linspace(3, 7, 0), {}, {shape = {0}})
+  local l = torch.linspace(0, 0.3, 4, {dtype = "float64"}):totable()
+  T.eq(l[4], 0.3)                                -- exact end point
+  T.tensor(torch.linspace(0, 10, 3, {dtype = "int64"}), {0, 5, 10}, {dtype = "int64"})
+  T.tensor(torch.logspace(0, 3, 4), {1, 10, 100, 1000}, {tol = 1e-5})
+  T.tensor(torch.logspace(0, 3, 4, 2), {1, 2, 4, 8}, {tol = 1e-6})
+  T.tensor(torch.logspace(0, 2, 3, {base = 3.0, dtype = "float64"}), {1, 3, 9}, {tol = 1e-12})
+  T.raises(function() torch.linspace(0, 1, -2) end, "linspace", "steps")
+end)
+
+T.test("eye", function()
+  T.tensor(torch.eye(3), {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}, {dtype = "float32"})
+  T.tensor(torch.eye(2, 3), {{1, 0, 0}, {0, 1, 0}})
+  T.tensor(torch.eye(3, 2, {dtype = "int64"}), {{1, 0}, {0, 1}, {0, 0}}, {dtype = "int64"})
+  T.tensor(torch.eye(0), nil, {shape = {0, 0}})
+  T.raises(function() torch.eye(-1) end, "eye", "'n'")
+  T.raises(function() torch.eye(2, -1) end, "eye", "'m'")
+end)
+
+-- *_like and new_* -------------------------------------------------------------
+
+T.test("*_like keep shape and dtype", function()
+  local x = torch.tensor({{1, 2, 3}, {4, 5, 6}})
+  T.tensor(torch.zeros_like(x), {{0, 0, 0}, {0, 0, 0}}, {dtype = "int64"})
+  T.tensor(torch.ones_like(x, {dtype = "float64"}), {{1, 1, 1}, {1, 1, 1}}, {dtype = "float64"})
+  T.tensor(torch.full_like(x, 9), {{9, 9, 9}, {9, 9, 9}}, {dtype = "int64"})
+  T.tensor(torch.full_like(x, 2.5, {dtype = "float32"}), nil, {dtype = "float32", shape = {2, 3}})
+  T.tensor(torch.empty_like(x), nil, {dtype = "int64", shape = {2, 3}})
+  -- a transposed view: the result is contiguous with the view's shape
+  local xt = torch.zeros(2, 3).T or torch.zeros(3, 2)
+  T.tensor(torch.ones_like(xt), {{1, 1}, {1, 1}, {1, 1}}, {shape = {3, 2}})
+  T.eq(torch.ones_like(torch.zeros(2), {requires_grad = true}).requires_grad, true)
+end)
+
+T.test("new_* methods take self's dtype", function()
+  local x = torch.tensor({1, 2}, {dtype = "int32"})
+  T.tensor(x:new_zeros(2, 2), {{0, 0}, {0, 0}}, {dtype = "int32"})
+  T.tensor(x:new_ones({3}), {1, 1, 1}, {dtype = "int32"})
+  T.tensor(x:new_full({2}, 5), {5, 5}, {dtype = "int32"})
+  T.tensor(x:new_empty(4), nil, {dtype = "int32", shape = {4}})
+  T.tensor(x:new_zeros({1}, {dtype = "float64"}), {0}, {dtype = "float64"})
+end)
+
+-- Torch7 constructors ----------------------------------------------------------
+
+T.test("torch.Tensor sizes, values, and no arguments", function()
+  T.tensor(torch.Tensor(2, 3), {{0, 0, 0}, {0, 0, 0}}, {dtype = "float32", shape = {2, 3}})
+  T.tensor(torch.Tensor(), {}, {shape = {0}})
+  T.tensor(torch.Tensor({2, 3}), {2, 3}, {dtype = "float32", shape = {2}})
+  T.tensor(torch.Tensor({{1, 2}, {3, 4}}), {{1, 2}, {3, 4}}, {dtype = "float32"})
+  local x = torch.zeros(4, 2)
+  T.tensor(torch.Tensor(x.shape), nil, {shape = {4, 2}})
+  T.raises(function() torch.Tensor(-2) end, "Tensor", "negative")
+  T.raises(function() torch.Tensor("x") end, "Tensor")
+end)
+
+T.test("torch.Tensor(t) shares t's storage", function()
+  local a = torch.zeros(3)
+  local b = torch.Tensor(a)
+  b:uniform_(2, 3)        -- any in-place op of this file's family
+  T.eq(a:totable(), b:totable())
+  T.ok(a:totable()[1] >= 2)
+end)
+
+T.test("typed constructors", function()
+  local cases = {
+    {"FloatTensor", "float32"}, {"DoubleTensor", "float64"}, {"LongTensor", "int64"}, {"IntTensor", "int32"},
+    {"ShortTensor", "int16"}, {"CharTensor", "int8"}, {"ByteTensor", "uint8"}, {"BoolTensor", "bool"},
+    {"HalfTensor", "float16"},
+  }
+  for _, c in ipairs(cases) do
+    local ctor = torch[c[1]]
+    T.ok(ctor, c[1] .. " exists")
+    T.tensor(ctor(2, 2), nil, {dtype = c[2], shape = {2, 2}})
+    T.tensor(ctor(), nil, {dtype = c[2], shape = {0}})
+    local v = c[2] == "bool" and {true, false} or {1, 0}
+    T.tensor(ctor({1, 0}), v, {dtype = c[2]})
+  end
+  T.tensor(torch.LongTensor({{1, 2}, {3, 4}}), {{1, 2}, {3, 4}}, {dtype = "int64"})
+  T.tensor(torch.DoubleTensor(torch.tensor({1, 2})), {1, 2}, {dtype = "float64"})
+  T.eq(torch.FloatTensor(1):type(), "torch.FloatTensor")
+end)
+
+T.test("setdefaulttensortype", function()
+  T.eq(torch.getdefaulttensortype(), "torch.FloatTensor")
+  torch.setdefaulttensortype("torch.DoubleTensor")
+  local ok, err = pcall(function()
+    T.eq(torch.Tensor(1).dtype.name, "float64")
+    T.eq(torch.getdefaulttensortype(), "torch.DoubleTensor")
+  end)
+  torch.setdefaulttensortype("torch.FloatTensor")
+  assert(ok, err)
+  T.raises(function() torch.setdefaulttensortype("torch.LongTensor") end, "setdefaulttensortype")
+  T.raises(function() torch.setdefaulttensortype("torch.NopeTensor") end, "setdefaulttensortype", "unknown")
+end)
+
+T.test("no tensor leaks from failing constructors", function()
+  collectgarbage(); collectgarbage()
+  local before = torch._live_tensors()
+  for _ = 1, 20 do
+    pcall(torch.tensor, {{1, 2}, {3}})
+    pcall(torch.full, {2}, 300, {dtype = "uint8"})
+    pcall(torch.arange, 0, 5, -1)
+    pcall(torch.zeros, 2, {device = "cuda"})
+  end
+  collectgarbage(); collectgarbage()
+  T.eq(torch._live_tensors(), before)
+end)
+
+T.done()
