@@ -314,26 +314,27 @@ for i, op in ipairs(ops) do
     local args = full_args(op, with_out)
     -- redispatch
     c(("%s lt_%s_redispatch(%s) {"):format(rt, op.name, plist({ "lt_keyset ks", table.unpack(params) })))
-    c(("  const lt_op_entry *e = &lt_op_table[LT_OP_%s];"):format(op.name))
-    c("  int k = lt_dispatch_select(e, ks);")
-    c(("  if (k < 0) { lt_dispatch_no_kernel(LT_OP_%s, ks); return %s; }"):format(op.name, fail_value(op)))
-    c(("  if (k >= LT_FIRST_WRAPPER_KEY) return ((lt_%s_wrapper_fn)e->kernel[k])(%s);"):format(op.name,
-      join({ "ks & lt_keyset_below(k)", table.unpack(args) })))
-    c(("  return ((lt_%s_backend_fn)e->kernel[k])(%s);"):format(op.name, join(args)))
+    c(("  const lt_op_entry *lt__e = &lt_op_table[LT_OP_%s];"):format(op.name))
+    -- `lt__k`, not `k`: an op argument may be called k (topk, kthvalue)
+    c("  int lt__k = lt_dispatch_select(lt__e, ks);")
+    c(("  if (lt__k < 0) { lt_dispatch_no_kernel(LT_OP_%s, ks); return %s; }"):format(op.name, fail_value(op)))
+    c(("  if (lt__k >= LT_FIRST_WRAPPER_KEY) return ((lt_%s_wrapper_fn)lt__e->kernel[lt__k])(%s);"):format(op.name,
+      join({ "ks & lt_keyset_below(lt__k)", table.unpack(args) })))
+    c(("  return ((lt_%s_backend_fn)lt__e->kernel[lt__k])(%s);"):format(op.name, join(args)))
     c("}\n")
     -- profile wrapper
     c(("static %s profile_%s(%s) {"):format(rt, op.name, plist({ "lt_keyset ks", table.unpack(params) })))
     c(("  lt_dispatch_call_hook(LT_OP_%s, 0);"):format(op.name))
-    c(("  %s r = lt_%s_redispatch(%s);"):format(rt, op.name, join({ "ks", table.unpack(args) })))
+    c(("  %s lt__r = lt_%s_redispatch(%s);"):format(rt, op.name, join({ "ks", table.unpack(args) })))
     c(("  lt_dispatch_call_hook(LT_OP_%s, 1);"):format(op.name))
-    c("  return r;\n}\n")
+    c("  return lt__r;\n}\n")
     -- default in-place kernel: the out= kernel writing into self
     if op.cpu_default then
       c(("static lt_tensor *lt_cpu_%s_default(%s) {"):format(op.name, plist(full_params(op, false))))
       c("  lt_tls_inplace_op = true;")
-      c(("  lt_tensor *r = %s(%s);"):format(op.inplace_of.cpu, join(cat(c_argnames(op, false), { "self" }))))
+      c(("  lt_tensor *lt__r = %s(%s);"):format(op.inplace_of.cpu, join(cat(c_argnames(op, false), { "self" }))))
       c("  lt_tls_inplace_op = false;")
-      c("  return r;\n}\n")
+      c("  return lt__r;\n}\n")
     end
   end
 end
@@ -355,9 +356,9 @@ for _, op in ipairs(ops) do
       c("  lt_tls_inplace_op = true;")
       local args = c_argnames(op, false)
       args[#args + 1] = "self"
-      c(("  lt_tensor *r = lt_%s_out(%s);"):format(op.inplace_of.name, join(args)))
+      c(("  lt_tensor *lt__r = lt_%s_out(%s);"):format(op.inplace_of.name, join(args)))
       c("  lt_tls_inplace_op = false;")
-      c("  return r;")
+      c("  return lt__r;")
     else
       local args = full_args(op, op.out)
       if op.out and not with_out then
@@ -365,12 +366,13 @@ for _, op in ipairs(ops) do
       end
       local ks = keyset_expr(op)
       if op.out and not with_out then ks = ks:gsub(" | %(out %? out%->keys : 0%)", "") end
-      c(("  lt_keyset ks = %s;"):format(ks))
-      c(("  if (lt_keyset_mixed_backends(ks)) { lt_dispatch_device_mismatch(LT_OP_%s, ks); return %s; }"):format(op.name, fail_value(op)))
-      c(("  %s r = lt_%s_redispatch(%s);"):format(rt, op.name, join({ "lt_dispatch_keys(ks)", table.unpack(args) })))
-      if op.inplace_of or op.mutates then c("  if (r) lt_tensor_bump_version(self);") end
-      if with_out then c("  if (r) lt_tensor_bump_version(out);") end
-      c("  return r;")
+      c(("  lt_keyset lt__ks = %s;"):format(ks))
+      c(("  if (lt_keyset_mixed_backends(lt__ks)) { lt_dispatch_device_mismatch(LT_OP_%s, lt__ks); return %s; }"):format(op.name, fail_value(op)))
+      c(("  %s lt__r = lt_%s_redispatch(%s);"):format(rt, op.name, join({ "lt_dispatch_keys(lt__ks)", table.unpack(args) })))
+      local okx = op.rkind == "tensor" and "lt__r" or (op.rkind == "list" and "lt__r.n >= 0" or "lt__r >= 0")
+      if op.inplace_of or op.mutates then c(("  if (%s) lt_tensor_bump_version(self);"):format(okx)) end
+      if with_out then c(("  if (%s) lt_tensor_bump_version(out);"):format(okx)) end
+      c("  return lt__r;")
     end
     c("}\n")
   end
@@ -453,17 +455,17 @@ local function autograd_kernel(op)
   c("  int unused_;")
   c(("} ctx_%s;\n"):format(name))
   -- release
-  c(("static void release_%s(lt_node *n) {"):format(name))
-  c(("  ctx_%s *c = n->ctx; (void)c;"):format(name))
-  for _, s in ipairs(saved_t) do c(("  lt_saved_release(&c->%s);"):format(s.arg.name)) end
-  for _, s in ipairs(saved_out) do c(("  lt_saved_release(&c->out_%s);"):format(s.name)) end
+  c(("static void release_%s(lt_node *lt__n) {"):format(name))
+  c(("  ctx_%s *lt__c = lt__n->ctx; (void)lt__c;"):format(name))
+  for _, s in ipairs(saved_t) do c(("  lt_saved_release(&lt__c->%s);"):format(s.arg.name)) end
+  for _, s in ipairs(saved_out) do c(("  lt_saved_release(&lt__c->out_%s);"):format(s.name)) end
   c("}\n")
   -- apply
   local nodename = base.decl.node_name or (base.name:gsub("^%l", string.upper):gsub("_(%l)", string.upper) .. "Backward0")
-  c(("static int apply_%s(lt_node *n, lt_tensor **grads_in, lt_tensor **grads_out) {"):format(name))
-  c(("  ctx_%s *c = n->ctx; (void)c;"):format(name))
-  c("  lt_tensor *grad = grads_in[0];")
-  c("  int rc = -1;")
+  c(("static int apply_%s(lt_node *lt__n, lt_tensor **lt__gin, lt_tensor **lt__gout) {"):format(name))
+  c(("  ctx_%s *lt__c = lt__n->ctx; (void)lt__c;"):format(name))
+  c("  lt_tensor *grad = lt__gin[0];")
+  c("  int lt__rc = -1;")
   if multi then
     c("  if (!grad) return 0;   /* only the first output is differentiable */")
   else
@@ -472,40 +474,40 @@ local function autograd_kernel(op)
   for _, s in ipairs(saved_t) do c(("  lt_tensor *%s = NULL;"):format(s.arg.name)) end
   for _, s in ipairs(saved_out) do c(("  lt_tensor *%s = NULL;"):format(s.name)) end
   for _, a in ipairs(copied) do
-    if LIST_T[a.type] then c(("  lt_intlist %s = {c->%s_v, c->%s_n};"):format(a.name, a.name, a.name))
-    elseif STR_T[a.type] then c(("  const char *%s = c->%s_set ? c->%s : NULL;"):format(a.name, a.name, a.name))
-    else c(("  %s %s = c->%s;"):format(CTYPE[a.type], a.name, a.name)) end
+    if LIST_T[a.type] then c(("  lt_intlist %s = {lt__c->%s_v, lt__c->%s_n};"):format(a.name, a.name, a.name))
+    elseif STR_T[a.type] then c(("  const char *%s = lt__c->%s_set ? lt__c->%s : NULL;"):format(a.name, a.name, a.name))
+    else c(("  %s %s = lt__c->%s;"):format(CTYPE[a.type], a.name, a.name)) end
   end
   for i, a in ipairs(inputs) do
     if ident_used(table.concat(all_formulas, " "), a.name .. "_meta") then
-      c(("  const lt_input_meta *%s_meta = &n->meta[%d];"):format(a.name, i - 1))
+      c(("  const lt_input_meta *%s_meta = &lt__n->meta[%d];"):format(a.name, i - 1))
     end
   end
   if ident_used(table.concat(all_formulas, " "), "result") and out_names[1] ~= "result" then
     c(("  lt_tensor *result = NULL;"))
   end
   for _, s in ipairs(saved_t) do
-    c(("  if (c->%s.t && !(%s = lt_unpack(n, &c->%s, %s))) goto out;"):format(s.arg.name, s.arg.name, s.arg.name, cstr(s.arg.name)))
+    c(("  if (lt__c->%s.t && !(%s = lt_unpack(lt__n, &lt__c->%s, %s))) goto lt__out;"):format(s.arg.name, s.arg.name, s.arg.name, cstr(s.arg.name)))
   end
   for _, s in ipairs(saved_out) do
-    c(("  if (c->out_%s.t && !(%s = lt_unpack(n, &c->out_%s, %s))) goto out;"):format(s.name, s.name, s.name, cstr(s.name)))
+    c(("  if (lt__c->out_%s.t && !(%s = lt_unpack(lt__n, &lt__c->out_%s, %s))) goto lt__out;"):format(s.name, s.name, s.name, cstr(s.name)))
   end
   if ident_used(table.concat(all_formulas, " "), "result") and out_names[1] ~= "result" then
     c(("  result = %s;"):format(out_names[1]))
   end
   for i, a in ipairs(inputs) do
-    c(("  if (n->next[%d].fn) {"):format(i - 1))
-    c(("    lt_tensor *g = %s;"):format(derivs[a.name]))
-    c("    if (!g) goto out;")
-    c(("    grads_out[%d] = lt_grad_to_meta(g, &n->meta[%d]);"):format(i - 1, i - 1))
-    c(("    if (!grads_out[%d]) goto out;"):format(i - 1))
+    c(("  if (lt__n->next[%d].fn) {"):format(i - 1))
+    c(("    lt_tensor *lt__g = %s;"):format(derivs[a.name]))
+    c("    if (!lt__g) goto lt__out;")
+    c(("    lt__gout[%d] = lt_grad_to_meta(lt__g, &lt__n->meta[%d]);"):format(i - 1, i - 1))
+    c(("    if (!lt__gout[%d]) goto lt__out;"):format(i - 1))
     c("  }")
   end
-  c("  rc = 0;")
-  c("out:")
+  c("  lt__rc = 0;")
+  c("lt__out:")
   for _, s in ipairs(saved_t) do c(("  lt_tensor_release(%s);"):format(s.arg.name)) end
   for _, s in ipairs(saved_out) do c(("  lt_tensor_release(%s);"):format(s.name)) end
-  c("  return rc;")
+  c("  return lt__rc;")
   c("}\n")
   c(("static const lt_node_ops node_ops_%s = {%s, apply_%s, release_%s, NULL};\n"):format(
     name, cstr(inplace and (nodename:gsub("Backward0$", "_Backward0")) or nodename), name, name))
@@ -521,8 +523,15 @@ local function autograd_kernel(op)
     if a.type == "Tensor?" then req[#req + 1] = ("(%s && %s->requires_grad)"):format(a.name, a.name)
     else req[#req + 1] = a.name .. "->requires_grad" end
   end
-  c(("  if (!lt_grad_enabled() || !(%s))"):format(join(req, " || ")))
-  c(("    return lt_%s_redispatch(%s);"):format(name, join(cat({ "ks" }, args))))
+  c(("  if (!lt_grad_enabled() || !(%s)) {"):format(join(req, " || ")))
+  if base.view and not inplace and op.rkind == "tensor" then
+    c(("    lt_tensor *lt__v = lt_%s_redispatch(%s);"):format(name, join(cat({ "ks" }, args))))
+    c("    if (lt__v && lt_track_view(lt__v, self) < 0) { lt_tensor_release(lt__v); return NULL; }")
+    c("    return lt__v;")
+  else
+    c(("    return lt_%s_redispatch(%s);"):format(name, join(cat({ "ks" }, args))))
+  end
+  c("  }")
   if with_out then
     c(("  if (out) { lt_error(%s); return %s; }"):format(
       cstr(base.lua .. ": out= arguments don't support automatic differentiation, but one of the arguments requires grad"),
@@ -530,16 +539,14 @@ local function autograd_kernel(op)
   end
   if inplace then
     c(("  if (lt_check_inplace(%s, self) < 0) return NULL;"):format(cstr(op.lua)))
-    c(("  if (self->autograd && self->autograd->view_base && (self->autograd->view_base->requires_grad))"))
-    c(("    return lt_error_null(%s);"):format(cstr(op.lua .. ": in-place operations on a view of a tensor that requires grad are not supported yet; use the out-of-place form")))
   end
-  c(("  lt_node *n = lt_node_new(&node_ops_%s, %d, %d, sizeof(ctx_%s));"):format(name, #inputs, #rets, name))
-  c(("  if (!n) return %s;"):format(fail_value(op)))
-  c(("  ctx_%s *c = n->ctx; (void)c;"):format(name))
-  for i, a in ipairs(inputs) do c(("  lt_node_set_next(n, %d, %s);"):format(i - 1, a.name)) end
+  c(("  lt_node *lt__n = lt_node_new(&node_ops_%s, %d, %d, sizeof(ctx_%s));"):format(name, #inputs, #rets, name))
+  c(("  if (!lt__n) return %s;"):format(fail_value(op)))
+  c(("  ctx_%s *lt__c = lt__n->ctx; (void)lt__c;"):format(name))
+  for i, a in ipairs(inputs) do c(("  lt_node_set_next(lt__n, %d, %s);"):format(i - 1, a.name)) end
   local function needed(users)
     local cs = {}
-    for _, u in ipairs(users) do cs[#cs + 1] = ("n->next[%d].fn"):format(u) end
+    for _, u in ipairs(users) do cs[#cs + 1] = ("lt__n->next[%d].fn"):format(u) end
     return join(cs, " || ")
   end
   for _, s in ipairs(saved_t) do
@@ -547,52 +554,54 @@ local function autograd_kernel(op)
     if s.arg.type == "Tensor?" then cond = s.arg.name .. " && (" .. cond .. ")" end
     if inplace and s.arg.name == "self" then
       -- the value before the op overwrites it
-      c(("  if (%s) { lt_tensor *orig = lt_tensor_clone_as(self, (lt_dtype)self->dtype);"):format(cond))
-      c(("    if (!orig) { lt_node_release(n); return NULL; }"))
-      c(("    lt_save(&c->self, orig, false, 0); lt_tensor_release(orig); }"))
+      c(("  if (%s) { lt_tensor *lt__o = lt_tensor_clone_as(self, (lt_dtype)self->dtype);"):format(cond))
+      c(("    if (!lt__o) { lt_node_release(lt__n); return NULL; }"))
+      c(("    lt_save(&lt__c->self, lt__o, false, 0); lt_tensor_release(lt__o); }"))
     else
-      c(("  if (%s) lt_save(&c->%s, %s, false, 0);"):format(cond, s.arg.name, s.arg.name))
+      c(("  if (%s) lt_save(&lt__c->%s, %s, false, 0);"):format(cond, s.arg.name, s.arg.name))
     end
   end
   for _, a in ipairs(copied) do
     if LIST_T[a.type] then
-      c(("  c->%s_n = %s.n; for (int i = 0; i < %s.n && i < LT_MAX_DIMS; i++) c->%s_v[i] = %s.v[i];"):format(
+      c(("  lt__c->%s_n = %s.n; for (int i = 0; i < %s.n && i < LT_MAX_DIMS; i++) lt__c->%s_v[i] = %s.v[i];"):format(
         a.name, a.name, a.name, a.name, a.name))
     elseif STR_T[a.type] then
-      c(("  if (%s) { snprintf(c->%s, sizeof c->%s, \"%%s\", %s); c->%s_set = true; }"):format(a.name, a.name, a.name, a.name, a.name))
+      c(("  if (%s) { snprintf(lt__c->%s, sizeof lt__c->%s, \"%%s\", %s); lt__c->%s_set = true; }"):format(a.name, a.name, a.name, a.name, a.name))
     else
-      c(("  c->%s = %s;"):format(a.name, a.name))
+      c(("  lt__c->%s = %s;"):format(a.name, a.name))
     end
   end
-  c("  lt_keyset saved_ex = lt_tls_excluded;")
+  c("  lt_keyset lt__ex = lt_tls_excluded;")
   c("  lt_tls_excluded |= LT_KEYBIT(LT_KEY_AUTOGRAD);")
-  c(("  %s r = lt_%s_redispatch(%s);"):format(rt, name, join(cat({ "ks" }, args))))
-  c("  lt_tls_excluded = saved_ex;")
+  c(("  %s lt__r = lt_%s_redispatch(%s);"):format(rt, name, join(cat({ "ks" }, args))))
+  c("  lt_tls_excluded = lt__ex;")
   if op.rkind == "tensor" then
-    c("  if (!r) { lt_node_release(n); return NULL; }")
+    c("  if (!lt__r) { lt_node_release(lt__n); return NULL; }")
     for _, s in ipairs(saved_out) do
-      c(("  if (%s) lt_save(&c->out_%s, r, true, 0);"):format(needed(s.users), s.name))
+      c(("  if (%s) lt_save(&lt__c->out_%s, lt__r, true, 0);"):format(needed(s.users), s.name))
     end
     if base.view and not inplace then
-      c("  { lt_autograd_meta *m = lt_autograd_meta_get(r);")
-      c("    lt_tensor *b = (self->autograd && self->autograd->view_base) ? self->autograd->view_base : self;")
-      c("    if (m && !m->view_base) { lt_tensor_retain(b); m->view_base = b; } }")
+      c("  if (lt_track_view(lt__r, self) < 0) { lt_node_release(lt__n); lt_tensor_release(lt__r); return NULL; }")
     end
-    c("  lt_set_history(r, n, 0);")
+    if inplace then
+      c("  if (lt_rebase_history(self, lt__n) < 0) { lt_node_release(lt__n); lt_tensor_release(lt__r); return NULL; }")
+    else
+      c("  lt_set_history(lt__r, lt__n, 0);")
+    end
   elseif op.rkind == "multi" then
-    c("  if (r < 0) { lt_node_release(n); return r; }")
+    c("  if (lt__r < 0) { lt_node_release(lt__n); return lt__r; }")
     local rn = {}
     for i, r in ipairs(rets) do rn[i] = (r.name ~= "" and r.name or ("r" .. i)) end
     for _, s in ipairs(saved_out) do
-      c(("  if (%s) lt_save(&c->out_%s, *%s, true, %d);"):format(needed(s.users), s.name, rn[s.idx], s.idx - 1))
+      c(("  if (%s) lt_save(&lt__c->out_%s, *%s, true, %d);"):format(needed(s.users), s.name, rn[s.idx], s.idx - 1))
     end
     -- only floating outputs carry history
-    c(("  lt_set_history(*%s, n, 0);"):format(rn[1]))
+    c(("  lt_set_history(*%s, lt__n, 0);"):format(rn[1]))
   else
     error("derivatives for return kind " .. op.rkind .. " not supported: " .. name)
   end
-  c("  lt_node_release(n);")
-  c("  return r;")
+  c("  lt_node_release(lt__n);")
+  c("  return lt__r;")
   c("}\n")
   op.autograd_kernel = "autograd_" .. name
 end

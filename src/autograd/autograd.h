@@ -102,6 +102,11 @@ lt_edge lt_gradient_edge(lt_tensor *t);
 void lt_node_set_next(lt_node *n, int i, lt_tensor *t);
 /* make n the history of output r (output number k) */
 void lt_set_history(lt_tensor *r, lt_node *n, uint32_t k);
+/* history of self after an in-place op recorded as n: when self is a view, the base's history
+** is rewritten (CopySlices) and self reads its region of it */
+int lt_rebase_history(lt_tensor *self, lt_node *n);
+/* remember that v is a view of src's base (views of views share the root) */
+int lt_track_view(lt_tensor *v, lt_tensor *src);
 bool lt_any_requires_grad(lt_tensor *const *ts, int n);
 
 /* save t for backward in n; is_output for the node's own outputs */

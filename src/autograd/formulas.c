@@ -18,29 +18,25 @@ lt_tensor *lt_grad_to_meta(lt_tensor *g, const lt_input_meta *meta) {
       lt_tensor_release(g);
       return lt_error_null("autograd: gradient has fewer dims than its input");
     }
-    lt_tensor *r = lt_tensor_new_zeros((lt_dtype)g->dtype, lt_tensor_device(g), meta->ndim, meta->sizes);
-    if (!r) { lt_tensor_release(g); return NULL; }
-    /* accumulate every element of g into the input position it came from */
-    int64_t idx[LT_MAX_DIMS] = {0};
-    size_t es = lt_dtype_size((lt_dtype)g->dtype);
-    char *gd = g->storage->data, *rd = r->storage->data;
-    for (int64_t k = 0; k < g->numel; k++) {
-      int64_t go = g->offset, ro = 0;
-      for (int d = 0; d < g->ndim; d++) {
-        go += idx[d] * g->strides[d];
-        int md = d - lead;
-        if (md >= 0 && meta->sizes[md] != 1) ro += idx[d] * r->strides[md];
-      }
-      double v = lt_dtype_load_double((lt_dtype)g->dtype, gd + go * (int64_t)es);
-      double acc = lt_dtype_load_double((lt_dtype)g->dtype, rd + ro * (int64_t)es);
-      lt_dtype_store_double((lt_dtype)g->dtype, rd + ro * (int64_t)es, acc + v);
-      for (int d = g->ndim - 1; d >= 0; d--) {
-        if (++idx[d] < g->sizes[d]) break;
-        idx[d] = 0;
-      }
+    /* through the sum op, so create_graph records it too */
+    int64_t dims[LT_MAX_DIMS];
+    int n = 0;
+    for (int d = 0; d < lead; d++) dims[n++] = d;
+    if (n > 0) {
+      lt_tensor *r = lt_sum(g, lt_intlist_make(dims, n), false, -1);
+      lt_tensor_release(g);
+      if (!r) return NULL;
+      g = r;
     }
-    lt_tensor_release(g);
-    g = r;
+    n = 0;
+    for (int d = 0; d < meta->ndim; d++)
+      if (meta->sizes[d] == 1 && g->sizes[d] != 1) dims[n++] = d;
+    if (n > 0) {
+      lt_tensor *r = lt_sum(g, lt_intlist_make(dims, n), true, -1);
+      lt_tensor_release(g);
+      if (!r) return NULL;
+      g = r;
+    }
   }
   if (g->dtype != meta->dtype) {
     lt_tensor *c = lt_tensor_clone_as(g, (lt_dtype)meta->dtype);

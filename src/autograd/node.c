@@ -345,7 +345,10 @@ int lt_register_hook(lt_tensor *t, lt_grad_hook *h) {
 
 int lt_check_inplace(const char *op, lt_tensor *self) {
   if (!lt_grad_enabled()) return 0;
-  if (self->requires_grad && !self->grad_fn && !(self->autograd && self->autograd->view_base))
+  lt_tensor *base = self->autograd ? self->autograd->view_base : NULL;
+  if (base && base->requires_grad && !base->grad_fn)
+    return lt_error("%s: a view of a leaf Variable that requires grad is being used in an in-place operation.", op);
+  if (!base && self->requires_grad && !self->grad_fn)
     return lt_error("%s: a leaf Variable that requires grad is being used in an in-place operation.", op);
   return 0;
 }
@@ -354,4 +357,143 @@ int lt_check_inplace(const char *op, lt_tensor *self) {
 
 lt_tensor *lt_zeros_from_meta(const lt_input_meta *meta) {
   return lt_tensor_new_zeros((lt_dtype)meta->dtype, meta->device, meta->ndim, meta->sizes);
+}
+
+/* ---- in-place ops on views: the base's history is rewritten ----
+**
+** After `v.op_(...)` on a view v of base b, b's new history is a CopySlices
+** node: its gradient is b's incoming gradient with the view's region replaced
+** by what op's node makes of that region; v's own history becomes a node that
+** reads its region out of b's gradient. Both work on the view's geometry
+** relative to a contiguous base. */
+
+typedef struct view_geometry {
+  int ndim;
+  int64_t sizes[LT_MAX_DIMS], strides[LT_MAX_DIMS];
+  int64_t offset;                  /* elements from the base's first element */
+} view_geometry;
+
+typedef struct copyslices_ctx {
+  lt_node *fn;                     /* the in-place op's node (owned) */
+  view_geometry g;
+} copyslices_ctx;
+
+static lt_tensor *region(lt_tensor *whole, const view_geometry *g) {
+  return lt_tensor_alias(whole, whole->offset + g->offset, g->ndim, g->sizes, g->strides);
+}
+
+static int copyslices_apply(lt_node *n, lt_tensor **grads_in, lt_tensor **grads_out) {
+  copyslices_ctx *c = n->ctx;
+  lt_tensor *grad = grads_in[0];
+  if (!grad) return 0;
+  lt_tensor *base_grad = lt_tensor_clone_as(grad, (lt_dtype)grad->dtype);
+  if (!base_grad) return -1;
+  lt_tensor *slice = region(base_grad, &c->g);
+  lt_tensor *slice_grad = slice ? lt_tensor_clone_as(slice, (lt_dtype)slice->dtype) : NULL;
+  if (!slice_grad) { lt_tensor_release(slice); lt_tensor_release(base_grad); return -1; }
+  lt_node *fn = c->fn;
+  lt_tensor **fn_out = calloc((size_t)(fn->num_next > 0 ? fn->num_next : 1), sizeof(lt_tensor *));
+  lt_tensor *fn_in[1] = {slice_grad};
+  int rc = fn_out ? fn->ops->apply(fn, fn_in, fn_out) : lt_error("autograd: out of memory");
+  if (rc == 0) {
+    /* the view's old value gets fn's gradient for self; elsewhere the base passes grad through */
+    if (fn_out[0]) rc = lt_tensor_copy_(slice, fn_out[0]);
+    else rc = lt_tensor_fill_(slice, lt_scalar_int(0));
+  }
+  if (rc == 0) {
+    grads_out[0] = base_grad;
+    base_grad = NULL;
+    for (int i = 1; i < fn->num_next; i++) { grads_out[i] = fn_out[i]; fn_out[i] = NULL; }
+  }
+  if (fn_out) for (int i = 0; i < fn->num_next; i++) lt_tensor_release(fn_out[i]);
+  free(fn_out);
+  lt_tensor_release(slice_grad);
+  lt_tensor_release(slice);
+  lt_tensor_release(base_grad);
+  return rc;
+}
+
+static void copyslices_release(lt_node *n) {
+  copyslices_ctx *c = n->ctx;
+  if (c->fn && c->fn->ops->release_saved && !c->fn->saved_released) {
+    c->fn->ops->release_saved(c->fn);
+    c->fn->saved_released = true;
+  }
+}
+
+static void copyslices_destroy(lt_node *n) {
+  copyslices_ctx *c = n->ctx;
+  lt_node_release(c->fn);
+}
+
+static const lt_node_ops copyslices_ops = {"CopySlices", copyslices_apply, copyslices_release, copyslices_destroy};
+
+/* the view's history after the rewrite: its region of the base's gradient */
+typedef struct viewof_ctx { view_geometry g; lt_input_meta base; } viewof_ctx;
+
+static int viewof_apply(lt_node *n, lt_tensor **grads_in, lt_tensor **grads_out) {
+  viewof_ctx *c = n->ctx;
+  lt_tensor *grad = grads_in[0];
+  if (!grad) return 0;
+  lt_tensor *z = lt_tensor_new_zeros((lt_dtype)grad->dtype, c->base.device, c->base.ndim, c->base.sizes);
+  if (!z) return -1;
+  lt_tensor *slice = region(z, &c->g);
+  int rc = slice ? lt_tensor_copy_(slice, grad) : -1;
+  lt_tensor_release(slice);
+  if (rc < 0) { lt_tensor_release(z); return -1; }
+  grads_out[0] = z;
+  return 0;
+}
+
+static const lt_node_ops viewof_ops = {"AsStridedBackward0", viewof_apply, NULL, NULL};
+
+int lt_rebase_history(lt_tensor *self, lt_node *n) {
+  lt_tensor *base = self->autograd ? self->autograd->view_base : NULL;
+  if (!base) { lt_set_history(self, n, 0); return 0; }
+  if (!lt_tensor_is_contiguous(base) || base->storage != self->storage)
+    return lt_error("%s: in-place operations on views of non-contiguous tensors are not supported by autograd",
+                    n->ops->name);
+  view_geometry g;
+  g.ndim = self->ndim;
+  for (int i = 0; i < self->ndim; i++) { g.sizes[i] = self->sizes[i]; g.strides[i] = self->strides[i]; }
+  g.offset = self->offset - base->offset;
+
+  lt_node *cs = lt_node_new(&copyslices_ops, n->num_next, 1, sizeof(copyslices_ctx));
+  if (!cs) return -1;
+  copyslices_ctx *c = cs->ctx;
+  c->g = g;
+  lt_node_retain(n);
+  c->fn = n;
+  lt_node_set_next(cs, 0, base);                   /* the base's history before the op */
+  for (int i = 1; i < n->num_next; i++) {
+    cs->next[i] = n->next[i];
+    if (cs->next[i].fn) lt_node_retain(cs->next[i].fn);
+    cs->meta[i] = n->meta[i];
+  }
+  lt_node *vo = lt_node_new(&viewof_ops, 1, 1, sizeof(viewof_ctx));
+  if (!vo) { lt_node_release(cs); return -1; }
+  viewof_ctx *vc = vo->ctx;
+  vc->g = g;
+  vc->base = cs->meta[0];
+  lt_set_history(base, cs, 0);
+  vo->next[0].fn = cs;
+  vo->next[0].input_nr = 0;
+  lt_node_retain(cs);
+  vo->meta[0] = cs->meta[0];
+  /* the view's gradient has the view's shape */
+  vo->meta[0].ndim = self->ndim;
+  for (int i = 0; i < self->ndim; i++) vo->meta[0].sizes[i] = self->sizes[i];
+  lt_set_history(self, vo, 0);
+  lt_node_release(vo);
+  lt_node_release(cs);
+  return 0;
+}
+
+int lt_track_view(lt_tensor *v, lt_tensor *src) {
+  if (v == src || v->storage != src->storage) return 0;   /* the op returned self or a copy */
+  lt_tensor *b = (src->autograd && src->autograd->view_base) ? src->autograd->view_base : src;
+  lt_autograd_meta *m = lt_autograd_meta_get(v);
+  if (!m) return -1;
+  if (!m->view_base) { lt_tensor_retain(b); m->view_base = b; }
+  return 0;
 }
