@@ -629,7 +629,7 @@ local function autograd_refuse(op)
 end
 
 c('#include <stdio.h>')
-c('#include "autograd/autograd.h"\n')
+c('#include "autograd/formulas.h"\n')
 for _, op in ipairs(ops) do
   if not op.composite and not op.composite_inplace then
     local base = op.inplace_of or op

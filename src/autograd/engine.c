@@ -110,24 +110,25 @@ int lt_run_backward(lt_tensor *const *roots, lt_tensor *const *grads, int n,
   lt_tensor **grads_out = NULL;
   int rc = -1;
   bool saved_mode = lt_tls_grad_enabled;
+  const char *who = opts->accumulate ? "backward" : "grad";
   uint32_t epoch = atomic_fetch_add(&epoch_counter, 1) + 1;
   if (epoch == 0) epoch = atomic_fetch_add(&epoch_counter, 1) + 1;
 
   for (int i = 0; i < n; i++) {
     lt_tensor *r = roots[i];
     if (!r->requires_grad) {
-      lt_error("backward: element %d of tensors does not require grad and does not have a grad_fn", i + 1);
+      lt_error("%s: element %d of tensors does not require grad and does not have a grad_fn", who, i + 1);
       goto done;
     }
     if (!grads[i] && r->numel != 1) {
       char b[128];
-      lt_error("backward: grad can be implicitly created only for scalar outputs (got shape %s); pass a gradient",
+      lt_error("%s: grad can be implicitly created only for scalar outputs (got shape %s); pass a gradient", who,
                lt_shape_str(r->ndim, r->sizes, b, sizeof b));
       goto done;
     }
     if (grads[i] && !lt_tensor_same_shape(grads[i], r)) {
       char b1[128], b2[128];
-      lt_error("backward: mismatch in shape: grad_output[%d] has a shape of %s and output[%d] has a shape of %s",
+      lt_error("%s: mismatch in shape: grad_output[%d] has a shape of %s and output[%d] has a shape of %s", who,
                i + 1, lt_shape_str(grads[i]->ndim, grads[i]->sizes, b1, sizeof b1), i + 1,
                lt_shape_str(r->ndim, r->sizes, b2, sizeof b2));
       goto done;

@@ -215,6 +215,7 @@ function autograd.gradgradcheck(fn, inputs, opts)
   for i, g in ipairs(gos) do all[n + i] = g end
   local function gradfn(...)
     local args = table.pack(...)
+    return torch.enable_grad(function()
     local ins = {}
     for i = 1, n do ins[i] = args[i] end
     local go = {}
@@ -226,6 +227,7 @@ function autograd.gradgradcheck(fn, inputs, opts)
     local r = {}
     for i = 1, #d do r[i] = g[i] or torch.zeros_like(d[i]) end
     return r
+    end)
   end
   return autograd.gradcheck(gradfn, all, opts)
 end

@@ -1,0 +1,15 @@
+/*
+** formulas.h — every derivative helper, for the generated Autograd kernels.
+** One header per op family; each family's helpers live in formulas_FAMILY.c.
+*/
+#ifndef LT_FORMULAS_H
+#define LT_FORMULAS_H
+
+#include "autograd.h"
+#include "formulas_elementwise.h"
+#include "formulas_reduce.h"
+#include "formulas_shape.h"
+#include "formulas_index.h"
+#include "formulas_linalg.h"
+
+#endif
