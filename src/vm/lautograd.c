@@ -209,7 +209,7 @@ static int tensor_list(lua_State *L, int idx, lt_tensor **out, int max, const ch
 }
 
 static bool opt_bool(lua_State *L, int idx, const char *k, bool def) {
-  if (!lua_istable(L, idx)) return def;
+  if (idx <= 0 || !lua_istable(L, idx)) return def;
   lua_getfield(L, idx, k);
   bool r = lua_isnil(L, -1) ? def : lua_toboolean(L, -1);
   lua_pop(L, 1);

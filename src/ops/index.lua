@@ -1,0 +1,33 @@
+-- Indexing ops. Values in index tensors are 1-based (negative count from the
+-- end); index tensors are int64 (int32 is accepted). Kernels in
+-- src/tensor/ops_index.c.
+return {
+  { "index_select(Tensor self, Dim dim, Tensor index) -> Tensor", out = true, alias = { "index" },
+    doc = "The slices of self at the 1-D `index` along dim (a copy)." },
+  { "gather(Tensor self, Dim dim, Tensor index) -> Tensor", out = true,
+    doc = "out[i][j] = self[index[i][j]][j] for dim 1 (and likewise for other dims); out has index's shape." },
+  { "scatter(Tensor self, Dim dim, Tensor index, Tensor src) -> Tensor", out = true, inplace = true,
+    doc = "A copy of self with self[index[i][j]][j] = src[i][j] (dim 1); src may be a number." },
+  { "scatter_value(Tensor self, Dim dim, Tensor index, Scalar value) -> Tensor", lua = "scatter", out = true,
+    inplace = true, doc = "scatter with one value for every indexed position." },
+  { "scatter_add(Tensor self, Dim dim, Tensor index, Tensor src) -> Tensor", out = true, inplace = true,
+    doc = "Like scatter, but adds src into the indexed positions (duplicates accumulate)." },
+  { "index_add(Tensor self, Dim dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor", out = true,
+    inplace = true, doc = "Adds alpha * source's slices into self's slices at index along dim (duplicates accumulate)." },
+  { "index_copy(Tensor self, Dim dim, Tensor index, Tensor source) -> Tensor", out = true, inplace = true,
+    doc = "Copies source's slices into self's slices at index along dim." },
+  { "index_fill(Tensor self, Dim dim, Tensor index, Scalar value) -> Tensor", out = true, inplace = true,
+    doc = "Fills self's slices at index along dim with value." },
+  { "masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor", out = true, inplace = true,
+    doc = "value where the bool mask (broadcast to self) is true, self elsewhere." },
+  { "masked_select(Tensor self, Tensor mask) -> Tensor", out = true,
+    doc = "1-D tensor of the elements of self where the bool mask is true (both broadcast)." },
+  { "masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor", out = true, inplace = true,
+    doc = "Copies source's elements, in order, into the positions where the bool mask is true." },
+  { "nonzero(Tensor self) -> Tensor", out = true, nondiff = true, alias = { "argwhere" },
+    doc = "int64 [n, ndim]: the 1-based coordinates of every nonzero element, in row-major order." },
+  { "take(Tensor self, Tensor index) -> Tensor", out = true,
+    doc = "Elements of self (seen as 1-D, row-major) at the 1-based index; the result has index's shape." },
+  { "put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor", out = true, inplace = true,
+    doc = "Writes (or adds, with accumulate) source's elements at the flat 1-based index of self." },
+}
