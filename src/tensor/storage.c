@@ -16,10 +16,21 @@ typedef struct inline_storage {
   _Alignas(64) unsigned char bytes[INLINE_BYTES];
 } inline_storage;
 
+/* freed inline storages wait in a small per-thread list, like tensor headers */
+#define INLINE_CACHE_MAX 4096
+static _Thread_local inline_storage *inline_cache = NULL;
+static _Thread_local int inline_cache_n = 0;
+
 lt_storage *lt_storage_new(lt_device dev, size_t nbytes) {
   lt_storage *s;
   if (dev.type == LT_DEV_CPU && nbytes <= INLINE_BYTES) {
-    inline_storage *is = aligned_alloc(64, sizeof(inline_storage));
+    inline_storage *is = inline_cache;
+    if (is) {
+      inline_cache = (inline_storage *)is->s.data;   /* linked through the data slot */
+      inline_cache_n--;
+    } else {
+      is = aligned_alloc(64, sizeof(inline_storage));
+    }
     if (!is) return lt_error_null("out of memory allocating a storage");
     s = &is->s;
     s->data = is->bytes;
@@ -75,6 +86,11 @@ void lt_storage_release(lt_storage *s) {
     if (lt_storage_bytes_hook) lt_storage_bytes_hook(-(int64_t)s->nbytes);
   } else if (s->kind == LT_STORAGE_EXTERNAL && s->release) {
     s->release(s->data, s->release_ctx);
+  } else if (s->kind == LT_STORAGE_INLINE && inline_cache_n < INLINE_CACHE_MAX) {
+    s->data = inline_cache;
+    inline_cache = (inline_storage *)s;
+    inline_cache_n++;
+    return;
   }
   free(s);   /* an inline storage's bytes go with it */
 }

@@ -59,8 +59,20 @@ int64_t lt_shape_numel(int ndim, const int64_t *sizes) {
   return n;
 }
 
+/* Freed headers wait in a small per-thread list: an op on tiny tensors would
+** otherwise spend most of its time in malloc and free. */
+#define HEADER_CACHE_MAX 4096
+static _Thread_local lt_tensor *header_cache = NULL;
+static _Thread_local int header_cache_n = 0;
+
 static lt_tensor *alloc_header(void) {
-  lt_tensor *t = malloc(sizeof(lt_tensor));
+  lt_tensor *t = header_cache;
+  if (t) {
+    header_cache = t->grad;      /* the list links through the grad slot */
+    header_cache_n--;
+  } else {
+    t = malloc(sizeof(lt_tensor));
+  }
   if (!t) return lt_error_null("out of memory allocating a tensor");
   atomic_init(&t->refcount, 1);
   t->requires_grad = false;
@@ -171,7 +183,13 @@ void lt_tensor_release(lt_tensor *t) {
   lt_tensor_release(t->grad);
   lt_storage_release(t->storage);
   atomic_fetch_sub_explicit(&live_tensors, 1, memory_order_relaxed);
-  free(t);
+  if (header_cache_n < HEADER_CACHE_MAX) {
+    t->grad = header_cache;
+    header_cache = t;
+    header_cache_n++;
+  } else {
+    free(t);
+  }
 }
 
 bool lt_tensor_is_contiguous(const lt_tensor *t) {

@@ -58,7 +58,7 @@ lt_tensor *lt_vm_totensor(lua_State *L, int idx) {
 
 void lt_vm_push_tensor(lua_State *L, lt_tensor *t) {
   if (!t) { lt_vm_raise(L, NULL); return; }
-  lt_ud *u = lua_newuserdatauv(L, sizeof(lt_ud), 1);
+  lt_ud *u = lua_newuserdatauv(L, sizeof(lt_ud), 0);
   u->magic = LT_TENSOR_MAGIC;
   u->t = t;
   lua_rawgeti(L, LUA_REGISTRYINDEX, tensor_mt_ref);

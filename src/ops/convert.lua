@@ -1,0 +1,26 @@
+-- Conversions and whole-tensor writes: to(dtype), float()/long()/..., clone,
+-- copy_, fill_, zero_. Kernels: src/tensor/ew_convert.c, copy.c, ew_cast.c.
+local ops = {
+  { "to(Tensor self, ScalarType dtype, *, bool copy=False) -> Tensor",
+    doc = "self converted to dtype; self itself when it already has it (unless copy)." },
+  { "type_as(Tensor self, Tensor other) -> Tensor", composite = "lt_type_as_impl",
+    doc = "self converted to other's dtype." },
+  { "clone(Tensor self) -> Tensor", doc = "A contiguous copy of self." },
+  { "copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)", alias = { "copy" },
+    doc = "Copies src into self, broadcasting and converting dtype; returns self." },
+  { "fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)", alias = { "fill" },
+    doc = "Sets every element of self to value; returns self." },
+  { "zero_(Tensor(a!) self) -> Tensor(a!)", alias = { "zero" },
+    doc = "Sets every element of self to 0; returns self." },
+}
+local casts = {
+  { "float", "float32" }, { "double", "float64" }, { "half", "float16" }, { "bfloat16", "bfloat16" },
+  { "long", "int64" }, { "int", "int32" }, { "short", "int16" }, { "char", "int8" },
+  { "byte", "uint8" }, { "bool", "bool" },
+}
+for _, c in ipairs(casts) do
+  ops[#ops + 1] = { "to_" .. c[1] .. "(Tensor self) -> Tensor", lua = c[1], variants = "method",
+                    composite = "lt_to_" .. c[1] .. "_impl",
+                    doc = "self converted to " .. c[2] .. " (self itself when it already is)." }
+end
+return ops
