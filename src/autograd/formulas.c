@@ -39,7 +39,7 @@ lt_tensor *lt_grad_to_meta(lt_tensor *g, const lt_input_meta *meta) {
     }
   }
   if (g->dtype != meta->dtype) {
-    lt_tensor *c = lt_tensor_clone_as(g, (lt_dtype)meta->dtype);
+    lt_tensor *c = lt_to(g, meta->dtype, false);
     lt_tensor_release(g);
     g = c;
   }

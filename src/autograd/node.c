@@ -16,16 +16,19 @@ static atomic_llong live_nodes;
 
 int64_t lt_node_live_count(void) { return atomic_load(&live_nodes); }
 
+/* one allocation per node: header, edges, input metadata and the op's context */
+static size_t align16(size_t n) { return (n + 15) & ~(size_t)15; }
+
 lt_node *lt_node_new(const lt_node_ops *ops, int num_next, int num_outputs, size_t ctx_size) {
-  lt_node *n = calloc(1, sizeof(lt_node));
-  if (!n) return lt_error_null("autograd: out of memory");
-  n->next = num_next ? calloc((size_t)num_next, sizeof(lt_edge)) : NULL;
-  n->meta = num_next ? calloc((size_t)num_next, sizeof(lt_input_meta)) : NULL;
-  n->ctx = ctx_size ? calloc(1, ctx_size) : NULL;
-  if ((num_next && (!n->next || !n->meta)) || (ctx_size && !n->ctx)) {
-    free(n->next); free(n->meta); free(n->ctx); free(n);
-    return lt_error_null("autograd: out of memory");
-  }
+  size_t edges = align16(sizeof(lt_edge) * (size_t)num_next);
+  size_t metas = align16(sizeof(lt_input_meta) * (size_t)num_next);
+  size_t head = align16(sizeof(lt_node));
+  char *block = calloc(1, head + edges + metas + align16(ctx_size));
+  if (!block) return lt_error_null("autograd: out of memory");
+  lt_node *n = (lt_node *)block;
+  n->next = num_next ? (lt_edge *)(block + head) : NULL;
+  n->meta = num_next ? (lt_input_meta *)(block + head + edges) : NULL;
+  n->ctx = ctx_size ? block + head + edges + metas : NULL;
   atomic_init(&n->refcount, 1);
   n->ops = ops;
   n->num_next = num_next;
@@ -59,11 +62,8 @@ static void destroy_node(lt_node *n) {
   }
   free(n->buffer);
   free(n->anomaly_trace);
-  free(n->ctx);
-  free(n->next);
-  free(n->meta);
   atomic_fetch_sub_explicit(&live_nodes, 1, memory_order_relaxed);
-  free(n);
+  free(n);   /* edges, metadata and context live in the same block */
 }
 
 void lt_node_release(lt_node *n) {

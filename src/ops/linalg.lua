@@ -1,5 +1,6 @@
 -- Linear algebra: products through OpenBLAS (src/tensor/ops_linalg.c, la_gemm.c, la_einsum.c).
 -- Matrix products need operands of one dtype, as in PyTorch; outer, addr and kron promote.
+-- Derivative helpers: src/autograd/formulas_linalg.c.
 local AB = "*, Scalar beta=1, Scalar alpha=1"
 
 -- torch.einsum("ij,jk->ik", a, b): overloads that gather the operands into the table form
@@ -12,34 +13,62 @@ end
 
 return {
   { "dot(Tensor self, Tensor tensor) -> Tensor", out = true, alias = { "vdot" },
+    derivatives = { self = "lt_mul(grad, tensor)", tensor = "lt_mul(grad, self)" },
     doc = "Dot product of two 1-D tensors of the same size and dtype; a 0-d result." },
   { "inner(Tensor self, Tensor other) -> Tensor", out = true,
+    derivatives = { self = "lt_grad_inner_self(grad, other, self_meta)",
+                    other = "lt_grad_inner_other(grad, self, other_meta)" },
     doc = "Sum of products over the last dim of both: shape self.shape[:-1] + other.shape[:-1]." },
   { "mv(Tensor self, Tensor vec) -> Tensor", out = true,
+    derivatives = { self = "lt_outer(grad, vec)", vec = "lt_grad_mv_vec(grad, self, LT_GRAD_ONE)" },
     doc = "Matrix (n x m) times vector (m): a vector (n)." },
   { "mm(Tensor self, Tensor mat2) -> Tensor", out = true,
+    derivatives = { self = "lt_grad_mm_mat1(grad, mat2, LT_GRAD_ONE)", mat2 = "lt_grad_mm_mat2(grad, self, LT_GRAD_ONE)" },
     doc = "Matrix product of two 2-D tensors (n x m) @ (m x p)." },
   { "bmm(Tensor self, Tensor mat2) -> Tensor", out = true,
+    derivatives = { self = "lt_grad_bmm_batch1(grad, mat2, LT_GRAD_ONE)", mat2 = "lt_grad_bmm_batch2(grad, self, LT_GRAD_ONE)" },
     doc = "Batched matrix product: (b x n x m) @ (b x m x p) -> (b x n x p)." },
   { "matmul(Tensor self, Tensor other) -> Tensor", out = true,
+    derivatives = { self = "lt_grad_matmul_self(grad, other, self_meta)",
+                    other = "lt_grad_matmul_other(grad, self, other_meta)" },
     doc = "Matrix product with PyTorch's rules: 1-D.1-D dot, matrix-vector, vector-matrix, and batched N-D products that broadcast the batch dims." },
   { "addmm(Tensor self, Tensor mat1, Tensor mat2, " .. AB .. ") -> Tensor", out = true, inplace = true,
+    derivatives = { self = "lt_grad_scale(grad, beta)", mat1 = "lt_grad_mm_mat1(grad, mat2, alpha)",
+                    mat2 = "lt_grad_mm_mat2(grad, mat1, alpha)" },
     doc = "beta * self + alpha * (mat1 @ mat2); self broadcasts to the result." },
   { "addmv(Tensor self, Tensor mat, Tensor vec, " .. AB .. ") -> Tensor", out = true, inplace = true,
+    derivatives = { self = "lt_grad_scale(grad, beta)", mat = "lt_grad_mv_mat(grad, vec, alpha)",
+                    vec = "lt_grad_mv_vec(grad, mat, alpha)" },
     doc = "beta * self + alpha * (mat @ vec)." },
   { "addbmm(Tensor self, Tensor batch1, Tensor batch2, " .. AB .. ") -> Tensor", out = true, inplace = true,
+    derivatives = { self = "lt_grad_scale(grad, beta)", batch1 = "lt_grad_addbmm_batch1(grad, batch2, alpha)",
+                    batch2 = "lt_grad_addbmm_batch2(grad, batch1, alpha)" },
     doc = "beta * self + alpha * sum_b batch1[b] @ batch2[b]: the batch is reduced." },
   { "baddbmm(Tensor self, Tensor batch1, Tensor batch2, " .. AB .. ") -> Tensor", out = true, inplace = true,
+    derivatives = { self = "lt_grad_scale(grad, beta)", batch1 = "lt_grad_bmm_batch1(grad, batch2, alpha)",
+                    batch2 = "lt_grad_bmm_batch2(grad, batch1, alpha)" },
     doc = "beta * self + alpha * bmm(batch1, batch2)." },
   { "addr(Tensor self, Tensor vec1, Tensor vec2, " .. AB .. ") -> Tensor", out = true, inplace = true,
+    derivatives = { self = "lt_grad_scale(grad, beta)", vec1 = "lt_grad_outer_vec1(grad, vec2, alpha)",
+                    vec2 = "lt_grad_outer_vec2(grad, vec1, alpha)" },
     doc = "beta * self + alpha * outer(vec1, vec2)." },
   { "outer(Tensor self, Tensor vec2) -> Tensor", out = true, alias = { "ger" },
+    derivatives = { self = "lt_grad_outer_vec1(grad, vec2, LT_GRAD_ONE)", vec2 = "lt_grad_outer_vec2(grad, self, LT_GRAD_ONE)" },
     doc = "Outer product of two 1-D tensors: (n) x (m) -> (n x m)." },
+  -- One declaration per op and never a wrong gradient: einsum is composite (formulas_linalg.c)
+  -- and runs einsum_fast, the BLAS kernel, when no operand needs a gradient, else the same
+  -- contraction through differentiable ops. einsum_fast itself refuses operands that need one.
   { "einsum(str equation, Tensor[] tensors) -> Tensor", variants = "function",
+    composite = "lt_la_einsum_autograd",
     doc = "Einstein summation: torch.einsum(\"ij,jk->ik\", {a, b}) or torch.einsum(\"ij,jk->ik\", a, b). Implicit output, repeated subscripts (diagonals) and \"...\" are supported." },
+  { "einsum_fast(str equation, Tensor[] tensors) -> Tensor", variants = "function", lua = "_einsum_fast",
+    cpu = "lt_cpu_einsum",
+    doc = "einsum's BLAS kernel without autograd (raises when an operand requires grad); use torch.einsum." },
   einsum_n(1), einsum_n(2), einsum_n(3), einsum_n(4),
-  { "trace(Tensor self) -> Tensor",
+  { "trace(Tensor self) -> Tensor", derivatives = { self = "lt_grad_trace(grad, self_meta)" },
     doc = "Sum of the main diagonal of a 2-D tensor (integer inputs give int64)." },
   { "kron(Tensor self, Tensor other) -> Tensor", out = true,
+    derivatives = { self = "lt_grad_kron_self(grad, other, self_meta)",
+                    other = "lt_grad_kron_other(grad, self, other_meta)" },
     doc = "Kronecker product: result[i*os + j] = self[i] * other[j] along every dim." },
 }
