@@ -5,8 +5,13 @@
 ** the in-place index ops.
 **
 ** Reads go through the dispatched ops (lt_select, lt_narrow, ...) so autograd
-** sees them. Writes build their target view with the CPU view kernels, which
-** record nothing, then copy or fill into it and bump the version counter.
+** sees them. Writes that autograd must record (grad mode on, and the tensor or
+** the assigned value takes part in a graph) build their target view with the
+** dispatched view ops and write with in-place ops that have derivatives
+** (masked_fill_, masked_scatter_, index_copy_, index_fill_): an in-place op on
+** a view rewrites the base's history (CopySlices). Other writes build the view
+** with the CPU view kernels, which record nothing, copy or fill into it and
+** bump the version counter.
 ** Every helper here returns -1 with the error slot set instead of raising, so
 ** the callers can release their temporaries before the Lua error.
 */
@@ -15,9 +20,20 @@
 #include "lutorch_vm.h"
 #include "ltensor.h"
 #include "lt_ops.h"
+#include "autograd/autograd.h"
 
 /* a read that ends on one element gives a Lua value, unless the graph must be kept */
 static bool keeps_graph(const lt_tensor *t) { return t->requires_grad || t->grad_fn != NULL; }
+
+/* must writing v (stack index; a number or a tensor) into x be recorded by autograd? */
+static bool records_write(lua_State *L, lt_tensor *x, int vidx) {
+  if (!lt_grad_enabled()) return false;
+  if (keeps_graph(x)) return true;
+  lt_tensor *b = x->autograd ? x->autograd->view_base : NULL;
+  if (b && keeps_graph(b)) return true;
+  lt_tensor *v = lua_type(L, vidx) == LUA_TUSERDATA ? lt_vm_totensor(L, vidx) : NULL;
+  return v && v->requires_grad;
+}
 
 static int to_int(lua_State *L, int idx, int64_t *out) {
   if (lua_type(L, idx) != LUA_TNUMBER) return -1;
@@ -68,11 +84,13 @@ static int store_scalar(const lt_tensor *t, int64_t off, lt_scalar s) {
 
 /*
 ** The view that a table key selects. `grad`: through the dispatched ops (a
-** read), else through the CPU kernels (a write target). When every entry is
-** a number naming one element, *elem gets its storage offset and *res stays
-** NULL, so single-element reads and writes allocate nothing.
+** read, or a recorded write), else through the CPU kernels (a write target).
+** With want_elem, when every entry is a number naming one element, *elem gets
+** its storage offset and *res stays NULL, so single-element reads and writes
+** allocate nothing.
 */
-static int table_view(lua_State *L, lt_tensor *x, int kidx, bool grad, lt_tensor **res, int64_t *elem) {
+static int table_view(lua_State *L, lt_tensor *x, int kidx, bool grad, bool want_elem, lt_tensor **res,
+                      int64_t *elem) {
   *res = NULL;
   int n = (int)lua_rawlen(L, kidx);
   if (n > x->ndim)
@@ -84,7 +102,7 @@ static int table_view(lua_State *L, lt_tensor *x, int kidx, bool grad, lt_tensor
     all_numbers = lua_type(L, -1) == LUA_TNUMBER;
     lua_pop(L, 1);
   }
-  if (all_numbers && !(grad && keeps_graph(x))) {
+  if (all_numbers && want_elem) {
     int64_t off = x->offset;
     for (int i = 0; i < n; i++) {
       int64_t v, k;
@@ -238,7 +256,7 @@ static int l_index(lua_State *L) {
     lt_tensor *r;
     int64_t elem;
     if (x->ndim == 0) return luaL_error(L, "index: a 0-d tensor cannot be indexed (use :item())");
-    if (table_view(L, x, 2, true, &r, &elem) < 0) return lt_vm_raise(L, "index");
+    if (table_view(L, x, 2, true, !keeps_graph(x), &r, &elem) < 0) return lt_vm_raise(L, "index");
     if (!r) { push_element(L, x, elem); return 1; }
     lt_vm_push_tensor(L, r);
     return 1;
@@ -273,8 +291,69 @@ static int assign_value(lua_State *L, lt_tensor *dst, int vidx) {
                   lt_vm_toud(L, vidx) ? "freed tensor" : luaL_typename(L, vidx));
 }
 
+/* a 0-d bool true: a mask that selects every element */
+static lt_tensor *all_true(void) {
+  lt_tensor *m = lt_tensor_new(LT_BOOL, lt_cpu_device(), 0, NULL);
+  if (m) *(bool *)lt_tensor_data(m) = true;
+  return m;
+}
+
+/* v broadcast to dst's shape with recorded ops (v's extra leading dims must be 1s) */
+static lt_tensor *broadcast_recorded(lt_tensor *v, const lt_tensor *dst) {
+  lt_tensor *src = v;
+  lt_tensor_retain(src);
+  if (v->ndim > dst->ndim) {
+    int extra = v->ndim - dst->ndim;
+    for (int i = 0; i < extra; i++) {
+      if (v->sizes[i] != 1) {
+        char b1[128], b2[128];
+        lt_tensor_release(src);
+        return lt_error_null("index: a tensor of shape %s cannot be assigned to elements of shape %s",
+                             lt_shape_str(v->ndim, v->sizes, b1, sizeof b1), lt_shape_str(dst->ndim, dst->sizes, b2, sizeof b2));
+      }
+    }
+    lt_tensor_release(src);
+    src = lt_reshape(v, lt_intlist_make(v->sizes + extra, dst->ndim));
+    if (!src) return NULL;
+  }
+  lt_tensor *e = lt_expand(src, lt_intlist_make(dst->sizes, dst->ndim));
+  lt_tensor_release(src);
+  if (e && e->storage == dst->storage && e->ndim > 0) {
+    /* reading and writing one storage: copy the value first (cat records the copy) */
+    lt_tensor *c = lt_cat(&e, 1, 0);
+    lt_tensor_release(e);
+    e = c;
+  }
+  return e;
+}
+
+/* dst[...] = the Lua value at vidx, recorded by autograd; dst comes from the dispatched view ops,
+** so an in-place op on it rewrites its base's history */
+static int assign_value_recorded(lua_State *L, lt_tensor *dst, int vidx) {
+  lt_scalar s;
+  bool scalar = to_scalar(L, vidx, &s) == 0;
+  lt_tensor *v = scalar ? NULL : lt_vm_totensor(L, vidx);
+  if (!scalar && !v)
+    return lt_error("index: cannot assign a %s to tensor elements (expected a number, boolean or tensor)",
+                    lt_vm_toud(L, vidx) ? "freed tensor" : luaL_typename(L, vidx));
+  lt_tensor *m = all_true();
+  if (!m) return -1;
+  lt_tensor *r = NULL;
+  if (scalar) {
+    r = lt_masked_fill_(dst, m, s);
+  } else {
+    lt_tensor *e = broadcast_recorded(v, dst);
+    r = e ? lt_masked_scatter_(dst, m, e) : NULL;
+    lt_tensor_release(e);
+  }
+  lt_tensor_release(m);
+  if (!r) return -1;
+  lt_tensor_release(r);
+  return 0;
+}
+
 /* x[k] = v for a tensor k */
-static int assign_by_tensor(lua_State *L, lt_tensor *x, lt_tensor *k, int vidx) {
+static int assign_by_tensor(lua_State *L, lt_tensor *x, lt_tensor *k, int vidx, bool rec) {
   if (check_key_dtype(k) < 0) return -1;
   if (x->ndim == 0) return lt_error("index: a 0-d tensor cannot be indexed");
   lt_scalar s;
@@ -283,7 +362,7 @@ static int assign_by_tensor(lua_State *L, lt_tensor *x, lt_tensor *k, int vidx) 
   if (!scalar && !v)
     return lt_error("index: cannot assign a %s to tensor elements (expected a number, boolean or tensor)",
                     luaL_typename(L, vidx));
-  if (v && v->numel == 1 && k->dtype == LT_BOOL) {
+  if (v && v->numel == 1 && k->dtype == LT_BOOL && !(rec && v->requires_grad)) {
     s = lt_tensor_item(v);
     if (lt_scalar_is_none(s)) return -1;
     scalar = true;
@@ -291,12 +370,13 @@ static int assign_by_tensor(lua_State *L, lt_tensor *x, lt_tensor *k, int vidx) 
   lt_tensor *r = NULL;
   if (k->dtype == LT_BOOL) {
     if (check_mask_shape(x, k) < 0) return -1;
-    if (scalar) {
+    if (scalar || v->numel == 1) {
       /* a mask over leading dims broadcasts over the trailing ones */
       int64_t shape[LT_MAX_DIMS];
       for (int i = 0; i < x->ndim; i++) shape[i] = i < k->ndim ? k->sizes[i] : 1;
       lt_tensor *mk = lt_cpu_view(k, lt_intlist_make(shape, x->ndim));
-      r = mk ? lt_masked_fill_(x, mk, s) : NULL;
+      /* a one-element value that requires grad goes as a tensor, to get its gradient */
+      r = !mk ? NULL : scalar ? lt_masked_fill_(x, mk, s) : lt_masked_fill_t_(x, mk, v);
       lt_tensor_release(mk);
     } else if (k->ndim == x->ndim) {
       r = lt_masked_scatter_(x, k, v);
@@ -310,7 +390,8 @@ static int assign_by_tensor(lua_State *L, lt_tensor *x, lt_tensor *k, int vidx) 
       int64_t fs[LT_MAX_DIMS];
       fs[0] = -1;
       for (int i = 1; i < n; i++) fs[i] = shape[i];
-      lt_tensor *xf = lt_cpu_view(x, lt_intlist_make(fs, n));
+      /* recorded: a tracked view, so that index_copy_ on it rewrites x's history */
+      lt_tensor *xf = rec ? lt_view(x, lt_intlist_make(fs, n)) : lt_cpu_view(x, lt_intlist_make(fs, n));
       lt_tensor *ve = xf ? lt_expand(v, lt_intlist_make(shape, n)) : NULL;
       lt_tensor *rr = ve ? lt_index_copy_(xf, 0, pos, ve) : NULL;
       if (rr) { lt_tensor_release(rr); r = x; lt_tensor_retain(r); }
@@ -321,11 +402,11 @@ static int assign_by_tensor(lua_State *L, lt_tensor *x, lt_tensor *k, int vidx) 
   } else if (k->ndim == 0) {
     int64_t pos;
     if (norm_index(lt_tensor_get_int64(k, 0), 0, x->sizes[0], &pos) < 0) return -1;
-    lt_tensor *view = lt_cpu_select(x, 0, pos);
+    lt_tensor *view = rec ? lt_select(x, 0, pos) : lt_cpu_select(x, 0, pos);
     if (!view) return -1;
-    int rc = assign_value(L, view, vidx);
+    int rc = rec ? assign_value_recorded(L, view, vidx) : assign_value(L, view, vidx);
     lt_tensor_release(view);
-    if (rc == 0) lt_tensor_bump_version(x);
+    if (rc == 0 && !rec) lt_tensor_bump_version(x);
     return rc;
   } else {
     int64_t all = -1;
@@ -359,11 +440,19 @@ static int l_newindex(lua_State *L) {
   if (!x) return luaL_error(L, "index: the tensor has been freed");
   if (x->ndim == 0) return luaL_error(L, "index: a 0-d tensor cannot be indexed (use :fill_())");
   int ty = lua_type(L, 2);
+  bool rec = records_write(L, x, 3);
+  if (rec && lt_check_inplace("index", x) < 0) return lt_vm_raise(L, NULL);
   if (ty == LUA_TNUMBER) {
     int64_t v, k;
     if (to_int(L, 2, &v) < 0) return luaL_error(L, "index: index %s is not an integer", lua_tostring(L, 2));
     if (norm_index(v, 0, x->sizes[0], &k) < 0) return lt_vm_raise(L, NULL);
     lt_scalar s;
+    if (rec) {
+      lt_tensor *view = lt_select(x, 0, k);
+      int rc = view ? assign_value_recorded(L, view, 3) : -1;
+      lt_tensor_release(view);
+      return rc < 0 ? lt_vm_raise(L, "index") : 0;
+    }
     if (x->ndim == 1 && to_scalar(L, 3, &s) == 0) {
       if (store_scalar(x, x->offset + k * x->strides[0], s) < 0) return lt_vm_raise(L, NULL);
       lt_tensor_bump_version(x);
@@ -380,9 +469,14 @@ static int l_newindex(lua_State *L) {
   if (ty == LUA_TTABLE) {
     lt_tensor *view;
     int64_t elem;
-    if (table_view(L, x, 2, false, &view, &elem) < 0) return lt_vm_raise(L, "index");
+    if (table_view(L, x, 2, rec, !rec, &view, &elem) < 0) return lt_vm_raise(L, "index");
     int rc;
     lt_scalar s;
+    if (rec) {
+      rc = assign_value_recorded(L, view, 3);
+      lt_tensor_release(view);
+      return rc < 0 ? lt_vm_raise(L, "index") : 0;
+    }
     if (!view) {
       rc = to_scalar(L, 3, &s) == 0 ? store_scalar(x, elem, s) : -2;
       if (rc == -2) {   /* a tensor into one element */
@@ -401,7 +495,7 @@ static int l_newindex(lua_State *L) {
   lt_tensor *kt = lt_vm_totensor(L, 2);
   if (kt) {
     lt_tensor *key = mask_or_index(kt);
-    int rc = key ? assign_by_tensor(L, x, key, 3) : -1;
+    int rc = key ? assign_by_tensor(L, x, key, 3, rec) : -1;
     lt_tensor_release(key);
     if (rc < 0) return lt_vm_raise(L, "index");
     return 0;

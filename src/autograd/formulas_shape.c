@@ -1,0 +1,268 @@
+/*
+** formulas_shape.c — derivative helpers for the view and shape ops, and the
+** autograd side of cat.
+**
+** Helpers use the ops' entry points (narrow, cat, index_add, movedim, ...)
+** rather than writing into buffers, so that a backward run with create_graph
+** is itself recorded (double backward). Temporaries go into a small pool
+** released on every exit path.
+*/
+#include <stdlib.h>
+#include <string.h>
+#include "formulas_shape.h"
+#include "lt_ops.h"
+
+typedef struct pool { lt_tensor *t[16]; int n; } pool;
+
+static lt_tensor *keep(pool *p, lt_tensor *t) {
+  if (t) {
+    if (p->n == (int)(sizeof p->t / sizeof p->t[0])) {   /* cannot happen: helpers are short */
+      lt_tensor_release(t);
+      return lt_error_null("autograd: too many temporaries in a shape derivative");
+    }
+    p->t[p->n++] = t;
+  }
+  return t;
+}
+
+static void drain(pool *p) {
+  for (int i = 0; i < p->n; i++) lt_tensor_release(p->t[i]);
+  p->n = 0;
+}
+
+/* r (a new reference) after releasing the pool */
+static lt_tensor *done(pool *p, lt_tensor *r) {
+  drain(p);
+  return r;
+}
+
+static int wrap(int64_t d, int ndim) { return lt_wrap_dim("backward", d, ndim > 0 ? ndim : 1); }
+
+static lt_tensor *zeros_of(lt_dtype dt, lt_device dev, int ndim, const int64_t *sizes) {
+  return lt_zeros(lt_intlist_make(sizes, ndim), dt, dev);
+}
+
+/* a 1-D int64 index tensor holding v[0..n) */
+static lt_tensor *index_tensor(const int64_t *v, int64_t n) {
+  lt_tensor *t = lt_tensor_new(LT_INT64, lt_cpu_device(), 1, &n);
+  if (t && n > 0) memcpy(lt_tensor_data(t), v, sizeof(int64_t) * (size_t)n);
+  return t;
+}
+
+lt_tensor *lt_grad_reshape_to(lt_tensor *grad, const lt_input_meta *self_meta) {
+  return lt_reshape(grad, lt_intlist_make(self_meta->sizes, self_meta->ndim));
+}
+
+lt_tensor *lt_grad_permute_back(lt_tensor *grad, lt_intlist dims) {
+  int64_t inv[LT_MAX_DIMS];
+  for (int i = 0; i < dims.n; i++) {
+    int d = wrap(dims.v[i], grad->ndim);
+    if (d < 0) return NULL;
+    inv[d] = i;
+  }
+  return lt_permute(grad, lt_intlist_make(inv, dims.n));
+}
+
+/* grad padded with zeros along d: `before` zeros ahead of it, `after` behind */
+static lt_tensor *pad_dim(lt_tensor *grad, int d, int64_t before, int64_t after) {
+  if (before == 0 && after == 0) { lt_tensor_retain(grad); return grad; }
+  pool p = {{0}, 0};
+  lt_tensor *parts[3];
+  int n = 0;
+  int64_t zs[LT_MAX_DIMS];
+  memcpy(zs, grad->sizes, sizeof(int64_t) * (size_t)grad->ndim);
+  if (before > 0) {
+    zs[d] = before;
+    if (!(parts[n++] = keep(&p, zeros_of((lt_dtype)grad->dtype, lt_tensor_device(grad), grad->ndim, zs))))
+      return done(&p, NULL);
+  }
+  parts[n++] = grad;
+  if (after > 0) {
+    zs[d] = after;
+    if (!(parts[n++] = keep(&p, zeros_of((lt_dtype)grad->dtype, lt_tensor_device(grad), grad->ndim, zs))))
+      return done(&p, NULL);
+  }
+  return done(&p, lt_cat(parts, n, d));
+}
+
+lt_tensor *lt_grad_narrow_back(lt_tensor *grad, const lt_input_meta *self_meta, int64_t dim, int64_t start,
+                               int64_t length) {
+  int d = wrap(dim, self_meta->ndim);
+  if (d < 0) return NULL;
+  int64_t n = self_meta->sizes[d], s = start < 0 ? start + n : start;
+  return pad_dim(grad, d, s, n - s - length);
+}
+
+lt_tensor *lt_grad_select_back(lt_tensor *grad, const lt_input_meta *self_meta, int64_t dim, int64_t index) {
+  int d = wrap(dim, self_meta->ndim);
+  if (d < 0) return NULL;
+  int64_t n = self_meta->sizes[d], i = index < 0 ? index + n : index;
+  lt_tensor *u = lt_unsqueeze(grad, d);
+  if (!u) return NULL;
+  lt_tensor *r = pad_dim(u, d, i, n - i - 1);
+  lt_tensor_release(u);
+  return r;
+}
+
+/* Window w, element k of the unfolded dim came from position w*step + k: the
+** windows, laid out along the dim, are index_add'ed into zeros. */
+lt_tensor *lt_grad_unfold_back(lt_tensor *grad, const lt_input_meta *self_meta, int64_t dimension, int64_t size,
+                               int64_t step) {
+  if (self_meta->ndim == 0) {   /* every window element is the one element */
+    lt_tensor *s = lt_sum(grad, lt_intlist_none(), false, -1);
+    if (!s) return NULL;
+    lt_tensor *r = lt_reshape(s, lt_intlist_make(NULL, 0));
+    lt_tensor_release(s);
+    return r;
+  }
+  int d = wrap(dimension, self_meta->ndim);
+  if (d < 0) return NULL;
+  pool p = {{0}, 0};
+  int last = grad->ndim - 1;
+  int64_t nwin = grad->sizes[d], src = last, dst = d + 1;
+  lt_tensor *m = keep(&p, lt_movedim(grad, lt_intlist_make(&src, 1), lt_intlist_make(&dst, 1)));
+  if (!m) return done(&p, NULL);
+  int64_t ms[LT_MAX_DIMS];
+  int k = 0;
+  for (int i = 0; i < m->ndim; i++) {
+    if (i == d) { ms[k++] = nwin * size; i++; }
+    else ms[k++] = m->sizes[i];
+  }
+  lt_tensor *merged = keep(&p, lt_reshape(m, lt_intlist_make(ms, k)));
+  if (!merged) return done(&p, NULL);
+  int64_t cnt = nwin * size;
+  int64_t *pos = malloc(sizeof(int64_t) * (size_t)(cnt > 0 ? cnt : 1));
+  if (!pos) return done(&p, lt_error_null("unfold: out of memory in backward"));
+  for (int64_t w = 0; w < nwin; w++)
+    for (int64_t j = 0; j < size; j++) pos[w * size + j] = w * step + j + 1;
+  lt_tensor *idx = keep(&p, index_tensor(pos, cnt));
+  free(pos);
+  lt_tensor *z = idx ? keep(&p, zeros_of((lt_dtype)grad->dtype, self_meta->device, self_meta->ndim, self_meta->sizes))
+                     : NULL;
+  if (!z) return done(&p, NULL);
+  return done(&p, lt_index_add(z, d, idx, merged, lt_scalar_int(1)));
+}
+
+/* The diagonal of dims a, b goes back into a [rest..., na*nb] buffer at the
+** flat positions of the diagonal, which is then unflattened and the two dims
+** moved to a and b. */
+lt_tensor *lt_grad_diagonal_back(lt_tensor *grad, const lt_input_meta *self_meta, int64_t offset, int64_t dim1,
+                                 int64_t dim2) {
+  int nd = self_meta->ndim;
+  int a = wrap(dim1, nd), b = wrap(dim2, nd);
+  if (a < 0 || b < 0) return NULL;
+  int64_t na = self_meta->sizes[a], nb = self_meta->sizes[b], len = grad->sizes[grad->ndim - 1];
+  int64_t rs[LT_MAX_DIMS];
+  int k = 0;
+  for (int i = 0; i < nd; i++)
+    if (i != a && i != b) rs[k++] = self_meta->sizes[i];
+  pool p = {{0}, 0};
+  int64_t *pos = malloc(sizeof(int64_t) * (size_t)(len > 0 ? len : 1));
+  if (!pos) return lt_error_null("diagonal: out of memory in backward");
+  int64_t r0 = offset < 0 ? -offset : 0, c0 = offset > 0 ? offset : 0;
+  for (int64_t i = 0; i < len; i++) pos[i] = (i + r0) * nb + (i + c0) + 1;
+  lt_tensor *idx = keep(&p, index_tensor(pos, len));
+  free(pos);
+  if (!idx) return done(&p, NULL);
+  rs[k] = na * nb;
+  lt_tensor *z = keep(&p, zeros_of((lt_dtype)grad->dtype, self_meta->device, k + 1, rs));
+  lt_tensor *f = z ? keep(&p, lt_index_copy(z, k, idx, grad)) : NULL;
+  if (!f) return done(&p, NULL);
+  rs[k] = na;
+  rs[k + 1] = nb;
+  lt_tensor *u = keep(&p, lt_view(f, lt_intlist_make(rs, k + 2)));
+  if (!u) return done(&p, NULL);
+  int64_t src[2] = {k, k + 1}, dst[2] = {a, b};
+  return done(&p, lt_movedim(u, lt_intlist_make(src, 2), lt_intlist_make(dst, 2)));
+}
+
+lt_tensor *lt_grad_diag_back(lt_tensor *grad, const lt_input_meta *self_meta, int64_t diagonal) {
+  if (self_meta->ndim == 1) return lt_diagonal(grad, diagonal, 0, 1);
+  return lt_grad_diagonal_back(grad, self_meta, diagonal, 0, 1);
+}
+
+lt_tensor *lt_grad_roll_back(lt_tensor *grad, lt_intlist shifts, lt_intlist dims) {
+  int64_t neg[LT_MAX_DIMS];
+  for (int i = 0; i < shifts.n && i < LT_MAX_DIMS; i++) {
+    /* reduced modulo the rolled length first, so that negating cannot overflow */
+    int64_t n = grad->numel;
+    if (dims.n > 0 && i < dims.n && grad->ndim > 0) {
+      int d = wrap(dims.v[i], grad->ndim);
+      if (d < 0) return NULL;
+      n = grad->sizes[d];
+    }
+    neg[i] = n > 0 ? -(shifts.v[i] % n) : 0;
+  }
+  return lt_roll(grad, lt_intlist_make(neg, shifts.n), dims);
+}
+
+/* ---- cat ----
+** The generator cannot record an op whose differentiable input is a Tensor[],
+** so cat is a composite: the CPU kernel computes the result and, when an input
+** requires grad, this node hands each input its slice of the gradient. The
+** slices are taken with narrow, so double backward records them. */
+
+typedef struct cat_ctx {
+  int dim;
+  int64_t *start, *len;   /* [num_next]; len < 0: a skipped 1-D empty input */
+} cat_ctx;
+
+static int cat_apply(lt_node *n, lt_tensor **grads_in, lt_tensor **grads_out) {
+  cat_ctx *c = n->ctx;
+  lt_tensor *grad = grads_in[0];
+  if (!grad) return 0;
+  for (int i = 0; i < n->num_next; i++) {
+    if (!n->next[i].fn) continue;
+    lt_tensor *g = c->len[i] < 0 ? lt_zeros_from_meta(&n->meta[i]) : lt_narrow(grad, c->dim, c->start[i], c->len[i]);
+    if (!g || !(grads_out[i] = lt_grad_to_meta(g, &n->meta[i]))) return -1;
+  }
+  return 0;
+}
+
+static void cat_destroy(lt_node *n) {
+  cat_ctx *c = n->ctx;
+  free(c->start);
+  free(c->len);
+}
+
+static const lt_node_ops cat_node_ops = {"CatBackward0", cat_apply, NULL, cat_destroy};
+
+lt_tensor *lt_composite_cat(lt_tensor *const *tensors, int tensors_n, int64_t dim, lt_tensor *out) {
+  bool record = lt_grad_enabled() && lt_any_requires_grad(tensors, tensors_n);
+  if (record && out)
+    return lt_error_null("cat: out= arguments don't support automatic differentiation, but one of the arguments "
+                         "requires grad");
+  lt_tensor *r = lt_cpu_cat(tensors, tensors_n, dim, out);
+  if (!r) return NULL;
+  if (out) lt_tensor_bump_version(out);
+  if (!record) return r;
+  /* the kernel's layout: 1-D empty inputs are skipped unless one of them is the reference */
+  const lt_tensor *ref = NULL;
+  for (int i = 0; i < tensors_n && !ref; i++)
+    if (!(tensors[i]->ndim == 1 && tensors[i]->sizes[0] == 0)) ref = tensors[i];
+  if (!ref) ref = tensors[0];
+  int d = lt_wrap_dim("cat", dim, ref->ndim);
+  lt_node *n = lt_node_new(&cat_node_ops, tensors_n, 1, sizeof(cat_ctx));
+  if (!n) { lt_tensor_release(r); return NULL; }
+  cat_ctx *c = n->ctx;
+  c->dim = d;
+  c->start = malloc(sizeof(int64_t) * (size_t)tensors_n);
+  c->len = malloc(sizeof(int64_t) * (size_t)tensors_n);
+  if (!c->start || !c->len) {
+    lt_node_release(n);
+    lt_tensor_release(r);
+    return lt_error_null("cat: out of memory");
+  }
+  int64_t at = 0;
+  for (int i = 0; i < tensors_n; i++) {
+    const lt_tensor *t = tensors[i];
+    lt_node_set_next(n, i, tensors[i]);
+    c->start[i] = at;
+    if (t->ndim == 1 && t->sizes[0] == 0 && t != ref) { c->len[i] = -1; continue; }
+    c->len[i] = t->sizes[d];
+    at += t->sizes[d];
+  }
+  lt_set_history(r, n, 0);
+  lt_node_release(n);
+  return r;
+}
