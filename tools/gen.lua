@@ -444,7 +444,7 @@ local function autograd_kernel(op)
     if i == 1 and nm ~= "result" then for _, u in ipairs(used_by("result")) do users[#users + 1] = u end end
     if #users > 0 then saved_out[#saved_out + 1] = { idx = i, name = nm, users = users } end
   end
-  local inplace = op.inplace_of ~= nil
+  local inplace = op.inplace_of ~= nil or op.mutates == true
   local multi = base.rkind == "multi"
 
   -- context

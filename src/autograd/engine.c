@@ -21,6 +21,15 @@ static atomic_uint epoch_counter;
 /* ---- a growable array of nodes ---- */
 typedef struct node_vec { lt_node **v; size_t n, cap; } node_vec;
 
+static int vec_push(node_vec *a, lt_node *x);
+/* the discovered nodes are held for the whole run: releasing saved tensors
+** mid-run may otherwise free a node that is still listed */
+static int seen_push(node_vec *a, lt_node *x) {
+  if (vec_push(a, x) < 0) return -1;
+  lt_node_retain(x);
+  return 0;
+}
+
 static int vec_push(node_vec *a, lt_node *x) {
   if (a->n == a->cap) {
     size_t cap = a->cap ? a->cap * 2 : 64;
@@ -142,7 +151,7 @@ int lt_run_backward(lt_tensor *const *roots, lt_tensor *const *grads, int n,
     if (e.fn->epoch != epoch) {
       e.fn->epoch = epoch;
       e.fn->dependencies = 0;
-      if (vec_push(&seen, e.fn) < 0) goto done;
+      if (seen_push(&seen, e.fn) < 0) goto done;
     }
   }
   for (size_t s = 0; s < seen.n; s++) {
@@ -153,7 +162,7 @@ int lt_run_backward(lt_tensor *const *roots, lt_tensor *const *grads, int n,
       if (c->epoch != epoch) {
         c->epoch = epoch;
         c->dependencies = 0;
-        if (vec_push(&seen, c) < 0) goto done;
+        if (seen_push(&seen, c) < 0) goto done;
       }
       c->dependencies++;
     }
@@ -282,6 +291,7 @@ done:
       x->buffer = NULL;
     }
   }
+  for (size_t s = 0; s < seen.n; s++) lt_node_release(seen.v[s]);
   if (rc < 0 && results && opts->num_inputs > 0 && !opts->accumulate) {
     for (int i = 0; i < opts->num_inputs; i++) { lt_tensor_release(results[i]); results[i] = NULL; }
   }

@@ -131,6 +131,16 @@ end
 
 local function numel(t) return t:numel() end
 
+-- outputs as copies: an output that is a view of an input would change with
+-- the perturbation and make every finite difference zero
+local function detached_outputs(fn, inputs)
+  return torch.no_grad(function()
+    local outs = outputs_of(fn, inputs)
+    for i, o in ipairs(outs) do outs[i] = o:clone() end
+    return outs
+  end)
+end
+
 function autograd.gradcheck(fn, inputs, opts)
   opts = opts or {}
   local eps, atol, rtol = opts.eps or 1e-6, opts.atol or 1e-5, opts.rtol or 1e-3
@@ -148,15 +158,15 @@ function autograd.gradcheck(fn, inputs, opts)
   if #diff == 0 then error("gradcheck: no input requires grad", 2) end
   -- numerical: perturb each input element
   local numerical = {}
-  local base = torch.no_grad(function() return outputs_of(fn, inputs) end)
+  local base = detached_outputs(fn, inputs)
   for k, x in ipairs(diff) do
     numerical[k] = {}
     for i = 1, numel(x) do
       local orig = autograd._flat_get(x, i)
       autograd._flat_set(x, i, orig + eps)
-      local plus = torch.no_grad(function() return outputs_of(fn, inputs) end)
+      local plus = detached_outputs(fn, inputs)
       autograd._flat_set(x, i, orig - eps)
-      local minus = torch.no_grad(function() return outputs_of(fn, inputs) end)
+      local minus = detached_outputs(fn, inputs)
       autograd._flat_set(x, i, orig)
       local col = {}
       for o = 1, #base do
