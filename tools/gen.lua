@@ -487,10 +487,10 @@ local function autograd_kernel(op)
     c(("  lt_tensor *result = NULL;"))
   end
   for _, s in ipairs(saved_t) do
-    c(("  if (lt__c->%s.t && !(%s = lt_unpack(lt__n, &lt__c->%s, %s))) goto lt__out;"):format(s.arg.name, s.arg.name, s.arg.name, cstr(s.arg.name)))
+    c(("  if (lt__c->%s.defined && !(%s = lt_unpack(lt__n, &lt__c->%s, %s))) goto lt__out;"):format(s.arg.name, s.arg.name, s.arg.name, cstr(s.arg.name)))
   end
   for _, s in ipairs(saved_out) do
-    c(("  if (lt__c->out_%s.t && !(%s = lt_unpack(lt__n, &lt__c->out_%s, %s))) goto lt__out;"):format(s.name, s.name, s.name, cstr(s.name)))
+    c(("  if (lt__c->out_%s.defined && !(%s = lt_unpack(lt__n, &lt__c->out_%s, %s))) goto lt__out;"):format(s.name, s.name, s.name, cstr(s.name)))
   end
   if ident_used(table.concat(all_formulas, " "), "result") and out_names[1] ~= "result" then
     c(("  result = %s;"):format(out_names[1]))
@@ -554,7 +554,7 @@ local function autograd_kernel(op)
     if s.arg.type == "Tensor?" then cond = s.arg.name .. " && (" .. cond .. ")" end
     if inplace and s.arg.name == "self" then
       -- the value before the op overwrites it
-      c(("  if (%s) { lt_tensor *lt__o = lt_tensor_clone_as(self, (lt_dtype)self->dtype);"):format(cond))
+      c(("  if (%s) { lt_tensor *lt__o = lt_clone(self);   /* recorded: double backward reaches self's history */"):format(cond))
       c(("    if (!lt__o) { lt_node_release(lt__n); return NULL; }"))
       c(("    lt_save(&lt__c->self, lt__o, false, 0); lt_tensor_release(lt__o); }"))
     else
@@ -579,6 +579,8 @@ local function autograd_kernel(op)
     c("  if (!lt__r) { lt_node_release(lt__n); return NULL; }")
     for _, s in ipairs(saved_out) do
       c(("  if (%s) lt_save(&lt__c->out_%s, lt__r, true, 0);"):format(needed(s.users), s.name))
+      -- in place: the entry point bumps self's version after this kernel returns
+      if inplace then c(("  if (lt__c->out_%s.t) lt__c->out_%s.version++;"):format(s.name, s.name)) end
     end
     if base.view and not inplace then
       c("  if (lt_track_view(lt__r, self) < 0) { lt_node_release(lt__n); lt_tensor_release(lt__r); return NULL; }")

@@ -34,6 +34,7 @@ typedef struct lt_saved {
   lt_tensor *t;
   uint32_t version;
   bool is_output;       /* saved output: stored detached; unpacking re-attaches the node */
+  bool defined;         /* something was saved (stays set after the tensor is freed) */
   uint32_t output_nr;
 } lt_saved;
 

@@ -227,13 +227,7 @@ int lt_run_backward(lt_tensor *const *roots, lt_tensor *const *grads, int n,
       skip = true;
     }
     if (!skip) {
-      if (x->saved_released) {
-        lt_error("Trying to backward through the graph a second time (or directly access saved tensors after "
-                 "they have already been freed). Saved intermediate values of the graph are freed when you call "
-                 "backward() or autograd.grad(). Specify retain_graph=true if you need to backward through the "
-                 "graph a second time.");
-        goto done;
-      }
+      /* a node run again after its saved tensors were freed fails when it unpacks them */
       free(grads_out);
       grads_out = calloc((size_t)(x->num_next > 0 ? x->num_next : 1), sizeof(lt_tensor *));
       if (!grads_out) { lt_error("backward: out of memory"); goto done; }

@@ -207,6 +207,7 @@ void lt_save(lt_saved *s, lt_tensor *t, bool is_output, uint32_t output_nr) {
   s->version = atomic_load_explicit(&t->storage->version, memory_order_relaxed);
   s->is_output = is_output;
   s->output_nr = output_nr;
+  s->defined = true;
   if (is_output) {
     /* an alias without history: saving the output itself would make a cycle */
     s->t = lt_tensor_alias(t, t->offset, t->ndim, t->sizes, t->strides);
@@ -218,7 +219,7 @@ void lt_save(lt_saved *s, lt_tensor *t, bool is_output, uint32_t output_nr) {
 
 lt_tensor *lt_unpack(lt_node *n, lt_saved *s, const char *what) {
   if (!s->t) {
-    if (n->saved_released)
+    if (s->defined)
       return lt_error_null("Trying to backward through the graph a second time (or directly access saved "
                            "tensors after they have already been freed). Saved intermediate values of the "
                            "graph are freed when you call backward() or autograd.grad(). Specify "

@@ -1,16 +1,26 @@
 -- Conversions and whole-tensor writes: to(dtype), float()/long()/..., clone,
 -- copy_, fill_, zero_. Kernels: src/tensor/ew_convert.c, copy.c, ew_cast.c.
+-- The to_float()/... casts and type_as are composites over to(), differentiable through it.
 local ops = {
-  { "to(Tensor self, ScalarType dtype, *, bool copy=False) -> Tensor",
+  { "to(Tensor self, ScalarType dtype, *, bool copy=False) -> Tensor", composite = "lt_to_impl",
     doc = "self converted to dtype; self itself when it already has it (unless copy)." },
+  -- the converting part of to(); differentiable when the result is floating
+  { "_to_copy(Tensor self, ScalarType dtype) -> Tensor", variants = "function",
+    derivatives = { self = "lt_grad_identity(grad)" },
+    doc = "A new tensor with self's values converted to dtype (what to() does when it converts)." },
   { "type_as(Tensor self, Tensor other) -> Tensor", composite = "lt_type_as_impl",
     doc = "self converted to other's dtype." },
-  { "clone(Tensor self) -> Tensor", doc = "A contiguous copy of self." },
-  { "copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)", alias = { "copy" },
+  { "clone(Tensor self) -> Tensor", derivatives = { self = "lt_grad_identity(grad)" },
+    doc = "A contiguous copy of self." },
+  -- whole-tensor writes: self's old value gets a zero gradient
+  { "copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)", alias = { "copy" }, node_name = "CopyBackwards",
+    derivatives = { self = "lt_ew_grad_zeros(grad)", src = "lt_grad_identity(grad)" },
     doc = "Copies src into self, broadcasting and converting dtype; returns self." },
-  { "fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)", alias = { "fill" },
+  { "fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)", alias = { "fill" }, node_name = "FillBackward0",
+    derivatives = { self = "lt_ew_grad_zeros(grad)" },
     doc = "Sets every element of self to value; returns self." },
-  { "zero_(Tensor(a!) self) -> Tensor(a!)", alias = { "zero" },
+  { "zero_(Tensor(a!) self) -> Tensor(a!)", alias = { "zero" }, node_name = "ZeroBackward0",
+    derivatives = { self = "lt_ew_grad_zeros(grad)" },
     doc = "Sets every element of self to 0; returns self." },
 }
 local casts = {

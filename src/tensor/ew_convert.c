@@ -5,12 +5,7 @@
 #include <stdio.h>
 #include "ew.h"
 #include "lt_ops.h"
-
-lt_tensor *lt_cpu_to(lt_tensor *self, int dtype, bool copy) {
-  if (dtype < 0 || dtype >= LT_NUM_DTYPES) return lt_error_null("to: argument 'dtype' is not a dtype");
-  if (dtype == self->dtype && !copy) { lt_tensor_retain(self); return self; }
-  return lt_tensor_clone_as(self, (lt_dtype)dtype);
-}
+#include "autograd/autograd.h"
 
 lt_tensor *lt_type_as_impl(lt_tensor *self, lt_tensor *other) {
   return lt_to(self, other->dtype, false);
@@ -45,4 +40,25 @@ lt_tensor *lt_cpu_fill_(lt_tensor *self, lt_scalar value) {
 
 lt_tensor *lt_cpu_zero_(lt_tensor *self) {
   return lt_cpu_fill_(self, lt_scalar_int(0));
+}
+
+/* to() returns self itself when nothing changes, so only the converting part
+** (_to_copy) is an op with a derivative; a conversion to a non-floating dtype
+** is not differentiable and is made from a detached alias. */
+lt_tensor *lt_to_impl(lt_tensor *self, int dtype, bool copy) {
+  if (dtype < 0 || dtype >= LT_NUM_DTYPES) return lt_error_null("to: argument 'dtype' is not a dtype");
+  if (dtype == self->dtype && !copy) { lt_tensor_retain(self); return self; }
+  if (self->requires_grad && !lt_dtype_is_float((lt_dtype)dtype)) {
+    lt_tensor *d = lt_detach(self);
+    if (!d) return NULL;
+    lt_tensor *r = lt__to_copy(d, dtype);
+    lt_tensor_release(d);
+    return r;
+  }
+  return lt__to_copy(self, dtype);
+}
+
+lt_tensor *lt_cpu__to_copy(lt_tensor *self, int dtype) {
+  if (dtype < 0 || dtype >= LT_NUM_DTYPES) return lt_error_null("to: argument 'dtype' is not a dtype");
+  return lt_tensor_clone_as(self, (lt_dtype)dtype);
 }
