@@ -237,7 +237,7 @@ lt_tensor *lt_unpack(lt_node *n, lt_saved *s, const char *what) {
                          lt_shape_str(s->t->ndim, s->t->sizes, b, sizeof b), what,
                          s->is_output ? "an output" : "an input", n->ops->name, v, s->version);
   }
-  if (s->is_output && lt_grad_enabled()) {
+  if (s->is_output && lt_grad_enabled() && lt_dtype_is_float((lt_dtype)s->t->dtype)) {
     /* double backward through a saved output needs its history back */
     lt_tensor *r = lt_tensor_alias(s->t, s->t->offset, s->t->ndim, s->t->sizes, s->t->strides);
     if (r) lt_set_history(r, n, s->output_nr);

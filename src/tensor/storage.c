@@ -17,7 +17,11 @@ typedef struct inline_storage {
 } inline_storage;
 
 /* freed inline storages wait in a small per-thread list, like tensor headers */
+#ifdef __SANITIZE_ADDRESS__
+#define INLINE_CACHE_MAX 0
+#else
 #define INLINE_CACHE_MAX 4096
+#endif
 static _Thread_local inline_storage *inline_cache = NULL;
 static _Thread_local int inline_cache_n = 0;
 

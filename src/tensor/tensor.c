@@ -61,7 +61,11 @@ int64_t lt_shape_numel(int ndim, const int64_t *sizes) {
 
 /* Freed headers wait in a small per-thread list: an op on tiny tensors would
 ** otherwise spend most of its time in malloc and free. */
+#ifdef __SANITIZE_ADDRESS__
+#define HEADER_CACHE_MAX 0     /* let AddressSanitizer see every use after free */
+#else
 #define HEADER_CACHE_MAX 4096
+#endif
 static _Thread_local lt_tensor *header_cache = NULL;
 static _Thread_local int header_cache_n = 0;
 
