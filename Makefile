@@ -99,7 +99,7 @@ asan:
 	$(MAKE) BUILD=build-asan OPT="-O1 -fno-omit-frame-pointer" \
 	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined" all test-c
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
-	  BUILD=build-asan sh tests/run.sh
+	  LUTORCH_SANITIZE=1 BUILD=build-asan sh tests/run.sh
 
 bench: all
 	sh bench/run.sh
