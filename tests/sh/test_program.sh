@@ -126,6 +126,9 @@ contains "-i keeps the script's globals" "9876" "$(cat "$tmp/out")"
 
 # the same core as a C module in the stock interpreter
 if command -v lua5.4 >/dev/null 2>&1 && [ -f "$BUILD/torch.so" ]; then
+  # a sanitizer build (make asan) needs its runtime loaded first into the stock interpreter
+  asan=$(ldd "$BUILD/torch.so" 2>/dev/null | awk '/libasan/ { print $3 }')
+  if [ -n "$asan" ]; then LD_PRELOAD="$asan${LD_PRELOAD:+:$LD_PRELOAD}"; export LD_PRELOAD; fi
   out=$($TO lua5.4 -e "package.cpath='$BUILD/?.so;'..package.cpath; local torch = require 'torch'; print(type(torch), torch.is_tensor(1), torch.get_num_threads() >= 1)" </dev/null 2>&1)
   check "lua5.4 require 'torch'" "table	false	true" "$out"
   if $TO lua5.4 -e "package.cpath='$BUILD/?.so;'..package.cpath; local torch = require 'torch'; assert(torch.ones or torch.tensor)" >/dev/null 2>&1 </dev/null; then
