@@ -206,8 +206,12 @@ static bool same_geometry(const lt_tensor *out, const int64_t *st, const char *d
 lt_tensor *lt_ew_run(lt_ew *e, lt_tensor *out) {
   const int nin = e->nin, nt = nin + 1;
   char inplace_name[64];
-  if (out && lt_tls_inplace_op) {   /* errors of x:add_(y) name add_ */
-    snprintf(inplace_name, sizeof inplace_name, "%s_", e->op);
+  if (out && lt_tls_inplace_op) {   /* errors of x:add_(y) name add_ (no printf: this is the hot path) */
+    size_t n = strlen(e->op);
+    if (n > sizeof inplace_name - 2) n = sizeof inplace_name - 2;
+    memcpy(inplace_name, e->op, n);
+    inplace_name[n] = '_';
+    inplace_name[n + 1] = 0;
     e->op = inplace_name;
   }
   int64_t shape[LT_MAX_DIMS];
