@@ -7,6 +7,7 @@
 #include <string.h>
 #include "formulas_linalg.h"
 #include "lt_ops.h"
+#include "tensor/la_einsum.h"
 
 /* alpha * r, consuming r */
 static lt_tensor *scaled(lt_tensor *r, lt_scalar alpha) {
@@ -245,38 +246,6 @@ typedef struct ein_term {
   int lab[LT_MAX_DIMS];         /* label of each dim of t */
 } ein_term;
 
-static int ein_letter(char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return 26 + (c - 'a');
-  return -1;
-}
-
-static char ein_char(int l) { return l < 26 ? (char)('A' + l) : (char)('a' + l - 26); }
-
-/* subscripts of one term; -2 marks "...". The count, or -1 with an error. */
-static int ein_parse(const char *s, const char *e, int *labels, bool output) {
-  int n = 0;
-  bool ell = false;
-  for (const char *c = s; c < e; c++) {
-    if (*c == ' ') continue;
-    if (*c == '.') {
-      if (e - c < 3 || c[1] != '.' || c[2] != '.')
-        return lt_error("einsum: found a '.' that is not part of an ellipsis ('...') in the subscripts of %s",
-                        output ? "the output" : "an operand");
-      if (ell) return lt_error("einsum: more than one ellipsis ('...') in one term of the equation");
-      ell = true;
-      labels[n++] = -2;
-      c += 2;
-      continue;
-    }
-    int l = ein_letter(*c);
-    if (l < 0) return lt_error("einsum: invalid subscript '%c': subscripts must be letters a-z or A-Z", *c);
-    if (n >= EIN_MAXL) return lt_error("einsum: too many subscripts in one term");
-    labels[n++] = l;
-  }
-  return n;
-}
-
 /* replace x->t by r (consumed); -1 when r is NULL */
 static int ein_set(ein_term *x, lt_tensor *r) {
   if (!r) return -1;
@@ -359,7 +328,7 @@ static lt_tensor *einsum_graph(const char *equation, lt_tensor *const *tensors, 
     while (e < lhs_end && *e != ',') e++;
     if (nterms >= n)
       ERRGOTO("einsum: the equation has more operands than the %d tensor%s given", n, n == 1 ? "" : "s");
-    if ((nl[nterms] = ein_parse(s, e, labels[nterms], false)) < 0) goto done;
+    if ((nl[nterms] = lt_einsum_parse_term(s, e, labels[nterms], nterms)) < 0) goto done;
     int nlet = 0;
     bool ell = false;
     for (int j = 0; j < nl[nterms]; j++) { if (labels[nterms][j] == -2) ell = true; else nlet++; }
@@ -396,12 +365,12 @@ static lt_tensor *einsum_graph(const char *equation, lt_tensor *const *tensors, 
       for (int e = 0; e < d; e++)
         if (ts[i].lab[e] == l && t->sizes[e] != s)
           ERRGOTO("einsum: subscript '%c' is repeated for operand %d but the sizes don't match, %lld != %lld",
-                               ein_char(l), i + 1, (long long)t->sizes[e], (long long)s);
+                               lt_einsum_char(l), i + 1, (long long)t->sizes[e], (long long)s);
       if (size[l] < 0 || size[l] == 1) size[l] = s;
       else if (s != 1 && s != size[l]) {
         if (l < EIN_NLET)
           ERRGOTO("einsum: subscript '%c' has size %lld in one operand and %lld in another",
-                               ein_char(l), (long long)s, (long long)size[l]);
+                               lt_einsum_char(l), (long long)s, (long long)size[l]);
         ERRGOTO("einsum: the dims covered by '...' do not broadcast (%lld vs %lld)", (long long)s,
                              (long long)size[l]);
       }
@@ -412,15 +381,15 @@ static lt_tensor *einsum_graph(const char *equation, lt_tensor *const *tensors, 
   if (arrow) {
     int ol[EIN_MAXL + 1];
     const char *os = arrow + 2;
-    int no = ein_parse(os, os + strlen(os), ol, true);
+    int no = lt_einsum_parse_term(os, os + strlen(os), ol, -1);
     if (no < 0) goto done;
     bool seen[EIN_MAXL] = {false};
     for (int j = 0; j < no; j++) {
       int l = ol[j];
       if (l == -2) { for (int q = 0; q < ell_max; q++) out[nout++] = EIN_NLET + q; continue; }
       if (!count[l])
-        ERRGOTO("einsum: output subscript '%c' does not appear in the equation for any operand", ein_char(l));
-      if (seen[l]) ERRGOTO("einsum: output subscript '%c' appears more than once in the output", ein_char(l));
+        ERRGOTO("einsum: output subscript '%c' does not appear in the equation for any operand", lt_einsum_char(l));
+      if (seen[l]) ERRGOTO("einsum: output subscript '%c' appears more than once in the output", lt_einsum_char(l));
       seen[l] = true;
       out[nout++] = l;
     }

@@ -11,6 +11,7 @@
 #include <string.h>
 #include "lt_ops.h"
 #include "la_gemm.h"
+#include "la_einsum.h"
 
 #define NLETTERS 52
 #define MAXL (NLETTERS + LT_MAX_DIMS)   /* letters, then the dims "..." covers */
@@ -26,16 +27,16 @@ typedef struct ein {
   int out[MAXL], nout;          /* output labels in order */
 } ein;
 
-static int letter_id(char c) {
+int lt_einsum_letter(char c) {
   if (c >= 'A' && c <= 'Z') return c - 'A';
   if (c >= 'a' && c <= 'z') return 26 + (c - 'a');
   return -1;
 }
 
-static char label_char(int l) { return l < 26 ? (char)('A' + l) : (char)('a' + l - 26); }
+char lt_einsum_char(int l) { return l < 26 ? (char)('A' + l) : (char)('a' + l - 26); }
 
 /* labels of one operand's subscripts; -2 marks "...". Returns the count or -1. */
-static int parse_term(const char *s, const char *e, int *labels, int opi) {
+int lt_einsum_parse_term(const char *s, const char *e, int *labels, int opi) {
   int n = 0;
   bool ell = false;
   for (const char *c = s; c < e; c++) {
@@ -50,7 +51,7 @@ static int parse_term(const char *s, const char *e, int *labels, int opi) {
       c += 2;
       continue;
     }
-    int l = letter_id(*c);
+    int l = lt_einsum_letter(*c);
     if (l < 0) return lt_error("einsum: invalid subscript '%c': subscripts must be letters a-z or A-Z", *c);
     if (n >= MAXL) return lt_error("einsum: too many subscripts in one term");
     labels[n++] = l;
@@ -66,7 +67,7 @@ static int merge_size(int64_t *g, int64_t s, int l) {
   if (s == 1 || s == *g) return 0;
   if (l < NLETTERS)
     return lt_error("einsum: subscript '%c' has size %lld in one operand and %lld in another",
-                    label_char(l), (long long)s, (long long)*g);
+                    lt_einsum_char(l), (long long)s, (long long)*g);
   return lt_error("einsum: the dims covered by '...' do not broadcast (%lld vs %lld)", (long long)s, (long long)*g);
 }
 
@@ -209,7 +210,7 @@ lt_tensor *lt_cpu_einsum(const char *equation, lt_tensor *const *tensors, int n)
       lt_error("einsum: the equation has more operands than the %d tensor%s given", n, n == 1 ? "" : "s");
       goto done;
     }
-    if ((nl[nterms] = parse_term(s, e, labels[nterms], nterms)) < 0) goto done;
+    if ((nl[nterms] = lt_einsum_parse_term(s, e, labels[nterms], nterms)) < 0) goto done;
     int nlet = 0;
     bool ell = false;
     for (int j = 0; j < nl[nterms]; j++) { if (labels[nterms][j] == -2) ell = true; else nlet++; }
@@ -252,7 +253,7 @@ lt_tensor *lt_cpu_einsum(const char *equation, lt_tensor *const *tensors, int n)
       if (o->has[l]) {
         if (opsize[l] != t->sizes[d]) {
           lt_error("einsum: subscript '%c' is repeated for operand %d but the sizes don't match, %lld != %lld",
-                   label_char(l), i + 1, (long long)opsize[l], (long long)t->sizes[d]);
+                   lt_einsum_char(l), i + 1, (long long)opsize[l], (long long)t->sizes[d]);
           goto done;
         }
         o->stride[l] += t->strides[d];   /* a diagonal */
@@ -270,7 +271,7 @@ lt_tensor *lt_cpu_einsum(const char *equation, lt_tensor *const *tensors, int n)
   if (arrow) {
     int ol[MAXL + 1];
     const char *os = arrow + 2;
-    int no = parse_term(os, os + strlen(os), ol, -1);
+    int no = lt_einsum_parse_term(os, os + strlen(os), ol, -1);
     if (no < 0) goto done;
     bool seen[MAXL] = {false};
     for (int j = 0; j < no; j++) {
@@ -280,10 +281,10 @@ lt_tensor *lt_cpu_einsum(const char *equation, lt_tensor *const *tensors, int n)
         continue;
       }
       if (!count[l]) {
-        lt_error("einsum: output subscript '%c' does not appear in the equation for any operand", label_char(l));
+        lt_error("einsum: output subscript '%c' does not appear in the equation for any operand", lt_einsum_char(l));
         goto done;
       }
-      if (seen[l]) { lt_error("einsum: output subscript '%c' appears more than once in the output", label_char(l)); goto done; }
+      if (seen[l]) { lt_error("einsum: output subscript '%c' appears more than once in the output", lt_einsum_char(l)); goto done; }
       seen[l] = true;
       E.out[E.nout++] = l;
     }
