@@ -111,7 +111,8 @@ static int f_data(lua_State *L) {
 
 static int set_requires_grad(lua_State *L) {
   lt_tensor *t = self_tensor(L, "requires_grad");
-  luaL_checktype(L, 2, LUA_TBOOLEAN);
+  if (!lua_isboolean(L, 2))
+    return luaL_error(L, "requires_grad: argument 'value' must be a boolean, got %s", luaL_typename(L, 2));
   if (lt_requires_grad_(t, lua_toboolean(L, 2)) < 0) return lt_vm_raise(L, "requires_grad");
   return 0;
 }
