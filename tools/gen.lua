@@ -64,6 +64,12 @@ local function parse_schema(s)
     else
       local ty, nm, def = a:match("^([%w_%[%]%?]+%b())%s*([%w_]+)%s*=?%s*(.*)$")
       local alias
+      if not ty then
+        -- a mutable list: Tensor(a!)[] params
+        local base, al, br
+        base, al, br, nm, def = a:match("^([%w_]+)(%b())(%[%])%s*([%w_]+)%s*=?%s*(.*)$")
+        if base then ty = base .. al .. br end
+      end
       if ty then
         alias = ty:match("%((.-)%)")
         ty = ty:gsub("%b()", "")
@@ -78,7 +84,9 @@ local function parse_schema(s)
     end
   end
   ret = trim(ret)
-  if ret:sub(1, 1) == "(" then
+  if ret == "()" then
+    -- no result: the op works through its mutable arguments
+  elseif ret:sub(1, 1) == "(" then
     for _, r in ipairs(split_top(ret:sub(2, -2))) do
       local ty, nm = r:match("^([%w_%[%]%?]+)%s*([%w_]*)$")
       sch.rets[#sch.rets + 1] = { type = ty, name = nm }
@@ -135,6 +143,7 @@ end
 
 -- return kind: "tensor", "multi" (n tensors through out-pointers), "list", "bool", "scalar"
 local function ret_kind(sch)
+  if #sch.rets == 0 then return "none" end
   if #sch.rets > 1 then return "multi" end
   local t = sch.rets[1].type
   if t == "Tensor" then return "tensor" end
@@ -144,7 +153,7 @@ local function ret_kind(sch)
   error("unsupported return type " .. t .. " in " .. sch.text)
 end
 
-local RET_CTYPE = { tensor = "lt_tensor *", multi = "int", list = "lt_tensor_list", bool = "int", scalar = "lt_scalar" }
+local RET_CTYPE = { none = "int", tensor = "lt_tensor *", multi = "int", list = "lt_tensor_list", bool = "int", scalar = "lt_scalar" }
 
 local function full_params(op, with_out)
   local ps = c_params(op, with_out)
@@ -197,8 +206,8 @@ local function add_op(decl, file)
   op.rkind = ret_kind(sch)
   if decl.cpu == false or op.composite then op.cpu = nil
   else op.cpu = decl.cpu or ("lt_cpu_" .. op.name) end
-  op.view = decl.view or (sch.rets[1].alias ~= nil and not sch.rets[1].alias:find("!"))
-  op.mutates = sch.args[1] and sch.args[1].mutable
+  op.view = decl.view or (sch.rets[1] ~= nil and sch.rets[1].alias ~= nil and not sch.rets[1].alias:find("!"))
+  op.mutates = sch.args[1] and sch.args[1].type == "Tensor" and sch.args[1].mutable
   ops[#ops + 1] = op
   by_name[op.name] = op
   if decl.inplace then
@@ -372,6 +381,11 @@ for _, op in ipairs(ops) do
       local okx = op.rkind == "tensor" and "lt__r" or (op.rkind == "list" and "lt__r.n >= 0" or "lt__r >= 0")
       if op.inplace_of or op.mutates then c(("  if (%s) lt_tensor_bump_version(self);"):format(okx)) end
       if with_out then c(("  if (%s) lt_tensor_bump_version(out);"):format(okx)) end
+      for _, a in ipairs(op.schema.args) do
+        if a.type == "Tensor[]" and a.mutable then
+          c(("  if (%s) for (int lt__i = 0; lt__i < %s_n; lt__i++) lt_tensor_bump_version(%s[lt__i]);"):format(okx, a.name, a.name))
+        end
+      end
       c("  return lt__r;")
     end
     c("}\n")
@@ -765,6 +779,9 @@ for _, op in ipairs(ops) do
   elseif op.rkind == "list" then
     l(("  lt_tensor_list r = lt_%s(%s);"):format(op.name, join(cargs)))
     l("  return lt_vm_return_list(L, r, a);")
+  elseif op.rkind == "none" then
+    l(("  int r = lt_%s(%s);"):format(op.name, join(cargs)))
+    l("  return lt_vm_return_none(L, r, a);")
   elseif op.rkind == "bool" then
     l(("  int r = lt_%s(%s);"):format(op.name, join(cargs)))
     l("  return lt_vm_return_bool(L, r, a);")

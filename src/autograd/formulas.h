@@ -11,5 +11,8 @@
 #include "formulas_shape.h"
 #include "formulas_index.h"
 #include "formulas_linalg.h"
+#include "formulas_nn_conv.h"
+#include "formulas_nn_norm.h"
+#include "formulas_nn_misc.h"
 
 #endif

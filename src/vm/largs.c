@@ -442,6 +442,12 @@ int lt_vm_return_list(lua_State *L, lt_tensor_list r, lt_args *a) {
   return 1;
 }
 
+int lt_vm_return_none(lua_State *L, int r, lt_args *a) {
+  if (r < 0) return raise_for(L, a, NULL);
+  lt_parse_release(a);
+  return 0;
+}
+
 int lt_vm_return_bool(lua_State *L, int r, lt_args *a) {
   if (r < 0) return raise_for(L, a, NULL);
   lt_parse_release(a);

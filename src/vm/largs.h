@@ -78,6 +78,7 @@ int lt_vm_return_tensor(lua_State *L, lt_tensor *r, lt_args *a);
 int lt_vm_return_arg(lua_State *L, lt_tensor *r, lt_args *a, int which);   /* in place / out=: push the argument itself */
 int lt_vm_return_tensors(lua_State *L, int rc, lt_tensor **rs, int n, lt_args *a);
 int lt_vm_return_list(lua_State *L, lt_tensor_list r, lt_args *a);
+int lt_vm_return_none(lua_State *L, int r, lt_args *a);
 int lt_vm_return_bool(lua_State *L, int r, lt_args *a);
 int lt_vm_return_scalar(lua_State *L, lt_scalar r, lt_args *a);
 
