@@ -4,6 +4,9 @@
 ** the Lua parts of the module embedded at build time (src/vm/lua/).
 */
 #include <string.h>
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <limits.h>
 #include "lutorch_vm.h"
 #include "ltensor.h"
 #include "largs.h"
@@ -160,12 +163,38 @@ static lt_vm_open_fn const openers[] = {
   NULL
 };
 
+/* Lua libraries (lib/) beside the binary or shared object that holds this
+** module, in the source tree (build/../lib) and in an install (lib/../share);
+** added once, so `require "nn"` works from lua5.4 with torch.so too. */
+static void add_lib_paths(lua_State *L) {
+  Dl_info info;
+  char dir[PATH_MAX];
+  if (!dladdr((void *)add_lib_paths, &info) || !info.dli_fname) return;
+  if (!realpath(info.dli_fname, dir)) return;
+  char *slash = strrchr(dir, '/');
+  if (!slash) return;
+  *slash = 0;
+  lua_getglobal(L, "package");
+  if (!lua_istable(L, -1)) { lua_pop(L, 1); return; }
+  lua_getfield(L, -1, "path");
+  const char *cur = lua_tostring(L, -1);
+  char probe[PATH_MAX + 32];
+  snprintf(probe, sizeof probe, "%s/../lib/?.lua", dir);
+  if (cur && !strstr(cur, probe)) {
+    lua_pushfstring(L, "%s/../lib/?.lua;%s/../lib/?/init.lua;%s/../share/lutorch/lua/?.lua;"
+                    "%s/../share/lutorch/lua/?/init.lua;%s", dir, dir, dir, dir, cur);
+    lua_setfield(L, -3, "path");
+  }
+  lua_pop(L, 2);
+}
+
 int luaopen_torch(lua_State *L) {
   luaL_checkversion(L);
   lt_get_num_threads();   /* settles the thread count (and OpenBLAS's) before the first op */
   lua_getfield(L, LUA_REGISTRYINDEX, "lutorch.module");
   if (lua_istable(L, -1)) return 1;     /* one module per state */
   lua_pop(L, 1);
+  add_lib_paths(L);
   lt_vm_open_tensor(L);
   lua_createtable(L, 0, 512);
   luaL_setfuncs(L, lt_gen_functions, 0);
