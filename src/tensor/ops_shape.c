@@ -735,3 +735,37 @@ lt_tensor *lt_composite_movedim(lt_tensor *self, lt_intlist source, lt_intlist d
   }
   return lt_permute(self, lt_intlist_make(perm, n));
 }
+
+/* self takes source's storage and geometry: both then see the same memory.
+** Modules use it to keep a parameter's identity while its data moves (Torch7's
+** getParameters, `p.data = q`). */
+static lt_tensor *set_geometry(lt_tensor *self, lt_tensor *source) {
+  if (self == source) { lt_tensor_retain(self); return self; }
+  lt_storage_retain(source->storage);
+  lt_storage_release(self->storage);
+  self->storage = source->storage;
+  self->dtype = source->dtype;
+  self->offset = source->offset;
+  self->ndim = source->ndim;
+  self->numel = source->numel;
+  for (int d = 0; d < source->ndim; d++) {
+    self->sizes[d] = source->sizes[d];
+    self->strides[d] = source->strides[d];
+  }
+  lt_tensor_retain(self);
+  return self;
+}
+
+lt_tensor *lt_cpu_set_(lt_tensor *self, lt_tensor *source) {
+  if (self->dtype != source->dtype)
+    return lt_error_null("set_: argument 'source' has dtype %s but self is %s",
+                         lt_dtype_name((lt_dtype)source->dtype), lt_dtype_name((lt_dtype)self->dtype));
+  return set_geometry(self, source);
+}
+
+lt_tensor *lt_cpu__set_data(lt_tensor *self, lt_tensor *source) {
+  if (self->requires_grad && !lt_dtype_is_float((lt_dtype)source->dtype))
+    return lt_error_null("data: a tensor that requires grad cannot take %s data",
+                         lt_dtype_name((lt_dtype)source->dtype));
+  return set_geometry(self, source);
+}

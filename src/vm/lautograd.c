@@ -109,6 +109,17 @@ static int f_data(lua_State *L) {
   return 1;
 }
 
+/* t.data = source: t keeps its identity (and its grad and hooks) with new contents */
+static int set_data(lua_State *L) {
+  lt_tensor *t = self_tensor(L, "data");
+  lt_tensor *src = lt_vm_totensor(L, 2);
+  if (!src) return luaL_error(L, "data: argument 'value' must be a tensor, got %s", luaL_typename(L, 2));
+  lt_tensor *r = lt__set_data(t, src);
+  if (!r) return lt_vm_raise(L, "data");
+  lt_tensor_release(r);
+  return 0;
+}
+
 static int set_requires_grad(lua_State *L) {
   lt_tensor *t = self_tensor(L, "requires_grad");
   if (!lua_isboolean(L, 2))
@@ -567,6 +578,7 @@ void lt_vm_open_autograd(lua_State *L) {
   lua_getfield(L, -1, "_setters");
   lua_pushcfunction(L, set_grad); lua_setfield(L, -2, "grad");
   lua_pushcfunction(L, set_requires_grad); lua_setfield(L, -2, "requires_grad");
+  lua_pushcfunction(L, set_data); lua_setfield(L, -2, "data");
   lua_pop(L, 2);
   /* module functions (the module table is on top) */
   static const luaL_Reg mode_fns[] = {
