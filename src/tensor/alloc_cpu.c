@@ -1,7 +1,7 @@
 /*
 ** alloc_cpu.c — the process-wide CPU allocator.
 **
-** Small blocks come from posix_memalign. Large blocks (>= LT_CPU_CACHE_MIN)
+** Small blocks come from malloc (aligned by hand). Large blocks (>= LT_CPU_CACHE_MIN)
 ** are mmapped and, when freed, parked in a cache instead of being unmapped:
 ** an op that writes a fresh 64 MB output every step would otherwise take
 ** ~16k page faults (and the kernel's zeroing behind each) every step, which
@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <malloc.h>
 #include "alloc.h"
 #include "error.h"
 
@@ -286,15 +287,43 @@ static void free_large(void *p) {
   unmap_chain(evicted);
 }
 
+/* Blocks under LT_CPU_CACHE_MIN come from malloc. glibc's defaults make those
+** costly for tensor work: it mmaps anything over 128 KiB afresh (a page fault
+** and a zeroed page per 4 KiB, every time: a 256 KiB result cost 5x the op)
+** and gives the top of the heap back above 128 KiB free (so a 32 KiB
+** temporary made in a loop faults its pages in again each step). Large
+** blocks are this file's business, so malloc keeps the rest on its heap. */
+static pthread_once_t malloc_tuned = PTHREAD_ONCE_INIT;
+static void tune_malloc(void) {
+  mallopt(M_MMAP_THRESHOLD, (int)LT_CPU_CACHE_MIN);
+  mallopt(M_TRIM_THRESHOLD, 64 << 20);
+}
+
+/* Small blocks: malloc'd with room to align by hand. posix_memalign would ask
+** glibc for more than the block each time (size + alignment + slack), so a
+** freed block never fits the next request of the same size and the heap grows
+** with every temporary; a plain malloc of a fixed padded size reuses it. The
+** pointer malloc gave sits just below the aligned block. */
+static void *small_alloc(size_t nbytes) {
+  char *raw = malloc(nbytes + ALIGN);
+  if (!raw) return NULL;
+  char *p = (char *)(((uintptr_t)raw + ALIGN) & ~(uintptr_t)(ALIGN - 1));
+  ((void **)p)[-1] = raw;
+  return p;
+}
+
+static void small_free(void *p) { free(((void **)p)[-1]); }
+
 static void *cpu_alloc(lt_allocator *self, size_t nbytes) {
   (void)self;
+  pthread_once(&malloc_tuned, tune_malloc);
   atomic_fetch_add(&st_allocs, 1);
   void *p;
   if (nbytes == 0) return zero_block;
   if (nbytes >= LT_CPU_CACHE_MIN) {
     p = alloc_large(nbytes);
     if (!p) return NULL;
-  } else if (posix_memalign(&p, ALIGN, nbytes) != 0) {
+  } else if (!(p = small_alloc(nbytes))) {
     return out_of_memory(nbytes);
   }
   note_alloc(nbytes);
@@ -306,7 +335,7 @@ static void cpu_free(lt_allocator *self, void *ptr, size_t nbytes) {
   if (!ptr || ptr == zero_block) return;
   atomic_fetch_sub(&st_allocated, (long long)nbytes);
   if (nbytes >= LT_CPU_CACHE_MIN) free_large(ptr);
-  else free(ptr);
+  else small_free(ptr);
 }
 
 static lt_allocator cpu_allocator = {"cpu", cpu_alloc, cpu_free, NULL};
