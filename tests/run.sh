@@ -34,7 +34,7 @@ for t in "$BUILD"/tests/test_*; do
 done
 for t in tests/lua/test_*.lua; do
   [ -f "$t" ] || continue
-  run "lua/$(basename "$t" .lua)" env LUA_PATH="tests/lua/?.lua;;" "$BUILD/lutorch" "$t"
+  run "lua/$(basename "$t" .lua)" env LUA_PATH="tests/lua/?.lua;lib/?.lua;lib/?/init.lua;;" "$BUILD/lutorch" "$t"
 done
 for t in tests/sh/test_*.sh; do
   [ -f "$t" ] || continue

@@ -316,11 +316,34 @@ void lt_parse_release(lt_args *a) {
   a->n = 0;
 }
 
+static bool is_empty_table(lua_State *L, int idx) {
+  if (lua_type(L, idx) != LUA_TTABLE) return false;
+  if (lua_getmetatable(L, idx)) { lua_pop(L, 1); return false; }
+  lua_pushnil(L);
+  if (!lua_next(L, idx)) return true;
+  lua_pop(L, 2);
+  return false;
+}
+
+static int parse_with(lua_State *L, const lt_opspec *spec, lt_args *a, lt_parse_error *err, int top, int opts);
+
+/* Trailing nils are absent arguments (`f(x, nil)` is `f(x)`). A trailing empty
+** table is a size or list where one fits (`x:view({})`, `torch.zeros({})`),
+** otherwise an empty options table (`torch.empty(2, 3, {})`). */
 int lt_parse_args(lua_State *L, const lt_opspec *spec, lt_args *a, lt_parse_error *err) {
+  int top = lua_gettop(L);
+  while (top > 0 && lua_isnil(L, top)) top--;
+  if (top > 0 && is_options(L, top)) return parse_with(L, spec, a, err, top - 1, top);
+  if (top > 1 && is_empty_table(L, top)) {
+    if (parse_with(L, spec, a, err, top, 0) == 0) return 0;
+    return parse_with(L, spec, a, err, top - 1, top);
+  }
+  return parse_with(L, spec, a, err, top, 0);
+}
+
+static int parse_with(lua_State *L, const lt_opspec *spec, lt_args *a, lt_parse_error *err, int top, int opts) {
   pctx p;
   p.L = L; p.spec = spec; p.err = err; p.msg[0] = 0;
-  int top = lua_gettop(L), opts = 0;
-  if (top > 0 && is_options(L, top)) { opts = top; top--; }
   int pos = 1;
   a->n = 0;
   for (int i = 0; i < spec->nargs; i++) {
