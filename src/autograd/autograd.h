@@ -109,6 +109,10 @@ int lt_rebase_history(lt_tensor *self, lt_node *n);
 /* remember that v is a view of src's base (views of views share the root) */
 int lt_track_view(lt_tensor *v, lt_tensor *src);
 bool lt_any_requires_grad(lt_tensor *const *ts, int n);
+/* split, chunk and unbind: make the pieces between begin and end, which records
+** one node for all of them (and tracks them as views of self) */
+bool lt_split_begin(lt_tensor *self, lt_keyset *saved_excluded);
+int lt_split_end(lt_tensor *self, lt_tensor_list l, int dim, bool stacked, bool began, lt_keyset saved_excluded);
 
 /* save t for backward in n; is_output for the node's own outputs */
 void lt_save(lt_saved *s, lt_tensor *t, bool is_output, uint32_t output_nr);

@@ -266,3 +266,78 @@ lt_tensor *lt_composite_cat(lt_tensor *const *tensors, int tensors_n, int64_t di
   lt_node_release(n);
   return r;
 }
+
+/* ---- split, chunk, unbind ----
+** One node for all the pieces: its backward puts the pieces' gradients back
+** together with one cat (stack for unbind), zeros standing in for pieces that
+** got none. A node per piece would pad each piece's gradient to the whole
+** tensor and add them up: quadratic in the number of pieces, which is what a
+** loop over the time steps of a sequence does. */
+
+typedef struct split_ctx {
+  int dim;
+  bool stacked;          /* unbind: the pieces lost dim */
+  int64_t *len;          /* [num_outputs] */
+} split_ctx;
+
+static int split_apply(lt_node *n, lt_tensor **grads_in, lt_tensor **grads_out) {
+  split_ctx *c = n->ctx;
+  if (!n->next[0].fn) return 0;
+  const lt_input_meta *m = &n->meta[0];
+  int k = n->num_outputs;
+  lt_tensor **parts = calloc((size_t)(k > 0 ? k : 1), sizeof *parts);
+  if (!parts) return lt_error("split: out of memory in backward");
+  int rc = 0;
+  for (int i = 0; i < k && rc == 0; i++) {
+    if (grads_in[i]) { lt_tensor_retain(grads_in[i]); parts[i] = grads_in[i]; continue; }
+    int64_t sizes[LT_MAX_DIMS];
+    int nd = 0;
+    for (int j = 0; j < m->ndim; j++) {
+      if (j == c->dim) { if (c->stacked) continue; sizes[nd++] = c->len[i]; }
+      else sizes[nd++] = m->sizes[j];
+    }
+    if (!(parts[i] = lt_tensor_new_zeros((lt_dtype)m->dtype, m->device, nd, sizes))) rc = -1;
+  }
+  if (rc == 0) {
+    lt_tensor *g = c->stacked ? lt_stack(parts, k, c->dim) : lt_cat(parts, k, c->dim);
+    if (!g) rc = -1;
+    else grads_out[0] = g;
+  }
+  for (int i = 0; i < k; i++) lt_tensor_release(parts[i]);
+  free(parts);
+  return rc;
+}
+
+static void split_destroy(lt_node *n) { free(((split_ctx *)n->ctx)->len); }
+
+static const lt_node_ops split_node_ops = {"SplitBackward0", split_apply, NULL, split_destroy};
+static const lt_node_ops unbind_node_ops = {"UnbindBackward0", split_apply, NULL, split_destroy};
+
+bool lt_split_begin(lt_tensor *self, lt_keyset *saved_excluded) {
+  *saved_excluded = lt_tls_excluded;
+  if (!(self->keys & LT_KEYBIT(LT_KEY_AUTOGRAD))) return false;
+  lt_tls_excluded |= LT_KEYBIT(LT_KEY_AUTOGRAD);
+  return true;
+}
+
+int lt_split_end(lt_tensor *self, lt_tensor_list l, int dim, bool stacked, bool began, lt_keyset saved_excluded) {
+  lt_tls_excluded = saved_excluded;
+  if (!began || l.n < 0) return 0;
+  for (int i = 0; i < l.n; i++)
+    if (lt_track_view(l.v[i], self) < 0) return -1;
+  if (!lt_grad_enabled() || !lt_any_requires_grad(&self, 1)) return 0;
+  lt_node *n = lt_node_new(stacked ? &unbind_node_ops : &split_node_ops, 1, l.n, sizeof(split_ctx));
+  if (!n) return -1;
+  split_ctx *c = n->ctx;
+  c->dim = dim;
+  c->stacked = stacked;
+  c->len = malloc(sizeof(int64_t) * (size_t)(l.n > 0 ? l.n : 1));
+  if (!c->len) { lt_node_release(n); return lt_error("split: out of memory"); }
+  lt_node_set_next(n, 0, self);
+  for (int i = 0; i < l.n; i++) {
+    c->len[i] = stacked ? 1 : l.v[i]->sizes[dim];
+    lt_set_history(l.v[i], n, (uint32_t)i);
+  }
+  lt_node_release(n);
+  return 0;
+}

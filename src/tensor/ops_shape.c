@@ -8,6 +8,7 @@
 #include <string.h>
 #include <stdlib.h>
 #include "lt_ops.h"
+#include "autograd/autograd.h"
 
 /* 0-based C index -> how Lua shows it */
 static long long lua_index(int64_t i) { return (long long)(i >= 0 ? i + 1 : i); }
@@ -341,12 +342,15 @@ lt_tensor *lt_cpu_diagonal(lt_tensor *self, int64_t offset, int64_t dim1, int64_
 static lt_tensor_list narrow_list(const char *op, lt_tensor *self, int d, const int64_t *lens, int n) {
   lt_tensor_list l = lt_tensor_list_new(n);
   if (l.n < 0) return l;
+  lt_keyset ex;
+  bool began = lt_split_begin(self, &ex);
   int64_t at = 0;
   for (int i = 0; i < n; i++) {
     l.v[i] = lt_narrow(self, d, at, lens[i]);
-    if (!l.v[i]) { lt_tensor_list_release(l); l.v = NULL; l.n = -1; return l; }
+    if (!l.v[i]) { lt_split_end(self, l, d, false, false, ex); lt_tensor_list_release(l); l.v = NULL; l.n = -1; return l; }
     at += lens[i];
   }
+  if (lt_split_end(self, l, d, false, began, ex) < 0) { lt_tensor_list_release(l); l.v = NULL; l.n = -1; }
   (void)op;
   return l;
 }
@@ -414,10 +418,13 @@ lt_tensor_list lt_composite_unbind(lt_tensor *self, int64_t dim) {
   int n = (int)self->sizes[d];
   lt_tensor_list l = lt_tensor_list_new(n);
   if (l.n < 0) return l;
+  lt_keyset ex;
+  bool began = lt_split_begin(self, &ex);
   for (int i = 0; i < n; i++) {
     l.v[i] = lt_select(self, d, i);
-    if (!l.v[i]) { lt_tensor_list_release(l); return list_error(); }
+    if (!l.v[i]) { lt_split_end(self, l, d, true, false, ex); lt_tensor_list_release(l); return list_error(); }
   }
+  if (lt_split_end(self, l, d, true, began, ex) < 0) { lt_tensor_list_release(l); return list_error(); }
   return l;
 }
 
