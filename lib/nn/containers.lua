@@ -1,0 +1,254 @@
+-- nn/containers.lua — Sequential, ModuleList, ModuleDict.
+--
+-- Lua is 1-based, so Sequential and ModuleList name their children "1", "2", ...
+-- (PyTorch: "0", "1", ...): `seq[1]` is the first layer, tostring(seq) prints "(1): ...",
+-- and state_dict keys read "1.weight". ModuleDict keeps its keys as given.
+local torch = require "torch"
+local base = require "nn.module"
+local Module, is_module = base.Module, base.is_module
+
+local C = {}
+
+local function check_module(who, m, i)
+  if not is_module(m) then
+    error(("%s: argument %s must be a Module, got %s"):format(who, tostring(i), type(m)), 3)
+  end
+end
+
+------------------------------------------------------------------------------
+-- Sequential(m1, m2, ...) or Sequential({name = m, ...} as an ordered list of {name, m})
+------------------------------------------------------------------------------
+local Sequential = Module:extend("Sequential")
+C.Sequential = Sequential
+
+function Sequential:__init(...)
+  local args = table.pack(...)
+  -- Sequential{{"conv", c}, {"relu", r}}: named children in order (PyTorch's OrderedDict form)
+  if args.n == 1 and type(args[1]) == "table" and not is_module(args[1]) then
+    for i, e in ipairs(args[1]) do
+      if type(e) == "table" and not is_module(e) then
+        check_module("Sequential", e[2], i)
+        self:add_module(tostring(e[1]), e[2])
+      else
+        check_module("Sequential", e, i)
+        self:add_module(tostring(#self._modules.keys + 1), e)
+      end
+    end
+    return
+  end
+  for i = 1, args.n do
+    check_module("Sequential", args[i], i)
+    self:add_module(tostring(i), args[i])
+  end
+end
+
+-- the i-th child (1-based; negative counts from the end); a range {a, b} gives a new Sequential
+local function child_at(self, i, who)
+  local keys = self._modules.keys
+  local n = #keys
+  if i < 0 then i = n + i + 1 end
+  if i < 1 or i > n or math.type(i) ~= "integer" then
+    error(("%s: index %s is out of range (it has %d modules)"):format(who, tostring(i), n), 3)
+  end
+  return keys[i]
+end
+
+function Sequential:__getitem(i)
+  if type(i) == "number" then
+    return self._modules.vals[child_at(self, i, "Sequential")]
+  end
+  return nil
+end
+
+function Sequential:__setitem(i, m)
+  check_module("Sequential", m, i)
+  local k = child_at(self, i, "Sequential")
+  self._modules.vals[k] = m
+end
+
+function Sequential:__len_impl() return #self._modules.keys end
+
+function Sequential:append(m)
+  check_module("Sequential.append", m, 1)
+  self:add_module(tostring(#self._modules.keys + 1), m)
+  return self
+end
+Sequential.add = Sequential.append   -- Torch7
+
+function Sequential:insert(i, m)
+  check_module("Sequential.insert", m, 2)
+  local mods = self:children()
+  table.insert(mods, i, m)
+  self._modules.keys, self._modules.vals = {}, {}
+  for j, c in ipairs(mods) do self:add_module(tostring(j), c) end
+  return self
+end
+
+function Sequential:remove(i)
+  local mods = self:children()
+  i = i or #mods
+  local m = table.remove(mods, i)
+  self._modules.keys, self._modules.vals = {}, {}
+  for j, c in ipairs(mods) do self:add_module(tostring(j), c) end
+  return m
+end
+
+-- seq:extend({m1, m2}) appends modules; Sequential:extend("Name") (a string) still makes a subclass
+function Sequential:extend(list, ...)
+  if type(list) == "string" then return Module.extend(self, list, ...) end
+  for _, m in ipairs(list) do self:append(m) end
+  return self
+end
+
+-- Sequential:slice(a, b): a new Sequential of children a..b (inclusive, as Lua ranges)
+function Sequential:slice(a, b)
+  local mods = self:children()
+  local n = #mods
+  a = a or 1; b = b or n
+  if a < 0 then a = n + a + 1 end
+  if b < 0 then b = n + b + 1 end
+  local out = Sequential()
+  for j = a, b do if mods[j] then out:append(mods[j]) end end
+  return out
+end
+
+function Sequential:size() return #self._modules.keys end   -- Torch7
+function Sequential:get(i) return self:__getitem(i) end     -- Torch7
+
+function Sequential:__pairs_impl()
+  local i = 0
+  return function()
+    i = i + 1
+    local k = self._modules.keys[i]
+    if k then return i, self._modules.vals[k] end
+  end
+end
+
+function Sequential:forward(x)
+  local keys, vals = self._modules.keys, self._modules.vals
+  for i = 1, #keys do
+    x = vals[keys[i]](x)
+  end
+  return x
+end
+
+------------------------------------------------------------------------------
+-- ModuleList(list)
+------------------------------------------------------------------------------
+local ModuleList = Module:extend("ModuleList")
+C.ModuleList = ModuleList
+
+function ModuleList:__init(list)
+  if list ~= nil then
+    if type(list) ~= "table" or is_module(list) then
+      error("ModuleList: expected a list of modules", 3)
+    end
+    for i, m in ipairs(list) do
+      check_module("ModuleList", m, i)
+      self:add_module(tostring(i), m)
+    end
+  end
+end
+ModuleList.__getitem = Sequential.__getitem
+ModuleList.__len_impl = Sequential.__len_impl
+ModuleList.__pairs_impl = Sequential.__pairs_impl
+ModuleList.append = Sequential.append
+ModuleList.extend = Sequential.extend
+ModuleList.insert = Sequential.insert
+ModuleList.remove = Sequential.remove
+function ModuleList:__setitem(i, m)
+  check_module("ModuleList", m, i)
+  local k = child_at(self, i, "ModuleList")
+  self._modules.vals[k] = m
+end
+function ModuleList:forward()
+  error("ModuleList: a ModuleList is a container; call its modules, not the list", 2)
+end
+
+------------------------------------------------------------------------------
+-- ModuleDict({name = module, ...}) (keys sorted when given a plain table: Lua tables have
+-- no order) or ModuleDict({{"name", module}, ...}) to fix the order
+------------------------------------------------------------------------------
+local ModuleDict = Module:extend("ModuleDict")
+C.ModuleDict = ModuleDict
+
+function ModuleDict:update(t)
+  if type(t) ~= "table" or is_module(t) then error("ModuleDict: expected a table of modules", 3) end
+  if #t > 0 then
+    for i, e in ipairs(t) do
+      check_module("ModuleDict", e[2], i)
+      self:add_module(tostring(e[1]), e[2])
+    end
+  else
+    for _, k in ipairs(base.keys(t)) do
+      check_module("ModuleDict", t[k], k)
+      self:add_module(tostring(k), t[k])
+    end
+  end
+  return self
+end
+
+function ModuleDict:__init(t) if t ~= nil then self:update(t) end end
+function ModuleDict:keys() local out = {} for i, k in ipairs(self._modules.keys) do out[i] = k end return out end
+function ModuleDict:values() return self:children() end
+function ModuleDict:items() return self:named_children() end
+function ModuleDict:__len_impl() return #self._modules.keys end
+function ModuleDict:contains(k) return self._modules.vals[k] ~= nil end
+function ModuleDict:pop(k)
+  local m = self._modules.vals[k]
+  self:add_module(k, nil)
+  return m
+end
+function ModuleDict:__pairs_impl()
+  local i = 0
+  return function()
+    i = i + 1
+    local k = self._modules.keys[i]
+    if k then return k, self._modules.vals[k] end
+  end
+end
+function ModuleDict:forward()
+  error("ModuleDict: a ModuleDict is a container; call its modules, not the dict", 2)
+end
+
+------------------------------------------------------------------------------
+-- ParameterList / ParameterDict
+------------------------------------------------------------------------------
+local ParameterList = Module:extend("ParameterList")
+C.ParameterList = ParameterList
+function ParameterList:__init(list)
+  for i, p in ipairs(list or {}) do self:register_parameter(tostring(i), p) end
+end
+function ParameterList:__getitem(i)
+  local keys = self._parameters.keys
+  if i < 0 then i = #keys + i + 1 end
+  return self._parameters.vals[keys[i]]
+end
+function ParameterList:__len_impl() return #self._parameters.keys end
+function ParameterList:append(p)
+  self:register_parameter(tostring(#self._parameters.keys + 1), p)
+  return self
+end
+function ParameterList:extra_repr()
+  local lines = {}
+  for _, k in ipairs(self._parameters.keys) do
+    local p = self._parameters.vals[k]
+    local shape = {}
+    for i, s in ipairs(p.shape) do shape[i] = tostring(s) end
+    lines[#lines + 1] = ("(%s): Parameter containing: [torch.%s of size %s]"):format(
+      k, p.dtype.name:gsub("^%l", string.upper) .. "Tensor", table.concat(shape, "x"))
+  end
+  return table.concat(lines, "\n")
+end
+
+local ParameterDict = Module:extend("ParameterDict")
+C.ParameterDict = ParameterDict
+function ParameterDict:__init(t)
+  if t then
+    for _, k in ipairs(base.keys(t)) do self:register_parameter(k, t[k]) end
+  end
+end
+function ParameterDict:__len_impl() return #self._parameters.keys end
+function ParameterDict:keys() local out = {} for i, k in ipairs(self._parameters.keys) do out[i] = k end return out end
+
+return C

@@ -1,0 +1,264 @@
+-- nn/conv.lua — Conv1d, Conv2d, ConvTranspose2d and the pooling layers.
+local torch = require "torch"
+local base = require "nn.module"
+local F = require "nn.functional"
+local init = require "nn.initializers"
+local Module, Parameter, pyval = base.Module, base.Parameter, base.pyval
+
+local C = {}
+
+local function ntuple(v, n, who, arg)
+  if type(v) == "number" then local t = {} for i = 1, n do t[i] = v end return t end
+  if type(v) == "table" and #v == n then return v end
+  error(("%s: argument '%s' must be a number or a list of %d numbers"):format(who, arg, n), 4)
+end
+
+local function tuple_str(t)
+  local parts = {}
+  for i, v in ipairs(t) do parts[i] = tostring(v) end
+  if #parts == 1 then return "(" .. parts[1] .. ",)" end
+  return "(" .. table.concat(parts, ", ") .. ")"
+end
+local function all_eq(t, v) for _, x in ipairs(t) do if x ~= v then return false end end return true end
+
+------------------------------------------------------------------------------
+-- _ConvNd: Conv1d/Conv2d(in, out, kernel_size, {stride=1, padding=0, dilation=1, groups=1,
+-- bias=true, padding_mode="zeros"}) (or those as positional arguments in PyTorch's order)
+------------------------------------------------------------------------------
+local function conv_class(name, n, transposed)
+  local Conv = Module:extend(name)
+  function Conv:__init(in_channels, out_channels, kernel_size, stride, padding, a6, a7, a8, a9)
+    local o
+    if type(stride) == "table" and (stride.stride or stride.padding or stride.dilation or stride.groups
+        or stride.bias ~= nil or stride.output_padding or stride.padding_mode or stride.dtype or next(stride) == nil) then
+      o = stride
+    else
+      o = {}
+      if transposed then   -- stride, padding, output_padding, groups, bias, dilation
+        o.stride, o.padding, o.output_padding, o.groups, o.bias, o.dilation = stride, padding, a6, a7, a8, a9
+      else                  -- stride, padding, dilation, groups, bias, padding_mode
+        o.stride, o.padding, o.dilation, o.groups, o.bias, o.padding_mode = stride, padding, a6, a7, a8, a9
+      end
+    end
+    local function int(arg, v)
+      if math.type(v) ~= "integer" or v < 1 then
+        error(("%s: argument '%s' must be a positive integer, got %s"):format(name, arg, tostring(v)), 4)
+      end
+    end
+    int("in_channels", in_channels); int("out_channels", out_channels)
+    local groups = o.groups or 1
+    int("groups", groups)
+    if in_channels % groups ~= 0 then error(("%s: in_channels (%d) must be divisible by groups (%d)"):format(name, in_channels, groups), 3) end
+    if out_channels % groups ~= 0 then error(("%s: out_channels (%d) must be divisible by groups (%d)"):format(name, out_channels, groups), 3) end
+    self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+    if kernel_size == nil then error(name .. ": argument 'kernel_size' is required", 3) end
+    self.kernel_size = ntuple(kernel_size, n, name, "kernel_size")
+    self.stride = ntuple(o.stride or 1, n, name, "stride")
+    if type(o.padding) == "string" then
+      if transposed or (o.padding ~= "same" and o.padding ~= "valid") then
+        error(("%s: padding must be a number, a list%s, got \"%s\""):format(name,
+          transposed and "" or " or \"same\"/\"valid\"", o.padding), 3)
+      end
+      if o.padding == "same" and not all_eq(self.stride, 1) then
+        error(name .. ": padding='same' is not supported for strided convolutions", 3)
+      end
+      self.padding = o.padding
+    else
+      self.padding = ntuple(o.padding or 0, n, name, "padding")
+    end
+    self.dilation = ntuple(o.dilation or 1, n, name, "dilation")
+    self.padding_mode = o.padding_mode or "zeros"
+    if self.padding_mode ~= "zeros" then
+      error(("%s: padding_mode \"%s\" is not supported (zeros)"):format(name, self.padding_mode), 3)
+    end
+    self.transposed = transposed or false
+    if transposed then self.output_padding = ntuple(o.output_padding or 0, n, name, "output_padding") end
+    local shape
+    if transposed then shape = { in_channels, out_channels // groups }
+    else shape = { out_channels, in_channels // groups } end
+    for i = 1, n do shape[#shape + 1] = self.kernel_size[i] end
+    local fo = { dtype = o.dtype, requires_grad = false }
+    self.weight = Parameter(torch.empty(shape, fo))
+    if o.bias ~= false then self.bias = Parameter(torch.empty(out_channels, fo)) end
+    self:reset_parameters()
+  end
+
+  function Conv:reset_parameters()
+    init.kaiming_uniform_(self.weight, math.sqrt(5))
+    if self.bias ~= nil then
+      local fan_in = init._calculate_fan_in_and_fan_out(self.weight)
+      if fan_in ~= 0 then
+        local bound = 1 / math.sqrt(fan_in)
+        init.uniform_(self.bias, -bound, bound)
+      end
+    end
+  end
+
+  function Conv:extra_repr()
+    local s = ("%d, %d, kernel_size=%s, stride=%s"):format(self.in_channels, self.out_channels,
+      tuple_str(self.kernel_size), tuple_str(self.stride))
+    if type(self.padding) == "string" then s = s .. ", padding=" .. self.padding
+    elseif not all_eq(self.padding, 0) then s = s .. ", padding=" .. tuple_str(self.padding) end
+    if not all_eq(self.dilation, 1) then s = s .. ", dilation=" .. tuple_str(self.dilation) end
+    if self.output_padding and not all_eq(self.output_padding, 0) then
+      s = s .. ", output_padding=" .. tuple_str(self.output_padding)
+    end
+    if self.groups ~= 1 then s = s .. ", groups=" .. self.groups end
+    if self.bias == nil then s = s .. ", bias=False" end
+    return s
+  end
+
+  function Conv:_check_input(x)
+    if not torch.is_tensor(x) then error(("%s: expected a tensor input, got %s"):format(name, type(x)), 3) end
+    local d = x:dim()
+    if d ~= n + 1 and d ~= n + 2 then
+      error(("%s: expected %d-D (unbatched) or %d-D (batched) input, got %d-D input of size %s"):format(
+        name, n + 1, n + 2, d, tostring(x.shape)), 3)
+    end
+    local cin = x:size(d - n)
+    if cin ~= self.in_channels then
+      error(("%s: expected input with %d channels (dim %d), got %d"):format(name, self.in_channels, d - n, cin), 3)
+    end
+  end
+
+  C[name] = Conv
+  return Conv
+end
+
+local Conv1d = conv_class("Conv1d", 1)
+function Conv1d:forward(x)
+  self:_check_input(x)
+  return F.conv1d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+end
+
+local Conv2d = conv_class("Conv2d", 2)
+function Conv2d:forward(x)
+  self:_check_input(x)
+  return F.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+end
+
+local ConvTranspose2d = conv_class("ConvTranspose2d", 2, true)
+-- forward(x, output_size): output_size picks output_padding so the result has that size
+function ConvTranspose2d:forward(x, output_size)
+  self:_check_input(x)
+  local op = self.output_padding
+  if output_size ~= nil then
+    local d = x:dim()
+    local os = { output_size[#output_size - 1], output_size[#output_size] }
+    op = {}
+    for i = 1, 2 do
+      local min = (x:size(d - 2 + i) - 1) * self.stride[i] - 2 * self.padding[i] + self.dilation[i] * (self.kernel_size[i] - 1) + 1
+      op[i] = os[i] - min
+      if op[i] < 0 or op[i] >= math.max(self.stride[i], self.dilation[i]) then
+        error(("ConvTranspose2d: requested an output size of %s, but valid sizes range from %d to %d (for an input of %d)"):format(
+          tuple_str(os), min, min + math.max(self.stride[i], self.dilation[i]) - 1, x:size(d - 2 + i)), 2)
+      end
+    end
+  end
+  return F.conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding, op, self.groups, self.dilation)
+end
+
+------------------------------------------------------------------------------
+-- pooling
+------------------------------------------------------------------------------
+local function pool_args(who, kernel_size, stride, padding, a4, a5, a6, names)
+  local o
+  if type(stride) == "table" and not stride[1] and next(stride) ~= nil then o = stride
+  else
+    o = { stride = stride, padding = padding }
+    o[names[1]], o[names[2]], o[names[3]] = a4, a5, a6
+  end
+  if kernel_size == nil then error(who .. ": argument 'kernel_size' is required", 4) end
+  return o
+end
+
+local function maxpool_class(name, n)
+  local P = Module:extend(name)
+  -- MaxPool2d(kernel_size, stride=kernel_size, padding=0, dilation=1, return_indices=false, ceil_mode=false)
+  function P:__init(kernel_size, stride, padding, dilation, return_indices, ceil_mode)
+    local o = pool_args(name, kernel_size, stride, padding, dilation, return_indices, ceil_mode,
+      { "dilation", "return_indices", "ceil_mode" })
+    self.kernel_size = kernel_size
+    self.stride = o.stride or kernel_size
+    self.padding, self.dilation = o.padding or 0, o.dilation or 1
+    self.return_indices, self.ceil_mode = o.return_indices or false, o.ceil_mode or false
+  end
+  local fn = n == 1 and F.max_pool1d or F.max_pool2d
+  function P:forward(x)
+    if not torch.is_tensor(x) then error(("%s: expected a tensor input, got %s"):format(name, type(x)), 2) end
+    if x:dim() ~= n + 1 and x:dim() ~= n + 2 then
+      error(("%s: expected %d-D or %d-D input, got %d-D"):format(name, n + 1, n + 2, x:dim()), 2)
+    end
+    return fn(x, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode, self.return_indices)
+  end
+  function P:extra_repr()
+    return ("kernel_size=%s, stride=%s, padding=%s, dilation=%s, ceil_mode=%s"):format(pyval(self.kernel_size),
+      pyval(self.stride), pyval(self.padding), pyval(self.dilation), pyval(self.ceil_mode))
+  end
+  C[name] = P
+end
+maxpool_class("MaxPool1d", 1)
+maxpool_class("MaxPool2d", 2)
+
+local function avgpool_class(name, n)
+  local P = Module:extend(name)
+  -- AvgPool2d(kernel_size, stride=kernel_size, padding=0, ceil_mode=false, count_include_pad=true, divisor_override)
+  function P:__init(kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    local o = pool_args(name, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
+      { "ceil_mode", "count_include_pad", "divisor_override" })
+    self.kernel_size = kernel_size
+    self.stride = o.stride or kernel_size
+    self.padding, self.ceil_mode = o.padding or 0, o.ceil_mode or false
+    if o.count_include_pad == nil then self.count_include_pad = true else self.count_include_pad = o.count_include_pad end
+    self.divisor_override = o.divisor_override
+  end
+  local fn = n == 1 and F.avg_pool1d or F.avg_pool2d
+  function P:forward(x)
+    if not torch.is_tensor(x) then error(("%s: expected a tensor input, got %s"):format(name, type(x)), 2) end
+    if x:dim() ~= n + 1 and x:dim() ~= n + 2 then
+      error(("%s: expected %d-D or %d-D input, got %d-D"):format(name, n + 1, n + 2, x:dim()), 2)
+    end
+    return fn(x, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad, self.divisor_override)
+  end
+  function P:extra_repr()
+    if n == 1 then
+      return ("kernel_size=%s, stride=%s, padding=%s"):format(tuple_str(ntuple(self.kernel_size, 1, name, "kernel_size")),
+        tuple_str(ntuple(self.stride, 1, name, "stride")), tuple_str(ntuple(self.padding, 1, name, "padding")))
+    end
+    return ("kernel_size=%s, stride=%s, padding=%s"):format(pyval(self.kernel_size), pyval(self.stride), pyval(self.padding))
+  end
+  C[name] = P
+end
+avgpool_class("AvgPool1d", 1)
+avgpool_class("AvgPool2d", 2)
+
+local AdaptiveAvgPool2d = Module:extend("AdaptiveAvgPool2d")
+C.AdaptiveAvgPool2d = AdaptiveAvgPool2d
+function AdaptiveAvgPool2d:__init(output_size)
+  if output_size == nil then error("AdaptiveAvgPool2d: argument 'output_size' is required", 3) end
+  self.output_size = output_size
+end
+function AdaptiveAvgPool2d:forward(x)
+  if not torch.is_tensor(x) or (x:dim() ~= 3 and x:dim() ~= 4) then
+    error(("AdaptiveAvgPool2d: expected a 3-D or 4-D input, got %s"):format(torch.is_tensor(x) and (x:dim() .. "-D") or type(x)), 2)
+  end
+  return F.adaptive_avg_pool2d(x, self.output_size)
+end
+function AdaptiveAvgPool2d:extra_repr() return "output_size=" .. pyval(self.output_size) end
+
+local AdaptiveMaxPool2d = Module:extend("AdaptiveMaxPool2d")
+C.AdaptiveMaxPool2d = AdaptiveMaxPool2d
+function AdaptiveMaxPool2d:__init(output_size, return_indices)
+  if output_size == nil then error("AdaptiveMaxPool2d: argument 'output_size' is required", 3) end
+  if type(return_indices) == "table" then return_indices = return_indices.return_indices end
+  self.output_size, self.return_indices = output_size, return_indices or false
+end
+function AdaptiveMaxPool2d:forward(x)
+  if not torch.is_tensor(x) or (x:dim() ~= 3 and x:dim() ~= 4) then
+    error(("AdaptiveMaxPool2d: expected a 3-D or 4-D input, got %s"):format(torch.is_tensor(x) and (x:dim() .. "-D") or type(x)), 2)
+  end
+  return F.adaptive_max_pool2d(x, self.output_size, self.return_indices)
+end
+function AdaptiveMaxPool2d:extra_repr() return "output_size=" .. pyval(self.output_size) end
+
+return C
