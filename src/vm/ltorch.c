@@ -108,6 +108,12 @@ static double now_seconds(void) {
   return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* torch.time(): seconds on a monotonic wall clock (Python's perf_counter) */
+static int l_time(lua_State *L) {
+  lua_pushnumber(L, now_seconds());
+  return 1;
+}
+
 static void profile_hook(void *ud, int op, int phase) {
   profile_state *ps = ud;
   if (phase == 0) {
@@ -153,7 +159,7 @@ static const luaL_Reg core_functions[] = {
   {"set_num_threads", l_set_num_threads}, {"get_num_threads", l_get_num_threads},
   {"setnumthreads", l_set_num_threads}, {"getnumthreads", l_get_num_threads},
   {"cpu_memory_stats", l_cpu_memory_stats}, {"cpu_empty_cache", l_cpu_empty_cache},
-  {"_live_tensors", l_live_tensors}, {"_ops", l_ops}, {"device", lt_vm_l_device},
+  {"_live_tensors", l_live_tensors}, {"time", l_time}, {"_ops", l_ops}, {"device", lt_vm_l_device},
   {NULL, NULL}
 };
 
