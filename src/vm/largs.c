@@ -355,7 +355,11 @@ static int parse_with(lua_State *L, const lt_opspec *spec, lt_args *a, lt_parse_
     int r = 0;
     if (!s->kwonly && pos <= top) {
       v->lua_idx = pos;
-      r = parse_value(&p, pos, top, true, v);
+      /* a list takes the numbers after it (x:view(2, 3)) only when no positional
+      ** argument follows it: max_pool2d(x, 3, 2) is kernel 3, stride 2 */
+      bool spread = true;
+      for (int j = i + 1; j < spec->nargs && spread; j++) spread = spec->args[j].kwonly;
+      r = parse_value(&p, pos, top, spread, v);
       if (r >= 0) pos += r > 0 ? r : 1;
     } else {
       int have = 0;
