@@ -1,0 +1,74 @@
+-- nn_misc.lua — linear, activations, embedding and attention, forward and forward+backward,
+-- against bench/nn_misc.py (run both with bench/nn.sh misc). Prints "key microseconds".
+local reps = tonumber(arg[1]) or 5
+local clock = os.clock   -- pinned to one thread: CPU time
+
+local function median(t) table.sort(t); return t[(#t + 1) // 2] end
+local function time(n, fn)
+  fn(math.max(1, n // 5))                  -- warm up
+  local ts = {}
+  for _ = 1, reps do
+    local t0 = clock()
+    fn(n)
+    ts[#ts + 1] = (clock() - t0) / n
+  end
+  return median(ts)
+end
+
+torch.manual_seed(0)
+local r, keys = {}, {}
+local function bench(key, n, fn) keys[#keys + 1] = key; r[key] = time(n, fn) end
+
+-- linear: N=64, 784 -> 256
+local x = torch.randn(64, 784, { requires_grad = true })
+local w = torch.randn(256, 784, { requires_grad = true })
+local b = torch.randn(256, { requires_grad = true })
+local gl = torch.randn(64, 256)
+bench("linear_fwd", 200, function(n) torch.no_grad(function() for _ = 1, n do local y = torch.linear(x, w, b) end end) end)
+bench("linear_fwd_bwd", 100, function(n)
+  for _ = 1, n do
+    x.grad = nil; w.grad = nil; b.grad = nil
+    torch.linear(x, w, b):backward(gl)
+  end
+end)
+
+-- activations on 1M floats
+local a = torch.randn(1048576, { requires_grad = true })
+local ga = torch.randn(1048576)
+for _, name in ipairs({ "gelu", "silu", "mish", "hardswish" }) do
+  local f = torch[name]
+  bench(name .. "_fwd", 20, function(n) torch.no_grad(function() for _ = 1, n do local y = f(a) end end) end)
+  bench(name .. "_fwd_bwd", 10, function(n)
+    for _ = 1, n do a.grad = nil; f(a):backward(ga) end
+  end)
+end
+
+-- embedding: 50k x 256 table, 4096 indices
+local tbl = torch.randn(50000, 256, { requires_grad = true })
+local idx = torch.randint(1, 50001, { 4096 })
+local ge = torch.randn(4096, 256)
+bench("embedding_fwd", 200, function(n) torch.no_grad(function() for _ = 1, n do local y = torch.embedding(tbl, idx) end end) end)
+bench("embedding_fwd_bwd", 10, function(n)
+  for _ = 1, n do tbl.grad = nil; torch.embedding(tbl, idx):backward(ge) end
+end)
+
+-- attention: B=8, H=8, L=128, D=64
+local q = torch.randn(8, 8, 128, 64, { requires_grad = true })
+local k = torch.randn(8, 8, 128, 64, { requires_grad = true })
+local v = torch.randn(8, 8, 128, 64, { requires_grad = true })
+local gs = torch.randn(8, 8, 128, 64)
+local sdpa = torch.scaled_dot_product_attention
+bench("sdpa_fwd", 10, function(n) torch.no_grad(function() for _ = 1, n do local y = sdpa(q, k, v) end end) end)
+bench("sdpa_fwd_bwd", 5, function(n)
+  for _ = 1, n do q.grad = nil; k.grad = nil; v.grad = nil; sdpa(q, k, v):backward(gs) end
+end)
+bench("sdpa_causal_fwd_bwd", 5, function(n)
+  for _ = 1, n do q.grad = nil; k.grad = nil; v.grad = nil; sdpa(q, k, v, { is_causal = true }):backward(gs) end
+end)
+
+-- dropout on 1M floats
+bench("dropout_fwd_bwd", 10, function(n)
+  for _ = 1, n do a.grad = nil; torch.dropout(a, 0.5, true):backward(ga) end
+end)
+
+for _, key in ipairs(keys) do print(("%s %.2f"):format(key, r[key] * 1e6)) end
