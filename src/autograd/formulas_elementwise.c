@@ -383,15 +383,24 @@ lt_tensor *lt_ew_grad_leaky_relu(lt_tensor *grad, lt_tensor *self, lt_scalar neg
 }
 
 /* x > 0: scale; else scale * alpha * input_scale * exp(x * input_scale) */
+/* A plain backward (no create_graph) takes grad * act'(self) in one fused pass
+** (nn_act.c); a recorded one builds the derivative from ops so it can be
+** differentiated again. */
+#define FUSED_OK(g, x) (!lt_grad_enabled() && (g)->dtype == (x)->dtype && lt_tensor_same_shape((g), (x)))
+
 lt_tensor *lt_ew_grad_elu(lt_tensor *grad, lt_tensor *self, lt_scalar alpha, lt_scalar scale, lt_scalar input_scale) {
   pool P = {0}, *p = &P;
   double a = lt_scalar_to_double(alpha), s = lt_scalar_to_double(scale), is = lt_scalar_to_double(input_scale);
+  if (FUSED_OK(grad, self)) return lt__activation_backward(grad, self, "elu", a, s, is);
   lt_tensor *e = exp_(p, mul(p, self, num(p, is)));
   lt_tensor *negpart = mul(p, grad, mul(p, e, num(p, s * a * is)));
   return finish(p, where(p, gt(p, self, num(p, 0)), mul(p, grad, num(p, s)), negpart));
 }
 
 lt_tensor *lt_ew_grad_gelu(lt_tensor *grad, lt_tensor *self, const char *approximate) {
+  if (FUSED_OK(grad, self))
+    return lt__activation_backward(grad, self, approximate && strcmp(approximate, "tanh") == 0 ? "gelu_tanh" : "gelu",
+                                   0, 0, 0);
   pool P = {0}, *p = &P;
   lt_tensor *d;
   if (approximate && strcmp(approximate, "tanh") == 0) {
@@ -415,6 +424,7 @@ lt_tensor *lt_ew_grad_gelu(lt_tensor *grad, lt_tensor *self, const char *approxi
 
 /* s (1 + x (1 - s)), s = sigmoid(x) */
 lt_tensor *lt_ew_grad_silu(lt_tensor *grad, lt_tensor *self) {
+  if (FUSED_OK(grad, self)) return lt__activation_backward(grad, self, "silu", 0, 0, 0);
   pool P = {0}, *p = &P;
   lt_tensor *s = sigmoid_(p, self);
   lt_tensor *d = mul(p, s, add(p, mul(p, self, sub(p, num(p, 1), s)), num(p, 1)));
@@ -423,6 +433,8 @@ lt_tensor *lt_ew_grad_silu(lt_tensor *grad, lt_tensor *self) {
 
 /* sigmoid(beta x), and 1 where the op is linear (beta x > threshold) */
 lt_tensor *lt_ew_grad_softplus(lt_tensor *grad, lt_tensor *self, lt_scalar beta, lt_scalar threshold) {
+  if (FUSED_OK(grad, self))
+    return lt__activation_backward(grad, self, "softplus", lt_scalar_to_double(beta), lt_scalar_to_double(threshold), 0);
   pool P = {0}, *p = &P;
   lt_tensor *z = mul(p, self, scal(p, beta));
   return finish(p, where(p, gt(p, z, scal(p, threshold)), grad, mul(p, grad, sigmoid_(p, z))));
