@@ -11,7 +11,7 @@ CC ?= gcc
 OPT ?= -O2 -march=native
 SAN ?=
 DEPS_PKGS = gcc make pkg-config lua5.4 liblua5.4-dev libopenblas-dev libreadline-dev zlib1g-dev \
-            python3-numpy python3-torch time
+            python3-numpy python3-torch time dataset-fashion-mnist
 PKG_CFLAGS := $(shell pkg-config --cflags lua5.4 openblas 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs openblas 2>/dev/null)
 LUA_LIBS := $(shell pkg-config --libs lua5.4 2>/dev/null)

@@ -1,0 +1,492 @@
+-- data/loader.lua — DataLoader: batches from a dataset, in this process or in
+-- forked worker processes.
+--
+-- Workers. Each worker is a fork() of this process with one SOCK_SEQPACKET
+-- socketpair to the parent: the parent writes tasks ({id, idx}: the indices of
+-- one batch) to it and the worker answers on the same socket ({id, batch},
+-- {id, err}, or {id, done} when an iterable dataset runs dry). The worker
+-- collates straight into shared memory (memfd); torch._data.send passes the
+-- memfds with SCM_RIGHTS and the parent maps the pages, so batch bytes are
+-- never copied between processes. At most prefetch_factor tasks per worker
+-- are in flight; task ids are handed out in sampler order, round-robin over
+-- the workers, and answers wait in a reorder buffer until their turn.
+--
+-- A worker that dies closes its end of the socket: the parent sees EOF at
+-- once and raises with the exit status (waitpid), so a dead worker never
+-- hangs the loop; `timeout` (seconds) bounds a worker that is alive but stuck.
+-- The worker pool is an object whose finalizer closes the sockets, kills what
+-- is left and reaps every child; iterators, loaders and shutdown() all go
+-- through it, so no path leaves processes or zombies behind.
+local torch = torch or require("torch")
+local D = torch._data
+local dataset = require "data.dataset"
+local sampler = require "data.sampler"
+local collate = require "data.collate"
+local class = dataset.class
+-- options table for a generator argument: none at all when it is nil (an empty table is not taken as options)
+local function G(g) if g ~= nil then return { generator = g } end end
+local M = {}
+
+local DONE = setmetatable({}, { __name = "DONE" })
+
+-- ---- worker info -------------------------------------------------------------
+
+local worker_info = nil   -- set in a worker process only
+function M.get_worker_info() return worker_info end
+
+-- parent-side sockets of every live pool (a new worker closes its copies)
+local parent_socks = {}
+
+-- ---- fetching a batch (in the parent or in a worker) ----------------------------
+
+-- a function(task_idx) -> batch | DONE
+local function make_fetcher(loader)
+  local ds, cf = loader.dataset, loader.collate_fn
+  local auto = loader.batch_size ~= false or loader.batch_sampler_given
+  if dataset.is_iterable(ds) then
+    local it
+    local bs, drop = loader.batch_size, loader.drop_last
+    local f = {}
+    function f.reset() it = nil end
+    function f.fetch()
+      it = it or ds:iter()
+      if not auto then
+        local s = it()
+        if s == nil then return DONE end
+        return cf(s)
+      end
+      local b = {}
+      for k = 1, bs do
+        local s = it()
+        if s == nil then break end
+        b[k] = s
+      end
+      if #b == 0 or (drop and #b < bs) then return DONE end
+      return cf(b)
+    end
+    return f
+  end
+  local f = { reset = function() end }
+  local fast = cf == collate.default_collate and type(ds.collate_batch) == "function"
+  function f.fetch(idx)
+    if not auto then return cf(dataset.get(ds, idx)) end
+    if fast then return ds:collate_batch(idx) end
+    local samples = {}
+    for k, i in ipairs(idx) do samples[k] = dataset.get(ds, i) end
+    return cf(samples)
+  end
+  return f
+end
+
+-- ---- the worker process -----------------------------------------------------------
+
+local function worker_main(loader, id, nw, seed, sock)
+  -- this is a copy of the parent: drop the parent's sockets, keep ours
+  for fd in pairs(parent_socks) do D.close(fd) end
+  parent_socks = {}
+  collate.in_worker = true
+  worker_info = { id = id, num_workers = nw, seed = seed, dataset = loader.dataset }
+  torch.set_num_threads(1)
+  torch.manual_seed(seed)
+  local since = D.shm_serial()   -- shared-memory tensors made from here on are ours to free
+  -- old objects are shared copy-on-write with the parent: a major collection
+  -- writes mark bits into every page of the parent's heap, so make them rare
+  collectgarbage("generational", 20, 300)
+  local f
+  local ok, err = xpcall(function()
+    if loader.worker_init_fn then loader.worker_init_fn(id) end
+    f = make_fetcher(loader)
+  end, debug.traceback)
+  if not ok then
+    D.send(sock, { init_err = "in worker_init_fn:\n" .. tostring(err) })
+    D.exit(1)
+  end
+  while true do
+    local got, msg = D.recv(sock)
+    if not got or msg.stop then D.exit(0) end   -- EOF: the parent is done with us
+    if msg.reset then f.reset()
+    else
+      local fok, res = xpcall(f.fetch, debug.traceback, msg.idx)
+      local reply
+      if not fok then reply = { id = msg.id, err = tostring(res) }
+      elseif res == DONE then reply = { id = msg.id, done = true }
+      elseif res == nil then reply = { id = msg.id, err = "collate_fn returned nil" }
+      else reply = { id = msg.id, batch = res } end
+      local sent, serr = D.send(sock, reply)
+      if not sent then
+        if serr:find("Broken pipe", 1, true) or serr:find("reset", 1, true) then D.exit(0) end
+        D.send(sock, { id = msg.id, err = "cannot send the batch to the parent: " .. serr })
+      end
+      D.free_shm(reply, since)
+      reply, res = nil, nil
+    end
+  end
+end
+
+-- ---- the worker pool ---------------------------------------------------------------
+
+local Pool = {}
+Pool.__index = Pool
+
+local function shutdown_pool(p)
+  if p.closed then return end
+  p.closed = true
+  if D.getpid() ~= p.owner then return end   -- a forked copy: not ours to reap
+  for _, w in ipairs(p.workers) do
+    if w.sock then parent_socks[w.sock] = nil; D.close(w.sock); w.sock = nil end
+  end
+  -- the workers see EOF and leave; give them a moment, then make sure
+  local deadline = D.now() + 0.5
+  for _, w in ipairs(p.workers) do
+    while not w.reaped do
+      local st = D.waitpid(w.pid, false)
+      if st ~= "running" then w.reaped = true
+      elseif D.now() > deadline then
+        D.kill(w.pid, 9)
+        D.waitpid(w.pid, true)
+        w.reaped = true
+      else D.sleep(0.002) end
+    end
+  end
+end
+Pool.__gc = shutdown_pool
+Pool.__close = shutdown_pool
+Pool.shutdown = shutdown_pool
+
+local function new_pool(loader, base_seed)
+  local nw = loader.num_workers
+  local p = setmetatable({ workers = {}, owner = D.getpid(), closed = false }, Pool)
+  for id = 1, nw do
+    local a, b = D.socketpair()
+    if not a then shutdown_pool(p); error("DataLoader: " .. b, 0) end
+    local seed = base_seed + id
+    local pid, ferr = D.fork()
+    if not pid then D.close(a); D.close(b); shutdown_pool(p); error("DataLoader: " .. ferr, 0) end
+    if pid == 0 then
+      D.close(a)
+      local ok, e = xpcall(worker_main, debug.traceback, loader, id, nw, seed, b)
+      if not ok then pcall(D.send, b, { init_err = tostring(e) }) end
+      D.exit(1)
+    end
+    D.close(b)
+    parent_socks[a] = true
+    p.workers[id] = { id = id, pid = pid, sock = a, outstanding = 0, active = true }
+  end
+  return p
+end
+
+-- how a worker ended, for the error message
+local function describe_exit(w)
+  local st, code, name
+  for _ = 1, 100 do   -- EOF comes a hair before the kernel marks the child dead
+    st, code, name = D.waitpid(w.pid, false)
+    if st ~= "running" then break end
+    D.sleep(0.005)
+  end
+  if st ~= "running" then w.reaped = true end
+  if st == "signaled" then return ("killed by signal %d (%s)"):format(code, name) end
+  if st == "exited" then return ("exited with status %d"):format(code) end
+  return "closed its connection"
+end
+
+-- ---- iterators --------------------------------------------------------------------
+
+local Iter = {}
+Iter.__index = Iter
+
+local function draw_seed(gen)
+  -- as PyTorch: one draw from the loader's generator per epoch, with or
+  -- without workers, so the sampler's random stream is the same either way
+  return torch.randint(0, 1 << 62, { 1 }, G(gen))[1]
+end
+
+local function new_iter(loader)
+  local it = setmetatable({ loader = loader, owner = D.getpid() }, Iter)
+  it.base_seed = draw_seed(loader.generator)
+  if not dataset.is_iterable(loader.dataset) then
+    it.next_idx = sampler.iter_of(loader.index_sampler)
+  end
+  if loader.num_workers == 0 then
+    it.fetcher = make_fetcher(loader)
+    return it
+  end
+  local pool = loader._pool
+  if pool and pool.closed then pool = nil end
+  if pool then
+    -- persistent workers: finish what an abandoned epoch left in flight
+    for _, w in ipairs(pool.workers) do
+      while w.outstanding > 0 do
+        local ready = D.poll({ w.sock }, loader.timeout > 0 and math.floor(loader.timeout * 1000) or -1)
+        if #ready == 0 then shutdown_pool(pool); error("DataLoader: timed out draining a persistent worker", 0) end
+        local ok = D.recv(w.sock)
+        if not ok then shutdown_pool(pool); pool = nil; break end
+        w.outstanding = w.outstanding - 1
+      end
+      if not pool then break end
+      w.active = true
+      if dataset.is_iterable(loader.dataset) then D.send(w.sock, { reset = true }) end
+    end
+  end
+  if not pool then
+    pool = new_pool(loader, it.base_seed)
+    if loader.persistent_workers then loader._pool = pool end
+  end
+  it.pool = pool
+  it.send_idx, it.rcvd_idx, it.buffer, it.task_worker, it.rr = 0, 1, {}, {}, 0
+  for _ = 1, loader.prefetch_factor * loader.num_workers do it:_try_put() end
+  return it
+end
+
+function Iter:_try_put()
+  if self.exhausted then return end
+  local ws, nw = self.pool.workers, #self.pool.workers
+  local w
+  for _ = 1, nw do
+    self.rr = self.rr % nw + 1
+    if ws[self.rr].active then w = ws[self.rr]; break end
+  end
+  if not w then self.exhausted = true; return end
+  local idx
+  if self.next_idx then
+    idx = self.next_idx()
+    if idx == nil then self.exhausted = true; return end
+  end
+  self.send_idx = self.send_idx + 1
+  local ok = D.send(w.sock, { id = self.send_idx, idx = idx })
+  if not ok then self:_worker_gone(w) end
+  self.task_worker[self.send_idx] = w
+  w.outstanding = w.outstanding + 1
+end
+
+function Iter:_fail(msg)
+  self:close(true)
+  error(msg, 0)
+end
+
+-- a worker's socket is closed: report what it said last, or how it ended
+function Iter:_worker_gone(w)
+  while #D.poll({ w.sock }, 0) > 0 do
+    local ok, msg = D.recv(w.sock)
+    if not ok then break end
+    self:_check(w, msg)
+  end
+  self:_fail(("DataLoader worker %d (pid %d) exited unexpectedly: %s"):format(w.id, w.pid, describe_exit(w)))
+end
+
+function Iter:_check(w, msg)
+  if msg.init_err then
+    self:_fail(("DataLoader worker %d (pid %d) failed to start: %s"):format(w.id, w.pid, msg.init_err))
+  end
+  if msg.err then
+    self:_fail(("DataLoader worker %d (pid %d) raised an error while fetching batch %d:\n%s")
+      :format(w.id, w.pid, msg.id, msg.err))
+  end
+end
+
+-- wait for answers; store them in the reorder buffer
+function Iter:_receive()
+  local fds, owners = {}, {}
+  for _, w in ipairs(self.pool.workers) do
+    if w.outstanding > 0 then fds[#fds + 1] = w.sock; owners[#owners + 1] = w end
+  end
+  if #fds == 0 then self:_fail("DataLoader: internal error: waiting with no batch in flight") end
+  local timeout = self.loader.timeout
+  local ready = D.poll(fds, timeout > 0 and math.floor(timeout * 1000) or -1)
+  if #ready == 0 then
+    if timeout > 0 then
+      local w = self.task_worker[self.rcvd_idx]
+      self:_fail(("DataLoader timed out after %g s waiting for batch %d from worker %d (pid %d)")
+        :format(timeout, self.rcvd_idx, w and w.id or 0, w and w.pid or 0))
+    end
+    return   -- interrupted by a signal
+  end
+  for _, k in ipairs(ready) do
+    local w = owners[k]
+    local ok, msg = D.recv(w.sock)
+    if not ok then self:_worker_gone(w) end
+    self:_check(w, msg)
+    w.outstanding = w.outstanding - 1
+    if msg.done then
+      w.active = false
+      self.buffer[msg.id] = DONE
+    else
+      self.buffer[msg.id] = msg.batch
+    end
+  end
+end
+
+function Iter:next()
+  if self.finished then return nil end
+  if self.loader.num_workers == 0 then
+    local b
+    if self.next_idx then
+      local idx = self.next_idx()
+      if idx == nil then self:close(); return nil end
+      b = self.fetcher.fetch(idx)
+    else
+      b = self.fetcher.fetch()
+      if b == DONE then self:close(); return nil end
+    end
+    return b
+  end
+  while true do
+    local b = self.buffer[self.rcvd_idx]
+    if b ~= nil then
+      self.buffer[self.rcvd_idx] = nil
+      self.task_worker[self.rcvd_idx] = nil
+      self.rcvd_idx = self.rcvd_idx + 1
+      self:_try_put()
+      if b ~= DONE then return b end
+    elseif self.rcvd_idx > self.send_idx then
+      self:_try_put()
+      if self.rcvd_idx > self.send_idx then self:close(); return nil end
+    else
+      self:_receive()
+    end
+  end
+end
+
+-- end the epoch: non-persistent workers go now; persistent ones stay with the
+-- loader (an abandoned epoch's batches are drained when the next one starts).
+-- force: shut the pool down even when persistent (after an error).
+function Iter:close(force)
+  if self.finished then return end
+  self.finished = true
+  local pool = self.pool
+  if pool and D.getpid() == self.owner then
+    if force or not self.loader.persistent_workers then
+      shutdown_pool(pool)
+      if self.loader._pool == pool then self.loader._pool = nil end
+    end
+  end
+  self.buffer = nil
+end
+Iter.__close = function(self) self:close() end
+Iter.__gc = function(self)
+  -- a dropped iterator of non-persistent workers takes them along
+  if not self.finished and self.pool and D.getpid() == self.owner and not self.loader.persistent_workers then
+    shutdown_pool(self.pool)
+  end
+end
+Iter.__call = function(self) return self:next() end
+
+-- ---- DataLoader ---------------------------------------------------------------------
+
+local DataLoader = class("DataLoader")
+M.DataLoader = DataLoader
+
+local function opt(o, k, default)
+  local v = o[k]
+  if v == nil then return default end
+  return v
+end
+
+function DataLoader:__init(ds, o)
+  o = o or {}
+  if ds == nil then error("DataLoader: argument 'dataset' is required", 3) end
+  self.dataset = ds
+  local iterable = dataset.is_iterable(ds)
+  self.batch_size = opt(o, "batch_size", 1)
+  self.drop_last = opt(o, "drop_last", false)
+  self.num_workers = opt(o, "num_workers", 0)
+  self.prefetch_factor = opt(o, "prefetch_factor", 2)
+  self.persistent_workers = opt(o, "persistent_workers", false)
+  self.worker_init_fn = o.worker_init_fn
+  self.generator = o.generator
+  self.timeout = opt(o, "timeout", 0)
+  local bs = self.batch_size
+  if bs ~= false and (math.type(bs) ~= "integer" or bs < 1) then
+    error("DataLoader: batch_size should be a positive integer (or false to turn batching off), got " .. tostring(bs), 3)
+  end
+  if math.type(self.num_workers) ~= "integer" or self.num_workers < 0 then
+    error("DataLoader: num_workers should be a non-negative integer, got " .. tostring(self.num_workers), 3)
+  end
+  if math.type(self.prefetch_factor) ~= "integer" or self.prefetch_factor < 1 then
+    error("DataLoader: prefetch_factor should be a positive integer, got " .. tostring(self.prefetch_factor), 3)
+  end
+  if type(self.timeout) ~= "number" or self.timeout < 0 then
+    error("DataLoader: timeout should be a non-negative number of seconds", 3)
+  end
+  if self.persistent_workers and self.num_workers == 0 then
+    error("DataLoader: persistent_workers option needs num_workers > 0", 3)
+  end
+  if iterable then
+    if o.shuffle then error("DataLoader: an iterable dataset cannot be shuffled (shuffle=true)", 3) end
+    if o.sampler or o.batch_sampler then error("DataLoader: an iterable dataset takes no sampler or batch_sampler", 3) end
+  else
+    if o.sampler and o.shuffle then error("DataLoader: sampler option is mutually exclusive with shuffle", 3) end
+    if o.batch_sampler then
+      if o.batch_size ~= nil and o.batch_size ~= 1 or o.shuffle or o.sampler or o.drop_last then
+        error("DataLoader: batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, and drop_last", 3)
+      end
+      self.batch_size = nil
+      self.batch_sampler_given = true
+      self.index_sampler = o.batch_sampler
+    else
+      local s = o.sampler
+      if not s then
+        s = o.shuffle and sampler.RandomSampler(ds, G(self.generator)) or sampler.SequentialSampler(ds)
+      end
+      self.sampler = s
+      if bs == false then
+        if self.drop_last then error("DataLoader: batch_size=false option disables auto-batching and is mutually exclusive with drop_last", 3) end
+        self.index_sampler = s
+      else
+        self.index_sampler = sampler.BatchSampler(s, bs, self.drop_last)
+      end
+    end
+    self.batch_sampler = self.index_sampler ~= self.sampler and self.index_sampler or nil
+  end
+  self.collate_fn = o.collate_fn or (self.batch_size == false and collate.default_convert or collate.default_collate)
+end
+
+function DataLoader:len()
+  if dataset.is_iterable(self.dataset) then
+    local ok, n = pcall(dataset.len, self.dataset)
+    if not ok or type(n) ~= "number" then error("DataLoader: this iterable dataset has no length", 2) end
+    if self.batch_size == false then return n end
+    return self.drop_last and n // self.batch_size or (n + self.batch_size - 1) // self.batch_size
+  end
+  return sampler.len_of(self.index_sampler)
+end
+
+-- for batch in loader:iter() do ... end   (the iterator closes on break)
+function DataLoader:iter()
+  local it = new_iter(self)
+  return Iter.__call, it, nil, it
+end
+
+-- for batch in loader do ... end: a new epoch each time a loop starts
+function DataLoader:__call(_, control)
+  if control == nil then
+    if self._it then self._it:close() end
+    self._it = new_iter(self)
+  end
+  local it = self._it
+  if not it then return nil end
+  local b = it:next()
+  if b == nil then self._it = nil end
+  return b
+end
+
+-- stop every worker (persistent ones too) now
+function DataLoader:shutdown()
+  if self._it then self._it:close(true); self._it = nil end
+  if self._pool then shutdown_pool(self._pool); self._pool = nil end
+end
+DataLoader.__close = DataLoader.shutdown
+DataLoader.__gc = function(self)
+  if self._pool then shutdown_pool(self._pool) end
+end
+
+-- pids of the live workers (tests and debugging)
+function DataLoader:worker_pids()
+  local pool = (self._it and self._it.pool) or self._pool
+  local out = {}
+  if pool and not pool.closed then
+    for _, w in ipairs(pool.workers) do out[#out + 1] = w.pid end
+  end
+  return out
+end
+
+return M

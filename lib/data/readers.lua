@@ -1,0 +1,102 @@
+-- data/readers.lua — reading the data people have: idx (MNIST, Fashion-MNIST),
+-- CSV and .npy (C readers in src/vm/ldata_readers.c; .gz files are read
+-- through zlib), and the MNIST-family datasets over them.
+local torch = torch or require("torch")
+local D = torch._data
+local dataset = require "data.dataset"
+local M = {}
+
+-- read_idx(path) -> tensor with the file's dtype (uint8 for images and labels) and shape
+function M.read_idx(path)
+  if type(path) ~= "string" then error("read_idx: argument 'path' must be a string", 2) end
+  return D.read_idx(path)
+end
+
+-- read_csv(path, {header=true, delimiter=",", dtype=default float}) -> tensor [rows, cols], names
+-- Every field must be a number (an empty field reads as NaN); with a header
+-- the first non-blank line gives the column names.
+function M.read_csv(path, opts)
+  opts = opts or {}
+  if type(path) ~= "string" then error("read_csv: argument 'path' must be a string", 2) end
+  local header = opts.header
+  if header == nil then header = true end
+  local t, names = D.read_csv(path, header, opts.delimiter or ",")
+  local dt = opts.dtype or torch.get_default_dtype()
+  if type(dt) == "string" then dt = torch[dt] end
+  if dt ~= torch.float64 then t = t:to(dt) end
+  return t, names
+end
+
+function M.read_npy(path)
+  if type(path) ~= "string" then error("read_npy: argument 'path' must be a string", 2) end
+  return D.read_npy(path)
+end
+function M.write_npy(path, t)
+  if type(path) ~= "string" then error("write_npy: argument 'path' must be a string", 2) end
+  return D.write_npy(path, t)
+end
+
+local function exists(p)
+  local f = io.open(p, "rb")
+  if f then f:close() return true end
+  return false
+end
+
+-- root/prefix-kind-idxN-ubyte, gzipped or not
+local function find_file(reader, root, prefix, kind, n)
+  local base = ("%s/%s-%s-idx%d-ubyte"):format(root, prefix, kind, n)
+  for _, p in ipairs({ base, base .. ".gz" }) do
+    if exists(p) then return p end
+  end
+  error(("%s: cannot find %s (or .gz) under '%s'"):format(reader, base:match("[^/]+$"), root), 3)
+end
+
+-- The MNIST family: ds.data is uint8 [N, 28, 28], ds.targets int64 [N] with
+-- 1-based classes (the file's label + 1, the project's convention: class k is
+-- column k of the logits). get(i) -> {image, label}: image is ds.data[i] (a
+-- uint8 [28, 28] view) through opts.transform, label a Lua integer through
+-- opts.target_transform. Without transforms batches come from index_select.
+local MNIST = dataset.Dataset:extend("MNIST")
+M.MNIST = MNIST
+MNIST.default_root = "/usr/share/datasets/mnist"
+MNIST.classes = { "0", "1", "2", "3", "4", "5", "6", "7", "8", "9" }
+function MNIST:__init(root, opts)
+  opts = opts or {}
+  root = root or self.default_root
+  local train = opts.train ~= false
+  local prefix = train and "train" or "t10k"
+  local name = self.__name
+  self.root, self.train = root, train
+  self.data = D.read_idx(find_file(name, root, prefix, "images", 3))
+  local labels = D.read_idx(find_file(name, root, prefix, "labels", 1))
+  if labels:size(1) ~= self.data:size(1) then
+    error(("%s: %d images but %d labels under '%s'"):format(name, self.data:size(1), labels:size(1), root), 2)
+  end
+  self.targets = labels:long():add(1)
+  self.transform, self.target_transform = opts.transform, opts.target_transform
+end
+function MNIST:len() return self.data:size(1) end
+function MNIST:get(i)
+  local img, y = self.data[i], self.targets[i]
+  if self.transform then img = self.transform(img) end
+  if self.target_transform then y = self.target_transform(y) end
+  return { img, y }
+end
+function MNIST:collate_batch(idx)
+  if self.transform or self.target_transform then
+    local s = {}
+    for k, i in ipairs(idx) do s[k] = self:get(i) end
+    return require("data.collate").default_collate(s)
+  end
+  local it = torch.tensor(idx, { dtype = torch.int64 })
+  local rows = require("data.collate").index_rows
+  return { rows(self.data, it), rows(self.targets, it) }
+end
+
+local FashionMNIST = MNIST:extend("FashionMNIST")
+M.FashionMNIST = FashionMNIST
+FashionMNIST.default_root = "/usr/share/datasets/fashion-mnist"   -- Debian's dataset-fashion-mnist
+FashionMNIST.classes = { "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt",
+  "Sneaker", "Bag", "Ankle boot" }
+
+return M
