@@ -65,7 +65,9 @@ end
 function Progress:line()
   local now = D.now()
   local el = now - (self.start or now)
-  local rate = el > 0 and self.n / el or 0
+  -- no rate until there is something to measure it on (the first update of a
+  -- bar driven by hand comes a moment after its clock starts)
+  local rate = (el > 0.05 and self.n > 0) and self.n / el or 0
   local parts = {}
   if self.desc then parts[#parts + 1] = self.desc .. ":" end
   local ratestr = rate >= 1 and ("%.1fit/s"):format(rate) or (rate > 0 and ("%.2fs/it"):format(1 / rate) or "?it/s")
