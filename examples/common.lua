@@ -1,0 +1,117 @@
+-- common.lua — what the examples share: command-line options, the Fashion-MNIST
+-- tensors, and a loss curve drawn with gnuplot. Each example finds this file
+-- beside itself:  package.path = arg[0]:match("^(.*/)") .. "?.lua;" .. package.path
+local data = require "data"
+local C = {}
+
+-- options: { {name, default, help}, ... }; returns a table name -> value.
+-- "--name value" or "--name=value"; booleans are flags ("--quick").
+function C.options(argv, usage, spec)
+  local o, by = {}, {}
+  for _, s in ipairs(spec) do o[s[1]] = s[2]; by[s[1]] = s end
+  local function help()
+    print(usage .. "\n\noptions:")
+    for _, s in ipairs(spec) do
+      print(("  --%-14s %s (default %s)"):format(s[1]:gsub("_", "-"), s[3], tostring(s[2])))
+    end
+    os.exit(0)
+  end
+  local i = 1
+  while i <= #argv do
+    local a = argv[i]
+    if a == "-h" or a == "--help" then help() end
+    local k, v = a:match("^%-%-([%w%-_]+)=(.*)$")
+    if not k then k = a:match("^%-%-([%w%-_]+)$") end
+    if not k then io.stderr:write("unexpected argument '" .. a .. "' (try --help)\n"); os.exit(2) end
+    k = k:gsub("%-", "_")
+    local s = by[k]
+    if not s then io.stderr:write("unknown option --" .. k .. " (try --help)\n"); os.exit(2) end
+    if type(s[2]) == "boolean" and v == nil then v = true
+    elseif v == nil then i = i + 1; v = argv[i] end
+    if type(s[2]) == "number" then
+      local n = tonumber(v)
+      if not n then io.stderr:write("--" .. k .. " expects a number\n"); os.exit(2) end
+      v = n
+    elseif type(s[2]) == "boolean" and type(v) == "string" then v = (v == "true" or v == "1") end
+    o[k] = v
+    i = i + 1
+  end
+  return o
+end
+
+-- Fashion-MNIST as float tensors in [0, 1] and 1-based int64 labels. Each
+-- split's bytes are let go (and the allocator's cache emptied) before the next
+-- is read, so the peak holds one uint8 copy, not two.
+function C.fashion_mnist(root)
+  local function load(train)
+    local ds = data.FashionMNIST(root, { train = train })
+    local x, y = ds.data:to(torch.float32):div_(255), ds.targets
+    ds.data = nil
+    ds = nil
+    collectgarbage()
+    torch.cpu_empty_cache()
+    return x, y
+  end
+  local xtr, ytr = load(true)
+  local xte, yte = load(false)
+  return xtr, ytr, xte, yte
+end
+
+local function have(cmd)
+  local p = io.popen("command -v " .. cmd .. " 2>/dev/null")
+  local r = p and p:read("a") or ""
+  if p then p:close() end
+  return r ~= ""
+end
+
+-- a PNG of one or more curves: series = { {title, {y1, y2, ...}}, ... }
+function C.plot(path, title, xlabel, series)
+  if not have("gnuplot") then
+    print(("(no loss curve picture: gnuplot is not installed; apt-get install gnuplot-nox, then rerun to get %s)"):format(path))
+    return false
+  end
+  local dat = os.tmpname()
+  local f = assert(io.open(dat, "w"))
+  local n = 0
+  for _, s in ipairs(series) do n = math.max(n, #s[2]) end
+  for i = 1, n do
+    local row = { tostring(i) }
+    for _, s in ipairs(series) do row[#row + 1] = s[2][i] and ("%.6g"):format(s[2][i]) or "NaN" end
+    f:write(table.concat(row, " "), "\n")
+  end
+  f:close()
+  local plots = {}
+  for j, s in ipairs(series) do plots[j] = ("'%s' using 1:%d with lines title '%s'"):format(dat, j + 1, s[1]) end
+  local g = io.popen("gnuplot", "w")
+  g:write(("set terminal png size 800,500\nset output '%s'\nset title '%s'\nset xlabel '%s'\nset grid\nplot %s\n")
+    :format(path, title, xlabel, table.concat(plots, ", ")))
+  local ok = g:close()
+  os.remove(dat)
+  if ok then print("loss curve: " .. path) end
+  return ok
+end
+
+-- save a checkpoint when torch.save exists in this build, and say where
+function C.checkpoint(path, obj)
+  if type(torch.save) ~= "function" then
+    print("(no checkpoint: torch.save is not in this build yet)")
+    return false
+  end
+  torch.save(path, obj)
+  print("checkpoint: " .. path)
+  return true
+end
+
+-- peak resident set size in MiB (VmHWM)
+function C.peak_rss_mib()
+  local f = io.open("/proc/self/status")
+  if not f then return 0 end
+  for l in f:lines() do
+    local kb = l:match("^VmHWM:%s+(%d+)")
+    if kb then f:close(); return tonumber(kb) / 1024 end
+  end
+  f:close()
+  return 0
+end
+
+return C
