@@ -68,8 +68,10 @@ local function conv_class(name, n, transposed)
     end
     self.dilation = ntuple(o.dilation or 1, n, name, "dilation")
     self.padding_mode = o.padding_mode or "zeros"
-    if self.padding_mode ~= "zeros" then
-      error(("%s: padding_mode \"%s\" is not supported (zeros)"):format(name, self.padding_mode), 3)
+    local pm = self.padding_mode
+    if pm ~= "zeros" and (transposed or (pm ~= "reflect" and pm ~= "replicate")) then
+      error(("%s: padding_mode \"%s\" is not supported (%s)"):format(name, pm,
+        transposed and "zeros" or "zeros, reflect, replicate"), 3)
     end
     self.transposed = transposed or false
     if transposed then self.output_padding = ntuple(o.output_padding or 0, n, name, "output_padding") end
@@ -105,7 +107,27 @@ local function conv_class(name, n, transposed)
     end
     if self.groups ~= 1 then s = s .. ", groups=" .. self.groups end
     if self.bias == nil then s = s .. ", bias=False" end
+    if self.padding_mode ~= "zeros" then s = s .. ", padding_mode=" .. self.padding_mode end
     return s
+  end
+
+  -- padding_mode reflect/replicate: pad explicitly (F.pad's order: last dim first),
+  -- then convolve without padding
+  function Conv:_padded(x)
+    if self.padding_mode == "zeros" then return x, self.padding end
+    local pads = {}
+    for i = n, 1, -1 do
+      local lo, hi
+      if self.padding == "same" then
+        local total = self.dilation[i] * (self.kernel_size[i] - 1)
+        lo = total // 2; hi = total - lo
+      elseif self.padding == "valid" then lo, hi = 0, 0
+      else lo, hi = self.padding[i], self.padding[i] end
+      pads[#pads + 1] = lo; pads[#pads + 1] = hi
+    end
+    local z = {}
+    for i = 1, n do z[i] = 0 end
+    return F.pad(x, pads, self.padding_mode), z
   end
 
   function Conv:_check_input(x)
@@ -128,13 +150,15 @@ end
 local Conv1d = conv_class("Conv1d", 1)
 function Conv1d:forward(x)
   self:_check_input(x)
-  return F.conv1d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+  local xp, pad = self:_padded(x)
+  return F.conv1d(xp, self.weight, self.bias, self.stride, pad, self.dilation, self.groups)
 end
 
 local Conv2d = conv_class("Conv2d", 2)
 function Conv2d:forward(x)
   self:_check_input(x)
-  return F.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+  local xp, pad = self:_padded(x)
+  return F.conv2d(xp, self.weight, self.bias, self.stride, pad, self.dilation, self.groups)
 end
 
 local ConvTranspose2d = conv_class("ConvTranspose2d", 2, true)

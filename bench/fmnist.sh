@@ -1,0 +1,31 @@
+#!/bin/sh
+# Fashion-MNIST training side by side with PyTorch (issue 5's acceptance):
+# ../shared/bench-ref/fmnist_torch.py (PyTorch at its best thread setting here,
+# 1 thread) against examples/fashion_mnist_{mlp,cnn}.lua (lutorch's default
+# threads), alternated ROUNDS times; prints each run's epoch line and peak RSS.
+#   BUILD=build ROUNDS=2 MODELS="mlp lenet" sh bench/fmnist.sh
+BUILD=${BUILD:-build}
+ROUNDS=${ROUNDS:-2}
+MODELS=${MODELS:-mlp lenet}
+REF=${REF:-../shared/bench-ref/fmnist_torch.py}
+cd "$(dirname "$0")/.." || exit 1
+[ -f "$REF" ] || { echo "no PyTorch reference at $REF"; exit 1; }
+out=$(mktemp -d)
+for m in $MODELS; do
+  ex=examples/fashion_mnist_mlp.lua
+  [ "$m" = lenet ] && ex=examples/fashion_mnist_cnn.lua
+  for r in $(seq "$ROUNDS"); do
+    "$BUILD/lutorch" "$ex" --quiet --out "$out/x" > "$out/lt" 2>&1
+    /usr/bin/python3 "$REF" --model "$m" --threads 1 > "$out/pt" 2>&1
+    lt_t=$(sed -n 's/^epoch 1: train \([0-9.]*\) s.*/\1/p' "$out/lt")
+    pt_t=$(sed -n 's/^epoch 1: train \([0-9.]*\) s.*/\1/p' "$out/pt")
+    lt_a=$(sed -n 's/.*test acc \([0-9.]*\).*/\1/p' "$out/lt")
+    pt_a=$(sed -n 's/.*test acc \([0-9.]*\).*/\1/p' "$out/pt")
+    lt_m=$(sed -n 's/^peak RSS \([0-9]*\) MiB.*/\1/p' "$out/lt")
+    pt_m=$(sed -n 's/^peak RSS \([0-9]*\) MiB.*/\1/p' "$out/pt")
+    printf '%-6s round %d: lutorch %6s s acc %s %4s MiB | PyTorch (1 thread) %6s s acc %s %4s MiB | time %s RSS %s\n' \
+      "$m" "$r" "$lt_t" "$lt_a" "$lt_m" "$pt_t" "$pt_a" "$pt_m" \
+      "$(awk "BEGIN{printf \"%.2fx\", $lt_t / $pt_t}")" "$(awk "BEGIN{printf \"%.2fx\", $lt_m / $pt_m}")"
+  done
+done
+rm -rf "$out"
