@@ -293,4 +293,21 @@ T.test("higher order: grad of grad", function()
   T.tensor(g2, { 12 })
 end)
 
+T.test("custom Function outputs and saved outputs are freed (no cycle through the node)", function()
+  local Double = torch.autograd.Function{
+    forward = function(ctx, x) local y = x * 2; ctx:save_for_backward(y); return y end,
+    backward = function(ctx, g) local _ = ctx.saved_tensors[1]; return g * 2 end }
+  local x = torch.randn(100, { requires_grad = true })
+  collectgarbage()
+  local base = torch._live_tensors()
+  for i = 1, 200 do
+    local y = Double(x)
+    if i % 20 == 0 then y:sum():backward() end
+  end
+  x.grad = nil
+  collectgarbage()
+  collectgarbage()
+  T.ok(torch._live_tensors() <= base + 2, "live tensors " .. torch._live_tensors() .. " vs " .. base)
+end)
+
 T.done()

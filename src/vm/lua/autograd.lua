@@ -78,15 +78,23 @@ function Function:apply(...)
   local tensor_inputs_pos = {}
   for i = 1, args.n do if torch.is_tensor(args[i]) then tensor_inputs_pos[#tensor_inputs_pos + 1] = i end end
   local backward = self.backward
-  local materialize = true
-  local node = autograd._make_node(name .. "Backward", inputs, outs.n, function(...)
+  -- The node's closure lives in the registry, so it must not reach the outputs:
+  -- output -> node -> closure -> output would be a cycle the collector cannot see.
+  -- It keeps the outputs' shapes (for zero gradients) and ctx, whose saved outputs
+  -- are swapped for history-free aliases below.
+  local nouts, zero_of = outs.n, {}
+  for k = 1, nouts do
+    local o = outs[k]
+    if torch.is_tensor(o) then zero_of[k] = { o.shape, { dtype = o.dtype, device = o.device } } end
+  end
+  local node = autograd._make_node(name .. "Backward", inputs, nouts, function(...)
     local grads = table.pack(...)
     if rawget(ctx, "_materialize") ~= false then
-      for k = 1, outs.n do
-        if grads[k] == nil and torch.is_tensor(outs[k]) then grads[k] = torch.zeros_like(outs[k]) end
+      for k = 1, nouts do
+        if grads[k] == nil and zero_of[k] then grads[k] = torch.zeros(zero_of[k][1], zero_of[k][2]) end
       end
     end
-    local res = table.pack(backward(ctx, table.unpack(grads, 1, outs.n)))
+    local res = table.pack(backward(ctx, table.unpack(grads, 1, nouts)))
     -- backward returns one value per forward argument; keep those of tensor arguments
     local r = {}
     for k, pos in ipairs(tensor_inputs_pos) do r[k] = res[pos] end
@@ -100,6 +108,15 @@ function Function:apply(...)
         outs[k] = o
       end
       autograd._set_history(o, node, k)
+    end
+  end
+  local saved = rawget(ctx, "_saved")
+  if saved then
+    local dirty = rawget(ctx, "_dirty")
+    for i, t in pairs(saved.tensors) do
+      if torch.is_tensor(t) and (contains(outs, t) or contains(dirty, t)) then
+        saved.tensors[i] = t:detach()    -- same storage and version counter, no history
+      end
     end
   end
   return table.unpack(outs, 1, outs.n)
