@@ -36,7 +36,12 @@ void lt_vm_gc_account(lua_State *L) {
   if (live > gc_threshold) {
     lua_gc(L, LUA_GCCOLLECT);
     live = atomic_load_explicit(&external_bytes, memory_order_relaxed);
-    gc_threshold = live * 2 > GC_MIN_THRESHOLD ? live * 2 : GC_MIN_THRESHOLD;
+    /* the next full collection once a quarter of the live bytes (at least
+    ** 64 MiB) has piled up: a big temporary that is still an argument when the
+    ** next one is made survives two young collections and turns old, so only a
+    ** full collection frees it; letting twice the live bytes pile up first
+    ** doubled a training script's peak memory */
+    gc_threshold = live + (live / 4 > GC_MIN_THRESHOLD ? live / 4 : GC_MIN_THRESHOLD);
   } else {
     /* advance the incremental collector as if the bytes were Lua's own */
     lua_gc(L, LUA_GCSTEP, (int)(since >> 10));
