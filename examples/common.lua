@@ -114,4 +114,55 @@ function C.peak_rss_mib()
   return 0
 end
 
+-- The share of xte's rows that `predict` (a batch of images -> logits) classifies
+-- as yte says, 1000 rows at a time.
+function C.accuracy(predict, xte, yte)
+  local correct = 0
+  torch.no_grad(function()
+    for i = 1, xte:size(1), 1000 do
+      local n = math.min(1000, xte:size(1) - i + 1)
+      local pred = predict(xte:narrow(1, i, n)):argmax(2)
+      correct = correct + pred:eq(yte:narrow(1, i, n)):sum():item()
+    end
+  end)
+  return correct / xte:size(1)
+end
+
+-- The Fashion-MNIST training loop of the examples (and of bench-ref's PyTorch
+-- trainer): a fresh permutation each epoch, batches by index_select, a progress
+-- bar, then one line per epoch with the training time (batches only), the mean
+-- loss and the test accuracy; at the end the peak RSS, the loss curve and a
+-- checkpoint. step(x, y) trains on one batch and returns its loss (a number);
+-- evaluate() returns the test accuracy.
+function C.fit(o, xtr, ytr, step, evaluate, title, checkpoint)
+  local n = xtr:size(1)
+  local nbatches = (n + o.batch - 1) // o.batch
+  local limit = o.max_batches > 0 and math.min(o.max_batches, nbatches) or nbatches
+  local losses, accs = {}, {}
+  for epoch = 1, o.epochs do
+    local perm = torch.randperm(n)
+    local total = 0
+    local bar = not o.quiet and data.progress(limit, { desc = ("epoch %d"):format(epoch) })
+    local start = torch.time()
+    for b = 1, limit do
+      local idx = perm:narrow(1, (b - 1) * o.batch + 1, math.min(o.batch, n - (b - 1) * o.batch))
+      local l = step(xtr:index_select(1, idx), ytr:index_select(1, idx))
+      total = total + l
+      losses[#losses + 1] = l
+      if bar then bar:update(); bar:set("loss", l) end
+    end
+    local dt = torch.time() - start
+    if bar then bar:close() end
+    local acc = evaluate()
+    accs[#accs + 1] = acc
+    print(("epoch %d: train %.2f s | %.3f ms/batch | mean loss %.4f | test acc %.4f"):format(
+      epoch, dt, 1e3 * dt / limit, total / limit, acc))
+  end
+  print(("peak RSS %.0f MiB"):format(C.peak_rss_mib()))
+  C.plot(o.out .. "_loss.png", title .. ": training loss per batch", "batch", { { "loss", losses } })
+  checkpoint.accuracy = accs
+  C.checkpoint(o.out .. ".t7", checkpoint)
+  return losses, accs
+end
+
 return C

@@ -7,7 +7,6 @@ package.path = (arg[0]:match("^(.*/)") or "./") .. "?.lua;" .. package.path
 local common = require "common"
 local nn = require "nn"
 local optim = require "optim"
-local data = require "data"
 local F = nn.functional
 
 local o = common.options(arg, "usage: lutorch examples/fashion_mnist_cnn.lua [options]", {
@@ -56,46 +55,17 @@ local opt = optim.SGD(model:parameters(), { lr = o.lr, momentum = o.momentum })
 
 local function evaluate()
   model:eval()
-  local correct = 0
-  torch.no_grad(function()
-    for i = 1, xte:size(1), 1000 do
-      local n = math.min(1000, xte:size(1) - i + 1)
-      local pred = model(xte:narrow(1, i, n)):argmax(2)
-      correct = correct + pred:eq(yte:narrow(1, i, n)):sum():item()
-    end
-  end)
+  local acc = common.accuracy(model, xte, yte)
   model:train()
-  return correct / xte:size(1)
+  return acc
 end
 
-local n = xtr:size(1)
-local nbatches = (n + o.batch - 1) // o.batch
-local limit = o.max_batches > 0 and math.min(o.max_batches, nbatches) or nbatches
-local losses, accs = {}, {}
-for epoch = 1, o.epochs do
-  local perm = torch.randperm(n)
-  local total = 0
-  local bar = not o.quiet and data.progress(limit, { desc = ("epoch %d"):format(epoch) })
-  local start = torch.time()
-  for b = 1, limit do
-    local idx = perm:narrow(1, (b - 1) * o.batch + 1, math.min(o.batch, n - (b - 1) * o.batch))
-    local x, y = xtr:index_select(1, idx), ytr:index_select(1, idx)
-    local loss = F.cross_entropy(model(x), y)
-    opt:zero_grad()
-    loss:backward()
-    opt:step()
-    local l = loss:item()
-    total = total + l
-    losses[#losses + 1] = l
-    if bar then bar:update(); bar:set("loss", l) end
-  end
-  local dt = torch.time() - start
-  if bar then bar:close() end
-  local acc = evaluate()
-  accs[#accs + 1] = acc
-  print(("epoch %d: train %.2f s | %.3f ms/batch | mean loss %.4f | test acc %.4f"):format(
-    epoch, dt, 1e3 * dt / limit, total / limit, acc))
+local function step(x, y)
+  local loss = F.cross_entropy(model(x), y)
+  opt:zero_grad()
+  loss:backward()
+  opt:step()
+  return loss:item()
 end
-print(("peak RSS %.0f MiB"):format(common.peak_rss_mib()))
-common.plot(o.out .. "_loss.png", "Fashion-MNIST LeNet-5: training loss per batch", "batch", { { "loss", losses } })
-common.checkpoint(o.out .. ".t7", { model = model:state_dict(), accuracy = accs })
+
+common.fit(o, xtr, ytr, step, evaluate, "Fashion-MNIST LeNet-5", { model = model:state_dict() })

@@ -10,7 +10,6 @@ package.path = (arg[0]:match("^(.*/)") or "./") .. "?.lua;" .. package.path
 local common = require "common"
 require "nn"        -- Torch7 scripts use the globals nn and optim
 require "optim"
-local data = require "data"
 
 local o = common.options(arg, "usage: lutorch examples/torch7_style.lua [options]", {
   { "epochs", 1, "passes over the 60,000 training images" },
@@ -57,62 +56,34 @@ local state = {}
 
 local function evaluate()
   model:evaluate()
-  local correct = 0
-  torch.no_grad(function()
-    for i = 1, xte:size(1), 1000 do
-      local n = math.min(1000, xte:size(1) - i + 1)
-      local pred = model:forward(xte:narrow(1, i, n)):argmax(2)
-      correct = correct + pred:eq(yte:narrow(1, i, n)):sum():item()
-    end
-  end)
+  local acc = common.accuracy(function(x) return model:forward(x) end, xte, yte)
   model:training()
-  return correct / xte:size(1)
+  return acc
 end
 
-local n = xtr:size(1)
-local nbatches = (n + o.batch - 1) // o.batch
-local limit = o.max_batches > 0 and math.min(o.max_batches, nbatches) or nbatches
 print(o.plain_sgd and ("step: model:updateParameters(%g)"):format(o.lr)
   or ("step: optim.sgd(feval, params, {learningRate = %g, momentum = %g, dampening = 0}, state)"):format(o.lr, o.momentum))
-local losses, accs = {}, {}
-for epoch = 1, o.epochs do
-  local perm = torch.randperm(n)
-  local total = 0
-  local bar = not o.quiet and data.progress(limit, { desc = ("epoch %d"):format(epoch) })
-  local start = torch.time()
-  for b = 1, limit do
-    local idx = perm:narrow(1, (b - 1) * o.batch + 1, math.min(o.batch, n - (b - 1) * o.batch))
-    local inputs, targets = xtr:index_select(1, idx), ytr:index_select(1, idx)
-    local err
-    if o.plain_sgd then
-      model:zeroGradParameters()
+local function step(inputs, targets)
+  local err
+  if o.plain_sgd then
+    model:zeroGradParameters()
+    local outputs = model:forward(inputs)
+    err = criterion:forward(outputs, targets)
+    model:backward(inputs, criterion:backward(outputs, targets))
+    model:updateParameters(o.lr)
+  else
+    -- feval(x) returns the loss and d loss / d x at x (x is params itself here)
+    local function feval(x)
+      if x ~= params then params:copy(x) end
+      gradParams:zero()
       local outputs = model:forward(inputs)
       err = criterion:forward(outputs, targets)
       model:backward(inputs, criterion:backward(outputs, targets))
-      model:updateParameters(o.lr)
-    else
-      -- feval(x) returns the loss and d loss / d x at x (x is params itself here)
-      local function feval(x)
-        if x ~= params then params:copy(x) end
-        gradParams:zero()
-        local outputs = model:forward(inputs)
-        err = criterion:forward(outputs, targets)
-        model:backward(inputs, criterion:backward(outputs, targets))
-        return err, gradParams
-      end
-      optim.sgd(feval, params, config, state)
+      return err, gradParams
     end
-    total = total + err
-    losses[#losses + 1] = err
-    if bar then bar:update(); bar:set("loss", err) end
+    optim.sgd(feval, params, config, state)
   end
-  local dt = torch.time() - start
-  if bar then bar:close() end
-  local acc = evaluate()
-  accs[#accs + 1] = acc
-  print(("epoch %d: train %.2f s | %.3f ms/batch | mean loss %.4f | test acc %.4f"):format(
-    epoch, dt, 1e3 * dt / limit, total / limit, acc))
+  return err
 end
-print(("peak RSS %.0f MiB"):format(common.peak_rss_mib()))
-common.plot(o.out .. "_loss.png", "Fashion-MNIST MLP, Torch7 style: training loss per batch", "batch", { { "loss", losses } })
-common.checkpoint(o.out .. ".t7", { model = model:state_dict(), accuracy = accs })
+
+common.fit(o, xtr, ytr, step, evaluate, "Fashion-MNIST MLP, Torch7 style", { model = model:state_dict() })
