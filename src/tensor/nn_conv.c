@@ -9,6 +9,10 @@
 ** strided buffers, so cblas is called directly, with la_gemm.c's rule for
 ** threads: chunks go to our pool only when each product is small enough that
 ** OpenBLAS runs it on the calling thread, so the two pools never nest.
+** Stride-1 layers skip im2col where it pays: one input channel per group or a few
+** (LeNet, depthwise) run a direct vector loop forward (nn_conv_direct.c), and layers
+** with many channels (ResNet) run all three products as shifted gemms straight out
+** of the padded planes (nn_conv_shift.c).
 */
 /* the short copy and add loops of im2col/col2im need the vectorizer at full strength */
 #pragma GCC optimize("O3")
@@ -21,6 +25,7 @@
 #include "error.h"
 #include "parallel.h"
 #include "lt_ops.h"
+#include "nn_conv_shift.h"
 
 /* as in la_gemm.c: OpenBLAS threads products above this many multiply-adds */
 #define CONV_SMALL_GEMM 262144
@@ -134,24 +139,39 @@ static void valid_range(int64_t out, int64_t s, int64_t off, int64_t in, int64_t
 
 /* ---- im2col / col2im for one image and group: cg planes -> K rows of ld elements ---- */
 
-/* plain loops, not libc calls: the rows are short (OW of a few dozen) and many */
+/* plain loops, not libc calls: the rows are short (OW of a few dozen) and many. A row
+** goes in whole 32-byte moves, the last one overlapping (LeNet's rows are 8 floats) */
+#define COPY_ROW(T, X)                                                                       \
+static inline void copy_row_##X(T *restrict d, const T *restrict s, int64_t n) {             \
+  enum { V = 32 / sizeof(T) };                                                               \
+  if (n < V) { for (int64_t i = 0; i < n; i++) d[i] = s[i]; return; }                        \
+  int64_t i = 0;                                                                             \
+  for (; i + V <= n; i += V) for (int j = 0; j < V; j++) d[i + j] = s[i + j];                \
+  if (i < n) for (int j = 0; j < V; j++) d[n - V + j] = s[n - V + j];                        \
+}
+COPY_ROW(float, s)
+COPY_ROW(double, d)
+
+/* the geometry in locals: stores through T pointers must not make the compiler reload q */
 #define IM2COL(T, X)                                                                         \
 static void im2col_##X(const conv_geom *q, const T *x, T *col, int64_t ld) {                 \
-  const int64_t OH = q->OH, OW = q->OW, H = q->H, W = q->W, sw = q->sw;                     \
-  for (int64_t c = 0; c < q->cg; c++) {                                                      \
+  const int64_t OH = q->OH, OW = q->OW, H = q->H, W = q->W, sw = q->sw, sh = q->sh;         \
+  const int64_t ph = q->ph, pw = q->pw, dh = q->dh, dw = q->dw, kh = q->kh, kw = q->kw;     \
+  const int64_t cg = q->cg;                                                                  \
+  for (int64_t c = 0; c < cg; c++) {                                                         \
     const T *plane = x + c * H * W;                                                          \
-    for (int64_t ki = 0; ki < q->kh; ki++)                                                   \
-      for (int64_t kj = 0; kj < q->kw; kj++) {                                               \
-        T *row = col + ((c * q->kh + ki) * q->kw + kj) * ld;                                 \
-        int64_t w0, w1, off = kj * q->dw - q->pw;                                            \
+    for (int64_t ki = 0; ki < kh; ki++)                                                      \
+      for (int64_t kj = 0; kj < kw; kj++) {                                                  \
+        T *row = col + ((c * kh + ki) * kw + kj) * ld;                                       \
+        int64_t w0, w1, off = kj * dw - pw;                                                  \
         valid_range(OW, sw, off, W, &w0, &w1);                                               \
         for (int64_t oh = 0; oh < OH; oh++) {                                                \
           T *restrict d = row + oh * OW;                                                     \
-          int64_t ih = oh * q->sh - q->ph + ki * q->dh;                                      \
+          int64_t ih = oh * sh - ph + ki * dh;                                               \
           if (ih < 0 || ih >= H) { for (int64_t ow = 0; ow < OW; ow++) d[ow] = 0; continue; } \
           const T *restrict s = plane + ih * W + off;                                        \
           for (int64_t ow = 0; ow < w0; ow++) d[ow] = 0;                                     \
-          if (sw == 1) for (int64_t ow = w0; ow < w1; ow++) d[ow] = s[ow];                   \
+          if (sw == 1) copy_row_##X(d + w0, s + w0, w1 - w0);                                \
           else for (int64_t ow = w0; ow < w1; ow++) d[ow] = s[ow * sw];                      \
           for (int64_t ow = w1; ow < OW; ow++) d[ow] = 0;                                    \
         }                                                                                    \
@@ -197,6 +217,13 @@ static void col2im(const conv_geom *q, const char *col, char *x, int64_t ld) {
 /* row-major C (m x n) = alpha A B + beta C, A stored transposed when ta */
 static void gemm(const conv_geom *q, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const void *A,
                  int64_t lda, const void *B, int64_t ldb, double beta, void *C, int64_t ldc) {
+  /* OpenBLAS clears C for beta = 0 in a separate scalar pass (a third of a thin-K product's
+  ** time); a memset and beta = 1 does the same faster */
+  if (beta == 0.0 && k > 0) {
+    if (ldc == n) memset(C, 0, (size_t)(m * n) * q->es);
+    else for (int64_t i = 0; i < m; i++) memset((char *)C + (size_t)(i * ldc) * q->es, 0, (size_t)n * q->es);
+    beta = 1.0;
+  }
   if (q->f32)
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (blasint)m,
                 (blasint)n, (blasint)k, 1.0f, A, (blasint)lda, B, (blasint)ldb, (float)beta, C, (blasint)ldc);
@@ -207,6 +234,13 @@ static void gemm(const conv_geom *q, bool ta, bool tb, int64_t m, int64_t n, int
 
 static bool is_pointwise(const conv_geom *q) {
   return q->kh == 1 && q->kw == 1 && q->sh == 1 && q->sw == 1 && q->ph == 0 && q->pw == 0;
+}
+
+/* q as a stride-1 shifted-gemm problem (nn_conv_shift.c); false when q is strided */
+static bool as_shift(const conv_geom *q, lt_conv_shift *s) {
+  if (q->sh != 1 || q->sw != 1) return false;
+  *s = (lt_conv_shift){q->N, q->C, q->H, q->W, q->O, q->kh, q->kw, q->ph, q->pw, q->dh, q->dw, q->g, q->f32};
+  return true;
 }
 
 /* items per chunk: the columns fit CONV_CHUNK_BYTES, and with threads there are enough chunks */
@@ -249,13 +283,22 @@ static void pad_planes(const conv_geom *q, const char *x, char *xp) {
              x + (size_t)((c * q->H + h) * q->W) * es, (size_t)q->W * es);
 }
 
+/* inline copies, not memcpy calls: LeNet's rows are a few hundred bytes, and many */
+#define IM2COL_WIDE(T, X)                                                                    \
+static void im2col_wide_##X(const conv_geom *q, const T *xp, T *col, int64_t ld) {           \
+  const int64_t kh = q->kh, kw = q->kw, HW = q->Hp * q->Wp, dhw = q->dh * q->Wp, dw = q->dw; \
+  const int64_t Lw = q->Lw, cg = q->cg;                                                      \
+  for (int64_t c = 0; c < cg; c++)                                                           \
+    for (int64_t ki = 0; ki < kh; ki++)                                                      \
+      for (int64_t kj = 0; kj < kw; kj++)                                                    \
+        copy_row_##X(col + ((c * kh + ki) * kw + kj) * ld, xp + c * HW + ki * dhw + kj * dw, Lw); \
+}
+IM2COL_WIDE(float, s)
+IM2COL_WIDE(double, d)
+
 static void im2col_wide(const conv_geom *q, const char *xp, char *col, int64_t ld) {
-  size_t es = q->es;
-  for (int64_t c = 0; c < q->cg; c++)
-    for (int64_t ki = 0; ki < q->kh; ki++)
-      for (int64_t kj = 0; kj < q->kw; kj++)
-        memcpy(col + (size_t)(((c * q->kh + ki) * q->kw + kj) * ld) * es,
-               xp + (size_t)(c * q->Hp * q->Wp + ki * q->dh * q->Wp + kj * q->dw) * es, (size_t)q->Lw * es);
+  if (q->f32) im2col_wide_s(q, (const float *)xp, (float *)col, ld);
+  else im2col_wide_d(q, (const double *)xp, (double *)col, ld);
 }
 
 #define WIDE(T, X)                                                                           \
@@ -326,7 +369,8 @@ static void fwd_chunks(void *ctx, int64_t c0, int64_t c1) {
   size_t es = q->es;
   bool direct = is_pointwise(q);
   char *col = NULL, *tmp = NULL;
-  if ((!direct || j->nb > 1) && !(col = malloc((size_t)(q->K * q->L * j->nb) * es))) goto oom;
+  size_t colb = (size_t)(q->K * q->L * j->nb) * es;
+  if ((!direct || j->nb > 1) && !(col = lt_conv_scratch(colb))) goto oom;
   if (j->nb > 1 && !(tmp = malloc((size_t)(q->og * q->L * j->nb) * es))) goto oom;
   for (int64_t c = c0; c < c1; c++) {
     int64_t n0 = c * j->nb, nb = q->N - n0 < j->nb ? q->N - n0 : j->nb, ld = nb * q->L;
@@ -364,10 +408,10 @@ static void fwd_chunks(void *ctx, int64_t c0, int64_t c1) {
         }
     }
   }
-  free(col); free(tmp);
+  lt_conv_unscratch(col, colb); free(tmp);
   return;
 oom:
-  free(col); free(tmp);
+  lt_conv_unscratch(col, colb); free(tmp);
   atomic_store(&j->failed, 1);
 }
 
@@ -375,10 +419,14 @@ static void fwd_wide_chunks(void *ctx, int64_t c0, int64_t c1) {
   conv_job *j = ctx;
   const conv_geom *q = j->q;
   size_t es = q->es;
-  char *col = malloc((size_t)(q->K * q->Lw * j->nb) * es);
-  char *tmp = malloc((size_t)(q->og * q->Lw * j->nb) * es);
+  size_t colb = (size_t)(q->K * q->Lw * j->nb) * es, tmpb = (size_t)(q->og * q->Lw * j->nb) * es;
+  char *col = lt_conv_scratch(colb), *tmp = lt_conv_scratch(tmpb);
   char *xp = malloc(padded_elems(q) * es);
-  if (!col || !tmp || !xp) { free(col); free(tmp); free(xp); atomic_store(&j->failed, 1); return; }
+  if (!col || !tmp || !xp) {
+    lt_conv_unscratch(col, colb); lt_conv_unscratch(tmp, tmpb); free(xp);
+    atomic_store(&j->failed, 1);
+    return;
+  }
   for (int64_t c = c0; c < c1; c++) {
     int64_t n0 = c * j->nb, nb = q->N - n0 < j->nb ? q->N - n0 : j->nb, ld = nb * q->Lw;
     for (int64_t g = 0; g < q->g; g++) {
@@ -394,17 +442,21 @@ static void fwd_wide_chunks(void *ctx, int64_t c0, int64_t c1) {
         }
     }
   }
-  free(col); free(tmp); free(xp);
+  lt_conv_unscratch(col, colb); lt_conv_unscratch(tmp, tmpb); free(xp);
 }
 
 static void bwd_input_wide_chunks(void *ctx, int64_t c0, int64_t c1) {
   conv_job *j = ctx;
   const conv_geom *q = j->q;
   size_t es = q->es;
-  char *col = malloc((size_t)(q->K * q->Lw * j->nb) * es);
-  char *tmp = malloc((size_t)(q->og * q->Lw * j->nb) * es);
+  size_t colb = (size_t)(q->K * q->Lw * j->nb) * es, tmpb = (size_t)(q->og * q->Lw * j->nb) * es;
+  char *col = lt_conv_scratch(colb), *tmp = lt_conv_scratch(tmpb);
   char *xp = malloc(padded_elems(q) * es);
-  if (!col || !tmp || !xp) { free(col); free(tmp); free(xp); atomic_store(&j->failed, 1); return; }
+  if (!col || !tmp || !xp) {
+    lt_conv_unscratch(col, colb); lt_conv_unscratch(tmp, tmpb); free(xp);
+    atomic_store(&j->failed, 1);
+    return;
+  }
   for (int64_t c = c0; c < c1; c++) {
     int64_t n0 = c * j->nb, nb = q->N - n0 < j->nb ? q->N - n0 : j->nb, ld = nb * q->Lw;
     for (int64_t g = 0; g < q->g; g++) {
@@ -422,7 +474,7 @@ static void bwd_input_wide_chunks(void *ctx, int64_t c0, int64_t c1) {
       }
     }
   }
-  free(col); free(tmp); free(xp);
+  lt_conv_unscratch(col, colb); lt_conv_unscratch(tmp, tmpb); free(xp);
 }
 
 /* x[n] = col2im(w^T gy[n]) (the input gradient, or conv_transpose2d) */
@@ -432,7 +484,8 @@ static void bwd_input_chunks(void *ctx, int64_t c0, int64_t c1) {
   size_t es = q->es;
   bool direct = is_pointwise(q);
   char *col = NULL, *tmp = NULL;
-  if (!(direct && j->nb == 1) && !(col = malloc((size_t)(q->K * q->L * j->nb) * es))) goto oom;
+  size_t colb = (size_t)(q->K * q->L * j->nb) * es;
+  if (!(direct && j->nb == 1) && !(col = lt_conv_scratch(colb))) goto oom;
   if (j->nb > 1 && !(tmp = malloc((size_t)(q->og * q->L * j->nb) * es))) goto oom;
   for (int64_t c = c0; c < c1; c++) {
     int64_t n0 = c * j->nb, nb = q->N - n0 < j->nb ? q->N - n0 : j->nb, ld = nb * q->L;
@@ -463,10 +516,10 @@ static void bwd_input_chunks(void *ctx, int64_t c0, int64_t c1) {
       }
     }
   }
-  free(col); free(tmp);
+  lt_conv_unscratch(col, colb); free(tmp);
   return;
 oom:
-  free(col); free(tmp);
+  lt_conv_unscratch(col, colb); free(tmp);
   atomic_store(&j->failed, 1);
 }
 
@@ -474,10 +527,10 @@ oom:
 static int bwd_weight_wide(const conv_geom *q, const char *x, const char *gy, char *gw) {
   size_t es = q->es;
   int64_t nbmax = chunk_items(q, false);
-  char *col = malloc((size_t)(q->K * q->Lw * nbmax) * es);
-  char *tmp = malloc((size_t)(q->og * q->Lw * nbmax) * es);
+  size_t colb = (size_t)(q->K * q->Lw * nbmax) * es, tmpb = (size_t)(q->og * q->Lw * nbmax) * es;
+  char *col = lt_conv_scratch(colb), *tmp = lt_conv_scratch(tmpb);
   char *xp = malloc(padded_elems(q) * es);
-  if (!col || !tmp || !xp) { free(col); free(tmp); free(xp); return -1; }
+  if (!col || !tmp || !xp) { lt_conv_unscratch(col, colb); lt_conv_unscratch(tmp, tmpb); free(xp); return -1; }
   for (int64_t n0 = 0; n0 < q->N; n0 += nbmax) {
     int64_t nb = q->N - n0 < nbmax ? q->N - n0 : nbmax, ld = nb * q->Lw;
     for (int64_t g = 0; g < q->g; g++) {
@@ -487,18 +540,21 @@ static int bwd_weight_wide(const conv_geom *q, const char *x, const char *gy, ch
            gw + (size_t)(g * q->og * q->K) * es, q->K);
     }
   }
-  free(col); free(tmp); free(xp);
+  lt_conv_unscratch(col, colb); lt_conv_unscratch(tmp, tmpb); free(xp);
   return 0;
 }
 
 static int bwd_weight(const conv_geom *q, const char *x, const char *gy, char *gw) {
   size_t es = q->es;
+  lt_conv_shift sh;
+  if (as_shift(q, &sh) && lt_conv_shift_ok(&sh)) return lt_conv_shift_backward_weight(&sh, x, gy, gw);
   if (q->wide) return bwd_weight_wide(q, x, gy, gw);
   int64_t nbmax = chunk_items(q, false);
   bool direct = is_pointwise(q);
-  char *col = malloc((size_t)(q->K * q->L * nbmax) * es);
+  size_t colb = (size_t)(q->K * q->L * nbmax) * es;
+  char *col = lt_conv_scratch(colb);
   char *tmp = nbmax > 1 ? malloc((size_t)(q->og * q->L * nbmax) * es) : NULL;
-  if (!col || (nbmax > 1 && !tmp)) { free(col); free(tmp); return -1; }
+  if (!col || (nbmax > 1 && !tmp)) { lt_conv_unscratch(col, colb); free(tmp); return -1; }
   for (int64_t n0 = 0; n0 < q->N; n0 += nbmax) {
     int64_t nb = q->N - n0 < nbmax ? q->N - n0 : nbmax, ld = nb * q->L;
     for (int64_t g = 0; g < q->g; g++) {
@@ -525,7 +581,7 @@ static int bwd_weight(const conv_geom *q, const char *x, const char *gy, char *g
            gw + (size_t)(g * q->og * q->K) * es, q->K);
     }
   }
-  free(col); free(tmp);
+  lt_conv_unscratch(col, colb); free(tmp);
   return 0;
 }
 
@@ -586,6 +642,25 @@ static lt_tensor *conv_forward(const char *op, conv_geom *q, lt_tensor *input, l
   if (contig(c, src, 3)) return NULL;
   lt_tensor *y = new_out(q, lt_tensor_dtype(input), q->O, q->OH, q->OW);
   if (y && q->N > 0 && q->O > 0 && q->L > 0) {
+    lt_conv_shift sh;
+    if (q->K > 0 && as_shift(q, &sh) && !lt_conv_direct_ok(&sh) && lt_conv_direct_multi_ok(&sh)) {
+      if (lt_conv_direct_multi_forward(&sh, lt_tensor_data(c[0]), lt_tensor_data(c[1]), c[2] ? lt_tensor_data(c[2]) : NULL,
+                                       lt_tensor_data(y))) { lt_tensor_release(y); y = lt_error_null("%s: out of memory", op); }
+      release_n(c, 3);
+      return y;
+    }
+    if (q->K > 0 && as_shift(q, &sh) && lt_conv_direct_ok(&sh)) {
+      if (lt_conv_direct_forward(&sh, lt_tensor_data(c[0]), lt_tensor_data(c[1]), c[2] ? lt_tensor_data(c[2]) : NULL,
+                                 lt_tensor_data(y))) { lt_tensor_release(y); y = lt_error_null("%s: out of memory", op); }
+      release_n(c, 3);
+      return y;
+    }
+    if (q->K > 0 && as_shift(q, &sh) && lt_conv_shift_ok(&sh)) {
+      if (lt_conv_shift_forward(&sh, lt_tensor_data(c[0]), lt_tensor_data(c[1]), c[2] ? lt_tensor_data(c[2]) : NULL,
+                                lt_tensor_data(y))) { lt_tensor_release(y); y = lt_error_null("%s: out of memory", op); }
+      release_n(c, 3);
+      return y;
+    }
     if (q->K == 0) memset(lt_tensor_data(y), 0, (size_t)(q->N * q->O * q->L) * q->es);
     conv_job j = {q, lt_tensor_data(c[0]), lt_tensor_data(c[1]), c[2] ? lt_tensor_data(c[2]) : NULL, NULL,
                   lt_tensor_data(y), 1};
@@ -608,9 +683,15 @@ static lt_tensor *backward_input(const char *op, conv_geom *q, lt_tensor *grad_o
   lt_tensor *src[2] = {grad_output, weight}, *c[2];
   if (contig(c, src, 2)) return NULL;
   lt_tensor *x = new_out(q, lt_tensor_dtype(weight), q->C, q->H, q->W);
+  lt_conv_shift sh;
   if (x && q->N > 0 && q->C * q->H * q->W > 0) {
     if (q->og == 0 || q->L == 0) memset(lt_tensor_data(x), 0, (size_t)(q->N * q->C * q->H * q->W) * q->es);
-    else {
+    else if (as_shift(q, &sh) && lt_conv_shift_backward_input_ok(&sh)) {
+      if (lt_conv_shift_backward_input(&sh, lt_tensor_data(c[0]), lt_tensor_data(c[1]), lt_tensor_data(x))) {
+        lt_tensor_release(x);
+        x = lt_error_null("%s: out of memory", op);
+      }
+    } else {
       conv_job j = {q, NULL, lt_tensor_data(c[1]), NULL, lt_tensor_data(c[0]), lt_tensor_data(x), 1};
       if (run_chunks(op, &j, q->wide ? bwd_input_wide_chunks : bwd_input_chunks)) { lt_tensor_release(x); x = NULL; }
     }

@@ -92,6 +92,44 @@ case("conv2d padding same with dilation, valid", { x = rnd(f64, 1, 2, 7, 7), w =
 case("conv2d float32 unbatched", { x = rnd(f32, 3, 9, 8), w = rnd(f32, 4, 3, 3, 3), b = rnd(f32, 4) },
   function(a) return { torch.conv2d(a.x, a.w, a.b, { padding = 1, stride = 2 }) } end,
   "{1} = F.conv2d({x}, {w}, {b}, padding=1, stride=2)", 1e-5)
+-- enough channels for the shifted-gemm path (nn_conv_shift.c): stride 1, padding, dilation, groups
+-- (its gradients are checked here against PyTorch in float64: a gradcheck this size takes half a minute)
+case("conv2d many channels, padding/dilation/groups, grads",
+  { x = l64(2, 32, 15, 17), w = l64(32, 16, 3, 2), b = l64(32) },
+  with_grads(function(a)
+    return torch.conv2d(a.x, a.w, a.b, { padding = { 1, 2 }, dilation = { 1, 2 }, groups = 2 })
+  end, { "x", "w", "b" }),
+  "y = F.conv2d({x}, {w}, {b}, padding=(1,2), dilation=(1,2), groups=2); y.backward({g})\n" ..
+  "{1}, {2}, {3}, {4} = y, {x}.grad, {w}.grad, {b}.grad")
+case("conv2d many channels, float32, padding wider than the kernel",
+  { x = rnd(f32, 2, 16, 18, 18), w = rnd(f32, 24, 16, 3, 3), g = rnd(f32, 2, 24, 22, 20), v = rnd(f32, 16, 16, 3, 3) },
+  function(a)
+    return { torch.conv2d(a.x, a.w, nil, { padding = 1 }), torch.conv2d(a.x, a.v, nil, { padding = { 3, 2 } }),
+             torch.conv2d_backward_input(a.g, a.w, a.x:size(), 1, { 3, 2 }, 1, 1),
+             torch.conv2d_backward_weight(a.g, a.x, a.w:size(), 1, { 3, 2 }, 1, 1) }
+  end,
+  "{1} = F.conv2d({x}, {w}, padding=1)\n{2} = F.conv2d({x}, {v}, padding=(3,2))\n" ..
+  "{3} = torch.nn.grad.conv2d_input({x}.shape, {w}, {g}, padding=(3,2))\n" ..
+  "{4} = torch.nn.grad.conv2d_weight({x}, {w}.shape, {g}, padding=(3,2))", 1e-5)
+-- one input channel per group, stride 1: the direct forward loop (nn_conv_direct.c)
+case("conv2d one input channel, padding/dilation, grads", { x = l64(2, 1, 11, 13), w = l64(3, 1, 3, 2), b = l64(3) },
+  with_grads(function(a) return torch.conv2d(a.x, a.w, a.b, { padding = { 1, 2 }, dilation = { 2, 1 } }) end,
+             { "x", "w", "b" }),
+  "y = F.conv2d({x}, {w}, {b}, padding=(1,2), dilation=(2,1)); y.backward({g})\n" ..
+  "{1}, {2}, {3}, {4} = y, {x}.grad, {w}.grad, {b}.grad")
+case("conv2d depthwise rows past 32 and under 8, float32",
+  { x = rnd(f32, 2, 3, 9, 37), w = rnd(f32, 6, 1, 3, 3), b = rnd(f32, 6), y = rnd(f32, 1, 2, 6, 9), v = rnd(f32, 2, 1, 3, 3) },
+  function(a) return { torch.conv2d(a.x, a.w, a.b, { padding = 1, groups = 3 }), torch.conv2d(a.y, a.v, nil, { groups = 2 }) } end,
+  "{1} = F.conv2d({x}, {w}, {b}, padding=1, groups=3)\n{2} = F.conv2d({y}, {v}, groups=2)", 1e-5)
+-- a few input channels per group, stride 1: the direct loop four filters at a time
+case("conv2d few channels, padding/dilation/groups, grads", { x = l64(2, 4, 9, 12), w = l64(6, 2, 3, 2), b = l64(6) },
+  with_grads(function(a)
+    return torch.conv2d(a.x, a.w, a.b, { padding = { 1, 2 }, dilation = { 2, 1 }, groups = 2 })
+  end, { "x", "w", "b" }),
+  "y = F.conv2d({x}, {w}, {b}, padding=(1,2), dilation=(2,1), groups=2); y.backward({g})\n" ..
+  "{1}, {2}, {3}, {4} = y, {x}.grad, {w}.grad, {b}.grad")
+case("conv2d few channels (LeNet's second layer), float32", { x = rnd(f32, 3, 6, 12, 12), w = rnd(f32, 16, 6, 5, 5), b = rnd(f32, 16) },
+  function(a) return { torch.conv2d(a.x, a.w, a.b) } end, "{1} = F.conv2d({x}, {w}, {b})", 1e-5)
 -- conv1d
 case("conv1d stride/padding/dilation/groups, grads", { x = l64(2, 4, 11), w = l64(6, 2, 3), b = l64(6) },
   with_grads(function(a)
@@ -230,6 +268,9 @@ T.test("gradcheck conv2d", function()
   T.ok(gc(function(x, w) return torch.conv2d(x, w, nil, { padding = "same", dilation = { 2, 1 } }) end,
           { leaf(1, 2, 5, 4), tleaf(3, 2, 2, 3) }))
   T.ok(gc(function(x, w) return torch.conv2d(x, w) end, { tleaf(3, 3, 3), leaf(2, 3, 1, 1) }))
+  T.ok(gc(function(x, w, b) return torch.conv2d(x, w, b, { padding = { 0, 1 } }) end,   -- the direct loop
+          { tleaf(1, 1, 4, 8), leaf(2, 1, 2, 2), leaf(2) }))
+  T.ok(gc(function(x, w, b) return torch.conv2d(x, w, b) end, { tleaf(1, 2, 3, 6), leaf(5, 2, 2, 2), leaf(5) }))
 end)
 
 T.test("gradcheck conv1d, conv_transpose2d", function()
