@@ -1,26 +1,11 @@
 """autograd_bench.py - the PyTorch side of bench/autograd.sh (same figures as autograd_bench.lua)."""
-import sys
 import time
 
 import torch
+from timing import Timer
 
 torch.set_num_threads(1)
-reps = int(sys.argv[1]) if len(sys.argv) > 1 else 5
-
-
-def median(t):
-    t = sorted(t)
-    return t[(len(t) - 1) // 2]
-
-
-def timeit(n, fn):
-    fn(max(1, n // 10))
-    ts = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn(n)
-        ts.append((time.perf_counter() - t0) / n)
-    return median(ts)
+T = Timer(warmup=10, fmt="%.4f", clock=time.perf_counter)  # reps from argv[1]; wall time (perf_counter)
 
 
 a, b = torch.tensor([1.0]), torch.tensor([2.0])
@@ -60,12 +45,9 @@ def chain1000(n):
         y.sum().backward()
 
 
-r = {
-    "add_plain": timeit(200000, add_plain),
-    "add_grad": timeit(200000, add_grad),
-    "add_backward": timeit(50000, add_backward),
-    "add_inference": timeit(200000, add_inference),
-    "chain1000": timeit(20, chain1000),
-}
-for k in ("add_plain", "add_grad", "add_backward", "add_inference", "chain1000"):
-    print("%s %.4f" % (k, r[k] * 1e6))
+T.bench("add_plain", 200000, add_plain)
+T.bench("add_grad", 200000, add_grad)
+T.bench("add_backward", 50000, add_backward)
+T.bench("add_inference", 200000, add_inference)
+T.bench("chain1000", 20, chain1000)
+T.report()

@@ -1,23 +1,10 @@
 -- nn_conv.lua — conv2d and max_pool2d, forward and forward+backward, float32, against
 -- bench/nn_conv.py (run both with bench/nn.sh conv). Prints "key microseconds".
-local reps = tonumber(arg[1]) or 5
-local clock = os.clock   -- pinned to one thread: CPU time
-
-local function median(t) table.sort(t); return t[(#t + 1) // 2] end
-local function time(n, fn)
-  fn(math.max(1, n // 5))                  -- warm up
-  local ts = {}
-  for _ = 1, reps do
-    local t0 = clock()
-    fn(n)
-    ts[#ts + 1] = (clock() - t0) / n
-  end
-  return median(ts)
-end
+package.path = (arg[0]:match("^(.*/)") or "./") .. "?.lua;" .. package.path   -- timing.lua
+local T = require("timing").new()   -- reps from arg[1]; os.clock: pinned to one thread, CPU time
 
 torch.manual_seed(0)
-local r, keys = {}, {}
-local function bench(key, n, fn) keys[#keys + 1] = key; r[key] = time(n, fn) end
+local function bench(key, n, fn) T:bench(key, n, fn) end
 
 -- conv2d: (name, N, C, H, O, k, padding, iterations)
 local convs = {
@@ -50,4 +37,4 @@ bench("maxpool_fwd_bwd", 50, function(n)
   for _ = 1, n do xp.grad = nil; torch.max_pool2d(xp, 2):backward(gp) end
 end)
 
-for _, k in ipairs(keys) do print(("%s %.2f"):format(k, r[k] * 1e6)) end
+T:report()

@@ -1,23 +1,10 @@
 -- nn_misc.lua — linear, activations, embedding and attention, forward and forward+backward,
 -- against bench/nn_misc.py (run both with bench/nn.sh misc). Prints "key microseconds".
-local reps = tonumber(arg[1]) or 5
-local clock = os.clock   -- pinned to one thread: CPU time
-
-local function median(t) table.sort(t); return t[(#t + 1) // 2] end
-local function time(n, fn)
-  fn(math.max(1, n // 5))                  -- warm up
-  local ts = {}
-  for _ = 1, reps do
-    local t0 = clock()
-    fn(n)
-    ts[#ts + 1] = (clock() - t0) / n
-  end
-  return median(ts)
-end
+package.path = (arg[0]:match("^(.*/)") or "./") .. "?.lua;" .. package.path   -- timing.lua
+local T = require("timing").new()   -- reps from arg[1]; os.clock: pinned to one thread, CPU time
 
 torch.manual_seed(0)
-local r, keys = {}, {}
-local function bench(key, n, fn) keys[#keys + 1] = key; r[key] = time(n, fn) end
+local function bench(key, n, fn) T:bench(key, n, fn) end
 
 -- linear: N=64, 784 -> 256
 local x = torch.randn(64, 784, { requires_grad = true })
@@ -71,4 +58,4 @@ bench("dropout_fwd_bwd", 10, function(n)
   for _ = 1, n do a.grad = nil; torch.dropout(a, 0.5, true):backward(ga) end
 end)
 
-for _, key in ipairs(keys) do print(("%s %.2f"):format(key, r[key] * 1e6)) end
+T:report()

@@ -1,38 +1,14 @@
 """nn_misc.py - the PyTorch side of bench/nn_misc.lua (same keys; run with bench/nn.sh misc)."""
 import math
-import sys
-import time
 
 import torch
 import torch.nn.functional as F
+from timing import Timer
 
 torch.set_num_threads(1)
-reps = int(sys.argv[1]) if len(sys.argv) > 1 else 5
-clock = time.process_time  # pinned to one thread: CPU time, as os.clock on the Lua side
-
-
-def median(t):
-    t = sorted(t)
-    return t[(len(t) - 1) // 2]
-
-
-def timeit(n, fn):
-    fn(max(1, n // 5))
-    ts = []
-    for _ in range(reps):
-        t0 = clock()
-        fn(n)
-        ts.append((clock() - t0) / n)
-    return median(ts)
-
-
+T = Timer()  # reps from argv[1]; process_time: pinned to one thread, CPU time, as os.clock on the Lua side
+bench = T.bench
 torch.manual_seed(0)
-r, keys = {}, []
-
-
-def bench(key, n, fn):
-    keys.append(key)
-    r[key] = timeit(n, fn)
 
 
 x = torch.randn(64, 784, requires_grad=True)
@@ -134,5 +110,4 @@ def dropout_fwd_bwd(n):
 
 bench("dropout_fwd_bwd", 10, dropout_fwd_bwd)
 
-for key in keys:
-    print("%s %.2f" % (key, r[key] * 1e6))
+T.report()

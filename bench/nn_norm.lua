@@ -1,24 +1,11 @@
 -- nn_norm.lua — batch_norm, layer_norm, log_softmax + nll_loss forward+backward on the
 -- lutorch side (twin of nn_norm.py; run with `sh bench/nn.sh norm`). Prints "key microseconds".
-local reps = tonumber(arg and arg[1]) or 5
-local clock = os.clock   -- one thread: CPU time is wall time here
-
-local function median(t) table.sort(t); return t[(#t + 1) // 2] end
-local function time(n, fn)
-  fn(math.max(1, n // 10))
-  local ts = {}
-  for _ = 1, reps do
-    local t0 = clock()
-    fn(n)
-    ts[#ts + 1] = (clock() - t0) / n
-  end
-  return median(ts)
-end
+package.path = (arg[0]:match("^(.*/)") or "./") .. "?.lua;" .. package.path   -- timing.lua
+local T = require("timing").new{ warmup = 10 }   -- reps from arg[1]; os.clock: one thread, CPU time
 
 torch.manual_seed(0)
 local function leaf(...) return torch.randn({ ... }, { requires_grad = true }) end
-local r, keys = {}, {}
-local function fig(k, n, fn) r[k] = time(n, fn); keys[#keys + 1] = k end
+local function fig(k, n, fn) T:bench(k, n, fn) end
 
 do
   local x, w, b = leaf(64, 64, 28, 28), leaf(64), leaf(64)
@@ -54,4 +41,4 @@ do
   local x = torch.randn(256, 1000)
   fig("softmax_fwd_256x1000", 200, function(n) for _ = 1, n do torch.softmax(x, 2) end end)
 end
-for _, k in ipairs(keys) do print(("%s %.2f"):format(k, r[k] * 1e6)) end
+T:report()

@@ -1,41 +1,14 @@
 """nn_norm.py - the PyTorch side of bench/nn_norm.lua (same keys)."""
-import sys
-import time
-
 import torch
 import torch.nn.functional as F
+from timing import Timer
 
 torch.set_num_threads(1)
-reps = int(sys.argv[1]) if len(sys.argv) > 1 else 5
-
-
-def median(t):
-    t = sorted(t)
-    return t[(len(t) - 1) // 2]
-
-
-# CPU time of this process, like os.clock on the lutorch side: on one thread it is
-# the wall time of an idle machine, and other processes' load does not count
-clock = time.process_time
-
-
-def timeit(n, fn):
-    fn(max(1, n // 10))
-    ts = []
-    for _ in range(reps):
-        t0 = clock()
-        fn(n)
-        ts.append((clock() - t0) / n)
-    return median(ts)
-
-
+# reps from argv[1]; CPU time of this process (process_time), like os.clock on the lutorch
+# side: on one thread it is the wall time of an idle machine, and other processes' load does not count
+T = Timer(warmup=10)
+fig = T.bench
 torch.manual_seed(0)
-r, keys = {}, []
-
-
-def fig(k, n, fn):
-    r[k] = timeit(n, fn)
-    keys.append(k)
 
 
 def leaf(*s):
@@ -96,5 +69,4 @@ def sm(n):
 
 
 fig("softmax_fwd_256x1000", 200, sm)
-for k in keys:
-    print("%s %.2f" % (k, r[k] * 1e6))
+T.report()

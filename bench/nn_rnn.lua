@@ -1,26 +1,13 @@
 -- nn_rnn.lua — LSTM against bench/nn_rnn.py (run both with bench/nn.sh rnn): one LSTM step
 -- (batch 64, 256 -> 512) forward, and a whole sequence (32 steps) forward and
 -- forward+backward. Prints "key microseconds".
+package.path = (arg[0]:match("^(.*/)") or "./") .. "?.lua;" .. package.path   -- timing.lua
 package.path = "lib/?.lua;lib/?/init.lua;" .. package.path   -- nn from the source tree
 local nn = require "nn"
-local reps = tonumber(arg[1]) or 5
-local clock = os.clock   -- pinned to one thread: CPU time
-
-local function median(t) table.sort(t); return t[(#t + 1) // 2] end
-local function time(n, fn)
-  fn(math.max(1, n // 5))                  -- warm up
-  local ts = {}
-  for _ = 1, reps do
-    local t0 = clock()
-    fn(n)
-    ts[#ts + 1] = (clock() - t0) / n
-  end
-  return median(ts)
-end
+local T = require("timing").new()   -- reps from arg[1]; os.clock: pinned to one thread, CPU time
 
 torch.manual_seed(0)
-local r, keys = {}, {}
-local function bench(key, n, fn) keys[#keys + 1] = key; r[key] = time(n, fn) end
+local function bench(key, n, fn) T:bench(key, n, fn) end
 
 local B, I, H, L = 64, 256, 512, 32
 local cell = nn.LSTMCell(I, H)
@@ -47,4 +34,4 @@ bench("lstm_seq32_fwd_bwd", 3, function(n)
   end
 end)
 
-for _, k in ipairs(keys) do print(("%s %.2f"):format(k, r[k] * 1e6)) end
+T:report()

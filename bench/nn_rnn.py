@@ -1,37 +1,13 @@
 """nn_rnn.py - the PyTorch side of bench/nn_rnn.lua (same keys; run with bench/nn.sh rnn)."""
-import sys
-import time
 
 import torch
 import torch.nn as nn
+from timing import Timer
 
 torch.set_num_threads(1)
-reps = int(sys.argv[1]) if len(sys.argv) > 1 else 5
-clock = time.process_time  # pinned to one thread: CPU time, as os.clock on the Lua side
-
-
-def median(t):
-    t = sorted(t)
-    return t[(len(t) - 1) // 2]
-
-
-def timeit(n, fn):
-    fn(max(1, n // 5))
-    ts = []
-    for _ in range(reps):
-        t0 = clock()
-        fn(n)
-        ts.append((clock() - t0) / n)
-    return median(ts)
-
-
+T = Timer()  # reps from argv[1]; process_time: pinned to one thread, CPU time, as os.clock on the Lua side
+bench = T.bench
 torch.manual_seed(0)
-r, keys = {}, []
-
-
-def bench(key, n, fn):
-    keys.append(key)
-    r[key] = timeit(n, fn)
 
 
 B, I, H, L = 64, 256, 512, 32
@@ -76,5 +52,4 @@ def seq_fwd_bwd(n):
 bench("lstm_seq32_fwd", 5, seq_fwd)
 bench("lstm_seq32_fwd_bwd", 3, seq_fwd_bwd)
 
-for key in keys:
-    print("%s %.2f" % (key, r[key] * 1e6))
+T.report()
