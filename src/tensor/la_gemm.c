@@ -12,9 +12,9 @@
 #include "la_gemm.h"
 #include "parallel.h"
 
-/* OpenBLAS computes products below these sizes (multiply-adds) on the
-** calling thread; only then do we spread a batch over our own pool, so the
-** two pools never nest. */
+/* Products below these sizes (multiply-adds) run whole on one thread; a batch
+** of them is spread over the pool one product per chunk. Bigger ones are split
+** inside (lt_la_blas_gemm). */
 #define LA_SMALL_GEMM 262144
 #define LA_SMALL_GEMV 8192
 /* multiply-adds per pool chunk worth a thread */
@@ -154,6 +154,70 @@ static void batch_offsets(const la_prob *p, int64_t lin, int64_t *ao, int64_t *b
 
 /* ---- float32 / float64 through BLAS ---- */
 
+/* ---- one product, split over the pool ---- */
+
+typedef struct blas_job {
+  bool f32, ta, tb, split_n;
+  int64_t m, n, k, step;
+  double alpha, beta;
+  const char *A, *B;
+  char *C;
+  int64_t lda, ldb, ldc;
+} blas_job;
+
+static void blas_part(const blas_job *g, int64_t i0, int64_t m, int64_t j0, int64_t n) {
+  size_t es = g->f32 ? 4 : 8;
+  const char *A = g->A + (size_t)(g->ta ? i0 : i0 * g->lda) * es;
+  const char *B = g->B + (size_t)(g->tb ? j0 * g->ldb : j0) * es;
+  char *C = g->C + (size_t)(i0 * g->ldc + j0) * es;
+  enum CBLAS_TRANSPOSE ta = g->ta ? CblasTrans : CblasNoTrans, tb = g->tb ? CblasTrans : CblasNoTrans;
+  if (g->f32)
+    cblas_sgemm(CblasRowMajor, ta, tb, (blasint)m, (blasint)n, (blasint)g->k, (float)g->alpha, (const float *)A,
+                (blasint)g->lda, (const float *)B, (blasint)g->ldb, (float)g->beta, (float *)C, (blasint)g->ldc);
+  else
+    cblas_dgemm(CblasRowMajor, ta, tb, (blasint)m, (blasint)n, (blasint)g->k, g->alpha, (const double *)A,
+                (blasint)g->lda, (const double *)B, (blasint)g->ldb, g->beta, (double *)C, (blasint)g->ldc);
+}
+
+static void blas_chunk(void *ctx, int64_t p0, int64_t p1) {
+  const blas_job *g = ctx;
+  int64_t len = g->split_n ? g->n : g->m;
+  for (int64_t p = p0; p < p1; p++) {
+    int64_t lo = p * g->step, hi = lo + g->step < len ? lo + g->step : len;
+    if (lo >= hi) continue;
+    if (g->split_n) blas_part(g, 0, g->m, lo, hi - lo);
+    else blas_part(g, lo, hi - lo, 0, g->n);
+  }
+}
+
+void lt_la_blas_gemm(bool f32, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha,
+                     const void *A, int64_t lda, const void *B, int64_t ldb, double beta, void *C, int64_t ldc) {
+  size_t es = f32 ? 4 : 8;
+  if (m <= 0 || n <= 0) return;
+  /* OpenBLAS clears C for beta = 0 in a separate slow pass; a memset and beta = 1 is faster */
+  if (beta == 0.0 && k > 0) {
+    if (ldc == n) memset(C, 0, (size_t)(m * n) * es);
+    else for (int64_t i = 0; i < m; i++) memset((char *)C + (size_t)(i * ldc) * es, 0, (size_t)n * es);
+    beta = 1.0;
+  }
+  blas_job g = {f32, ta, tb, false, m, n, k, 0, alpha, beta, A, B, C, lda, ldb, ldc};
+  int nt = lt_get_num_threads();
+  if (nt > 1 && !lt_in_parallel_region() && m * n * k >= LA_SMALL_GEMM) {
+    if (n >= 32 * nt) {
+      g.split_n = true;
+      g.step = ((n + nt - 1) / nt + 15) / 16 * 16;
+    } else if (m >= 16 * nt) {
+      g.step = ((m + nt - 1) / nt + 7) / 8 * 8;
+    }
+    if (g.step > 0) {
+      int64_t len = g.split_n ? n : m;
+      lt_parallel_for((len + g.step - 1) / g.step, 1, blas_chunk, &g);
+      return;
+    }
+  }
+  blas_part(&g, 0, m, 0, n);
+}
+
 #define LA_BLAS(T, X)                                                                        \
 static void scale_##X(T *C, int64_t m, int64_t n, int64_t rs, int64_t cs, double beta, bool beta0) { \
   for (int64_t i = 0; i < m; i++)                                                           \
@@ -184,9 +248,8 @@ static void one_##X(const la_prob *p, const T *A, const T *B, T *C, double beta_
       else cblas_##X##gemv(CblasRowMajor, CblasNoTrans, n, k, al, M, (blasint)mat->ld, x, incx, be, C, incy); \
     }                                                                                        \
   } else {                                                                                   \
-    cblas_##X##gemm(CblasRowMajor, p->a.trans ? CblasTrans : CblasNoTrans,                   \
-                    p->b.trans ? CblasTrans : CblasNoTrans, m, n, k, al, A, (blasint)p->a.ld, \
-                    B, (blasint)p->b.ld, be, C, (blasint)p->c.ld);                           \
+    lt_la_blas_gemm(sizeof(T) == 4, p->a.trans, p->b.trans, m, n, k, p->alpha, A, p->a.ld,    \
+                    B, p->b.ld, beta0 ? 0.0 : beta_d, C, p->c.ld);                           \
   }                                                                                          \
 }                                                                                            \
 static void batch_##X(const la_prob *p, int64_t b, bool first) {                             \

@@ -25,6 +25,7 @@
 #include "error.h"
 #include "parallel.h"
 #include "lt_ops.h"
+#include "la_gemm.h"
 #include "nn_conv_shift.h"
 
 /* as in la_gemm.c: OpenBLAS threads products above this many multiply-adds */
@@ -214,22 +215,10 @@ static void col2im(const conv_geom *q, const char *col, char *x, int64_t ld) {
   else col2im_d(q, (const double *)col, (double *)x, ld);
 }
 
-/* row-major C (m x n) = alpha A B + beta C, A stored transposed when ta */
+/* row-major C (m x n) = A B + beta C, A stored transposed when ta (la_gemm.h) */
 static void gemm(const conv_geom *q, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const void *A,
                  int64_t lda, const void *B, int64_t ldb, double beta, void *C, int64_t ldc) {
-  /* OpenBLAS clears C for beta = 0 in a separate scalar pass (a third of a thin-K product's
-  ** time); a memset and beta = 1 does the same faster */
-  if (beta == 0.0 && k > 0) {
-    if (ldc == n) memset(C, 0, (size_t)(m * n) * q->es);
-    else for (int64_t i = 0; i < m; i++) memset((char *)C + (size_t)(i * ldc) * q->es, 0, (size_t)n * q->es);
-    beta = 1.0;
-  }
-  if (q->f32)
-    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (blasint)m,
-                (blasint)n, (blasint)k, 1.0f, A, (blasint)lda, B, (blasint)ldb, (float)beta, C, (blasint)ldc);
-  else
-    cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (blasint)m,
-                (blasint)n, (blasint)k, 1.0, A, (blasint)lda, B, (blasint)ldb, beta, C, (blasint)ldc);
+  lt_la_blas_gemm(q->f32, ta, tb, m, n, k, 1.0, A, lda, B, ldb, beta, C, ldc);
 }
 
 static bool is_pointwise(const conv_geom *q) {

@@ -20,6 +20,7 @@
 #include <cblas.h>
 #include "alloc.h"
 #include "nn_conv_shift.h"
+#include "la_gemm.h"
 
 void *lt_conv_scratch(size_t nbytes) {
   lt_allocator *a = lt_cpu_allocator();
@@ -72,18 +73,7 @@ bool lt_conv_shift_backward_input_ok(const lt_conv_shift *s) {
 
 static void gemm(bool f32, bool tb, int64_t m, int64_t n, int64_t k, const void *A, int64_t lda, const void *B,
                  int64_t ldb, bool acc, void *C, int64_t ldc) {
-  /* OpenBLAS clears C for beta = 0 in a separate slow pass; a memset and beta = 1 is faster */
-  if (!acc) {
-    size_t es = f32 ? 4 : 8;
-    for (int64_t i = 0; i < m; i++) memset((char *)C + (size_t)(i * ldc) * es, 0, (size_t)n * es);
-    acc = true;
-  }
-  if (f32)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (blasint)m, (blasint)n, (blasint)k,
-                1.0f, A, (blasint)lda, B, (blasint)ldb, acc ? 1.0f : 0.0f, C, (blasint)ldc);
-  else
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (blasint)m, (blasint)n, (blasint)k,
-                1.0, A, (blasint)lda, B, (blasint)ldb, acc ? 1.0 : 0.0, C, (blasint)ldc);
+  lt_la_blas_gemm(f32, false, tb, m, n, k, 1.0, A, lda, B, ldb, acc ? 1.0 : 0.0, C, ldc);
 }
 
 /* the interior of image n's padded planes (the border was zeroed once and stays zero) */

@@ -64,10 +64,7 @@ static int parse_count(const char *s) {
 
 static int default_threads(void) {
   int v = parse_count(getenv("LUTORCH_NUM_THREADS"));
-  if (v) {
-    openblas_set_num_threads(v);   /* OpenBLAS reads OMP_NUM_THREADS itself, not ours */
-    return v;
-  }
+  if (v) return v;
   v = parse_count(getenv("OMP_NUM_THREADS"));
   if (v) return v;
   cpu_set_t set;   /* honour taskset and container CPU masks */
@@ -82,6 +79,9 @@ int lt_get_num_threads(void) {
   if (v == 0) {
     int expected = 0;
     v = default_threads();
+    /* OpenBLAS works on the calling thread: big products are split over this
+    ** pool (la_gemm.c), and its own idle workers would spin beside ours */
+    openblas_set_num_threads(1);
     if (!atomic_compare_exchange_strong(&num_threads, &expected, v)) v = expected;
   }
   return v;
@@ -91,7 +91,7 @@ void lt_set_num_threads(int n) {
   if (n < 1) n = 1;
   if (n > 1024) n = 1024;
   atomic_store(&num_threads, n);
-  openblas_set_num_threads(n);
+  openblas_set_num_threads(1);
 }
 
 bool lt_in_parallel_region(void) { return in_region; }
