@@ -31,4 +31,14 @@ T.test("torch.nn, torch.optim and torch.utils.data are the required libraries", 
   T.eq(torch.no_such_field, nil)
 end)
 
+T.test("torch.help reaches the libraries' man pages", function()
+  local nn, optim = require "nn", require "optim"
+  T.ok(torch.help(nn.LSTM):find("output, h_n", 1, true))
+  T.ok(torch.help("optim.AdamW"):find("amsgrad", 1, true))
+  T.ok(torch.help(nn.functional.conv2d):find("F.conv2d", 1, true))
+  T.ok(torch.help("data.DataLoader"):find("num_workers", 1, true))
+  T.ok(torch.help("nn.NoSuchThing"):find("no reference", 1, true))
+  T.ok(torch.help(torch.add):find("^add%("))
+end)
+
 T.done()
