@@ -38,8 +38,9 @@ end
 
 local function lib_help(lib, item)
   local path = package.searchpath(lib, package.path)
-  local root = path and path:match("^(.*)/lib/[^/]+$") or path and path:match("^(.*)/lib/[^/]+/init%.lua$")
-  local f = root and io.open(root .. "/man/" .. lib .. ".md")
+  -- .../lib/nn/init.lua or lib/nn.lua (a relative search path) -> the folder holding lib/
+  local root = path and (path:match("^(.*/)lib/") or (path:match("^lib/") and "./"))
+  local f = root and io.open(root .. "man/" .. lib .. ".md")
   if not f then return ("help: no reference for '%s.%s' (man/%s.md not found)"):format(lib, item, lib) end
   local text = f:read("a")
   f:close()
