@@ -11,9 +11,10 @@ CC ?= gcc
 OPT ?= -O2 -march=native
 SAN ?=
 DEPS_PKGS = gcc make pkg-config lua5.4 liblua5.4-dev libopenblas-dev libreadline-dev zlib1g-dev \
-            python3-numpy python3-torch time dataset-fashion-mnist
-PKG_CFLAGS := $(shell pkg-config --cflags lua5.4 openblas 2>/dev/null)
-PKG_LIBS := $(shell pkg-config --libs openblas 2>/dev/null)
+            libjansson-dev libzip-dev libopenmpi-dev openmpi-bin \
+            python3-numpy python3-torch time dataset-fashion-mnist gnuplot-nox fortunes
+PKG_CFLAGS := $(shell pkg-config --cflags lua5.4 openblas jansson libzip 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs openblas jansson libzip 2>/dev/null)
 LUA_LIBS := $(shell pkg-config --libs lua5.4 2>/dev/null)
 CFLAGS_BASE = -std=gnu11 $(OPT) -g -fPIC -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
               -D_GNU_SOURCE -fno-math-errno $(PKG_CFLAGS) -I$(BUILD)/gen -Isrc $(SAN)
@@ -21,7 +22,10 @@ CFLAGS += $(CFLAGS_BASE)
 LIBS = $(PKG_LIBS) -lz -lpthread -lm -ldl
 LUA = lua5.4
 
-CORE_SRC := $(wildcard src/tensor/*.c) $(wildcard src/dispatch/*.c) $(wildcard src/autograd/*.c)
+CORE_SRC := $(wildcard src/tensor/*.c) $(wildcard src/dispatch/*.c) $(wildcard src/autograd/*.c) \
+            $(wildcard src/serial/*.c)
+# the REPL is the program's, not the library's
+REPL_SRC := $(wildcard src/repl/*.c)
 VM_SRC := $(filter-out src/vm/lutorch.c,$(wildcard src/vm/*.c))
 OPS_DECL := $(sort $(wildcard src/ops/*.lua))
 EMBED_LUA := $(sort $(wildcard src/vm/lua/*.lua))
@@ -64,7 +68,7 @@ $(BUILD)/torch.so: $(OBJ)
 	@echo "  LD $@"
 	@$(CC) -shared $(SAN) -o $@ $^ $(LIBS)
 
-$(BUILD)/lutorch: $(BUILD)/obj/src/vm/lutorch.o $(OBJ)
+$(BUILD)/lutorch: $(BUILD)/obj/src/vm/lutorch.o $(patsubst %.c,$(BUILD)/obj/%.o,$(REPL_SRC)) $(OBJ)
 	@echo "  LD $@"
 	@$(CC) $(SAN) -o $@ $^ $(LIBS) $(LUA_LIBS) -lreadline -Wl,-E
 
