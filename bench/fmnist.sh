@@ -3,6 +3,10 @@
 # ../shared/bench-ref/fmnist_torch.py (PyTorch at its best thread setting here,
 # 1 thread) against examples/fashion_mnist_{mlp,cnn}.lua (lutorch's default
 # threads), alternated ROUNDS times; prints each run's epoch line and peak RSS.
+# Both sides start from the same point: bench/fmnist_start.py writes the initial
+# weights and first-epoch batch order of the PyTorch trainer (seed 0), and the
+# lutorch example loads them (--start), so the accuracies compare like for like.
+# CPU=1 pins both sides to that core (taskset); CPU= runs unpinned.
 #   BUILD=build ROUNDS=2 MODELS="mlp lenet" sh bench/fmnist.sh
 BUILD=${BUILD:-build}
 ROUNDS=${ROUNDS:-2}
@@ -10,13 +14,16 @@ MODELS=${MODELS:-mlp lenet}
 REF=${REF:-../shared/bench-ref/fmnist_torch.py}
 cd "$(dirname "$0")/.." || exit 1
 [ -f "$REF" ] || { echo "no PyTorch reference at $REF"; exit 1; }
+CPU=${CPU-1}
+PIN=""; [ -n "$CPU" ] && PIN="taskset -c $CPU"
 out=$(mktemp -d)
 for m in $MODELS; do
   ex=examples/fashion_mnist_mlp.lua
   [ "$m" = lenet ] && ex=examples/fashion_mnist_cnn.lua
+  /usr/bin/python3 bench/fmnist_start.py --model "$m" --out "$out/start_$m" || exit 1
   for r in $(seq "$ROUNDS"); do
-    "$BUILD/lutorch" "$ex" --quiet --out "$out/x" > "$out/lt" 2>&1
-    /usr/bin/python3 "$REF" --model "$m" --threads 1 > "$out/pt" 2>&1
+    $PIN "$BUILD/lutorch" "$ex" --quiet --start "$out/start_$m" --out "$out/x" > "$out/lt" 2>&1
+    $PIN /usr/bin/python3 "$REF" --model "$m" --threads 1 > "$out/pt" 2>&1
     lt_t=$(sed -n 's/^epoch 1: train \([0-9.]*\) s.*/\1/p' "$out/lt")
     pt_t=$(sed -n 's/^epoch 1: train \([0-9.]*\) s.*/\1/p' "$out/pt")
     lt_a=$(sed -n 's/.*test acc \([0-9.]*\).*/\1/p' "$out/lt")

@@ -102,6 +102,27 @@ function C.checkpoint(path, obj)
   return true
 end
 
+-- --start DIR: the initial weights and first-epoch batch order that
+-- bench/fmnist_start.py writes from PyTorch's trainer, so both train from one start.
+function C.load_start(model, dir)
+  torch.no_grad(function()
+    for _, e in ipairs(model:named_parameters()) do
+      local name, p = e[1], e[2]
+      local src = data.read_npy(dir .. "/" .. name .. ".npy")
+      assert(src.dtype == p.dtype and src:numel() == p:numel(),
+             "--start: " .. name .. ".npy does not match the model's " .. name)
+      p:copy_(src:view(p.shape))
+    end
+  end)
+  print("start: weights from " .. dir)
+end
+
+function C.start_order(dir, n)
+  local perm = data.read_npy(dir .. "/perm.npy")
+  assert(perm:numel() == n, "--start: perm.npy does not have one entry per training image")
+  return perm + 1   -- PyTorch's 0-based row numbers
+end
+
 -- peak resident set size in MiB (VmHWM)
 function C.peak_rss_mib()
   local f = io.open("/proc/self/status")
@@ -136,11 +157,12 @@ end
 -- evaluate() returns the test accuracy.
 function C.fit(o, xtr, ytr, step, evaluate, title, checkpoint)
   local n = xtr:size(1)
+  local first_perm = o.start ~= "" and C.start_order(o.start, n)
   local nbatches = (n + o.batch - 1) // o.batch
   local limit = o.max_batches > 0 and math.min(o.max_batches, nbatches) or nbatches
   local losses, accs = {}, {}
   for epoch = 1, o.epochs do
-    local perm = torch.randperm(n)
+    local perm = epoch == 1 and first_perm or torch.randperm(n)
     local total = 0
     local bar = not o.quiet and data.progress(limit, { desc = ("epoch %d"):format(epoch) })
     local start = torch.time()

@@ -18,6 +18,7 @@ local o = common.options(arg, "usage: lutorch examples/fashion_mnist_mlp.lua [op
   { "data", "/usr/share/datasets/fashion-mnist", "directory of the idx files" },
   { "out", "fashion_mnist_mlp", "prefix of the loss-curve picture and the checkpoint" },
   { "quiet", false, "no progress bar" },
+  { "start", "", "start from the weights and first batch order in this directory (bench/fmnist_start.py)" },
 })
 if o.threads > 0 then torch.set_num_threads(o.threads) end
 torch.manual_seed(0)
@@ -40,6 +41,7 @@ end
 
 local model = MLP()
 print(model)
+if o.start ~= "" then common.load_start(model, o.start) end
 local opt = optim.SGD(model:parameters(), { lr = o.lr, momentum = o.momentum })
 
 local function evaluate()
