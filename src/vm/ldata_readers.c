@@ -9,9 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zlib.h>
 #include "ltensor.h"
 #include "ldata.h"
+#include "serial/npy.h"
 
 /* raise without luaL_error's position prefix: the message names reader and file */
 #define rerror(L, ...) (lua_pushfstring(L, __VA_ARGS__), lua_error(L))
@@ -239,142 +241,55 @@ static int l_read_csv(lua_State *L) {
 }
 
 /* ---- npy ---- */
-
-static int npy_dtype(const char *descr, lt_dtype *dt, int *swap) {
-  char order = descr[0], kind = descr[1];
-  int size = atoi(descr + 2);
-  if (order != '<' && order != '>' && order != '|' && order != '=') return -1;
-  *swap = (order == '>' && host_little()) || (order == '<' && !host_little());
-  switch (kind) {
-    case 'f': *dt = size == 2 ? LT_FLOAT16 : size == 4 ? LT_FLOAT32 : size == 8 ? LT_FLOAT64 : LT_NUM_DTYPES; break;
-    case 'i': *dt = size == 1 ? LT_INT8 : size == 2 ? LT_INT16 : size == 4 ? LT_INT32 : size == 8 ? LT_INT64 : LT_NUM_DTYPES; break;
-    case 'u': *dt = size == 1 ? LT_UINT8 : LT_NUM_DTYPES; break;
-    case 'b': *dt = size == 1 ? LT_BOOL : LT_NUM_DTYPES; break;
-    default: return -1;
-  }
-  return *dt == LT_NUM_DTYPES ? -1 : 0;
-}
+/* The format lives in src/serial/npy.c (shared with torch.load_npy); this
+** reader only feeds it from a gzip or plain stream. */
 
 /* read_npy(path) -> tensor */
 static int l_read_npy(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
   gzFile f = open_gz(L, "read_npy", path);
-  unsigned char pre[10];
-  if (read_gz(L, f, pre, 10, "read_npy", path) < 10 || memcmp(pre, "\x93NUMPY", 6) != 0)
-    return rerror(L, "read_npy: '%s' is not a .npy file (bad magic)", path);
-  size_t hlen;
-  if (pre[6] == 1) hlen = pre[8] | (pre[9] << 8);
-  else if (pre[6] == 2 || pre[6] == 3) {
-    unsigned char more[2];
-    if (read_gz(L, f, more, 2, "read_npy", path) < 2) return rerror(L, "read_npy: '%s' is truncated (header)", path);
-    hlen = (size_t)pre[8] | ((size_t)pre[9] << 8) | ((size_t)more[0] << 16) | ((size_t)more[1] << 24);
-  } else return rerror(L, "read_npy: '%s' has unsupported version %d", path, pre[6]);
-  if (hlen > (1 << 20)) return rerror(L, "read_npy: '%s' has an absurd header length", path);
-  char *hdr = lua_newuserdatauv(L, hlen + 1, 0);
-  if (read_gz(L, f, hdr, hlen, "read_npy", path) < hlen) return rerror(L, "read_npy: '%s' is truncated (header)", path);
-  hdr[hlen] = 0;
-  char *d = strstr(hdr, "'descr'"), *fo = strstr(hdr, "'fortran_order'"), *sh = strstr(hdr, "'shape'");
-  if (!d || !fo || !sh) return rerror(L, "read_npy: '%s' has a malformed header", path);
-  char descr[16] = {0};
-  char *q = strchr(d + 7, '\'');
-  if (!q) return rerror(L, "read_npy: '%s' has a malformed header", path);
-  char *qe = strchr(q + 1, '\'');
-  if (!qe || qe - q - 1 >= (int)sizeof descr) return rerror(L, "read_npy: '%s' has a malformed header", path);
-  memcpy(descr, q + 1, (size_t)(qe - q - 1));
-  lt_dtype dt;
-  int swap;
-  if (npy_dtype(descr, &dt, &swap) < 0) return rerror(L, "read_npy: '%s' has unsupported dtype '%s'", path, descr);
-  char *fv = fo + 15;
-  while (*fv == ':' || *fv == ' ') fv++;
-  int fortran = strncmp(fv, "True", 4) == 0;
-  char *s = strchr(sh, '(');
-  if (!s) return rerror(L, "read_npy: '%s' has a malformed shape", path);
-  int64_t sizes[LT_MAX_DIMS];
-  int nd = 0;
-  s++;
-  for (;;) {
-    while (*s == ' ' || *s == ',') s++;
-    if (*s == ')') break;
-    char *e;
-    long long v = strtoll(s, &e, 10);
-    if (e == s || v < 0 || nd == LT_MAX_DIMS) return rerror(L, "read_npy: '%s' has a malformed shape", path);
-    sizes[nd++] = v;
-    s = e;
+  char what[512];
+  snprintf(what, sizeof what, "'%s'", path);
+  unsigned char pre[LT_NPY_PREAMBLE_MAX];
+  size_t n = read_gz(L, f, pre, LT_NPY_PREAMBLE_MIN, "read_npy", path);
+  if (n < 6 || memcmp(pre, "\x93NUMPY", 6) != 0) return rerror(L, "read_npy: '%s' is not a .npy file (bad magic)", path);
+  if (n < LT_NPY_PREAMBLE_MIN) return rerror(L, "read_npy: '%s' is truncated (header)", path);
+  if (pre[6] == 2 || pre[6] == 3) n += read_gz(L, f, pre + n, 2, "read_npy", path);
+  size_t pl, hl;
+  if (lt_npy_preamble(pre, n, &pl, &hl, what) < 0) return lt_vm_raise(L, "read_npy");
+  char *hdr = lua_newuserdatauv(L, hl, 0);
+  if (read_gz(L, f, hdr, hl, "read_npy", path) < hl) return rerror(L, "read_npy: '%s' is truncated (header)", path);
+  lt_npy_info info;
+  if (lt_npy_parse_header(hdr, hl, &info, what) < 0) return lt_vm_raise(L, "read_npy");
+  /* refuse sizes the file cannot hold before allocating them: a plain file
+  ** has its size; gzip expands at most 1032:1 */
+  struct stat st;
+  if (stat(path, &st) == 0) {
+    uint64_t size = (uint64_t)st.st_size, cap = gzdirect(f) ? size : size * 1032u + 4096u;
+    uint64_t used = pl + hl;
+    if (info.data_bytes > (cap > used ? cap - used : 0))
+      return rerror(L, "read_npy: '%s' is truncated (expected %I data bytes, the file holds at most %I)", path,
+                    (lua_Integer)info.data_bytes, (lua_Integer)(cap > used ? cap - used : 0));
   }
-  /* Fortran order: read the transposed shape, then permute back */
-  int64_t rs[LT_MAX_DIMS];
-  for (int i = 0; i < nd; i++) rs[i] = fortran ? sizes[nd - 1 - i] : sizes[i];
-  lt_tensor *t = lt_tensor_new(dt, lt_cpu_device(), nd, rs);
+  lt_tensor *raw = lt_npy_new_raw(&info);
+  if (!raw) return lt_vm_raise(L, "read_npy");
+  lt_vm_push_tensor(L, raw);           /* Lua owns it until the end (freed on error) */
+  size_t got = read_gz(L, f, lt_tensor_data(raw), (size_t)info.data_bytes, "read_npy", path);
+  if (got < info.data_bytes)
+    return rerror(L, "read_npy: '%s' is truncated (expected %I data bytes, got %I)", path,
+                  (lua_Integer)info.data_bytes, (lua_Integer)got);
+  lt_tensor_retain(raw);
+  lt_tensor *t = lt_npy_finish(raw, &info, what);
   if (!t) return lt_vm_raise(L, "read_npy");
   lt_vm_push_tensor(L, t);
-  size_t es = lt_dtype_size(dt), want = (size_t)t->numel * es;
-  size_t got = read_gz(L, f, lt_tensor_data(t), want, "read_npy", path);
-  if (got < want)
-    return rerror(L, "read_npy: '%s' is truncated (expected %I data bytes, got %I)", path,
-                      (lua_Integer)want, (lua_Integer)got);
-  if (swap) byteswap(lt_tensor_data(t), t->numel, es);
-  if (fortran && nd > 1) {
-    int64_t st[LT_MAX_DIMS], cs[LT_MAX_DIMS];
-    lt_contiguous_strides(nd, rs, cs);
-    for (int i = 0; i < nd; i++) st[i] = cs[nd - 1 - i];
-    lt_tensor *v = lt_tensor_alias(t, 0, nd, sizes, st);
-    lt_tensor *c = v ? lt_tensor_clone_as(v, dt) : NULL;
-    lt_tensor_release(v);
-    lt_vm_push_tensor(L, c);
-  }
   return 1;
 }
 
-static const char *npy_descr(lt_dtype dt) {
-  int little = host_little();
-  switch (dt) {
-    case LT_FLOAT64: return little ? "<f8" : ">f8";
-    case LT_FLOAT32: return little ? "<f4" : ">f4";
-    case LT_FLOAT16: return little ? "<f2" : ">f2";
-    case LT_INT64: return little ? "<i8" : ">i8";
-    case LT_INT32: return little ? "<i4" : ">i4";
-    case LT_INT16: return little ? "<i2" : ">i2";
-    case LT_INT8: return "|i1";
-    case LT_UINT8: return "|u1";
-    case LT_BOOL: return "|b1";
-    default: return NULL;
-  }
-}
-
-/* write_npy(path, tensor): version 1.0, C order */
+/* write_npy(path, tensor): version 1.0, C order (Fortran order for transposed tensors), atomic */
 static int l_write_npy(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
   lt_tensor *t = lt_vm_checktensor(L, 2, "write_npy", "tensor");
-  const char *descr = npy_descr((lt_dtype)t->dtype);
-  if (!descr) return rerror(L, "write_npy: dtype %s has no .npy equivalent", lt_dtype_name((lt_dtype)t->dtype));
-  luaL_Buffer b;
-  luaL_buffinit(L, &b);
-  lua_pushfstring(L, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
-  luaL_addvalue(&b);
-  for (int i = 0; i < t->ndim; i++) {
-    lua_pushfstring(L, "%I%s", (lua_Integer)t->sizes[i], t->ndim == 1 ? "," : (i + 1 < t->ndim ? ", " : ""));
-    luaL_addvalue(&b);
-  }
-  luaL_addstring(&b, "), }");
-  luaL_pushresult(&b);
-  size_t hl;
-  const char *h = lua_tolstring(L, -1, &hl);
-  size_t total = 10 + hl + 1;
-  size_t pad = (64 - total % 64) % 64;
-  lt_tensor *c = lt_tensor_contiguous(t);
-  if (!c) return lt_vm_raise(L, "write_npy");
-  FILE *f = fopen(path, "wb");
-  if (!f) { lt_tensor_release(c); return rerror(L, "write_npy: cannot open '%s': %s", path, strerror(errno)); }
-  size_t full = hl + pad + 1;
-  unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(full & 0xff), (unsigned char)(full >> 8)};
-  int ok = fwrite(pre, 1, 10, f) == 10 && fwrite(h, 1, hl, f) == hl;
-  for (size_t i = 0; ok && i < pad; i++) ok = fputc(' ', f) != EOF;
-  ok = ok && fputc('\n', f) != EOF;
-  size_t nb = (size_t)c->numel * lt_dtype_size((lt_dtype)c->dtype);
-  ok = ok && (nb == 0 || fwrite(lt_tensor_data(c), 1, nb, f) == nb);
-  lt_tensor_release(c);
-  if (fclose(f) != 0) ok = 0;
-  if (!ok) return rerror(L, "write_npy: writing '%s' failed: %s", path, strerror(errno));
+  if (lt_npy_save(path, t) < 0) return lt_vm_raise(L, "write_npy");
   return 0;
 }
 
