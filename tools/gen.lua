@@ -765,7 +765,13 @@ for _, op in ipairs(ops) do
     if op.inplace_of or op.mutates then
       l("  if (r) return lt_vm_return_arg(L, r, a, 0);")
     end
-    if rg then l(("  if (r && a->v[%d].b) r->requires_grad = true;"):format(rg)) end
+    if rg then
+      l(("  if (r && a->v[%d].b && !lt_dtype_is_float((lt_dtype)r->dtype)) {"):format(rg))
+      l(("    lt_error(\"%s: argument 'requires_grad': only tensors of floating point dtype can require gradients (got %%s)\", lt_dtype_name((lt_dtype)r->dtype));"):format(op.name))
+      l("    lt_tensor_release(r); r = NULL;")
+      l("  }")
+      l(("  if (r && a->v[%d].b) r->requires_grad = true;"):format(rg))
+    end
     l("  return lt_vm_return_tensor(L, r, a);")
   elseif op.rkind == "multi" then
     local decls, ptrs = {}, {}
