@@ -157,7 +157,7 @@ end
 -- evaluate() returns the test accuracy.
 function C.fit(o, xtr, ytr, step, evaluate, title, checkpoint)
   local n = xtr:size(1)
-  local first_perm = o.start ~= "" and C.start_order(o.start, n)
+  local first_perm = (o.start or "") ~= "" and C.start_order(o.start, n)
   local nbatches = (n + o.batch - 1) // o.batch
   local limit = o.max_batches > 0 and math.min(o.max_batches, nbatches) or nbatches
   local losses, accs = {}, {}
