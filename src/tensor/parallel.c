@@ -28,6 +28,7 @@
 #include <unistd.h>
 #include <cblas.h>
 #include "parallel.h"
+#include "error.h"
 
 #define MAX_WORKERS      255
 #define WORKER_SPIN_NS   4000
@@ -134,10 +135,14 @@ static void spin_while_active(int64_t ns) {
 
 /* ---- running a job -------------------------------------------------------- */
 
-/* Chunk i of c over [0,n): the first n % c chunks get one extra item. */
+/* Chunk i of c over [0,n): the first n % c chunks get one extra item. After
+** Ctrl-C (lt_interrupt_flag) the remaining chunks are skipped: the result is
+** garbage, but the REPL's hook raises "interrupted" as soon as the op returns
+** to Lua, so nobody sees it. */
 static void run_chunks(lt_parallel_fn fn, void *ctx, int64_t n, int64_t c) {
   int64_t base = n / c, rem = n % c, i;
   while ((i = atomic_fetch_add(&next_chunk, 1)) < c) {
+    if (lt_interrupt_flag) break;
     int64_t begin = i * base + (i < rem ? i : rem);
     fn(ctx, begin, begin + base + (i < rem));
   }

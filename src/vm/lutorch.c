@@ -1,72 +1,27 @@
 /*
-** lutorch.c — the `lutorch` program: runs scripts, -e chunks and a basic
-** readline prompt, with the torch module preloaded as the global `torch`.
+** lutorch.c — the `lutorch` program: runs scripts, -e chunks and the REPL
+** (src/repl/), with the torch module preloaded as the global `torch`.
 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 #include <unistd.h>
 #include <limits.h>
 #include <lua.h>
 #include <lauxlib.h>
 #include <lualib.h>
-#include <readline/readline.h>
-#include <readline/history.h>
 #include "lutorch_vm.h"
-#include "../tensor/error.h"
+#include "../repl/repl.h"
+#include "../repl/launch.h"
 
+#ifndef LUTORCH_VERSION
 #define LUTORCH_VERSION "0.1.0"
+#endif
 
 static const char *progname = "lutorch";
-static lua_State *global_L = NULL;
 
-/* SIGINT never touches the state: it sets a hook that raises at the next
-** safe point, and the flag long C kernels poll. */
-static void stop_hook(lua_State *L, lua_Debug *ar) {
-  (void)ar;
-  lua_sethook(L, NULL, 0, 0);
-  luaL_error(L, "interrupted");
-}
-
-static void on_sigint(int sig) {
-  signal(sig, SIG_DFL);
-  lt_interrupt_flag = 1;
-  if (global_L) lua_sethook(global_L, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
-}
-
-static int msghandler(lua_State *L) {
-  const char *msg = lua_tostring(L, 1);
-  if (msg == NULL) {
-    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
-    msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
-  }
-  luaL_traceback(L, L, msg, 1);
-  return 1;
-}
-
-static int docall(lua_State *L, int narg, int nres) {
-  int base = lua_gettop(L) - narg;
-  lua_pushcfunction(L, msghandler);
-  lua_insert(L, base);
-  global_L = L;
-  signal(SIGINT, on_sigint);
-  int status = lua_pcall(L, narg, nres, base);
-  signal(SIGINT, SIG_DFL);
-  lt_interrupt_flag = 0;
-  lua_remove(L, base);
-  return status;
-}
-
-static int report(lua_State *L, int status) {
-  if (status != LUA_OK) {
-    const char *msg = lua_tostring(L, -1);
-    fprintf(stderr, "%s: %s\n", progname, msg ? msg : "(error object is not a string)");
-    fflush(stderr);
-    lua_pop(L, 1);
-  }
-  return status;
-}
+#define docall lt_repl_docall
+#define report lt_repl_report
 
 /* where the Lua libraries are: lib/ beside build/ in the source tree, or the
 ** install's share directory */
@@ -78,7 +33,7 @@ static void set_paths(lua_State *L, const char *argv0) {
   char *slash = strrchr(exe, '/');
   if (slash) *slash = 0; else strcpy(exe, ".");
   lua_getglobal(L, "package");
-  lua_pushfstring(L, "%s/../lib/?.lua;%s/../lib/?/init.lua;%s/../share/lutorch/lua/?.lua;%s/../share/lutorch/lua/?/init.lua;",
+  lua_pushfstring(L, "%s/../lib/?.lua;%s/../lib/?/init.lua;%s/../share/lua/5.4/?.lua;%s/../share/lua/5.4/?/init.lua;",
                   exe, exe, exe, exe);
   lua_getfield(L, -2, "path");
   lua_concat(L, 2);
@@ -95,97 +50,61 @@ static int dostring(lua_State *L, const char *s, const char *name) {
   return dochunk(L, luaL_loadbuffer(L, s, strlen(s), name));
 }
 
-static int dolibrary(lua_State *L, const char *name) {
+/* -l mod or -l g=mod: require mod into the global g (mod by default) */
+static int dolibrary(lua_State *L, const char *arg) {
+  const char *eq = strchr(arg, '=');
+  const char *mod = eq ? eq + 1 : arg;
   lua_getglobal(L, "require");
-  lua_pushstring(L, name);
+  lua_pushstring(L, mod);
   int status = docall(L, 1, 1);
-  if (status == LUA_OK) lua_setglobal(L, name);
+  if (status == LUA_OK) {
+    if (eq) lua_pushlstring(L, arg, (size_t)(eq - arg));
+    else lua_pushstring(L, arg);
+    lua_insert(L, -2);
+    lua_setglobal(L, lua_tostring(L, -2));
+    lua_pop(L, 1);
+  }
   return report(L, status);
 }
 
-/* print every value left on the stack, through torch's printer when present */
-static void print_results(lua_State *L) {
-  int n = lua_gettop(L);
-  if (n == 0) return;
-  luaL_checkstack(L, LUA_MINSTACK, "too many results to print");
-  lua_getglobal(L, "print");
-  lua_insert(L, 1);
-  if (lua_pcall(L, n, 0, 0) != LUA_OK)
-    fprintf(stderr, "%s: error calling 'print' (%s)\n", progname, lua_tostring(L, -1));
+/* LUTORCH_INIT, as lua.c treats LUA_INIT: "@file" runs the file, else the code */
+static int doinit(lua_State *L) {
+  const char *init = getenv("LUTORCH_INIT");
+  if (init == NULL || *init == 0) return LUA_OK;
+  if (init[0] == '@') return dochunk(L, luaL_loadfile(L, init + 1));
+  return dostring(L, init, "=LUTORCH_INIT");
 }
 
-static int incomplete(lua_State *L, int status) {
-  if (status == LUA_ERRSYNTAX) {
-    size_t lmsg;
-    const char *msg = lua_tolstring(L, -1, &lmsg);
-    if (lmsg >= 5 && strcmp(msg + lmsg - 5, "<eof>") == 0) {
-      lua_pop(L, 1);
-      return 1;
-    }
-  }
-  return 0;
-}
-
-static void repl(lua_State *L) {
-  const char *hist = getenv("LUTORCH_HISTORY");
-  char histbuf[PATH_MAX];
-  if (!hist && getenv("HOME")) {
-    snprintf(histbuf, sizeof histbuf, "%s/.lutorch_history", getenv("HOME"));
-    hist = histbuf;
-  }
-  if (hist) read_history(hist);
-  printf("lutorch %s  (%s)  — `os.exit()` or Ctrl-D to leave\n", LUTORCH_VERSION, LUA_RELEASE);
-  for (;;) {
-    char *line = readline("> ");
-    if (!line) break;
-    if (!*line) { free(line); continue; }
-    char *buf = strdup(line);
-    free(line);
-    int status;
-    for (;;) {
-      /* an expression prints its value: try "return <line>" first; a trailing ';' silences */
-      lua_settop(L, 0);
-      size_t n = strlen(buf);
-      if (!(n > 0 && buf[n - 1] == ';')) {
-        const char *ret = lua_pushfstring(L, "return %s", buf);
-        status = luaL_loadbuffer(L, ret, strlen(ret), "=stdin");
-        lua_remove(L, -2);
-        if (status == LUA_OK) break;
-        lua_pop(L, 1);
-      }
-      status = luaL_loadbuffer(L, buf, strlen(buf), "=stdin");
-      if (!incomplete(L, status)) break;
-      char *more = readline(">> ");
-      if (!more) break;
-      char *joined = malloc(strlen(buf) + strlen(more) + 2);
-      sprintf(joined, "%s\n%s", buf, more);
-      free(buf);
-      free(more);
-      buf = joined;
-    }
-    add_history(buf);
-    free(buf);
-    if (status == LUA_OK) {
-      lua_settop(L, 1);
-      status = docall(L, 0, LUA_MULTRET);
-    }
-    if (status == LUA_OK) print_results(L);
-    else report(L, status);
-    lua_settop(L, 0);
-  }
-  if (hist) { stifle_history(1000); write_history(hist); }
-  printf("\n");
+/* torch._repl.baseline(): the globals before any user code, for who() */
+static void mark_baseline(lua_State *L) {
+  lua_getfield(L, LUA_REGISTRYINDEX, "lutorch.module");
+  if (lua_istable(L, -1) && lua_getfield(L, -1, "_repl") == LUA_TTABLE &&
+      lua_getfield(L, -1, "baseline") == LUA_TFUNCTION)
+    lua_pcall(L, 0, 0, 0);
+  lua_settop(L, 0);
 }
 
 static void usage(void) {
   fprintf(stderr,
           "usage: %s [options] [script [args]]\n"
           "  -e stat   execute string 'stat'\n"
-          "  -l mod    require library 'mod' into global 'mod'\n"
+          "  -l mod    require library 'mod' into global 'mod' (-l g=mod: into 'g')\n"
           "  -i        enter interactive mode after running the script\n"
+          "  -q        no banner in interactive mode\n"
           "  -v        show version information\n"
+          "  -E        ignore environment variables (LUTORCH_INIT)\n"
+          "  -W        turn warnings on\n"
+          "  -h        show this help\n"
+          "  --nproc N run the script on N ranks through mpirun (torch.distributed)\n"
           "  --        stop handling options\n"
-          "  -         run stdin as a script\n", progname);
+          "  -         run stdin as a script\n"
+          "With no script and a terminal, %s starts its REPL: ? there for help; see lutorch(1).\n",
+          progname, progname);
+}
+
+static void print_version(void) {
+  printf("lutorch %s (%s)\n", LUTORCH_VERSION, LUA_RELEASE);
+  fflush(stdout);
 }
 
 static int pmain(lua_State *L) {
@@ -195,28 +114,62 @@ static int pmain(lua_State *L) {
   set_paths(L, argv[0]);
   luaL_requiref(L, "torch", luaopen_torch, 1);
   lua_pop(L, 1);
+  mark_baseline(L);
   /* Most tensors die young: the generational collector frees them in small
   ** batches, so their headers are reused from the allocator's caches instead
   ** of piling up (4x faster per small op than the incremental collector). */
   lua_gc(L, LUA_GCGEN, 0, 0);
-  int interactive = 0, script = 0, ran = 0;
+  /* first pass: the options that change how the rest runs */
+  int interactive = 0, quiet = 0, noenv = 0, script = 0, ran = 0, nproc = 0;
   int i;
   for (i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (a[0] != '-' || strcmp(a, "-") == 0) { script = i; break; }
     if (strcmp(a, "--") == 0) { if (i + 1 < argc) script = i + 1; break; }
     if (strcmp(a, "-i") == 0) interactive = 1;
-    else if (strcmp(a, "-v") == 0) { printf("lutorch %s (%s)\n", LUTORCH_VERSION, LUA_RELEASE); ran = 1; }
+    else if (strcmp(a, "-q") == 0) quiet = 1;
+    else if (strcmp(a, "-E") == 0) noenv = 1;
+    else if (strcmp(a, "-W") == 0) lua_warning(L, "@on", 0);
+    else if (strcmp(a, "-v") == 0) { print_version(); ran = 1; }
+    else if (strcmp(a, "--nproc") == 0) {
+      if (i + 1 >= argc || (nproc = atoi(argv[i + 1])) < 1) {
+        fprintf(stderr, "%s: --nproc needs a number of ranks (at least 1)\n", progname);
+        lua_pushboolean(L, 0);
+        return 1;
+      }
+      i++;
+    }
+    else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) { usage(); lua_pushboolean(L, 1); return 1; }
     else if (strcmp(a, "-e") == 0 || strcmp(a, "-l") == 0) {
       if (i + 1 >= argc) { usage(); lua_pushboolean(L, 0); return 1; }
+      i++;
+    } else {
+      fprintf(stderr, "%s: unrecognized option '%s'\n", progname, a);
+      usage();
+      lua_pushboolean(L, 0);
+      return 1;
+    }
+  }
+  if (nproc > 0) {   /* returns only when mpirun could not be started */
+    lt_launch_nproc(nproc, argc, argv, script);
+    lua_pushboolean(L, 0);
+    return 1;
+  }
+  if (!noenv && doinit(L) != LUA_OK) { lua_pushboolean(L, 0); return 1; }
+  /* second pass: -e and -l in order */
+  int last = script ? script : argc;
+  for (i = 1; i < last; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--") == 0) break;
+    if (strcmp(a, "-e") == 0 || strcmp(a, "-l") == 0) {
       int st = a[1] == 'e' ? dostring(L, argv[i + 1], "=(command line)") : dolibrary(L, argv[i + 1]);
       if (st != LUA_OK) { lua_pushboolean(L, 0); return 1; }
-      ran = 1;
+      if (a[1] == 'e') ran = 1;
       i++;
-    } else { usage(); lua_pushboolean(L, 0); return 1; }
+    }
   }
   if (script) {
-    /* arg table: script at 0, its arguments from 1 */
+    /* arg table: script at 0, its arguments from 1, the options before it negative */
     lua_createtable(L, argc - script, script + 1);
     for (int k = 0; k < argc; k++) {
       lua_pushstring(L, argv[k]);
@@ -234,8 +187,8 @@ static int pmain(lua_State *L) {
     if (report(L, status) != LUA_OK) { lua_pushboolean(L, 0); return 1; }
     ran = 1;
   }
-  if (interactive || (!ran && isatty(0))) repl(L);
-  else if (!ran) dochunk(L, luaL_loadfile(L, NULL));
+  if (interactive || (!ran && isatty(0))) lt_repl_run(L, !quiet);
+  else if (!ran && dochunk(L, luaL_loadfile(L, NULL)) != LUA_OK) { lua_pushboolean(L, 0); return 1; }
   lua_pushboolean(L, 1);
   return 1;
 }

@@ -68,7 +68,7 @@ check "missing script exits 1" "1" "$rc"
 contains "missing script named" "missing.lua" "$(cat "$tmp/err")"
 $TO "$LT" -e 'os.exit(3)' >/dev/null 2>&1 </dev/null; rc=$?
 check "os.exit status passes through" "3" "$rc"
-$TO "$LT" -q >/dev/null 2>"$tmp/err" </dev/null; rc=$?
+$TO "$LT" -Z >/dev/null 2>"$tmp/err" </dev/null; rc=$?
 check "unknown option exits 1" "1" "$rc"
 contains "unknown option prints usage" "usage" "$(cat "$tmp/err")"
 
