@@ -162,6 +162,9 @@ lt_tensor *lt_tensor_from_blob(void *data, lt_dtype dt, int ndim, const int64_t 
   lt_storage *s = lt_storage_from_blob(data, (size_t)span * lt_dtype_size(dt), lt_cpu_device(), release, ctx);
   if (!s) return NULL;
   lt_tensor *t = lt_tensor_new_view(s, dt, 0, ndim, sizes, strides);
+  /* on failure the caller still owns its memory, as on every other failure
+  ** path: the release callback runs for memory a tensor took, never otherwise */
+  if (!t) s->release = NULL;
   lt_storage_release(s);
   return t;
 }

@@ -12,8 +12,11 @@ int (*lt_vm_index_hook)(lua_State *L) = NULL;
 int (*lt_vm_newindex_hook)(lua_State *L) = NULL;
 int (*lt_vm_tostring_hook)(lua_State *L) = NULL;
 
-static int tensor_mt_ref = LUA_NOREF;     /* registry slot of the metatable */
-static int methods_ref = LUA_NOREF;       /* registry slot of the method table */
+/* Registry keys of the metatable and the method table: the addresses of these
+** two variables, the same in every lua_State (a luaL_ref number would be valid
+** in the state that made it only, and an embedding program may open several). */
+static char tensor_mt_key;
+static char methods_key;
 
 /* ---- GC accounting: the collector cannot see storage bytes on its own ---- */
 
@@ -66,7 +69,7 @@ void lt_vm_push_tensor(lua_State *L, lt_tensor *t) {
   lt_ud *u = lua_newuserdatauv(L, sizeof(lt_ud), 0);
   u->magic = LT_TENSOR_MAGIC;
   u->t = t;
-  lua_rawgeti(L, LUA_REGISTRYINDEX, tensor_mt_ref);
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &tensor_mt_key);
   lua_setmetatable(L, -2);
   lt_vm_gc_account(L);
 }
@@ -100,10 +103,10 @@ static int t_gc(lua_State *L) {
 
 /* ---- dtype and device values ---- */
 
-static int dtype_ref = LUA_NOREF;   /* registry: table dtype index -> dtype value */
+static char dtype_key;   /* registry (by address): table dtype index -> dtype value */
 
 void lt_vm_push_dtype(lua_State *L, lt_dtype dt) {
-  lua_rawgeti(L, LUA_REGISTRYINDEX, dtype_ref);
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &dtype_key);
   lua_rawgeti(L, -1, (lua_Integer)dt + 1);
   lua_remove(L, -2);
 }
@@ -148,15 +151,15 @@ static void open_dtypes(lua_State *L) {
     lua_rawseti(L, -3, i + 1);
   }
   lua_pop(L, 1);
-  dtype_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &dtype_key);
 }
 
-static int device_ref = LUA_NOREF;   /* registry: "cpu"/"cuda:0" -> interned device value */
+static char device_key;   /* registry: "cpu"/"cuda:0" -> interned device value */
 
 void lt_vm_push_device(lua_State *L, lt_device d) {
   char buf[32];
   lt_device_format(d, buf, sizeof buf);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, device_ref);
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &device_key);
   if (lua_getfield(L, -1, buf) == LUA_TNIL) {
     lua_pop(L, 1);
     lua_createtable(L, 0, 3);
@@ -251,7 +254,7 @@ static int size_numel(lua_State *L) {
 /* __index: methods first, then fields, then indexing by number/table/tensor */
 static int t_index(lua_State *L) {
   if (lua_type(L, 2) == LUA_TSTRING) {
-    lua_rawgeti(L, LUA_REGISTRYINDEX, methods_ref);
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &methods_key);
     lua_pushvalue(L, 2);
     if (lua_rawget(L, -2) != LUA_TNIL) return 1;
     lua_pop(L, 2);
@@ -268,7 +271,7 @@ static int t_index(lua_State *L) {
     if (strcmp(k, "T") == 0 || strcmp(k, "mT") == 0 || strcmp(k, "grad") == 0 || strcmp(k, "grad_fn") == 0 ||
         strcmp(k, "is_leaf") == 0 || strcmp(k, "data") == 0) {
       /* computed by Lua-side helpers registered in the "_fields" table */
-      lua_rawgeti(L, LUA_REGISTRYINDEX, methods_ref);
+      lua_rawgetp(L, LUA_REGISTRYINDEX, &methods_key);
       if (lua_getfield(L, -1, "_fields") == LUA_TTABLE && lua_getfield(L, -1, k) == LUA_TFUNCTION) {
         lua_pushvalue(L, 1);
         lua_call(L, 1, 1);
@@ -286,7 +289,7 @@ static int t_newindex(lua_State *L) {
   if (lua_type(L, 2) == LUA_TSTRING) {
     const char *k = lua_tostring(L, 2);
     lt_tensor *t = self_tensor(L, k);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, methods_ref);
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &methods_key);
     if (lua_getfield(L, -1, "_setters") == LUA_TTABLE && lua_getfield(L, -1, k) == LUA_TFUNCTION) {
       lua_pushvalue(L, 1);
       lua_pushvalue(L, 3);
@@ -495,7 +498,7 @@ static const luaL_Reg base_methods[] = {
 };
 
 void lt_vm_add_methods(lua_State *L, const luaL_Reg *fns) {
-  lua_rawgeti(L, LUA_REGISTRYINDEX, methods_ref);
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &methods_key);
   luaL_setfuncs(L, fns, 0);
   lua_pop(L, 1);
 }
@@ -518,12 +521,12 @@ void lt_vm_open_tensor(lua_State *L) {
   }
   lua_pop(L, 1);
   lua_newtable(L);
-  device_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &device_key);
 
   lua_createtable(L, 0, 512);
   lua_createtable(L, 0, 8); lua_setfield(L, -2, "_fields");
   lua_createtable(L, 0, 8); lua_setfield(L, -2, "_setters");
-  methods_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &methods_key);
   lt_vm_add_methods(L, base_methods);
   lt_vm_add_methods(L, lt_gen_methods);
 
@@ -537,11 +540,11 @@ void lt_vm_open_tensor(lua_State *L) {
   luaL_setfuncs(L, mm, 0);
   lua_pushstring(L, "Tensor");
   lua_setfield(L, -2, "__name");
-  tensor_mt_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &tensor_mt_key);
 }
 
 /* for the module: torch.device, the method table, dtype values */
 int lt_vm_l_device(lua_State *L) { return l_device(L); }
 
-void lt_vm_push_methods(lua_State *L) { lua_rawgeti(L, LUA_REGISTRYINDEX, methods_ref); }
-void lt_vm_push_tensor_mt(lua_State *L) { lua_rawgeti(L, LUA_REGISTRYINDEX, tensor_mt_ref); }
+void lt_vm_push_methods(lua_State *L) { lua_rawgetp(L, LUA_REGISTRYINDEX, &methods_key); }
+void lt_vm_push_tensor_mt(lua_State *L) { lua_rawgetp(L, LUA_REGISTRYINDEX, &tensor_mt_key); }

@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <limits.h>
+#include <unistd.h>
 #include "lutorch_vm.h"
 #include "ltensor.h"
 #include "largs.h"
@@ -170,8 +171,11 @@ static lt_vm_open_fn const openers[] = {
 };
 
 /* Lua libraries (lib/) beside the binary or shared object that holds this
-** module, in the source tree (build/../lib) and in an install (lib/../share);
-** added once, so `require "nn"` works from lua5.4 with torch.so too. */
+** module: the source tree (build/../lib) or an install prefix
+** (PREFIX/share/lua/5.4, seen from PREFIX/bin, PREFIX/lib or, for torch.so,
+** PREFIX/lib/lua/5.4). Only folders that hold nn are added, in front and
+** once, so `require "nn"` works from lua5.4 with torch.so too, and an
+** install found this way is relocatable. */
 static void add_lib_paths(lua_State *L) {
   Dl_info info;
   char dir[PATH_MAX];
@@ -180,18 +184,26 @@ static void add_lib_paths(lua_State *L) {
   char *slash = strrchr(dir, '/');
   if (!slash) return;
   *slash = 0;
+  size_t n = strlen(dir);
+  const char *up = (n >= 12 && strcmp(dir + n - 12, "/lib/lua/5.4") == 0) ? "../../.." : "..";
   lua_getglobal(L, "package");
   if (!lua_istable(L, -1)) { lua_pop(L, 1); return; }
-  lua_getfield(L, -1, "path");
-  const char *cur = lua_tostring(L, -1);
-  char probe[PATH_MAX + 32];
-  snprintf(probe, sizeof probe, "%s/../lib/?.lua", dir);
-  if (cur && !strstr(cur, probe)) {
-    lua_pushfstring(L, "%s/../lib/?.lua;%s/../lib/?/init.lua;%s/../share/lutorch/lua/?.lua;"
-                    "%s/../share/lutorch/lua/?/init.lua;%s", dir, dir, dir, dir, cur);
-    lua_setfield(L, -3, "path");
+  static const char *const where[] = { "lib", "share/lua/5.4" };
+  for (int i = 1; i >= 0; i--) {      /* the tree ends up first */
+    char root[PATH_MAX + 32], probe[PATH_MAX + 64];
+    snprintf(root, sizeof root, "%s/%s/%s", dir, up, where[i]);
+    snprintf(probe, sizeof probe, "%s/nn/init.lua", root);
+    if (access(probe, R_OK) != 0) continue;
+    lua_getfield(L, -1, "path");
+    const char *cur = lua_tostring(L, -1);
+    snprintf(probe, sizeof probe, "%s/?.lua;", root);
+    if (cur && !strstr(cur, probe)) {
+      lua_pushfstring(L, "%s/?.lua;%s/?/init.lua;%s", root, root, cur);
+      lua_setfield(L, -3, "path");
+    }
+    lua_pop(L, 1);
   }
-  lua_pop(L, 2);
+  lua_pop(L, 1);
 }
 
 int luaopen_torch(lua_State *L) {
@@ -224,6 +236,13 @@ int luaopen_torch(lua_State *L) {
   for (int i = 0; openers[i]; i++) openers[i](L);
   lua_pushvalue(L, -1);
   lua_setfield(L, LUA_REGISTRYINDEX, "lutorch.module");
+  /* Torch7's `require "torch"` made the global too; scripts written for it
+  ** (and one-liners like lua5.4 -e 'require "torch"') expect it */
+  if (lua_getglobal(L, "torch") == LUA_TNIL) {
+    lua_pushvalue(L, -2);
+    lua_setglobal(L, "torch");
+  }
+  lua_pop(L, 1);
   /* the Lua half of the module: each chunk gets the module table */
   for (const lt_embedded *e = lt_embedded_lua; e->name; e++) {
     if (luaL_loadbuffer(L, e->src, e->len, e->name) != LUA_OK) return lua_error(L);
