@@ -40,6 +40,7 @@ local data = {
   WeightedRandomSampler = sampler.WeightedRandomSampler,
   SubsetRandomSampler = sampler.SubsetRandomSampler,
   BatchSampler = sampler.BatchSampler,
+  DistributedSampler = require("data.distributed").DistributedSampler,
   default_collate = collate.default_collate,
   default_convert = collate.default_convert,
   DataLoader = loader.DataLoader,

@@ -37,6 +37,7 @@ merge(require "nn.activation")
 merge(require "nn.conv")
 merge(require "nn.norm")
 merge(require "nn.loss")
+merge(require "nn.ddp")   -- DistributedDataParallel (needs torch.distributed only when used)
 
 require("nn.torch7").install(nn)
 

@@ -82,6 +82,7 @@ typedef struct lt_autograd_meta {
   lt_tensor *view_base;         /* views: the tensor viewed (owned) */
   bool retains_grad;
   lt_grad_hook *hooks;          /* leaf hooks (run before accumulation) */
+  lt_grad_hook *post_acc_hooks; /* leaf hooks run after .grad was accumulated: fn(h, leaf, NULL) */
 } lt_autograd_meta;
 
 /* ---- grad mode (thread-local) ---- */
@@ -128,6 +129,13 @@ lt_tensor *lt_detach(lt_tensor *t);       /* a new alias without history */
 int lt_detach_(lt_tensor *t);
 int lt_retain_grad(lt_tensor *t);
 int lt_register_hook(lt_tensor *t, lt_grad_hook *h);   /* takes ownership of h */
+/* a hook on a leaf called as fn(h, leaf, NULL) each time its .grad has been accumulated
+** during backward (DDP marks the parameter ready there); takes ownership of h */
+int lt_register_post_accumulate_grad_hook(lt_tensor *t, lt_grad_hook *h);
+/* run fn(h, NULL, NULL) when the backward running on this thread has finished its graph
+** (after every .grad was accumulated); -1 when no backward runs. Takes ownership of h;
+** callbacks queued by a callback run too. A failing callback fails the backward. */
+int lt_autograd_queue_callback(lt_grad_hook *h);
 int lt_check_inplace(const char *op, lt_tensor *self);  /* leaf / view rules for in-place ops */
 
 /* ---- the engine ---- */

@@ -109,11 +109,55 @@ static int run_hooks(lt_node *n, lt_tensor **grads) {
   return 0;
 }
 
+/* callbacks queued during the backward running on this thread (one list per
+** lt_run_backward call, so a reentrant backward keeps its own) */
+static _Thread_local lt_grad_hook *final_callbacks;
+static _Thread_local int backward_depth;
+
+int lt_autograd_queue_callback(lt_grad_hook *h) {
+  if (backward_depth == 0) {
+    if (h->free) h->free(h);
+    return lt_error("queue_callback: no backward is running on this thread");
+  }
+  h->next = NULL;
+  lt_grad_hook **p = &final_callbacks;
+  while (*p) p = &(*p)->next;
+  *p = h;
+  return 0;
+}
+
+/* run (rc 0) or drop the queued callbacks, in queue order; callbacks may queue more */
+static int run_final_callbacks(int rc) {
+  while (final_callbacks) {
+    lt_grad_hook *h = final_callbacks;
+    final_callbacks = h->next;
+    if (rc == 0 && h->fn(h, NULL, NULL) < 0) rc = -1;
+    if (h->free) h->free(h);
+  }
+  return rc;
+}
+
 /* where the gradient of input i should be captured: (node, slot) */
 typedef struct capture { lt_node *fn; uint32_t slot; } capture;
 
+static int run_backward(lt_tensor *const *roots, lt_tensor *const *grads, int n,
+                        const lt_backward_opts *opts, lt_tensor **results);
+
 int lt_run_backward(lt_tensor *const *roots, lt_tensor *const *grads, int n,
                     const lt_backward_opts *opts, lt_tensor **results) {
+  lt_grad_hook *outer = final_callbacks;
+  final_callbacks = NULL;
+  backward_depth++;
+  int rc = run_backward(roots, grads, n, opts, results);
+  /* callbacks run with grad mode as the caller had it, after every node ran */
+  rc = run_final_callbacks(rc);
+  backward_depth--;
+  final_callbacks = outer;
+  return rc;
+}
+
+static int run_backward(lt_tensor *const *roots, lt_tensor *const *grads, int n,
+                        const lt_backward_opts *opts, lt_tensor **results) {
   node_vec seen = {0}, ready = {0};
   capture *caps = NULL;
   lt_tensor **grads_out = NULL;

@@ -87,10 +87,19 @@ void lt_node_release(lt_node *n) {
 
 /* ---- AccumulateGrad ---- */
 
+static int accumulate_into(lt_tensor *leaf, lt_tensor *g);
+
 static int accumulate_apply(lt_node *n, lt_tensor **grads_in, lt_tensor **grads_out) {
   (void)grads_out;
   lt_tensor *leaf = n->leaf, *g = grads_in[0];
   if (!leaf || !g) return 0;
+  if (accumulate_into(leaf, g) < 0) return -1;
+  for (lt_grad_hook *h = leaf->autograd ? leaf->autograd->post_acc_hooks : NULL; h; h = h->next)
+    if (h->fn(h, leaf, NULL) < 0) return -1;
+  return 0;
+}
+
+static int accumulate_into(lt_tensor *leaf, lt_tensor *g) {
   if (!leaf->grad) {
     if (lt_grad_enabled()) {                 /* create_graph: keep g's history */
       lt_tensor_retain(g);
@@ -134,6 +143,11 @@ static void tensor_freed(lt_tensor *t) {
   }
   lt_tensor_release(m->view_base);
   for (lt_grad_hook *h = m->hooks; h;) {
+    lt_grad_hook *nx = h->next;
+    if (h->free) h->free(h);
+    h = nx;
+  }
+  for (lt_grad_hook *h = m->post_acc_hooks; h;) {
     lt_grad_hook *nx = h->next;
     if (h->free) h->free(h);
     h = nx;
@@ -341,6 +355,21 @@ int lt_register_hook(lt_tensor *t, lt_grad_hook *h) {
     h->next = m->hooks;
     m->hooks = h;
   }
+  return 0;
+}
+
+int lt_register_post_accumulate_grad_hook(lt_tensor *t, lt_grad_hook *h) {
+  if (!t->requires_grad || t->grad_fn) {
+    if (h->free) h->free(h);
+    return lt_error("register_post_accumulate_grad_hook: post accumulate grad hooks can only be registered on leaf tensors that require grad");
+  }
+  lt_autograd_meta *m = lt_autograd_meta_get(t);
+  if (!m) { if (h->free) h->free(h); return -1; }
+  /* kept in registration order: hooks run in the order they were added */
+  h->next = NULL;
+  lt_grad_hook **p = &m->post_acc_hooks;
+  while (*p) p = &(*p)->next;
+  *p = h;
   return 0;
 }
 

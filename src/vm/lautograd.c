@@ -205,6 +205,51 @@ static int m_register_hook(lua_State *L) {
   return 0;
 }
 
+/* post-accumulate-grad hooks and end-of-backward callbacks: fn(leaf) / fn() */
+static int lua_plain_hook_fn(lt_grad_hook *h, lt_tensor *leaf, lt_tensor **replacement) {
+  (void)replacement;
+  lua_hook *lh = (lua_hook *)h;
+  lua_State *L = backward_L ? backward_L : lh->L;
+  int top = lua_gettop(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, lh->ref);
+  int nargs = 0;
+  if (leaf) { lt_tensor_retain(leaf); lt_vm_push_tensor(L, leaf); nargs = 1; }
+  if (lua_pcall(L, nargs, 0, 0) != LUA_OK) {
+    lt_error("%s: %s", leaf ? "post accumulate grad hook" : "backward callback", lua_tostring(L, -1));
+    lua_settop(L, top);
+    return -1;
+  }
+  lua_settop(L, top);
+  return 0;
+}
+
+static lua_hook *new_plain_hook(lua_State *L, int fn_idx, const char *op) {
+  luaL_checktype(L, fn_idx, LUA_TFUNCTION);
+  lua_hook *h = calloc(1, sizeof(lua_hook));
+  if (!h) { luaL_error(L, "%s: out of memory", op); return NULL; }
+  h->h.fn = lua_plain_hook_fn;
+  h->h.free = lua_hook_free;
+  h->L = L;
+  lua_pushvalue(L, fn_idx);
+  h->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  return h;
+}
+
+/* p:register_post_accumulate_grad_hook(fn): fn(p) after p.grad was accumulated in backward */
+static int m_register_post_accumulate_grad_hook(lua_State *L) {
+  lt_tensor *t = self_tensor(L, "register_post_accumulate_grad_hook");
+  lua_hook *h = new_plain_hook(L, 2, "register_post_accumulate_grad_hook");
+  if (lt_register_post_accumulate_grad_hook(t, &h->h) < 0) return lt_vm_raise(L, "register_post_accumulate_grad_hook");
+  return 0;
+}
+
+/* torch.autograd.queue_callback(fn): fn() once the running backward has finished */
+static int l_queue_callback(lua_State *L) {
+  lua_hook *h = new_plain_hook(L, 1, "queue_callback");
+  if (lt_autograd_queue_callback(&h->h) < 0) return lt_vm_raise(L, "queue_callback");
+  return 0;
+}
+
 /* tensors from a tensor or a table of tensors at idx (borrowed, kept alive by the stack) */
 static int tensor_list(lua_State *L, int idx, lt_tensor **out, int max, const char *op, const char *what) {
   if (lt_vm_totensor(L, idx)) { out[0] = lt_vm_totensor(L, idx); return 1; }
@@ -524,14 +569,15 @@ static int l_flat_set(lua_State *L) {
 static const luaL_Reg tensor_methods[] = {
   {"backward", m_backward}, {"requires_grad_", m_requires_grad_}, {"detach", m_detach},
   {"detach_", m_detach_}, {"retain_grad", m_retain_grad}, {"register_hook", m_register_hook},
-  {"is_inference", m_is_inference}, {NULL, NULL}
+  {"is_inference", m_is_inference},
+  {"register_post_accumulate_grad_hook", m_register_post_accumulate_grad_hook}, {NULL, NULL}
 };
 
 static const luaL_Reg autograd_functions[] = {
   {"grad", l_grad}, {"backward", NULL}, {"set_detect_anomaly", l_set_detect_anomaly},
   {"is_anomaly_enabled", l_is_anomaly_enabled}, {"_live_nodes", l_live_nodes},
   {"_make_node", l_make_node}, {"_set_history", l_set_history}, {"_version", l_version},
-  {"_flat_get", l_flat_get}, {"_flat_set", l_flat_set}, {NULL, NULL}
+  {"_flat_get", l_flat_get}, {"_flat_set", l_flat_set}, {"queue_callback", l_queue_callback}, {NULL, NULL}
 };
 
 static int l_autograd_backward(lua_State *L) {

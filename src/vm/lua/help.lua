@@ -182,7 +182,7 @@ end
 ------------------------------------------------------------------------------
 -- values to names
 ------------------------------------------------------------------------------
-local LIBS = { "nn", "optim", "data" }
+local LIBS = { "nn", "optim", "data", "distributed" }
 
 -- a value with several names (manual_seed and Torch7's manualSeed): the
 -- PyTorch spelling first, the way the manual names it

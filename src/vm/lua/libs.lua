@@ -3,7 +3,7 @@
 -- tables `require "nn"`, `require "optim"` and `require "data"` return.
 local torch = ...
 
-local lazy = { nn = "nn", optim = "optim", data = "data" }
+local lazy = { nn = "nn", optim = "optim", data = "data", distributed = "distributed" }
 
 local function loader(t, k)
   local name = lazy[k]

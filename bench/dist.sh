@@ -1,0 +1,41 @@
+#!/bin/sh
+# dist.sh — torch.distributed on 2 ranks of this machine, side by side in one run:
+#  1. all_reduce (float32 sum, in place) against OpenMPI's own MPI_Allreduce (bench/dist_allreduce.c)
+#     on the same buffer sizes; ratio = MPI time / lutorch time (>= 0.9 is the target);
+#  2. a DDP training step of LeNet-5 (batch 64 per rank) against PyTorch 1.13's DDP over gloo
+#     (/usr/bin/python3, 2 processes, 1 thread each); ratio = PyTorch time / lutorch time.
+# Alternated ROUNDS times; the best of the rounds is reported.
+#   BUILD=build ROUNDS=3 sh bench/dist.sh
+BUILD=${BUILD:-build}
+ROUNDS=${ROUNDS:-3}
+cd "$(dirname "$0")/.." || exit 1
+command -v mpirun >/dev/null || { echo "no mpirun"; exit 1; }
+[ -f "$BUILD/lutorch_dist.so" ] || { echo "no $BUILD/lutorch_dist.so"; exit 1; }
+export LUA_PATH="lib/?.lua;lib/?/init.lua;;"
+export LUTORCH_NUM_THREADS=1
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+mpicc -O2 -o "$tmp/allreduce" bench/dist_allreduce.c || exit 1
+ROOT=""; [ "$(id -u)" = 0 ] && ROOT="--allow-run-as-root"
+M="mpirun $ROOT -np 2"
+# elements, iterations: 4 KiB .. 64 MiB
+SIZES="1024 2000 16384 1000 262144 200 1048576 50 4194304 20 16777216 5"
+: >"$tmp/ar"; : >"$tmp/ddp"
+for r in $(seq "$ROUNDS"); do
+  $M "$tmp/allreduce" $SIZES >>"$tmp/ar"
+  $M "$BUILD/lutorch" bench/dist_allreduce.lua $SIZES >>"$tmp/ar"
+  $M "$BUILD/lutorch" bench/dist_ddp.lua 50 64 >>"$tmp/ddp"
+  /usr/bin/python3 bench/dist_ddp.py 50 64 2>/dev/null | grep '^pytorch' >>"$tmp/ddp"
+done
+echo "all_reduce, float32 sum, 2 ranks (best of $ROUNDS rounds)"
+printf '%10s %12s %12s %12s %12s %7s\n' bytes "MPI us" "lutorch us" "MPI GB/s" "lutorch GB/s" ratio
+for n in $(echo $SIZES | awk '{for (i = 1; i <= NF; i += 2) print $i}'); do
+  m=$(awk -v n="$n" '$1 == "mpi" && $2 == n {print $3}' "$tmp/ar" | sort -g | head -1)
+  l=$(awk -v n="$n" '$1 == "lutorch" && $2 == n {print $3}' "$tmp/ar" | sort -g | head -1)
+  awk -v n="$n" -v m="$m" -v l="$l" 'BEGIN { b = 4 * n;
+    printf "%10d %12.1f %12.1f %12.2f %12.2f %7.2f\n", b, m * 1e6, l * 1e6, b / m / 1e9, b / l / 1e9, m / l }'
+done
+lt=$(awk '$1 == "lutorch" {print $2}' "$tmp/ddp" | sort -g | head -1)
+pt=$(awk '$1 == "pytorch" {print $2}' "$tmp/ddp" | sort -g | head -1)
+echo
+echo "DDP step, LeNet-5, batch 64 per rank, 2 ranks x 1 thread (best of $ROUNDS rounds)"
+awk -v l="$lt" -v p="$pt" 'BEGIN { printf "lutorch %.2f ms | PyTorch 1.13 (gloo) %.2f ms | PyTorch/lutorch %.2f\n", l, p, p / l }'

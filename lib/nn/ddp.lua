@@ -1,0 +1,249 @@
+-- nn/ddp.lua — nn.DistributedDataParallel: data-parallel training over torch.distributed.
+--
+--   dist.init_process_group {backend = "mpi"}
+--   local ddp = nn.DistributedDataParallel(model)       -- rank 0's weights everywhere
+--   local loss = F.cross_entropy(ddp(x), y)             -- each rank its own batch
+--   loss:backward()                                      -- grads averaged over ranks
+--   opt:step()
+--
+-- Gradients are grouped into buckets (one flat tensor each) in reverse order of
+-- model:parameters(), which is about the order backward produces them; the first
+-- bucket is small (1 MB) so its reduction starts early, the others hold up to
+-- bucket_cap_mb. Each parameter has a post-accumulate-grad hook: when the last
+-- gradient of a bucket has arrived, its all_reduce (avg) starts on the
+-- communication thread while backward goes on computing the earlier layers.
+-- Buckets are launched in bucket order on every rank (a mismatched order would
+-- pair different buckets across ranks). A callback at the end of backward waits
+-- for all of them and writes the averaged gradients back into .grad (or leaves
+-- .grad as views of the buckets with gradient_as_bucket_view).
+--
+-- state_dict keys carry the "module." prefix, as in PyTorch: save
+-- ddp.module:state_dict() to load the weights into a plain model.
+local torch = require "torch"
+local base = require "nn.module"
+
+local DDP = base.Module:extend("DistributedDataParallel")
+
+local FIRST_BUCKET_BYTES = 1024 * 1024
+
+local function dist() return require "distributed" end
+
+local function no_grad(fn) return torch.no_grad(fn) end
+
+function DDP:__init(module, opts)
+  opts = opts or {}
+  if not base.is_module(module) then error("DistributedDataParallel: expected a module, got " .. type(module), 3) end
+  local d = dist()
+  if not d.is_initialized() then
+    error("DistributedDataParallel: the default process group is not initialized; call torch.distributed.init_process_group first", 3)
+  end
+  self.module = module
+  local cap = opts.bucket_cap_mb or 25
+  if type(cap) ~= "number" or cap <= 0 then error("DistributedDataParallel: bucket_cap_mb must be a positive number", 3) end
+  local r = {
+    group = opts.process_group,
+    broadcast_buffers = opts.broadcast_buffers ~= false,
+    find_unused = opts.find_unused_parameters == true,
+    as_view = opts.gradient_as_bucket_view == true,
+    cap_bytes = math.floor(cap * 1024 * 1024),
+    first_bytes = opts.first_bucket_bytes or math.min(FIRST_BUCKET_BYTES, math.floor(cap * 1024 * 1024)),
+    require_sync = true,
+    buckets = {}, where = {}, names = {},
+    trace = { launch = {}, backward_end = nil, first_ready = nil },
+  }
+  self._reducer = r
+  r.world = d.get_world_size(r.group)
+
+  local named = module:named_parameters()
+  local params = {}
+  for _, e in ipairs(named) do
+    local name, p = e[1], e[2]
+    if p.requires_grad then params[#params + 1] = p; r.names[p] = name end
+  end
+  r.params = params
+
+  -- every rank starts from rank 0's parameters and buffers
+  no_grad(function()
+    for _, p in ipairs(params) do d.broadcast(p, 0, { group = r.group }) end
+    for _, b in ipairs(module:buffers()) do d.broadcast(b, 0, { group = r.group }) end
+  end)
+
+  -- buckets in reverse registration order, one dtype per bucket
+  local cur, cur_bytes, limit = nil, 0, r.first_bytes
+  local function close()
+    if not cur then return end
+    cur.flat = torch.zeros(cur.numel, { dtype = cur.dtype })
+    cur.views = {}
+    for i, p in ipairs(cur.params) do
+      cur.views[i] = cur.flat:narrow(1, cur.offsets[i] + 1, p:numel()):view(p.shape)
+    end
+    r.buckets[#r.buckets + 1] = cur
+    cur.index = #r.buckets
+    cur = nil
+    limit = r.cap_bytes
+  end
+  for i = #params, 1, -1 do
+    local p = params[i]
+    local bytes = p:numel() * p:element_size()
+    if cur and (cur.dtype ~= p.dtype or cur_bytes + bytes > limit) then close() end
+    if not cur then
+      cur = { params = {}, offsets = {}, numel = 0, dtype = p.dtype, pending = 0 }
+      cur_bytes = 0
+    end
+    cur.params[#cur.params + 1] = p
+    cur.offsets[#cur.params] = cur.numel
+    r.where[p] = { bucket = cur, slot = #cur.params }
+    cur.numel = cur.numel + p:numel()
+    cur_bytes = cur_bytes + bytes
+  end
+  close()
+  for _, b in ipairs(r.buckets) do b.pending = #b.params; b.ready_set = {} end
+  r.next_launch = 1
+
+  if r.as_view then
+    no_grad(function()
+      for _, b in ipairs(r.buckets) do
+        for i, p in ipairs(b.params) do
+          if p.grad then b.views[i]:copy_(p.grad) end
+          p.grad = b.views[i]
+        end
+      end
+    end)
+  end
+
+  for _, p in ipairs(params) do
+    -- keyed by the Lua value we hold: the hook receives a fresh value for the same tensor
+    p:register_post_accumulate_grad_hook(function() self:_mark_ready(p) end)
+  end
+end
+
+function DDP:forward(...)
+  local r = self._reducer
+  local d = dist()
+  if r.broadcast_buffers and r.require_sync then
+    local bufs = self.module:buffers()
+    if #bufs > 0 then
+      no_grad(function() for _, b in ipairs(bufs) do d.broadcast(b, 0, { group = r.group }) end end)
+    end
+  end
+  if r.as_view then
+    -- optimizer:zero_grad() may have dropped the grads: they become bucket views again
+    for _, b in ipairs(r.buckets) do
+      for i, p in ipairs(b.params) do
+        if p.grad == nil then b.views[i]:zero_(); p.grad = b.views[i] end
+      end
+    end
+  end
+  return self.module(...)
+end
+
+local function launch_ready(self)
+  local r = self._reducer
+  local d = dist()
+  while r.next_launch <= #r.buckets and r.buckets[r.next_launch].pending == 0 do
+    local b = r.buckets[r.next_launch]
+    r.trace.launch[b.index] = d.clock()
+    b.work = d.all_reduce(b.flat, { op = "avg", group = r.group, async_op = true })
+    r.next_launch = r.next_launch + 1
+  end
+end
+
+function DDP:_mark_ready(p)
+  local r = self._reducer
+  if not r.require_sync then return end
+  local where = r.where[p]
+  if not where then return end
+  local b = where.bucket
+  if b.ready_set[where.slot] then return end
+  if not r.in_backward then
+    r.in_backward = true
+    r.trace = { launch = {}, first_ready = dist().clock() }
+    torch.autograd.queue_callback(function() self:_finalize() end)
+  end
+  if not r.as_view then
+    no_grad(function() b.views[where.slot]:copy_(p.grad) end)
+  end
+  b.ready_set[where.slot] = true
+  b.pending = b.pending - 1
+  if b.pending == 0 then launch_ready(self) end
+end
+
+function DDP:_finalize()
+  local r = self._reducer
+  r.trace.backward_end = dist().clock()
+  local unused = {}
+  for _, b in ipairs(r.buckets) do
+    if b.pending > 0 then
+      for i, p in ipairs(b.params) do
+        if not b.ready_set[i] then
+          unused[#unused + 1] = r.names[p]
+          no_grad(function() b.views[i]:zero_() end)
+        end
+      end
+      b.pending = 0
+    end
+  end
+  -- the buckets of unused parameters are reduced too, so every rank runs the same collectives
+  launch_ready(self)
+  for _, b in ipairs(r.buckets) do
+    b.work:wait()
+    r.trace[b.index] = { b.work:timing() }
+    b.work = nil
+  end
+  r.trace.done = dist().clock()
+  no_grad(function()
+    for _, b in ipairs(r.buckets) do
+      for i, p in ipairs(b.params) do
+        if r.as_view then p.grad = b.views[i]
+        elseif p.grad == nil then p.grad = b.views[i]:clone()
+        else p.grad:copy_(b.views[i]) end
+      end
+      b.pending = #b.params
+      b.ready_set = {}
+    end
+  end)
+  r.next_launch = 1
+  r.in_backward = false
+  if #unused > 0 and not r.find_unused then
+    error("DistributedDataParallel: these parameters got no gradient in this backward: " ..
+          table.concat(unused, ", ") .. ". Pass find_unused_parameters=true if parts of the model are unused " ..
+          "(their gradients are then reduced as zeros)", 0)
+  end
+end
+
+--- no_sync(fn): run fn (forward + backward) with gradients accumulating locally, without
+--- reduction; the next backward outside reduces the sum. Without fn: a value for `<close>`.
+function DDP:no_sync(fn)
+  local r = self._reducer
+  local prev = r.require_sync
+  r.require_sync = false
+  if fn == nil then
+    return setmetatable({}, { __close = function() r.require_sync = prev end })
+  end
+  local ok, a, b, c = pcall(fn)
+  r.require_sync = prev
+  if not ok then error(a, 0) end
+  return a, b, c
+end
+
+--- timings of the last backward: {first_ready=, launch={bucket->t}, backward_end=, done=,
+--- [i]={queued, started, finished} per bucket}, all in torch.distributed.clock() seconds
+function DDP:last_trace() return self._reducer.trace end
+
+--- the buckets: a list of {numel=, dtype=, names={...}}
+function DDP:bucket_info()
+  local out = {}
+  for i, b in ipairs(self._reducer.buckets) do
+    local names = {}
+    for k, p in ipairs(b.params) do names[k] = self._reducer.names[p] end
+    out[i] = { numel = b.numel, dtype = b.dtype, names = names }
+  end
+  return out
+end
+
+function DDP:extra_repr()
+  local r = self._reducer
+  return ("buckets=%d, world_size=%d%s"):format(#r.buckets, r.world, r.as_view and ", gradient_as_bucket_view" or "")
+end
+
+return { DistributedDataParallel = DDP }

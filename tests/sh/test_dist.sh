@@ -1,0 +1,115 @@
+#!/bin/sh
+# test_dist.sh — torch.distributed on 2 ranks through mpirun on loopback: collectives,
+# DDP, and the failure paths (a stuck peer, a killed rank, a rank raising an error).
+# Skipped, and says so, where mpirun or lutorch_dist.so is absent.
+# Run by tests/run.sh as `BUILD=dir sh tests/sh/test_dist.sh`; prints "N passed, N failed".
+BUILD=${BUILD:-build}
+cd "$(dirname "$0")/../.." || exit 1
+case "$BUILD" in /*) ;; *) BUILD="$PWD/$BUILD" ;; esac
+LT="$BUILD/lutorch"
+passed=0; failed=0; skipped=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export LUA_PATH="$PWD/tests/lua/?.lua;$PWD/lib/?.lua;$PWD/lib/?/init.lua;;"
+export LUTORCH_DIST_SO="$BUILD/lutorch_dist.so"
+
+ok()   { passed=$((passed + 1)); }
+bad()  { failed=$((failed + 1)); echo "FAIL $1" >&2; [ -n "${2:-}" ] && printf '%s\n' "$2" | tail -n 30 | sed 's/^/  /' >&2; }
+skip() { skipped=$((skipped + 1)); echo "SKIP $1: $2"; }
+contains() { case "$3" in *"$2"*) ok ;; *) bad "$1" "[$3] does not contain [$2]" ;; esac; }
+finish() { echo "$passed passed, $failed failed${skipped:+, $skipped skipped}" | sed 's/, 0 skipped//'; [ $failed -eq 0 ]; exit $?; }
+
+if ! command -v mpirun >/dev/null 2>&1; then
+  skip "distributed" "mpirun not found (Debian: openmpi-bin)"; finish
+fi
+if [ ! -f "$BUILD/lutorch_dist.so" ]; then
+  skip "distributed" "$BUILD/lutorch_dist.so not built (no OpenMPI development files)"; finish
+fi
+ROOT=""; [ "$(id -u)" = 0 ] && ROOT="--allow-run-as-root"
+MPI="timeout 60 mpirun $ROOT --oversubscribe -np 2"
+now() { date +%s.%N; }
+secs() { awk "BEGIN{printf \"%.1f\", $2 - $1}"; }
+
+# a Lua test file on 2 ranks: every rank must pass it
+lua_on_2() {
+  name=$1; file=$2
+  out=$($MPI "$LT" "$file" 2>&1); rc=$?
+  n=$(printf '%s\n' "$out" | grep -cE '^[0-9]+ passed, 0 failed')
+  if [ $rc -eq 0 ] && [ "$n" -eq 2 ]; then ok; else bad "$name (rc $rc)" "$out"; fi
+  printf '%s\n' "$out" | grep '^overlap:' | sed 's/^/    /'
+}
+lua_on_2 "collectives on 2 ranks" tests/dist/collectives.lua
+lua_on_2 "DDP on 2 ranks" tests/dist/ddp.lua
+
+# a stuck peer: rank 0's collective times out (2 s), the error names it, the job ends
+t0=$(now)
+out=$($MPI "$LT" tests/dist/fail_stuck.lua 2 2>&1); rc=$?
+el=$(secs "$t0" "$(now)")
+if [ $rc -ne 0 ]; then ok; else bad "stuck peer: nonzero exit" "$out"; fi
+contains "stuck peer: names the collective and ranks" "all_reduce #2 (float32, 1000 elements) on ranks {0,1} timed out after 2.0 s" "$out"
+contains "stuck peer: the job is aborted" "aborting the job" "$out"
+if awk "BEGIN{exit !($el < 15)}"; then ok; else bad "stuck peer: ended in ${el}s (limit 15)"; fi
+case "$out" in *UNREACHABLE*) bad "stuck peer: ran past the failed collective" ;; *) ok ;; esac
+
+# a rank killed mid-training (kill -9): the job ends with an error naming it
+t0=$(now)
+out=$($MPI "$LT" tests/dist/fail_kill.lua 3 2>&1); rc=$?
+el=$(secs "$t0" "$(now)")
+if [ $rc -ne 0 ]; then ok; else bad "killed rank: nonzero exit" "$out"; fi
+contains "killed rank: the error names it" "rank 1" "$out"
+case "$out" in *"signal 9"*|*Killed*|*"timed out"*) ok ;; *) bad "killed rank: says how it died" "$out" ;; esac
+if awk "BEGIN{exit !($el < 15)}"; then ok; else bad "killed rank: ended in ${el}s (limit 15)"; fi
+
+# a rank raising a Lua error: the job ends with that message
+out=$($MPI "$LT" tests/dist/fail_error.lua 2>&1); rc=$?
+if [ $rc -ne 0 ]; then ok; else bad "error on a rank: nonzero exit" "$out"; fi
+contains "error on a rank: its message" "boom from rank 1 at step 5" "$out"
+contains "error on a rank: the job is aborted" "[rank 1] lutorch.distributed: the script ended with an error (above); aborting the job" "$out"
+case "$out" in *UNREACHABLE*) bad "error on a rank: others ran on" ;; *) ok ;; esac
+
+# one process without mpirun: a world of one
+cat >"$tmp/single.lua" <<'EOS'
+local dist = torch.distributed
+dist.init_process_group()
+local t = torch.ones(3)
+dist.all_reduce(t)
+local l = { torch.zeros(3) }
+dist.all_gather(l, t)
+print(dist.get_rank(), dist.get_world_size(), t:sum():item(), l[1]:sum():item())
+dist.destroy_process_group()
+EOS
+out=$(timeout 30 "$LT" "$tmp/single.lua" 2>&1)
+contains "a world of one without mpirun" "0	1	3.0	3.0" "$out"
+
+# the stock lua5.4 with torch.so finds and loads the module too
+if command -v lua5.4 >/dev/null 2>&1 && [ -f "$BUILD/torch.so" ]; then
+  out=$(cd "$tmp" && LUTORCH_DIST_SO= LUA_PATH="$OLDPWD/lib/?.lua;$OLDPWD/lib/?/init.lua;;" LUA_CPATH="$BUILD/?.so;;" timeout 30 lua5.4 -e 'torch = require "torch"' "$tmp/single.lua" 2>&1)
+  contains "lua5.4 + torch.so" "0	1	3.0	3.0" "$out"
+fi
+
+# lutorch --nproc N (when the program has the option)
+out=$(timeout 60 "$LT" --nproc 2 tests/dist/collectives.lua 2>&1); rc=$?
+case "$out" in
+  *"unrecognized option"*) skip "lutorch --nproc" "this lutorch has no --nproc option" ;;
+  *) n=$(printf '%s\n' "$out" | grep -cE '^[0-9]+ passed, 0 failed')
+     if [ $rc -eq 0 ] && [ "$n" -eq 2 ]; then ok; else bad "lutorch --nproc 2" "$out"; fi ;;
+esac
+
+# the DDP example's smoke mode (needs Debian's dataset-fashion-mnist)
+if [ -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ] || [ -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte ]; then
+  # in the temporary directory: the checkpoint it writes goes away with it
+  out=$(cd "$tmp" && $MPI "$LT" "$OLDPWD/examples/ddp_fashion_mnist.lua" --smoke --quiet --timeout 60 2>&1); rc=$?
+  contains "ddp_fashion_mnist --smoke: trains" "epoch 1: train" "$out"
+  contains "ddp_fashion_mnist --smoke: saves on rank 0, loads on every rank" "checkpoint loaded on 2 ranks: largest difference from the trained weights 0" "$out"
+  [ $rc -eq 0 ] && ok || bad "ddp_fashion_mnist --smoke: exit status $rc" "$out"
+else
+  skip "ddp_fashion_mnist --smoke" "no Fashion-MNIST in /usr/share/datasets/fashion-mnist"
+fi
+
+# without init_process_group, helpful errors
+out=$(timeout 30 "$LT" -e 'print(pcall(torch.distributed.all_reduce, torch.ones(1)))' 2>&1)
+contains "collective before init" "not initialized; call init_process_group first" "$out"
+out=$(LUTORCH_DIST_SO=/nonexistent timeout 30 "$LT" -e 'print(torch.distributed.is_available())' 2>&1)
+contains "is_available" "true" "$out"
+
+finish
