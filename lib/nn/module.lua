@@ -827,4 +827,64 @@ do
   end
 end
 
+
+------------------------------------------------------------------------------
+-- torch.save / torch.load (man/serialization.md): modules are saved as their registries
+-- under the name "nn.<Class>"; forward hooks (functions) are left out; a load marks the
+-- tensors in _parameters as Parameters again. State dicts (ordered dicts) keep their order.
+------------------------------------------------------------------------------
+if torch.serialization and torch.serialization.register_namespace then
+  local HOOKS = { _forward_hooks = true, _forward_pre_hooks = true }
+  torch.serialization.register_namespace("nn", {
+    name_of = function(mt)
+      local n = rawget(mt, "__name")
+      if type(n) ~= "string" then return nil end
+      if M.classes[n] == mt then return n end
+      if n == "OrderedDict" and type(rawget(mt, "__keys")) == "table" then return "OrderedDict" end
+      return nil
+    end,
+    resolve = function(short)
+      if short == "OrderedDict" then return "OrderedDict" end
+      return M.classes[short]
+    end,
+    save = function(obj, mt)
+      if rawget(mt, "__name") == "OrderedDict" and M.classes.OrderedDict ~= mt then
+        local keys = {}
+        for _, k in ipairs(mt.__keys) do if rawget(obj, k) ~= nil then keys[#keys + 1] = k end end
+        return nil, keys
+      end
+      local fields = {}
+      for k, v in next, obj do fields[k] = v end
+      if type(obj._attrs) == "table" then
+        local attrs = {}
+        for k, v in next, rawget(obj, "_attrs") do if not HOOKS[k] then attrs[k] = v end end
+        fields._attrs = attrs
+      end
+      return fields, nil
+    end,
+    load = function(obj, extra, cls)
+      if cls == "OrderedDict" then
+        local od = ordered_dict()
+        local keys = getmetatable(od).__keys
+        if type(extra) ~= "table" then error("torch.load: corrupt OrderedDict (no key list)", 0) end
+        for _, k in ipairs(extra) do keys[#keys + 1] = k end
+        setmetatable(obj, getmetatable(od))
+        return
+      end
+      local p = rawget(obj, "_parameters")
+      if type(p) ~= "table" or type(p.keys) ~= "table" or type(p.vals) ~= "table" or
+         type(rawget(obj, "_modules")) ~= "table" or type(rawget(obj, "_buffers")) ~= "table" or
+         type(rawget(obj, "_attrs")) ~= "table" then
+        error(("torch.load: corrupt module of class nn.%s (missing registries)"):format(rawget(cls, "__name")), 0)
+      end
+      if rawget(obj, "_non_persistent") == nil then rawset(obj, "_non_persistent", {}) end
+      setmetatable(obj, cls)
+      for _, k in ipairs(p.keys) do
+        local t = p.vals[k]
+        if torch.is_tensor(t) then M.Parameter(t, t.requires_grad) end
+      end
+    end,
+  })
+end
+
 return M

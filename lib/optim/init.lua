@@ -17,6 +17,7 @@ local optim = {}
 -- Optimizer: the base class
 ------------------------------------------------------------------------------
 local Optimizer = {}
+optim.classes = { Optimizer = Optimizer }   -- by name, for torch.load
 Optimizer.__index = Optimizer
 Optimizer.__name = "Optimizer"
 optim.Optimizer = Optimizer
@@ -29,6 +30,7 @@ function Optimizer:extend(name)
   cls.__name = name
   cls.super = self
   cls.__tostring = self.__tostring
+  optim.classes[name] = cls
   return cls
 end
 
@@ -290,6 +292,19 @@ require "optim.optimizers" (optim)
 require "optim.lbfgs" (optim)
 optim.lr_scheduler = require "optim.schedulers" (optim)
 require "optim.torch7" (optim)
+
+-- torch.save / torch.load (man/serialization.md): an optimizer is saved with its param
+-- groups, defaults and state under the name "optim.<Class>"
+if torch.serialization and torch.serialization.register_namespace then
+  torch.serialization.register_namespace("optim", {
+    name_of = function(mt)
+      local n = rawget(mt, "__name")
+      if type(n) == "string" and optim.classes[n] == mt then return n end
+      return nil
+    end,
+    resolve = function(short) return optim.classes[short] end,
+  })
+end
 
 if rawget(_G, "optim") == nil then rawset(_G, "optim", optim) end
 return optim
