@@ -72,6 +72,22 @@ $(BUILD)/lutorch: $(BUILD)/obj/src/vm/lutorch.o $(patsubst %.c,$(BUILD)/obj/%.o,
 	@echo "  LD $@"
 	@$(CC) $(SAN) -o $@ $^ $(LIBS) $(LUA_LIBS) -lreadline -Wl,-E
 
+# ---- distributed: torch.distributed's C half, a module of its own linked against MPI ----
+# Built where OpenMPI's pkg-config file (or mpicc) is found; skipped quietly otherwise. It is
+# never linked into liblutorch or the program: they start fast and run without MPI.
+MPI_CFLAGS := $(shell pkg-config --cflags ompi-c 2>/dev/null || mpicc --showme:compile 2>/dev/null)
+MPI_LIBS := $(shell pkg-config --libs ompi-c 2>/dev/null || mpicc --showme:link 2>/dev/null)
+DIST_SRC := $(wildcard src/dist/*.c)
+DIST_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(DIST_SRC))
+ifneq ($(strip $(MPI_LIBS)),)
+all: $(BUILD)/lutorch_dist.so
+endif
+$(DIST_OBJ): CFLAGS += $(MPI_CFLAGS)
+$(BUILD)/lutorch_dist.so: $(DIST_OBJ)
+	@echo "  LD $@"
+	@$(CC) -shared $(SAN) -o $@ $^ $(MPI_LIBS) -lpthread -ldl
+# ---- end of distributed ----
+
 deps:
 	@missing=""; for p in $(DEPS_PKGS); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
@@ -112,3 +128,129 @@ clean:
 	rm -rf $(BUILD) build-asan
 
 .PHONY: all deps run test test-c asan bench clean
+
+# ---- embedding and install: public headers, lutorch.pc, make install / uninstall ----
+# include/lutorch.h includes copies of the core headers it needs, made under
+# $(BUILD)/include/lutorch/ with their includes made relative, so the same
+# layout works in the tree (build/lutorch.pc) and installed (PREFIX/include).
+VERSION = 0.1.0
+SOMAJOR = 0
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR = $(PREFIX)/bin
+LIBDIR = $(PREFIX)/lib
+INCDIR = $(PREFIX)/include
+MANDIR = $(PREFIX)/share/man
+PCDIR = $(LIBDIR)/pkgconfig
+DATADIR = $(PREFIX)/share/lutorch
+# where a stock lua5.4 looks (Debian: /usr/local/share/lua/5.4, /usr/local/lib/lua/5.4)
+LUA_LMOD = $(PREFIX)/share/lua/5.4
+LUA_CMOD = $(PREFIX)/lib/lua/5.4
+PUB_HDRS := tensor/tensor.h tensor/dtype.h tensor/alloc.h tensor/error.h tensor/rng.h \
+            tensor/parallel.h dispatch/dispatch.h autograd/autograd.h
+PUB_INC = $(BUILD)/include/lutorch
+PUB_FILES = $(addprefix $(PUB_INC)/,$(PUB_HDRS)) $(PUB_INC)/lt_ops.h
+LUA_MODS := $(sort $(shell find lib -name '*.lua' 2>/dev/null))
+ABS_BUILD = $(abspath $(BUILD))
+
+all: $(PUB_FILES) $(BUILD)/lutorch.pc
+
+$(PUB_INC)/lt_ops.h: $(BUILD)/gen/lt_ops.h
+	@mkdir -p $(dir $@)
+	@cp $< $@
+
+$(PUB_INC)/%.h: src/%.h
+	@mkdir -p $(dir $@)
+	@sed -e 's,^#include "\(tensor\|dispatch\|autograd\)/,#include "../\1/,' $< >$@
+
+# pkg-config: lutorch.pc for the file at $(1) with prefix, libdir, includedir and extra cflags
+define lt_write_pc
+	@mkdir -p $(dir $(1))
+	@printf '%s\n' 'prefix=$(2)' 'libdir=$(3)' 'includedir=$(4)' '' \
+	  'Name: lutorch' 'Description: tensors, autograd and nn for Lua 5.4, embeddable in C' \
+	  'Version: $(VERSION)' 'Requires: lua5.4' 'Requires.private: openblas jansson libzip zlib' \
+	  'Cflags: -I$${includedir}$(5)' 'Libs: -L$${libdir} -llutorch' \
+	  'Libs.private: -lm -lpthread -ldl' >$(1)
+endef
+
+# in the tree: PKG_CONFIG_PATH=$(BUILD) pkg-config --cflags --libs lutorch
+$(BUILD)/lutorch.pc: Makefile
+	$(call lt_write_pc,$@,$(CURDIR),$(ABS_BUILD),$(CURDIR)/include, -I$(ABS_BUILD)/include)
+
+# the installed shared library carries a soname
+$(BUILD)/liblutorch.so.$(VERSION): $(OBJ)
+	@echo "  LD $@"
+	@$(CC) -shared $(SAN) -Wl,-soname,liblutorch.so.$(SOMAJOR) -o $@ $^ $(LIBS) $(LUA_LIBS)
+
+# man pages: man/*.1 man/*.3 and what the manual generates in $(BUILD)/man
+install: all $(BUILD)/liblutorch.so.$(VERSION)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR)/lutorch \
+	  $(DESTDIR)$(LUA_CMOD) $(DESTDIR)$(LUA_LMOD) $(DESTDIR)$(DATADIR)/man
+	install -m 755 $(BUILD)/lutorch $(DESTDIR)$(BINDIR)/lutorch
+	install -m 644 $(BUILD)/liblutorch.a $(DESTDIR)$(LIBDIR)/liblutorch.a
+	install -m 755 $(BUILD)/liblutorch.so.$(VERSION) $(DESTDIR)$(LIBDIR)/liblutorch.so.$(VERSION)
+	ln -sf liblutorch.so.$(VERSION) $(DESTDIR)$(LIBDIR)/liblutorch.so.$(SOMAJOR)
+	ln -sf liblutorch.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/liblutorch.so
+	install -m 755 $(BUILD)/torch.so $(DESTDIR)$(LUA_CMOD)/torch.so
+	if [ -f $(BUILD)/lutorch_dist.so ]; then install -m 755 $(BUILD)/lutorch_dist.so $(DESTDIR)$(LUA_CMOD)/lutorch_dist.so && \
+	  install -d $(DESTDIR)$(LIBDIR)/lutorch && ln -sf ../lua/5.4/lutorch_dist.so $(DESTDIR)$(LIBDIR)/lutorch/lutorch_dist.so; fi
+	install -m 644 include/lutorch.h $(DESTDIR)$(INCDIR)/lutorch.h
+	for h in lt_ops.h $(PUB_HDRS); do install -D -m 644 $(PUB_INC)/$$h $(DESTDIR)$(INCDIR)/lutorch/$$h || exit 1; done
+	for f in $(LUA_MODS); do install -D -m 644 $$f $(DESTDIR)$(LUA_LMOD)/$${f#lib/} || exit 1; done
+	for f in man/*.md; do [ -f "$$f" ] && install -m 644 $$f $(DESTDIR)$(DATADIR)/man/ || true; done
+	for f in man/*.[137] $(BUILD)/man/*.[137]; do [ -f "$$f" ] || continue; \
+	  install -D -m 644 $$f $(DESTDIR)$(MANDIR)/man$${f##*.}/$${f##*/} || exit 1; done
+	$(call lt_write_pc,$(DESTDIR)$(PCDIR)/lutorch.pc,$(PREFIX),$(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR)),$(patsubst $(PREFIX)/%,$${prefix}/%,$(INCDIR)),)
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/lutorch $(DESTDIR)$(LIBDIR)/liblutorch.a $(DESTDIR)$(LIBDIR)/liblutorch.so \
+	  $(DESTDIR)$(LIBDIR)/liblutorch.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/liblutorch.so.$(VERSION) \
+	  $(DESTDIR)$(LUA_CMOD)/torch.so $(DESTDIR)$(LUA_CMOD)/lutorch_dist.so $(DESTDIR)$(LIBDIR)/lutorch/lutorch_dist.so \
+	  $(DESTDIR)$(INCDIR)/lutorch.h $(DESTDIR)$(PCDIR)/lutorch.pc
+	rm -f $(addprefix $(DESTDIR)$(INCDIR)/lutorch/,lt_ops.h $(PUB_HDRS))
+	rm -f $(patsubst lib/%,$(DESTDIR)$(LUA_LMOD)/%,$(LUA_MODS))
+	rm -f $(DESTDIR)$(DATADIR)/man/*.md
+	for f in man/*.[137] $(BUILD)/man/*.[137] $(DESTDIR)$(MANDIR)/man[137]/lutorch*.[137]; do \
+	  [ -f "$$f" ] && rm -f $(DESTDIR)$(MANDIR)/man$${f##*.}/$${f##*/}; done; true
+	rmdir $(addprefix $(DESTDIR)$(INCDIR)/lutorch/,tensor dispatch autograd) $(DESTDIR)$(INCDIR)/lutorch \
+	  $(DESTDIR)$(DATADIR)/man $(DESTDIR)$(DATADIR) $(DESTDIR)$(LIBDIR)/lutorch \
+	  $(sort $(dir $(patsubst lib/%,$(DESTDIR)$(LUA_LMOD)/%,$(filter lib/*/%,$(LUA_MODS))))) 2>/dev/null; true
+
+# for luarocks (lutorch-*.rockspec): the module and the Lua libraries only
+lua-module: $(BUILD)/torch.so
+install-lua: lua-module
+	install -d $(DESTDIR)$(LUA_CMOD) $(DESTDIR)$(LUA_LMOD)
+	install -m 755 $(BUILD)/torch.so $(DESTDIR)$(LUA_CMOD)/torch.so
+	for f in $(LUA_MODS); do install -D -m 644 $$f $(DESTDIR)$(LUA_LMOD)/$${f#lib/} || exit 1; done
+
+.PHONY: install uninstall lua-module install-lua
+# ---- end of embedding and install ----
+
+# ---- manual: man/*.md and the op declarations -> groff pages in $(BUILD)/man (tools/man.lua) ----
+# man/tensor.md is lutorch(7), man/X.md lutorch-X(7), src/ops/*.lua lutorch-ops(7). Without
+# $(LUA) the pages are skipped with a note; nothing else depends on them.
+MAN_MD := $(sort $(wildcard man/*.md))
+MAN_PAGES := $(BUILD)/man/lutorch-ops.7 \
+             $(patsubst man/%.md,$(BUILD)/man/lutorch-%.7,$(filter-out man/tensor.md,$(MAN_MD))) \
+             $(if $(filter man/tensor.md,$(MAN_MD)),$(BUILD)/man/lutorch.7)
+DEPS_PKGS += groff-base man-db
+
+all: man
+man: $(MAN_PAGES)
+
+define lt_man
+	@mkdir -p $(BUILD)/man
+	@if command -v $(LUA) >/dev/null 2>&1; then echo "  MAN $@"; $(LUA) tools/man.lua $(1); \
+	 else echo "  MAN $@ skipped: no $(LUA)"; fi
+endef
+# every page lists the others under SEE ALSO, so a new chapter remakes them all
+$(BUILD)/man/lutorch-ops.7: tools/man.lua $(OPS_DECL) $(MAN_MD)
+	$(call lt_man,ops $@ $(OPS_DECL) -- $(MAN_MD))
+$(BUILD)/man/lutorch.7: man/tensor.md tools/man.lua $(MAN_MD)
+	$(call lt_man,page $< $@ $(MAN_MD))
+$(BUILD)/man/lutorch-%.7: man/%.md tools/man.lua $(MAN_MD)
+	$(call lt_man,page $< $@ $(MAN_MD))
+
+.PHONY: man
+# ---- end of manual ----
