@@ -181,4 +181,4 @@ print(("sample (temperature %g, %d characters after the prime %q):"):format(o.te
 print(sample(prime, o.sample_len, o.temperature))
 print(("peak RSS %.0f MiB"):format(common.peak_rss_mib()))
 common.plot(o.out .. "_loss.png", "character LM: training loss per step", "step", { { "loss", losses } })
-common.checkpoint(o.out .. ".t7", { model = model:state_dict(), itos = itos, loss = losses })
+common.checkpoint(o.out .. ".ckpt", { model = model:state_dict(), itos = itos, loss = losses })

@@ -183,7 +183,7 @@ function C.fit(o, xtr, ytr, step, evaluate, title, checkpoint)
   print(("peak RSS %.0f MiB"):format(C.peak_rss_mib()))
   C.plot(o.out .. "_loss.png", title .. ": training loss per batch", "batch", { { "loss", losses } })
   checkpoint.accuracy = accs
-  C.checkpoint(o.out .. ".t7", checkpoint)
+  C.checkpoint(o.out .. ".ckpt", checkpoint)
   return losses, accs
 end
 

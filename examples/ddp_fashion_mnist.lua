@@ -94,7 +94,7 @@ for epoch = 1, o.epochs do
 end
 
 -- save on rank 0, wait, load everywhere: the checkpoint holds what every rank trained
-local path = o.out .. ".t7"
+local path = o.out .. ".ckpt"
 local saved = false
 if rank == 0 then saved = common.checkpoint(path, { model = model:state_dict() }) end
 local flag = torch.tensor({ saved and 1 or 0 })

@@ -119,4 +119,4 @@ row("least squares (exact)", solve(Xd:t():mm(Xd):totable(), Xd:t():mv(yd):totabl
 
 common.plot(o.out .. "_loss.png", "regression: training loss per step", "step",
   { { "line (by hand)", line_losses }, { "cubic (Adam)", cubic_losses }, { "nn.Linear (SGD)", layer_losses } })
-common.checkpoint(o.out .. ".t7", { model = model:state_dict(), line = { w = w:detach(), b = b:detach() }, cubic = c:detach() })
+common.checkpoint(o.out .. ".ckpt", { model = model:state_dict(), line = { w = w:detach(), b = b:detach() }, cubic = c:detach() })

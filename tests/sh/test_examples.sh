@@ -62,6 +62,17 @@ run "char_lm: a missing file" 2 "char_lm:" char_lm.lua "$tmp/no-such-file.txt"
 if [ -f "$FMNIST/train-images-idx3-ubyte.gz" ] || [ -f "$FMNIST/train-images-idx3-ubyte" ]; then
   run "fashion_mnist_mlp" 0 "test acc" fashion_mnist_mlp.lua --data "$FMNIST" --max-batches 5 --quiet --out "$tmp/mlp"
   run "fashion_mnist_cnn" 0 "test acc" fashion_mnist_cnn.lua --data "$FMNIST" --max-batches 5 --quiet --out "$tmp/cnn"
+  # the checkpoint loads back into a fresh model: the state_dict's tensors and the accuracy
+  out=$(CK="$tmp/cnn.ckpt" $TO "$LT" -e '
+    local ck = torch.load(os.getenv("CK"))
+    local n = 0
+    for k, v in pairs(ck.model) do assert(torch.is_tensor(v), k); n = n + 1 end
+    assert(n == 10 and #ck.accuracy == 1, "checkpoint contents")
+    print("checkpoint ok", ck.model["c1.weight"].shape)' 2>&1)
+  case "$out" in "checkpoint ok"*) ok ;; *) bad "fashion_mnist_cnn: checkpoint loads" "$out" ;; esac
+  if command -v gnuplot >/dev/null 2>&1; then
+    [ -s "$tmp/cnn_loss.png" ] && ok || bad "fashion_mnist_cnn: loss curve picture written"
+  fi
   run "torch7_style: optim.sgd" 0 "test acc" torch7_style.lua --data "$FMNIST" --max-batches 5 --quiet --out "$tmp/t7"
   run "torch7_style: updateParameters, ClassNLLCriterion" 0 "test acc" torch7_style.lua --data "$FMNIST" --max-batches 5 \
     --plain-sgd --nll --quiet --out "$tmp/t7"
