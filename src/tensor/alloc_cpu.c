@@ -292,10 +292,15 @@ static void free_large(void *p) {
 ** and a zeroed page per 4 KiB, every time: a 256 KiB result cost 5x the op)
 ** and gives the top of the heap back above 128 KiB free (so a 32 KiB
 ** temporary made in a loop faults its pages in again each step). Large
-** blocks are this file's business, so malloc keeps the rest on its heap. */
+** blocks are this file's business, so malloc keeps the rest on its heap —
+** up to glibc's largest threshold (32 MiB), not just below LT_CPU_CACHE_MIN:
+** libraries beside us malloc big temporaries too (OpenMPI a buffer the size
+** of the message in every collective), and a fixed threshold also turns off
+** glibc's own raising of it, so each of those was a fresh mmap, faulted in and
+** unmapped again (a 1 MiB all_reduce ran 4x slower than from plain C). */
 static pthread_once_t malloc_tuned = PTHREAD_ONCE_INIT;
 static void tune_malloc(void) {
-  mallopt(M_MMAP_THRESHOLD, (int)LT_CPU_CACHE_MIN);
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 64 << 20);
 }
 
