@@ -5,22 +5,8 @@ package.path = "lib/?.lua;lib/?/init.lua;" .. package.path
 local T = require "testing"
 local data = require "data"
 
-local dir = os.tmpname()
-os.remove(dir)
-os.execute("mkdir -p " .. dir)
-local function path(name) return dir .. "/" .. name end
-local function write(name, bytes)
-  local f = assert(io.open(path(name), "wb"))
-  f:write(bytes)
-  f:close()
-  return path(name)
-end
-local function read(p)
-  local f = assert(io.open(p, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local S = T.scratch()
+local dir, path, write, read = S.dir, S.path, S.write, S.read
 local function same(a, b, msg)
   T.eq(a.dtype.name, b.dtype.name, msg)
   T.eq(a:size(), b:size(), msg)

@@ -4,22 +4,8 @@ package.path = "lib/?.lua;lib/?/init.lua;" .. package.path
 local T = require "testing"
 local nn = require "nn"
 
-local dir = os.tmpname()
-os.remove(dir)
-os.execute("mkdir -p " .. dir)
-local function path(name) return dir .. "/" .. name end
-local function write(name, bytes)
-  local f = assert(io.open(path(name), "wb"))
-  f:write(bytes)
-  f:close()
-  return path(name)
-end
-local function read(p)
-  local f = assert(io.open(p, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local S = T.scratch()
+local dir, path, write, read = S.dir, S.path, S.write, S.read
 -- a file from a header string and data bytes
 local function st_file(name, header, data)
   return write(name, string.pack("<I8", #header) .. header .. (data or ""))

@@ -6,22 +6,8 @@ local T = require "testing"
 local nn = require "nn"
 local F = nn.functional
 
-local dir = os.tmpname()
-os.remove(dir)
-os.execute("mkdir -p " .. dir)
-local function path(name) return dir .. "/" .. name end
-local function write(name, bytes)
-  local f = assert(io.open(path(name), "wb"))
-  f:write(bytes)
-  f:close()
-  return path(name)
-end
-local function read(p)
-  local f = assert(io.open(p, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local S = T.scratch()
+local dir, path, write, read = S.dir, S.path, S.write, S.read
 
 local have_py = os.execute("python3 -c 'import struct' >/dev/null 2>&1") == true
 local exp

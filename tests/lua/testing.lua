@@ -88,6 +88,30 @@ function T.raises(fn, ...)
   return err
 end
 
+-- T.scratch(): a fresh directory for the files a test writes, with helpers:
+-- S.dir, S.path(name), S.write(name, bytes) -> path, S.read(path) -> bytes, S.remove()
+function T.scratch()
+  local dir = os.tmpname()
+  os.remove(dir)
+  os.execute("mkdir -p " .. dir)
+  local S = { dir = dir }
+  function S.path(name) return dir .. "/" .. name end
+  function S.write(name, bytes)
+    local f = assert(io.open(S.path(name), "wb"))
+    f:write(bytes)
+    f:close()
+    return S.path(name)
+  end
+  function S.read(p)
+    local f = assert(io.open(p, "rb"))
+    local b = f:read("a")
+    f:close()
+    return b
+  end
+  function S.remove() os.execute("rm -rf " .. dir) end
+  return S
+end
+
 function T.done()
   print(("%d passed, %d failed%s"):format(passed, failed, skipped > 0 and (", " .. skipped .. " skipped") or ""))
   os.exit(failed == 0 and 0 or 1)
