@@ -11,12 +11,16 @@
 #include <cblas.h>
 #include "la_gemm.h"
 #include "parallel.h"
+#include "error.h"
 
 /* Products below these sizes (multiply-adds) run whole on one thread; a batch
 ** of them is spread over the pool one product per chunk. Bigger ones are split
 ** inside (lt_la_blas_gemm). */
 #define LA_SMALL_GEMM 262144
 #define LA_SMALL_GEMV 8192
+/* multiply-adds per chunk of a split product at most: Ctrl-C (lt_interrupt_flag,
+** seen between chunks) stops a big product within ~0.1 s */
+#define LA_CHUNK_MACS (1LL << 30)
 /* multiply-adds per pool chunk worth a thread */
 #define LA_GRAIN_WORK 65536
 
@@ -182,7 +186,7 @@ static void blas_part(const blas_job *g, int64_t i0, int64_t m, int64_t j0, int6
 static void blas_chunk(void *ctx, int64_t p0, int64_t p1) {
   const blas_job *g = ctx;
   int64_t len = g->split_n ? g->n : g->m;
-  for (int64_t p = p0; p < p1; p++) {
+  for (int64_t p = p0; p < p1 && !lt_interrupt_flag; p++) {
     int64_t lo = p * g->step, hi = lo + g->step < len ? lo + g->step : len;
     if (lo >= hi) continue;
     if (g->split_n) blas_part(g, 0, g->m, lo, hi - lo);
@@ -202,7 +206,7 @@ void lt_la_blas_gemm(bool f32, bool ta, bool tb, int64_t m, int64_t n, int64_t k
   }
   blas_job g = {f32, ta, tb, false, m, n, k, 0, alpha, beta, A, B, C, lda, ldb, ldc};
   int nt = lt_get_num_threads();
-  if (nt > 1 && !lt_in_parallel_region() && m * n * k >= LA_SMALL_GEMM) {
+  if ((nt > 1 ? m * n * k >= LA_SMALL_GEMM : m * n * k > 2 * LA_CHUNK_MACS) && !lt_in_parallel_region()) {
     if (n >= 32 * nt) {
       g.split_n = true;
       g.step = ((n + nt - 1) / nt + 15) / 16 * 16;
@@ -210,6 +214,11 @@ void lt_la_blas_gemm(bool f32, bool ta, bool tb, int64_t m, int64_t n, int64_t k
       g.step = ((m + nt - 1) / nt + 7) / 8 * 8;
     }
     if (g.step > 0) {
+      /* chunks small enough to notice Ctrl-C, big enough to keep BLAS at speed */
+      int64_t align = g.split_n ? 16 : 8, other = g.split_n ? m : n;
+      int64_t cap = LA_CHUNK_MACS / (other * k) / align * align;
+      if (cap < 16 * align) cap = 16 * align;
+      if (g.step > cap) g.step = cap;
       int64_t len = g.split_n ? n : m;
       lt_parallel_for((len + g.step - 1) / g.step, 1, blas_chunk, &g);
       return;
