@@ -25,6 +25,13 @@ fi
 if [ ! -f "$BUILD/lutorch_dist.so" ]; then
   skip "distributed" "$BUILD/lutorch_dist.so not built (no OpenMPI development files)"; finish
 fi
+# Under make asan: OpenMPI's components allocate at init and are unloaded at
+# MPI_Finalize without freeing, so LeakSanitizer reports frames in "<unknown
+# module>" that no suppression can name. Leak checking stays on for every other
+# test; here the sanitizers still catch memory errors.
+if [ "${LUTORCH_SANITIZE:-0}" = 1 ]; then
+  export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+fi
 ROOT=""; [ "$(id -u)" = 0 ] && ROOT="--allow-run-as-root"
 MPI="timeout 60 mpirun $ROOT --oversubscribe -np 2"
 now() { date +%s.%N; }
@@ -82,7 +89,9 @@ out=$(timeout 30 "$LT" "$tmp/single.lua" 2>&1)
 contains "a world of one without mpirun" "0	1	3.0	3.0" "$out"
 
 # the stock lua5.4 with torch.so finds and loads the module too
-if command -v lua5.4 >/dev/null 2>&1 && [ -f "$BUILD/torch.so" ]; then
+if [ "${LUTORCH_SANITIZE:-0}" = 1 ]; then
+  skip "lua5.4 + torch.so" "a sanitizer build of torch.so cannot load into the uninstrumented lua5.4"
+elif command -v lua5.4 >/dev/null 2>&1 && [ -f "$BUILD/torch.so" ]; then
   out=$(cd "$tmp" && LUTORCH_DIST_SO= LUA_PATH="$OLDPWD/lib/?.lua;$OLDPWD/lib/?/init.lua;;" LUA_CPATH="$BUILD/?.so;;" timeout 30 lua5.4 -e 'torch = require "torch"' "$tmp/single.lua" 2>&1)
   contains "lua5.4 + torch.so" "0	1	3.0	3.0" "$out"
 fi
