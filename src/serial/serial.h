@@ -25,6 +25,7 @@
 enum {
   LT_SV_NIL = 0, LT_SV_FALSE = 1, LT_SV_TRUE = 2, LT_SV_INT = 3, LT_SV_FLOAT = 4,
   LT_SV_STRING = 5, LT_SV_TABLE = 6, LT_SV_TENSOR = 7,
+  LT_SV_DTYPE = 8, LT_SV_DEVICE = 9,   /* interned values, by name */
   LT_SV_NTAGS
 };
 

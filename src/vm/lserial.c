@@ -147,6 +147,27 @@ static int save_error(saver *sv, lua_Integer parent, int kidx, const char *what)
   return lerror(L, "%s: cannot save %s (at %s)", sv->fn, what, lua_tostring(L, -1));
 }
 
+/* dtypes and devices are interned objects (torch.float32 == x.dtype): they are
+** saved by name and load back as the same objects, not as copies. 1 if v was one. */
+static int put_interned(lua_State *L, lt_io_sink *o, int v) {
+  if (!lua_getmetatable(L, v)) return 0;
+  lt_vm_push_dtype(L, LT_FLOAT32);
+  lua_getmetatable(L, -1);
+  lua_remove(L, -2);
+  luaL_getmetatable(L, "lutorch.device");
+  int kind = lua_rawequal(L, -3, -2) ? LT_SV_DTYPE : lua_rawequal(L, -3, -1) ? LT_SV_DEVICE : 0;
+  lua_pop(L, 3);
+  if (!kind) return 0;
+  lua_pushstring(L, kind == LT_SV_DTYPE ? "name" : "_str");
+  lua_rawget(L, v);
+  size_t len;
+  const char *name = lua_tolstring(L, -1, &len);
+  if (!name) { lua_pop(L, 1); return 0; }
+  lt_io_put_u8(o, (uint8_t)kind); lt_io_put_varint(o, len); lt_io_put(o, name, len);
+  lua_pop(L, 1);
+  return 1;
+}
+
 /* the value at stack index v, a child of table `parent` under key kidx (0 for none) */
 static void put_value(saver *sv, lt_io_sink *o, int v, lua_Integer parent, int kidx) {
   lua_State *L = sv->L;
@@ -170,6 +191,7 @@ static void put_value(saver *sv, lt_io_sink *o, int v, lua_Integer parent, int k
     break;
   }
   case LUA_TTABLE: {
+    if (put_interned(L, o, lua_absindex(L, v))) break;
     lua_pushvalue(L, v);
     lua_rawget(L, sv->tabids);
     lua_Integer id = lua_tointeger(L, -1);
@@ -480,6 +502,26 @@ static void get_value(loader *ld) {
       corrupt(ld, "a reference to %s", buf);
     }
     lua_rawgeti(L, tag == LT_SV_TABLE ? ld->tabs : ld->tens, (lua_Integer)id + 1);
+    break;
+  }
+  case LT_SV_DTYPE: case LT_SV_DEVICE: {
+    uint64_t len;
+    if (lt_io_get_varint(c, &len, "name length") < 0) trunc_error(ld);
+    const char *p = len <= 64 ? lt_io_take(c, len, "name") : NULL;
+    if (len > 64) corrupt(ld, "a %s name longer than 64 bytes", tag == LT_SV_DTYPE ? "dtype" : "device");
+    if (!p) trunc_error(ld);
+    char name[65];
+    memcpy(name, p, (size_t)len);
+    name[len] = 0;
+    if (tag == LT_SV_DTYPE) {
+      int dt = lt_dtype_from_name(name);
+      if (dt < 0) corrupt(ld, "unknown dtype '%s'", name);
+      lt_vm_push_dtype(L, (lt_dtype)dt);
+    } else {
+      lt_device d;
+      if (lt_device_parse(name, &d) < 0) corrupt(ld, "unknown device '%s'", name);
+      lt_vm_push_device(L, d);
+    }
     break;
   }
   default: {

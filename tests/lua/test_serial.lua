@@ -83,6 +83,18 @@ T.test("deep nesting (100000 levels) saves and loads without recursion", functio
   T.eq(t.i, 100000)
 end)
 
+T.test("dtypes and devices load back as the same objects", function()
+  local v = { dt = torch.float64, again = torch.float64, dev = torch.device("cpu"), all = {} }
+  for _, name in ipairs({ "float64", "float32", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool" }) do
+    v.all[#v.all + 1] = torch[name]
+  end
+  local w = torch.deserialize(torch.serialize(v))
+  T.ok(w.dt == torch.float64 and w.again == torch.float64, "dtype identity")
+  for i, d in ipairs(v.all) do T.ok(w.all[i] == d, tostring(d)) end
+  T.eq(tostring(w.dev), "cpu")
+  T.eq(torch.zeros(2, { dtype = w.dt }).dtype == torch.float64, true)
+end)
+
 T.test("tensors of every dtype, shapes, 0-d, empty", function()
   for _, dt in ipairs(DTYPES) do
     local x

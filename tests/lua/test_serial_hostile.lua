@@ -104,8 +104,15 @@ T.test("hand-made metadata: counts beyond the file, bad references, bad tags", f
   T.raises(function() torch.deserialize(wrap(varint(0) .. varint(0) .. varint(0) .. varint(1 << 62))) end, "more tables")
   T.raises(function() torch.deserialize(wrap(varint(0) .. varint(0) .. varint(0) .. varint(0) .. "\6" .. varint(0))) end,
     "a reference to table 1 of 0")
-  T.raises(function() torch.deserialize(wrap(varint(0) .. varint(0) .. varint(0) .. varint(0) .. "\9")) end,
-    "unknown value tag 9")
+  T.raises(function() torch.deserialize(wrap(varint(0) .. varint(0) .. varint(0) .. varint(0) .. "\10")) end,
+    "unknown value tag 10")
+  -- dtype and device values by name
+  local none = varint(0) .. varint(0) .. varint(0) .. varint(0)
+  T.eq(torch.deserialize(wrap(none .. "\8" .. varint(5) .. "int16")) == torch.int16, true)
+  T.raises(function() torch.deserialize(wrap(none .. "\8" .. varint(4) .. "blah")) end, "unknown dtype 'blah'")
+  T.raises(function() torch.deserialize(wrap(none .. "\9" .. varint(6) .. "tpu:99")) end, "unknown device 'tpu:99'")
+  T.raises(function() torch.deserialize(wrap(none .. "\8" .. varint(1 << 40))) end, "longer than 64 bytes")
+  T.raises(function() torch.deserialize(wrap(none .. "\9" .. varint(20) .. "cpu")) end, "truncated", "name")
   T.raises(function() torch.deserialize(wrap(varint(0) .. varint(0) .. varint(0) .. varint(0) .. "\5" .. varint(1 << 62))) end,
     "truncated", "string")
   T.raises(function() torch.deserialize(wrap(varint(0) .. varint(0) .. varint(0) .. varint(0) .. "\3" .. string.rep("\x80", 11))) end,
