@@ -90,6 +90,14 @@ static void check_same_dtype(lua_State *L, lt_dist_buf a, lt_dist_buf b, const c
                lt_dist_dtype_name(b.dtype));
 }
 
+/* the whole buffer of all_gather, gather and scatter holds one part per rank */
+static void check_per_rank(lua_State *L, lt_dist_pg *pg, lt_dist_buf whole, lt_dist_buf part,
+                           const char *op, const char *which) {
+  if (whole.count != part.count * pg->size)
+    luaL_error(L, "%s: the %s has %lld elements; it needs %d x %lld", op, which, (long long)whole.count,
+               pg->size, (long long)part.count);
+}
+
 /* per-rank counts from a table of size entries (or equal parts of total when absent) */
 static int *check_counts(lua_State *L, int idx, lt_dist_pg *pg, int64_t total, const char *op, const char *what) {
   int *c = malloc(sizeof(int) * (size_t)pg->size);
@@ -174,8 +182,7 @@ static int l_allgather(lua_State *L) {
   lt_dist_buf o = check_buf(L, 2, "all_gather", "output");
   lt_dist_buf i = check_buf(L, 3, "all_gather", "input");
   check_same_dtype(L, o, i, "all_gather");
-  if (o.count != i.count * pg->size)
-    luaL_error(L, "all_gather: the output has %lld elements; it needs %d x %lld", (long long)o.count, pg->size, (long long)i.count);
+  check_per_rank(L, pg, o, i, "all_gather", "output");
   lt_dist_work *w = new_work(L, pg, LT_DIST_ALLGATHER);
   w->out = o; w->in = i;
   return submit(L, w, "all_gather");
@@ -189,8 +196,7 @@ static int l_gather(lua_State *L) {
   if (pg->rank == root) {
     o = check_buf(L, 3, "gather", "gather_list");
     check_same_dtype(L, o, i, "gather");
-    if (o.count != i.count * pg->size)
-      luaL_error(L, "gather: the output has %lld elements; it needs %d x %lld", (long long)o.count, pg->size, (long long)i.count);
+    check_per_rank(L, pg, o, i, "gather", "output");
   }
   lt_dist_work *w = new_work(L, pg, LT_DIST_GATHER);
   w->out = o; w->in = i; w->root = root;
@@ -206,8 +212,7 @@ static int l_scatter(lua_State *L) {
   if (pg->rank == root) {
     i = check_buf(L, 3, "scatter", "scatter_list");
     check_same_dtype(L, o, i, "scatter");
-    if (i.count != o.count * pg->size)
-      luaL_error(L, "scatter: the input has %lld elements; it needs %d x %lld", (long long)i.count, pg->size, (long long)o.count);
+    check_per_rank(L, pg, i, o, "scatter", "input");
   }
   lt_dist_work *w = new_work(L, pg, LT_DIST_SCATTER);
   w->out = o; w->in = i; w->root = root;
