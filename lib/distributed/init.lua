@@ -236,13 +236,18 @@ function Work:timing() return self.c[1]:times() end
 
 function Work:__tostring() return ("Work(%s)"):format(self.name) end
 
--- run the C op(s); return a Work for async_op, else wait and return result
+-- the C functions for opts: handles to start (async_op), or C.now's, which return once done
+local function run(opts) return opts and opts.async_op and C or C.now end
+
+-- after the C op(s): a started Work for async_op; else (C.now has run them) the result
 local function launch(name, opts, cworks, post, result)
-  local w = setmetatable({ name = name, c = cworks, post = post, result = result }, Work)
-  if opts and opts.async_op then return w end
-  w:wait()
-  if result then return result() end
-  return nil
+  if not (opts and opts.async_op) then
+    if post then post() end
+    if result then return result() end
+    return nil
+  end
+  for _, c in ipairs(cworks) do c:start() end
+  return setmetatable({ name = name, c = cworks, post = post, result = result }, Work)
 end
 
 -- ---- tensors in and out ----
@@ -275,8 +280,10 @@ local function chain(a, b)
   return function() a(); b() end
 end
 
-local function opts_of(opts, op, pos)
-  if opts == nil then return {} end
+local NO_OPTS = setmetatable({}, { __newindex = function() error("torch.distributed: internal: NO_OPTS written", 2) end })
+
+local function opts_of(opts, op)
+  if opts == nil then return NO_OPTS end
   if type(opts) == "string" then return { op = opts } end
   if type(opts) ~= "table" then error(("%s: options must be a table, got %s"):format(op, type(opts)), 3) end
   return opts
@@ -315,7 +322,7 @@ function dist.all_reduce(tensor, opts)
   opts = opts_of(opts, "all_reduce")
   local g = group_of(opts, "all_reduce")
   local t, post = inplace(tensor, "all_reduce", "tensor")
-  return launch("all_reduce", opts, { C.all_reduce(g.pg, t, opts.op or "sum") }, post)
+  return launch("all_reduce", opts, { run(opts).all_reduce(g.pg, t, opts.op or "sum") }, post)
 end
 
 --- broadcast(tensor, src, {group=, async_op=})
@@ -323,7 +330,7 @@ function dist.broadcast(tensor, src, opts)
   opts = opts_of(opts, "broadcast")
   local g = group_of(opts, "broadcast")
   local t, post = inplace(tensor, "broadcast", "tensor")
-  return launch("broadcast", opts, { C.broadcast(g.pg, t, group_rank(g, src or 0, "broadcast", "src")) }, post)
+  return launch("broadcast", opts, { run(opts).broadcast(g.pg, t, group_rank(g, src or 0, "broadcast", "src")) }, post)
 end
 
 --- reduce(tensor, dst, {op=, group=, async_op=}): the result lands on dst
@@ -333,7 +340,7 @@ function dist.reduce(tensor, dst, opts)
   local t, post = inplace(tensor, "reduce", "tensor")
   local d = group_rank(g, dst or 0, "reduce", "dst")
   if g.rank ~= d then post = nil end
-  return launch("reduce", opts, { C.reduce(g.pg, t, d, opts.op or "sum") }, post)
+  return launch("reduce", opts, { run(opts).reduce(g.pg, t, d, opts.op or "sum") }, post)
 end
 
 --- all_gather_into_tensor(output, input, opts): output holds world_size inputs, rank by rank
@@ -342,7 +349,7 @@ function dist.all_gather_into_tensor(output, input, opts)
   local g = group_of(opts, "all_gather_into_tensor")
   local i = readonly(input, "all_gather_into_tensor", "input")
   local o, post = inplace(output, "all_gather_into_tensor", "output")
-  return launch("all_gather", opts, { C.all_gather(g.pg, o, i) }, post)
+  return launch("all_gather", opts, { run(opts).all_gather(g.pg, o, i) }, post)
 end
 
 --- all_gather(tensor_list, tensor, opts): tensor_list[r + 1] receives rank r's tensor;
@@ -354,7 +361,7 @@ function dist.all_gather(list, tensor, opts)
   local i = readonly(tensor, "all_gather", "tensor")
   check_list(list, g.size, "all_gather", "tensor_list")
   local out = torch.empty({ g.size * i:numel() }, { dtype = i.dtype })
-  return launch("all_gather", opts, { C.all_gather(g.pg, out, i) }, function() split_into(out, list) end)
+  return launch("all_gather", opts, { run(opts).all_gather(g.pg, out, i) }, function() split_into(out, list) end)
 end
 
 --- gather(tensor, gather_list, dst, opts): on dst, gather_list[r + 1] receives rank r's tensor
@@ -369,7 +376,7 @@ function dist.gather(tensor, gather_list, dst, opts)
     out = torch.empty({ g.size * i:numel() }, { dtype = i.dtype })
     post = function() split_into(out, gather_list) end
   end
-  return launch("gather", opts, { C.gather(g.pg, i, out, d) }, post)
+  return launch("gather", opts, { run(opts).gather(g.pg, i, out, d) }, post)
 end
 
 --- scatter(tensor, scatter_list, src, opts): rank r receives scatter_list[r + 1] of src
@@ -388,7 +395,7 @@ function dist.scatter(tensor, scatter_list, src, opts)
     end
     input = concat(scatter_list)
   end
-  return launch("scatter", opts, { C.scatter(g.pg, o, input, s) }, post)
+  return launch("scatter", opts, { run(opts).scatter(g.pg, o, input, s) }, post)
 end
 
 --- reduce_scatter(output, input_list, opts): output = op over ranks of input_list[rank + 1]
@@ -400,7 +407,7 @@ function dist.reduce_scatter(output, input_list, opts)
   local counts = {}
   for r = 1, g.size do counts[r] = input_list[r]:numel() end
   local o, post = inplace(output, "reduce_scatter", "output")
-  return launch("reduce_scatter", opts, { C.reduce_scatter(g.pg, o, concat(input_list), opts.op or "sum", counts) }, post)
+  return launch("reduce_scatter", opts, { run(opts).reduce_scatter(g.pg, o, concat(input_list), opts.op or "sum", counts) }, post)
 end
 
 --- reduce_scatter_tensor(output, input, opts): input holds world_size parts of output's size
@@ -412,7 +419,7 @@ function dist.reduce_scatter_tensor(output, input, opts)
   if i:numel() ~= o:numel() * g.size then
     error(("reduce_scatter_tensor: the input has %d elements; it needs %d x %d"):format(i:numel(), g.size, o:numel()), 2)
   end
-  return launch("reduce_scatter", opts, { C.reduce_scatter(g.pg, o, i, opts.op or "sum") }, post)
+  return launch("reduce_scatter", opts, { run(opts).reduce_scatter(g.pg, o, i, opts.op or "sum") }, post)
 end
 
 --- all_to_all(output_list, input_list, opts): input_list[r + 1] goes to rank r,
@@ -425,7 +432,7 @@ function dist.all_to_all(output_list, input_list, opts)
   local sc, rc, total = {}, {}, 0
   for r = 1, g.size do sc[r] = input_list[r]:numel(); rc[r] = output_list[r]:numel(); total = total + rc[r] end
   local out = torch.empty({ total }, { dtype = output_list[1].dtype })
-  return launch("all_to_all", opts, { C.all_to_all(g.pg, out, concat(input_list), sc, rc) },
+  return launch("all_to_all", opts, { run(opts).all_to_all(g.pg, out, concat(input_list), sc, rc) },
                 function() split_into(out, output_list) end)
 end
 
@@ -442,7 +449,7 @@ function dist.all_to_all_single(output, input, opts)
     for r = 1, g.size do c[r] = splits[r] * row end
     return c
   end
-  return launch("all_to_all", opts, { C.all_to_all(g.pg, o, i, counts(i, opts.input_split_sizes),
+  return launch("all_to_all", opts, { run(opts).all_to_all(g.pg, o, i, counts(i, opts.input_split_sizes),
                                                    counts(o, opts.output_split_sizes)) }, post)
 end
 
@@ -450,7 +457,7 @@ end
 function dist.barrier(opts)
   opts = opts_of(opts, "barrier")
   local g = group_of(opts, "barrier")
-  return launch("barrier", opts, { C.barrier(g.pg) })
+  return launch("barrier", opts, { run(opts).barrier(g.pg) })
 end
 
 -- ---- point to point ----

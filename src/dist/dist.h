@@ -5,8 +5,10 @@
 ** collective becomes a work item: the calling thread fills it in and queues it,
 ** one communication thread per process runs the queue in order (so every rank
 ** issues its collectives in program order, which is what keeps them matched),
-** and the caller either waits at once (synchronous ops) or keeps the work as a
-** handle (async_op). A watchdog thread checks the running item against the
+** and the caller keeps the work as a handle (async_op) or waits for it. A
+** synchronous op that finds the queue empty runs on the calling thread instead:
+** that is still program order, and it saves the two thread wake-ups of a
+** hand-off, which cost more than a small collective itself. A watchdog thread checks the running item against the
 ** timeout and takes the whole job down when a peer is stuck or dead.
 **
 ** Backends plug in as a table of functions (lt_dist_backend). MPI (mpi.c) does
@@ -104,6 +106,10 @@ lt_dist_work *lt_dist_work_new(lt_dist_pg *pg, lt_dist_kind kind);
 void lt_dist_work_release(lt_dist_work *w);
 /* queue w for the communication thread (takes a reference of its own); p2p starts here */
 int lt_dist_submit(lt_dist_work *w);
+/* run a synchronous collective to completion: on the calling thread when nothing is queued
+   or running (a stuck one is then reported and the job ended by the watchdog), else queued
+   behind the others and waited for; 0 done, -1 failed (message in w->err) */
+int lt_dist_run(lt_dist_work *w);
 /* wait for w: 0 done, -1 failed or timed out (message in w->err or lt_dist_broken()) */
 int lt_dist_wait(lt_dist_work *w);
 /* 1 done, 0 still running, -1 failed */

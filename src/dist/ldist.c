@@ -25,7 +25,8 @@
 #define WORK_MT "lutorch.dist.work"
 
 typedef struct pg_ud { lt_dist_pg *pg; bool is_world; bool freed; } pg_ud;
-typedef struct work_ud { lt_dist_work *w; } work_ud;
+/* a collective's handle is pending until start() queues it or wait() runs it */
+typedef struct work_ud { lt_dist_work *w; bool pending; } work_ud;
 
 static lt_dist_pg *world;
 static bool exit_registered, destroyed;
@@ -124,17 +125,40 @@ static int *check_counts(lua_State *L, int idx, lt_dist_pg *pg, int64_t total, c
   return c;
 }
 
-/* queue w and return its handle; the handle keeps the arguments 2..top alive */
+/* the C.now variants: run the collective to completion before returning, with no handle
+** (the tensors are on the Lua stack meanwhile); what a synchronous call costs is then
+** little more than MPI's own time */
+static int run_now(lua_State *L, lt_dist_work *w, const char *op) {
+  const char *b = lt_dist_broken();
+  char m[sizeof w->err];
+  if (b) {
+    snprintf(m, sizeof m, "%s: %s", op, b);
+  } else if (lt_dist_run(w) < 0) {
+    b = lt_dist_broken();
+    snprintf(m, sizeof m, "%s", w->err[0] ? w->err : b ? b : "torch.distributed: the operation failed");
+  } else {
+    lt_dist_work_release(w);
+    return 0;
+  }
+  lt_dist_work_release(w);
+  return luaL_error(L, "%s", m);
+}
+
+/* w's handle, keeping the arguments 2..top alive. Point-to-point ops start now; a
+** collective waits for the handle's start() (async_op) or wait() (run at once) */
 static int submit(lua_State *L, lt_dist_work *w, const char *op) {
+  if (lua_toboolean(L, lua_upvalueindex(1))) return run_now(L, w, op);
   int top = lua_gettop(L);
   work_ud *u = lua_newuserdatauv(L, sizeof(work_ud), 1);
   u->w = w;
+  u->pending = false;
   luaL_setmetatable(L, WORK_MT);
   lua_createtable(L, top, 0);
   for (int i = 1; i <= top; i++) { lua_pushvalue(L, i); lua_rawseti(L, -2, i); }
   lua_setiuservalue(L, -2, 1);
   const char *b = lt_dist_broken();
   if (b) return luaL_error(L, "%s: %s", op, b);
+  if (w->kind != LT_DIST_SEND && w->kind != LT_DIST_RECV) { u->pending = true; return 1; }
   if (lt_dist_submit(w) < 0) return luaL_error(L, "%s: %s", op, w->err);
   return 1;
 }
@@ -314,18 +338,37 @@ static int l_new_group(lua_State *L) {
 
 static work_ud *check_work(lua_State *L) { return luaL_checkudata(L, 1, WORK_MT); }
 
+static void raise_failed(lua_State *L, work_ud *u) {
+  const char *m = u->w->err[0] ? u->w->err : lt_dist_broken();
+  luaL_error(L, "%s", m ? m : "torch.distributed: the operation failed");
+}
+
+/* hand a pending collective to the communication thread */
+static void start(lua_State *L, work_ud *u) {
+  if (!u->pending) return;
+  u->pending = false;
+  if (lt_dist_submit(u->w) < 0) raise_failed(L, u);
+}
+
+static int w_start(lua_State *L) {
+  start(L, check_work(L));
+  lua_settop(L, 1);
+  return 1;
+}
+
 static int w_wait(lua_State *L) {
   work_ud *u = check_work(L);
-  if (lt_dist_wait(u->w) < 0) {
-    const char *m = u->w->err[0] ? u->w->err : lt_dist_broken();
-    return luaL_error(L, "%s", m ? m : "torch.distributed: the operation failed");
-  }
+  if (u->pending) {
+    u->pending = false;
+    if (lt_dist_run(u->w) < 0) raise_failed(L, u);
+  } else if (lt_dist_wait(u->w) < 0) raise_failed(L, u);
   lua_pushboolean(L, 1);
   return 1;
 }
 
 static int w_is_completed(lua_State *L) {
   work_ud *u = check_work(L);
+  start(L, u);
   int r = lt_dist_test(u->w);
   if (r < 0) return luaL_error(L, "%s", u->w->err[0] ? u->w->err : "torch.distributed: the operation failed");
   lua_pushboolean(L, r > 0);
@@ -358,6 +401,7 @@ static int w_group(lua_State *L) {
 static int w_gc(lua_State *L) {
   work_ud *u = luaL_checkudata(L, 1, WORK_MT);
   if (!u->w) return 0;
+  if (u->pending) { lt_dist_work_release(u->w); u->w = NULL; return 0; }   /* never ran */
   /* MPI may still be writing into the tensors this handle keeps alive */
   if (!lt_dist_broken() && lt_dist_test(u->w) == 0) lt_dist_wait(u->w);
   if (lt_dist_test(u->w) == 0) return 0;   /* stuck: leak rather than free under MPI's feet */
@@ -470,7 +514,7 @@ int luaopen_lutorch_dist(lua_State *L) {
     {NULL, NULL}
   };
   static const luaL_Reg work_methods[] = {
-    {"wait", w_wait}, {"is_completed", w_is_completed}, {"times", w_times}, {"source", w_source},
+    {"start", w_start}, {"wait", w_wait}, {"is_completed", w_is_completed}, {"times", w_times}, {"source", w_source},
     {"group", w_group}, {NULL, NULL}
   };
   static const luaL_Reg fns[] = {
@@ -496,7 +540,17 @@ int luaopen_lutorch_dist(lua_State *L) {
     lua_setfield(L, -2, "__gc");
   }
   lua_pop(L, 1);
+  static const luaL_Reg now_fns[] = {
+    {"all_reduce", l_allreduce}, {"reduce", l_reduce}, {"broadcast", l_broadcast},
+    {"all_gather", l_allgather}, {"gather", l_gather}, {"scatter", l_scatter},
+    {"reduce_scatter", l_reduce_scatter}, {"all_to_all", l_alltoall}, {"barrier", l_barrier},
+    {NULL, NULL}
+  };
   luaL_newlib(L, fns);
+  lua_createtable(L, 0, sizeof now_fns / sizeof now_fns[0] - 1);
+  lua_pushboolean(L, 1);
+  luaL_setfuncs(L, now_fns, 1);    /* the upvalue marks them synchronous (submit) */
+  lua_setfield(L, -2, "now");
   lua_pushstring(L, "mpi");
   lua_setfield(L, -2, "backends");
   return 1;

@@ -57,6 +57,11 @@ contains "stuck peer: names the collective and ranks" "all_reduce #2 (float32, 1
 contains "stuck peer: the job is aborted" "aborting the job" "$out"
 if awk "BEGIN{exit !($el < 15)}"; then ok; else bad "stuck peer: ended in ${el}s (limit 15)"; fi
 case "$out" in *UNREACHABLE*) bad "stuck peer: ran past the failed collective" ;; *) ok ;; esac
+# the same with an async handle: the waiter gets a Lua error it can catch
+out=$($MPI "$LT" tests/dist/fail_stuck.lua 2 async 2>&1); rc=$?
+if [ $rc -ne 0 ]; then ok; else bad "stuck peer, async: nonzero exit" "$out"; fi
+caught=$(printf '%s\n' "$out" | grep '^CAUGHT: ')
+contains "stuck peer, async: a Lua error naming the collective" "lutorch.distributed: all_reduce #2 (float32, 1000 elements) on ranks {0,1} timed out after 2.0 s" "$caught"
 
 # a rank killed mid-training (kill -9): the job ends with an error naming it
 t0=$(now)
