@@ -133,7 +133,8 @@ clean:
 # include/lutorch.h includes copies of the core headers it needs, made under
 # $(BUILD)/include/lutorch/ with their includes made relative, so the same
 # layout works in the tree (build/lutorch.pc) and installed (PREFIX/include).
-VERSION = 0.1.0
+# the one version number lives in include/lutorch.h (LUTORCH_VERSION)
+VERSION := $(shell sed -n 's/^\#define LUTORCH_VERSION "\(.*\)"$$/\1/p' include/lutorch.h)
 SOMAJOR = 0
 PREFIX ?= /usr/local
 DESTDIR ?=

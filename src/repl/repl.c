@@ -16,10 +16,8 @@
 #include <cblas.h>
 #include "repl.h"
 #include "../tensor/parallel.h"
+#include "../vm/lutorch_vm.h"         /* lutorch_version */
 
-#ifndef LUTORCH_VERSION
-#define LUTORCH_VERSION "0.1.0"
-#endif
 
 static bool color_out;       /* colours on stdout */
 static bool timing;          /* :timing on */
@@ -74,7 +72,7 @@ static void banner(lua_State *L) {
   const char *blas = openblas_get_config();
   int nt = lt_get_num_threads();
   push_cuda_line(L);
-  printf("%slutorch %s%s  (%s; %s; %d thread%s; %s)\n", col(C_BOLD), LUTORCH_VERSION, col(C_RESET), LUA_RELEASE,
+  printf("%slutorch %s%s  (%s; %s; %d thread%s; %s)\n", col(C_BOLD), lutorch_version(), col(C_RESET), LUA_RELEASE,
          blas ? blas : "BLAS unknown", nt, nt == 1 ? "" : "s", lua_tostring(L, -1));
   printf("%s? for help, :quit or Ctrl-D to leave%s\n", col(C_DIM), col(C_RESET));
   lua_pop(L, 1);

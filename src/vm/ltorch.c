@@ -229,6 +229,8 @@ int luaopen_torch(lua_State *L) {
     lt_vm_push_dtype(L, dt_alias[i].dt);
     lua_setfield(L, -2, dt_alias[i].alias);
   }
+  lua_pushstring(L, lutorch_version());     /* one definition: include/lutorch.h */
+  lua_setfield(L, -2, "__version__");
   lt_vm_push_methods(L);
   lua_setfield(L, -2, "_methods");
   lt_vm_push_tensor_mt(L);

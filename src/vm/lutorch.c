@@ -14,9 +14,6 @@
 #include "../repl/repl.h"
 #include "../repl/launch.h"
 
-#ifndef LUTORCH_VERSION
-#define LUTORCH_VERSION "0.1.0"
-#endif
 
 static const char *progname = "lutorch";
 
@@ -103,7 +100,7 @@ static void usage(void) {
 }
 
 static void print_version(void) {
-  printf("lutorch %s (%s)\n", LUTORCH_VERSION, LUA_RELEASE);
+  printf("lutorch %s (%s)\n", lutorch_version(), LUA_RELEASE);
   fflush(stdout);
 }
 

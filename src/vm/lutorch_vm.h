@@ -20,5 +20,7 @@ LT_VM_OPENERS_LIST(LT_VM_DECLARE_OPENER)
 #define LT_VM_OPENERS LT_VM_OPENERS_LIST(LT_VM_OPENER_ENTRY)
 
 int luaopen_torch(lua_State *L);
+/* the version string (vm/lembed.c): LUTORCH_VERSION of include/lutorch.h, its one definition */
+const char *lutorch_version(void);
 
 #endif

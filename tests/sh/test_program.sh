@@ -96,6 +96,12 @@ out=$($TO "$LT" -v </dev/null 2>&1); rc=$?
 check "-v exits 0" "0" "$rc"
 contains "-v names lutorch" "lutorch" "$out"
 contains "-v names Lua" "Lua 5.4" "$out"
+# one version number: include/lutorch.h's, in -v, torch.__version__ and the Makefile's soname
+hv=$(sed -n 's/^#define LUTORCH_VERSION "\(.*\)"$/\1/p' include/lutorch.h)
+contains "-v shows include/lutorch.h's version" "lutorch $hv " "$out"
+check "torch.__version__ is include/lutorch.h's" "$hv" "$($TO "$LT" -e 'io.write(torch.__version__)' </dev/null 2>&1)"
+mv=$(printf 'print-version: ; @echo $(VERSION)\n' | make -s --no-print-directory -f Makefile -f - print-version 2>&1)
+check "make's VERSION is include/lutorch.h's" "$hv" "$mv"
 
 # - runs stdin as a script; with no arguments and stdin not a terminal, stdin is the script too
 out=$(printf 'print(6 * 7)\n' | $TO "$LT" - 2>&1); check "- reads stdin" "42" "$out"
