@@ -301,6 +301,22 @@ def case_interrupt_c(r):
     check("tensor(0.)" in out, "and give whole results: %r" % out)
 
 
+def case_interrupt_one_op(r):
+    # one elementwise op of several seconds (4e7 erfinv: ~4 s on one core): the Ctrl-C
+    # stops it between slices of the loop, not after it
+    r.cmd("nthr = torch.get_num_threads(); torch.set_num_threads(1); big = torch.rand(40000000)")
+    r.send("t0 = os.time(); y = big:erfinv()\n")
+    time.sleep(0.5)
+    t = time.time()
+    r.send("\x03")
+    r.expect("interrupted", 10)
+    r.prompt(5)
+    took = time.time() - t
+    check(took < 1.5, "one long op stops soon after Ctrl-C: %.2f s" % took)
+    out = r.cmd("big = nil; y = nil; collectgarbage(); torch.set_num_threads(nthr); torch.tensor({0.5}):erfinv()")
+    check("0.4769" in out, "ops work after it: %r" % out)
+
+
 def case_ctrl_c_prompt(r):
     r.send("this line goes away")
     r.expect("goes away")
@@ -387,7 +403,7 @@ def case_init():
 
 
 SESSION_CASES = [case_printing, case_multiline, case_errors, case_complete, case_help,
-                 case_shell_who_timing, case_interrupt_lua, case_interrupt_c, case_ctrl_c_prompt]
+                 case_shell_who_timing, case_interrupt_lua, case_interrupt_c, case_interrupt_one_op, case_ctrl_c_prompt]
 ALONE_CASES = [case_history, case_color, case_init]
 
 

@@ -91,6 +91,24 @@ void lt_iter_init(lt_iter *it, int nt, int ndim, const int64_t *sizes,
   it->ndim = m;
 }
 
+/* Elements per loop call at most: Ctrl-C (lt_interrupt_flag) is seen between calls, so
+** one long op on a big tensor (4e7 erfinv: seconds) stops within a few ms of work. A
+** slice is long enough that the check costs nothing; loops are elementwise, so any split
+** gives the same result (the pool splits them by thread already). */
+#define INTERRUPT_SLICE ((int64_t)1 << 18)
+
+/* fn over n elements from d (not changed), a slice at a time */
+static void run_sliced(lt_ew_loop fn, char *const *d, const int64_t *st, int nt, int64_t n, void *ctx) {
+  if (n <= INTERRUPT_SLICE) { fn((char **)d, st, n, ctx); return; }
+  char *p[LT_ITER_MAX_OPERANDS];
+  for (int k = 0; k < nt; k++) p[k] = d[k];
+  for (int64_t done = 0; done < n && !lt_interrupt_flag; done += INTERRUPT_SLICE) {
+    int64_t m = n - done < INTERRUPT_SLICE ? n - done : INTERRUPT_SLICE;
+    fn(p, st, m, ctx);
+    for (int k = 0; k < nt; k++) p[k] += m * st[k];
+  }
+}
+
 /* elements [begin, end) in the merged row-major order, innermost runs at a time */
 static void iter_chunk(void *p, int64_t begin, int64_t end) {
   lt_iter *it = p;
@@ -98,7 +116,7 @@ static void iter_chunk(void *p, int64_t begin, int64_t end) {
   char *d[LT_ITER_MAX_OPERANDS];
   if (nd == 1) {
     for (int k = 0; k < nt; k++) d[k] = it->data[k] + begin * it->st[0][k];
-    it->fn(d, it->st[0], end - begin, it->ctx);
+    run_sliced(it->fn, d, it->st[0], nt, end - begin, it->ctx);
     return;
   }
   int64_t idx[LT_MAX_DIMS], rem = begin;
@@ -112,7 +130,8 @@ static void iter_chunk(void *p, int64_t begin, int64_t end) {
   while (pos < end) {
     int64_t n = it->shape[0] - idx[0];
     if (n > end - pos) n = end - pos;
-    it->fn(d, it->st[0], n, it->ctx);
+    run_sliced(it->fn, d, it->st[0], nt, n, it->ctx);
+    if (lt_interrupt_flag) return;
     pos += n;
     if (pos >= end) break;
     idx[0] += n;
@@ -147,7 +166,7 @@ static void run1d_chunk(void *p, int64_t begin, int64_t end) {
   run1d *r = p;
   char *d[LT_ITER_MAX_OPERANDS];
   for (int k = 0; k < r->nt; k++) d[k] = r->data[k] + begin * r->st[k];
-  r->fn(d, r->st, end - begin, r->ctx);
+  run_sliced(r->fn, d, r->st, r->nt, end - begin, r->ctx);
 }
 
 static int broadcast_all(const lt_ew *e, int64_t *shape) {
@@ -251,7 +270,7 @@ lt_tensor *lt_ew_run(lt_ew *e, lt_tensor *out) {
       r.nt = nt;
       r.fn = e->fn;
       r.ctx = e->ctx;
-      if (numel < 2 * grain) e->fn(r.data, r.st, numel, e->ctx);
+      if (numel < 2 * grain) run1d_chunk(&r, 0, numel);
       else lt_parallel_for(numel, grain, run1d_chunk, &r);
       return res;
     }
