@@ -135,7 +135,7 @@ function dist.init_process_group(opts)
   if backend == "nccl" then
     error("init_process_group: the nccl backend is not built in this lutorch (no CUDA); use backend='mpi'", 2)
   elseif backend ~= "mpi" and backend ~= "gloo" then
-    error(("init_process_group: unknown backend '%s' (mpi)"):format(tostring(backend)), 2)
+    error(("init_process_group: unknown backend '%s' (mpi; gloo is taken as mpi)"):format(tostring(backend)), 2)
   end
   if world then error("init_process_group: trying to initialize the default process group twice", 2) end
   local timeout = opts.timeout or tonumber(os.getenv("LUTORCH_DIST_TIMEOUT") or "") or dist.DEFAULT_TIMEOUT
