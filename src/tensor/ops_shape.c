@@ -540,7 +540,9 @@ lt_tensor *lt_composite_repeat(lt_tensor *self, lt_intlist repeats) {
       return lt_error_null("repeat: argument 'repeats' entry %d is negative (%lld)", i + 1, (long long)repeats.v[i]);
     vs[2 * i] = 1; vs[2 * i + 1] = s;
     es[2 * i] = repeats.v[i]; es[2 * i + 1] = s;
-    rs[i] = repeats.v[i] * s;
+    if (__builtin_mul_overflow(repeats.v[i], s, &rs[i]))
+      return lt_error_null("repeat: repeating dim %d of size %lld %lld times overflows", i + 1,
+                           (long long)s, (long long)repeats.v[i]);
   }
   lt_tensor *v = lt_view(self, lt_intlist_make(vs, 2 * m));
   if (!v) return NULL;

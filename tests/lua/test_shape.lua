@@ -269,6 +269,8 @@ T.test("repeat / repeatTensor / tile", function()
   T.raises(function() m:repeatTensor(2) end, "repeat", "fewer")
   T.tensor(m:tile(2), {{1, 2, 1, 2}, {3, 4, 3, 4}})
   T.eq(x:repeatTensor(0):size(), {0})
+  -- a count whose product with the size overflows is an error, not a wrapped size (found by fuzzing)
+  T.raises(function() m:repeatTensor(math.maxinteger, 1) end, "repeat", "overflows")
 end)
 
 T.test("flip / roll", function()
