@@ -3,13 +3,18 @@
 */
 #include <stdio.h>
 #include <stdarg.h>
+#include <string.h>
 #include "error.h"
 
 static _Thread_local char error_buf[1024];
 volatile int lt_interrupt_flag = 0;
 
 int lt_verror(const char *fmt, va_list ap) {
-  vsnprintf(error_buf, sizeof error_buf, fmt, ap);
+  /* through a copy: callers prefix the pending message, lt_error("%s: %s", op,
+  ** lt_error_message()), and vsnprintf must not read the buffer it writes */
+  char msg[sizeof error_buf];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  memcpy(error_buf, msg, sizeof msg);
   return -1;
 }
 

@@ -374,7 +374,7 @@ lt_tensor_list lt_composite_chunk(lt_tensor *self, int64_t chunks, int64_t dim) 
   int d = lt_wrap_dim("chunk", dim, self->ndim);
   if (d < 0) return list_error();
   if (chunks <= 0) { lt_error("chunk: argument 'chunks' must be positive, got %lld", (long long)chunks); return list_error(); }
-  int64_t n = self->sizes[d], piece = (n + chunks - 1) / chunks;
+  int64_t n = self->sizes[d], piece = n / chunks + (n % chunks != 0);
   if (piece == 0) piece = 1;
   return split_even("chunk", self, piece, d);
 }

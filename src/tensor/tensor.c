@@ -92,10 +92,12 @@ static lt_tensor *alloc_header(void) {
 static int check_shape(int ndim, const int64_t *sizes, int64_t *numel) {
   if (ndim < 0 || ndim > LT_MAX_DIMS)
     return lt_error("tensors have at most %d dims, got %d", LT_MAX_DIMS, ndim);
-  int64_t n = 1;
+  /* the sizes other than 0 must multiply without overflow too: they make the strides */
+  int64_t n = 1, span = 1;
   for (int i = 0; i < ndim; i++) {
     if (sizes[i] < 0) return lt_error("negative size %lld in dim %d", (long long)sizes[i], i + 1);
-    if (sizes[i] && n > INT64_MAX / 8 / sizes[i]) return lt_error("tensor size overflows");
+    if (sizes[i] && span > INT64_MAX / 8 / sizes[i]) return lt_error("tensor size overflows");
+    if (sizes[i]) span *= sizes[i];
     n *= sizes[i];
   }
   *numel = n;
