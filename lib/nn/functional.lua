@@ -466,11 +466,13 @@ end
 function F.pixel_shuffle(input, upscale_factor) return op("pixel_shuffle")(input, upscale_factor) end
 function F.pixel_unshuffle(input, downscale_factor) return op("pixel_unshuffle")(input, downscale_factor) end
 
--- interpolate(input, size, scale_factor, mode="nearest", align_corners) or interpolate(input, {size=, scale_factor=, mode=, align_corners=})
-function F.interpolate(input, size, scale_factor, mode, align_corners)
+-- interpolate(input, size, scale_factor, mode="nearest", align_corners, recompute_scale_factor)
+-- or interpolate(input, {size=, scale_factor=, mode=, align_corners=, recompute_scale_factor=})
+function F.interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor)
   if is_opts(size) and (size.size ~= nil or size.scale_factor ~= nil or size.mode ~= nil) then
     local o = size
-    size, scale_factor, mode, align_corners = o.size, o.scale_factor, o.mode, o.align_corners
+    size, scale_factor, mode, align_corners, recompute_scale_factor =
+      o.size, o.scale_factor, o.mode, o.align_corners, o.recompute_scale_factor
   end
   mode = mode or "nearest"
   local who = "interpolate"
@@ -481,19 +483,30 @@ function F.interpolate(input, size, scale_factor, mode, align_corners)
   if (size == nil) == (scale_factor == nil) then
     error("F.interpolate: exactly one of size and scale_factor must be given", 2)
   end
-  local out
+  if recompute_scale_factor and size ~= nil then
+    error("F.interpolate: recompute_scale_factor is not meaningful with an explicit size", 2)
+  end
+  -- as PyTorch: a given scale factor also sets where outputs sample the input (1/scale
+  -- source steps per output step), unless recompute_scale_factor asks for in/out instead
+  local out, sh, sw = nil, 0.0, 0.0
   if size ~= nil then out = ntuple(size, 2, who, "size")
   else
     local sf = ntuple(scale_factor, 2, who, "scale_factor")
+    for i = 1, 2 do
+      if type(sf[i]) ~= "number" or not (sf[i] > 0) or sf[i] == math.huge then
+        error(("F.interpolate: scale_factor must be positive and finite, got %s"):format(tostring(sf[i])), 2)
+      end
+    end
     out = { math.floor(input:size(3) * sf[1]), math.floor(input:size(4) * sf[2]) }
+    if not recompute_scale_factor then sh, sw = sf[1] + 0.0, sf[2] + 0.0 end
   end
   if mode == "nearest" then
     if align_corners ~= nil then
       error("F.interpolate: align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | trilinear", 2)
     end
-    return op("upsample_nearest2d", who)(input, out)
+    return op("upsample_nearest2d", who)(input, out, sh, sw)
   elseif mode == "bilinear" then
-    return op("upsample_bilinear2d", who)(input, out, align_corners and true or false)
+    return op("upsample_bilinear2d", who)(input, out, align_corners and true or false, sh, sw)
   end
   error(("F.interpolate: mode \"%s\" is not supported (nearest, bilinear)"):format(tostring(mode)), 2)
 end

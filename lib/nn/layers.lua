@@ -259,19 +259,22 @@ function PixelUnshuffle:__init(r) check_int("PixelUnshuffle", "downscale_factor"
 function PixelUnshuffle:forward(x) check_input("PixelUnshuffle", x); return F.pixel_unshuffle(x, self.downscale_factor) end
 function PixelUnshuffle:extra_repr() return "downscale_factor=" .. self.downscale_factor end
 
--- Upsample({size=, scale_factor=, mode="nearest", align_corners=}) or Upsample(size, scale_factor, mode, align_corners)
+-- Upsample({size=, scale_factor=, mode="nearest", align_corners=, recompute_scale_factor=})
+-- or Upsample(size, scale_factor, mode, align_corners, recompute_scale_factor)
 local Upsample = Module:extend("Upsample")
 L.Upsample = Upsample
-function Upsample:__init(size, scale_factor, mode, align_corners)
+function Upsample:__init(size, scale_factor, mode, align_corners, recompute_scale_factor)
   if type(size) == "table" and (size.size ~= nil or size.scale_factor ~= nil or size.mode ~= nil) then
     local o = size
-    size, scale_factor, mode, align_corners = o.size, o.scale_factor, o.mode, o.align_corners
+    size, scale_factor, mode, align_corners, recompute_scale_factor =
+      o.size, o.scale_factor, o.mode, o.align_corners, o.recompute_scale_factor
   end
   self.size, self.scale_factor, self.mode, self.align_corners = size, scale_factor, mode or "nearest", align_corners
+  self.recompute_scale_factor = recompute_scale_factor
 end
 function Upsample:forward(x)
   check_input("Upsample", x)
-  return F.interpolate(x, self.size, self.scale_factor, self.mode, self.align_corners)
+  return F.interpolate(x, self.size, self.scale_factor, self.mode, self.align_corners, self.recompute_scale_factor)
 end
 function Upsample:extra_repr()
   local s

@@ -81,11 +81,12 @@ lt_tensor *lt_grad_pad_backward(lt_tensor *grad, lt_intlist pad, const char *mod
   return lt_pad(grad, pad, mode, 0.0);
 }
 
-lt_tensor *lt_grad_upsample_nearest2d(lt_tensor *grad, const lt_input_meta *self_meta, lt_intlist output_size) {
-  return lt_upsample_nearest2d_backward(grad, output_size, meta_sizes(self_meta));
+lt_tensor *lt_grad_upsample_nearest2d(lt_tensor *grad, const lt_input_meta *self_meta, lt_intlist output_size,
+                                      double scales_h, double scales_w) {
+  return lt_upsample_nearest2d_backward(grad, output_size, meta_sizes(self_meta), scales_h, scales_w);
 }
 
 lt_tensor *lt_grad_upsample_bilinear2d(lt_tensor *grad, const lt_input_meta *self_meta, lt_intlist output_size,
-                                       bool align_corners) {
-  return lt_upsample_bilinear2d_backward(grad, output_size, meta_sizes(self_meta), align_corners);
+                                       bool align_corners, double scales_h, double scales_w) {
+  return lt_upsample_bilinear2d_backward(grad, output_size, meta_sizes(self_meta), align_corners, scales_h, scales_w);
 }

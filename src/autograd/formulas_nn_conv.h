@@ -33,8 +33,9 @@ lt_tensor *lt_grad_adaptive_avg_pool2d_backward(lt_tensor *grad, const lt_input_
 lt_tensor *lt_grad_pad(lt_tensor *grad, const lt_input_meta *self_meta, lt_intlist pad, const char *mode);
 /* pad_backward with respect to grad_output: zero-padding again */
 lt_tensor *lt_grad_pad_backward(lt_tensor *grad, lt_intlist pad, const char *mode);
-lt_tensor *lt_grad_upsample_nearest2d(lt_tensor *grad, const lt_input_meta *self_meta, lt_intlist output_size);
+lt_tensor *lt_grad_upsample_nearest2d(lt_tensor *grad, const lt_input_meta *self_meta, lt_intlist output_size,
+                                      double scales_h, double scales_w);
 lt_tensor *lt_grad_upsample_bilinear2d(lt_tensor *grad, const lt_input_meta *self_meta, lt_intlist output_size,
-                                       bool align_corners);
+                                       bool align_corners, double scales_h, double scales_w);
 
 #endif

@@ -203,6 +203,7 @@ lt_tensor *lt_cpu_pad_backward(lt_tensor *grad_output, lt_intlist input_size, lt
 typedef struct up_geom {
   int64_t P, H, W, OH, OW;
   bool align_corners;
+  double scale_h, scale_w;   /* the caller's scale factors, or <= 0: from the sizes */
 } up_geom;
 
 typedef struct up_job {
@@ -223,10 +224,16 @@ static int up_sizes(const char *op, int ndim, const int64_t *in, lt_intlist outp
   return 0;
 }
 
-/* nearest: source floor(o * in/out), in float as PyTorch computes it */
-static inline int64_t nearest_src(int64_t o, int64_t in, int64_t out) {
-  float scale = (float)in / (float)out;
-  int64_t s = (int64_t)floorf((float)o * scale);
+/* source steps per output step: 1/scale when the caller gave the scale factor (a
+** scale of 1.7 maps output 1 to source 1/1.7, not to 5/8 after flooring the size to 8),
+** else in/out; PyTorch's rule, in float for nearest as it computes it */
+static inline float nearest_ratio(int64_t in, int64_t out, double scale) {
+  return scale > 0 ? (float)(1.0 / scale) : (float)in / (float)out;
+}
+
+/* nearest: source floor(o * ratio) */
+static inline int64_t nearest_src(int64_t o, int64_t in, float ratio) {
+  int64_t s = (int64_t)floorf((float)o * ratio);
   return s < in - 1 ? s : in - 1;
 }
 
@@ -234,24 +241,26 @@ static inline int64_t nearest_src(int64_t o, int64_t in, int64_t out) {
 static void nearest_##X(void *ctx, int64_t p0, int64_t p1) {                                  \
   up_job *j = ctx;                                                                            \
   const up_geom *q = j->q;                                                                    \
+  float rh = nearest_ratio(q->H, q->OH, q->scale_h), rw = nearest_ratio(q->W, q->OW, q->scale_w); \
   for (int64_t p = p0; p < p1; p++) {                                                         \
     const T *x = (const T *)j->x + p * q->H * q->W;                                           \
     T *y = (T *)j->y + p * q->OH * q->OW;                                                     \
     for (int64_t oh = 0; oh < q->OH; oh++) {                                                  \
-      const T *row = x + nearest_src(oh, q->H, q->OH) * q->W;                                 \
-      for (int64_t ow = 0; ow < q->OW; ow++) y[oh * q->OW + ow] = row[nearest_src(ow, q->W, q->OW)]; \
+      const T *row = x + nearest_src(oh, q->H, rh) * q->W;                                    \
+      for (int64_t ow = 0; ow < q->OW; ow++) y[oh * q->OW + ow] = row[nearest_src(ow, q->W, rw)]; \
     }                                                                                         \
   }                                                                                           \
 }                                                                                             \
 static void nearest_back_##X(void *ctx, int64_t p0, int64_t p1) {                             \
   up_job *j = ctx;                                                                            \
   const up_geom *q = j->q;                                                                    \
+  float rh = nearest_ratio(q->H, q->OH, q->scale_h), rw = nearest_ratio(q->W, q->OW, q->scale_w); \
   for (int64_t p = p0; p < p1; p++) {                                                         \
     const T *gy = (const T *)j->x + p * q->OH * q->OW;                                        \
     T *gx = (T *)j->y + p * q->H * q->W;                                                      \
     for (int64_t oh = 0; oh < q->OH; oh++) {                                                  \
-      T *row = gx + nearest_src(oh, q->H, q->OH) * q->W;                                      \
-      for (int64_t ow = 0; ow < q->OW; ow++) row[nearest_src(ow, q->W, q->OW)] += gy[oh * q->OW + ow]; \
+      T *row = gx + nearest_src(oh, q->H, rh) * q->W;                                         \
+      for (int64_t ow = 0; ow < q->OW; ow++) row[nearest_src(ow, q->W, rw)] += gy[oh * q->OW + ow]; \
     }                                                                                         \
   }                                                                                           \
 }
@@ -260,8 +269,8 @@ NEAREST(double, d)
 
 /* bilinear: the two source rows/cols of an output and the weight of the second */
 #define BILINEAR(T, X)                                                                        \
-static void bl_src_##X(int64_t o, int64_t in, int64_t out, bool ac, int64_t *i0, int64_t *i1, T *lam) { \
-  T scale = ac ? (out > 1 ? (T)(in - 1) / (T)(out - 1) : (T)0) : (T)in / (T)out;             \
+static void bl_src_##X(int64_t o, int64_t in, int64_t out, bool ac, double sf, int64_t *i0, int64_t *i1, T *lam) { \
+  T scale = ac ? (out > 1 ? (T)(in - 1) / (T)(out - 1) : (T)0) : sf > 0 ? (T)(1.0 / sf) : (T)in / (T)out; \
   T s = ac ? scale * (T)o : scale * ((T)o + (T)0.5) - (T)0.5;                                 \
   if (s < 0) s = 0;                                                                           \
   int64_t a = (int64_t)s;                                                                     \
@@ -278,10 +287,10 @@ static void bilinear_##X(void *ctx, int64_t p0, int64_t p1) {                   
     T *y = (T *)j->y + p * q->OH * q->OW;                                                     \
     for (int64_t oh = 0; oh < q->OH; oh++) {                                                  \
       int64_t h0, h1; T lh;                                                                   \
-      bl_src_##X(oh, q->H, q->OH, q->align_corners, &h0, &h1, &lh);                           \
+      bl_src_##X(oh, q->H, q->OH, q->align_corners, q->scale_h, &h0, &h1, &lh);                           \
       for (int64_t ow = 0; ow < q->OW; ow++) {                                                \
         int64_t w0, w1; T lw;                                                                 \
-        bl_src_##X(ow, q->W, q->OW, q->align_corners, &w0, &w1, &lw);                         \
+        bl_src_##X(ow, q->W, q->OW, q->align_corners, q->scale_w, &w0, &w1, &lw);                         \
         const T *r0 = x + h0 * q->W, *r1 = x + h1 * q->W;                                     \
         y[oh * q->OW + ow] = ((T)1 - lh) * (((T)1 - lw) * r0[w0] + lw * r0[w1]) +             \
                              lh * (((T)1 - lw) * r1[w0] + lw * r1[w1]);                       \
@@ -297,10 +306,10 @@ static void bilinear_back_##X(void *ctx, int64_t p0, int64_t p1) {              
     T *gx = (T *)j->y + p * q->H * q->W;                                                      \
     for (int64_t oh = 0; oh < q->OH; oh++) {                                                  \
       int64_t h0, h1; T lh;                                                                   \
-      bl_src_##X(oh, q->H, q->OH, q->align_corners, &h0, &h1, &lh);                           \
+      bl_src_##X(oh, q->H, q->OH, q->align_corners, q->scale_h, &h0, &h1, &lh);                           \
       for (int64_t ow = 0; ow < q->OW; ow++) {                                                \
         int64_t w0, w1; T lw;                                                                 \
-        bl_src_##X(ow, q->W, q->OW, q->align_corners, &w0, &w1, &lw);                         \
+        bl_src_##X(ow, q->W, q->OW, q->align_corners, q->scale_w, &w0, &w1, &lw);                         \
         T g = gy[oh * q->OW + ow];                                                            \
         T *r0 = gx + h0 * q->W, *r1 = gx + h1 * q->W;                                         \
         r0[w0] += ((T)1 - lh) * ((T)1 - lw) * g; r0[w1] += ((T)1 - lh) * lw * g;              \
@@ -327,17 +336,18 @@ static lt_tensor *up_run(const up_geom *q, lt_tensor *src, int ndim, const int64
   return y;
 }
 
-static lt_tensor *up_forward(const char *op, lt_tensor *self, lt_intlist output_size, bool ac, lt_parallel_fn fs,
-                             lt_parallel_fn fd) {
+static lt_tensor *up_forward(const char *op, lt_tensor *self, lt_intlist output_size, bool ac, double sh,
+                             double sw, lt_parallel_fn fs, lt_parallel_fn fd) {
   up_geom q;
   if (float_ok(op, "input", self) || up_sizes(op, self->ndim, self->sizes, output_size, &q)) return NULL;
   q.align_corners = ac;
+  q.scale_h = sh; q.scale_w = sw;
   int64_t sz[4] = {self->sizes[0], self->sizes[1], q.OH, q.OW};
   return up_run(&q, self, 4, sz, false, fs, fd);
 }
 
 static lt_tensor *up_backward(const char *op, lt_tensor *grad_output, lt_intlist output_size, lt_intlist input_size,
-                              bool ac, lt_parallel_fn fs, lt_parallel_fn fd) {
+                              bool ac, double sh, double sw, lt_parallel_fn fs, lt_parallel_fn fd) {
   up_geom q;
   if (float_ok(op, "grad_output", grad_output)) return NULL;
   if (input_size.n != 4) return lt_error_null("%s: argument 'input_size' must have 4 entries", op);
@@ -349,26 +359,30 @@ static lt_tensor *up_backward(const char *op, lt_tensor *grad_output, lt_intlist
                          lt_shape_str(grad_output->ndim, grad_output->sizes, a, sizeof a), lt_shape_str(4, want, b, sizeof b));
   }
   q.align_corners = ac;
+  q.scale_h = sh; q.scale_w = sw;
   return up_run(&q, grad_output, 4, input_size.v, true, fs, fd);
 }
 
-lt_tensor *lt_cpu_upsample_nearest2d(lt_tensor *self, lt_intlist output_size) {
-  return up_forward("upsample_nearest2d", self, output_size, false, nearest_s, nearest_d);
+lt_tensor *lt_cpu_upsample_nearest2d(lt_tensor *self, lt_intlist output_size, double scales_h, double scales_w) {
+  return up_forward("upsample_nearest2d", self, output_size, false, scales_h, scales_w, nearest_s, nearest_d);
 }
 
-lt_tensor *lt_cpu_upsample_nearest2d_backward(lt_tensor *grad_output, lt_intlist output_size, lt_intlist input_size) {
-  return up_backward("upsample_nearest2d_backward", grad_output, output_size, input_size, false, nearest_back_s,
-                     nearest_back_d);
+lt_tensor *lt_cpu_upsample_nearest2d_backward(lt_tensor *grad_output, lt_intlist output_size, lt_intlist input_size,
+                                              double scales_h, double scales_w) {
+  return up_backward("upsample_nearest2d_backward", grad_output, output_size, input_size, false, scales_h, scales_w,
+                     nearest_back_s, nearest_back_d);
 }
 
-lt_tensor *lt_cpu_upsample_bilinear2d(lt_tensor *self, lt_intlist output_size, bool align_corners) {
-  return up_forward("upsample_bilinear2d", self, output_size, align_corners, bilinear_s, bilinear_d);
+lt_tensor *lt_cpu_upsample_bilinear2d(lt_tensor *self, lt_intlist output_size, bool align_corners, double scales_h,
+                                      double scales_w) {
+  return up_forward("upsample_bilinear2d", self, output_size, align_corners, scales_h, scales_w, bilinear_s,
+                    bilinear_d);
 }
 
 lt_tensor *lt_cpu_upsample_bilinear2d_backward(lt_tensor *grad_output, lt_intlist output_size, lt_intlist input_size,
-                                               bool align_corners) {
-  return up_backward("upsample_bilinear2d_backward", grad_output, output_size, input_size, align_corners,
-                     bilinear_back_s, bilinear_back_d);
+                                               bool align_corners, double scales_h, double scales_w) {
+  return up_backward("upsample_bilinear2d_backward", grad_output, output_size, input_size, align_corners, scales_h,
+                     scales_w, bilinear_back_s, bilinear_back_d);
 }
 
 /* ---- pixel shuffle: reshape, permute, reshape ---- */
@@ -391,6 +405,9 @@ static lt_tensor *shuffle(const char *op, lt_tensor *self, int64_t r, bool un) {
   if (r < 1) return lt_error_null("%s: argument '%s' must be positive, got %lld", op,
                                   un ? "downscale_factor" : "upscale_factor", (long long)r);
   if (self->ndim + 3 > LT_MAX_DIMS) return lt_error_null("%s: argument 'input' has too many dims", op);
+  if (r > (int64_t)1 << 31)    /* r * r and the new sizes stay far from overflowing */
+    return lt_error_null("%s: argument '%s' is too large (%lld)", op, un ? "downscale_factor" : "upscale_factor",
+                         (long long)r);
   int nb = self->ndim - 3;
   int64_t c = self->sizes[nb], h = self->sizes[nb + 1], w = self->sizes[nb + 2];
   int64_t s1[LT_MAX_DIMS], s2[LT_MAX_DIMS], perm[LT_MAX_DIMS];

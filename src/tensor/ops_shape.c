@@ -400,7 +400,10 @@ lt_tensor_list lt_composite_split_with_sizes(lt_tensor *self, lt_intlist split_s
       lt_error("split: argument 'split_sizes' entry %d is negative", i + 1);
       return list_error();
     }
-    sum += split_sizes.v[i];
+    if (__builtin_add_overflow(sum, split_sizes.v[i], &sum)) {
+      lt_error("split: argument 'split_sizes' adds up to more than any size");
+      return list_error();
+    }
   }
   if (sum != self->sizes[d]) {
     lt_error("split: argument 'split_sizes' adds up to %lld but dim %d has size %lld", (long long)sum, d + 1,

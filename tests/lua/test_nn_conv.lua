@@ -234,6 +234,26 @@ case("upsample_bilinear2d align_corners both, grads",
   end,
   "y = F.interpolate({x}, size=(7,5), mode='bilinear', align_corners=True); y.backward({g})\n{1}, {2} = y, {x}.grad\n" ..
   "u = F.interpolate({z}, size=(6,2), mode='bilinear', align_corners=False); u.backward({h})\n{3}, {4} = u, {z}.grad")
+-- a non-integer scale factor sets where outputs sample (1/scale), not just the output size
+case("interpolate with scale factors 1.7, (0.6, 2.3), recompute_scale_factor, grads",
+  { x = l64(2, 3, 5, 7), y = rnd(f64, 1, 2, 6, 4) },
+  function(a)
+    local F = require("nn").functional
+    local v = F.interpolate(a.x, { scale_factor = 1.7, mode = "bilinear" })
+    bw(a, v, "g")
+    return { v, a.x.grad,
+             F.interpolate(a.y, { scale_factor = { 0.6, 2.3 }, mode = "nearest" }),
+             F.interpolate(a.y, { scale_factor = { 0.6, 2.3 }, mode = "bilinear" }),
+             F.interpolate(a.y, { scale_factor = 1.45, mode = "nearest", recompute_scale_factor = true }),
+             F.interpolate(a.y, { scale_factor = 1.45, mode = "bilinear", align_corners = true }),
+             require("nn").Upsample({ scale_factor = 2.5, mode = "nearest" })(a.y) }
+  end,
+  "y = F.interpolate({x}, scale_factor=1.7, mode='bilinear'); y.backward({g})\n{1}, {2} = y, {x}.grad\n" ..
+  "{3} = F.interpolate({y}, scale_factor=(0.6, 2.3), mode='nearest')\n" ..
+  "{4} = F.interpolate({y}, scale_factor=(0.6, 2.3), mode='bilinear')\n" ..
+  "{5} = F.interpolate({y}, scale_factor=1.45, mode='nearest', recompute_scale_factor=True)\n" ..
+  "{6} = F.interpolate({y}, scale_factor=1.45, mode='bilinear', align_corners=True)\n" ..
+  "{7} = torch.nn.Upsample(scale_factor=2.5, mode='nearest')({y})")
 case("pixel_shuffle / pixel_unshuffle", { x = rnd(f64, 2, 8, 2, 3), y = rnd(f64, 3, 4, 6) },
   function(a) return { torch.pixel_shuffle(a.x, 2), torch.pixel_unshuffle(a.y, 2) } end,
   "{1} = F.pixel_shuffle({x}, 2)\n{2} = F.pixel_unshuffle({y}, 2)")
@@ -314,6 +334,8 @@ T.test("gradcheck pad, upsample, pixel_shuffle", function()
   T.ok(gc(function(x) return torch.upsample_bilinear2d(x, { 5, 3 }) end, { tleaf(1, 2, 3, 4) }))
   T.ok(gc(function(x) return torch.upsample_bilinear2d(x, { 2, 6 }, true) end, { leaf(1, 1, 3, 4) }))
   T.ok(ggc(function(x) return torch.upsample_bilinear2d(x, { 4, 4 }) end, { leaf(1, 1, 2, 3) }))
+  T.ok(gc(function(x) return torch.upsample_nearest2d(x, { 5, 6 }, 1.7, 1.9) end, { tleaf(1, 2, 3, 4) }))
+  T.ok(gc(function(x) return torch.upsample_bilinear2d(x, { 5, 6 }, false, 1.7, 1.9) end, { tleaf(1, 2, 3, 4) }))
   T.ok(gc(function(x) return torch.pixel_shuffle(x, 2) end, { tleaf(1, 4, 2, 3) }))
   T.ok(gc(function(x) return torch.pixel_unshuffle(x, 2) end, { tleaf(1, 4, 2) }))
 end)
@@ -376,6 +398,7 @@ T.test("argument errors", function()
   T.raises(function() torch.upsample_nearest2d(rnd(f32, 2, 3, 3), { 4, 4 }) end, "upsample_nearest2d", "'input'", "4-D")
   T.raises(function() torch.upsample_bilinear2d(x, { 0, 4 }) end, "upsample_bilinear2d", "'output_size'")
   T.raises(function() torch.pixel_shuffle(rnd(f32, 1, 6, 2, 2), 2) end, "pixel_shuffle", "'input'", "divisible")
+  T.raises(function() torch.pixel_shuffle(rnd(f32, 1, 4, 2, 2), math.maxinteger) end, "pixel_shuffle", "'upscale_factor' is too large")
   T.raises(function() torch.pixel_unshuffle(rnd(f32, 1, 1, 3, 4), 2) end, "pixel_unshuffle", "'input'")
   T.raises(function() torch.max_pool2d_backward(torch.ones(1, 1, 1), torch.tensor({ { { 9 } } }), { 1, 2, 2 }) end,
            "max_pool2d_backward", "'indices'")

@@ -446,6 +446,10 @@ T.test("bad arguments name the layer", function()
   T.raises(function() nn.GELU("fast") end, "GELU: approximate must be")
   T.raises(function() nn.PReLU(3)(torch.randn(2, 4)) end, "PReLU: expected input with 3 channels")
   T.raises(function() F.interpolate(torch.randn(1, 1, 2, 2), { mode = "cubic", scale_factor = 2 }) end, "mode \"cubic\" is not supported")
+  T.raises(function() F.interpolate(torch.randn(1, 1, 2, 2), { scale_factor = 0 }) end, "F.interpolate: scale_factor must be positive")
+  T.raises(function() F.interpolate(torch.randn(1, 1, 2, 2), { scale_factor = { 2, -1 } }) end, "scale_factor must be positive")
+  T.raises(function() F.interpolate(torch.randn(1, 1, 2, 2), { size = 3, recompute_scale_factor = true }) end,
+    "recompute_scale_factor is not meaningful")
   T.raises(function() F.softmax(torch.randn(2)) end, "F.softmax: argument 'dim' is required")
 end)
 
