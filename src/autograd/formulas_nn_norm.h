@@ -16,4 +16,44 @@ lt_tensor *lt_grad_log_softmax_backward_output(lt_tensor *grad, lt_tensor *grad_
 /* layer_norm's bias: grad summed over the dims before normalized_shape */
 lt_tensor *lt_grad_layer_norm_bias(lt_tensor *grad, lt_intlist normalized_shape);
 
+/* normalisation layers: the fused *_backward kernels for a plain backward, differentiable
+** ops recomputing the statistics from the input under create_graph (any order) */
+lt_tensor *lt_grad_layer_norm_input(lt_tensor *grad, lt_tensor *input, lt_tensor *mean, lt_tensor *rstd,
+                                    lt_tensor *weight, lt_intlist normalized_shape, double eps);
+lt_tensor *lt_grad_layer_norm_weight(lt_tensor *grad, lt_tensor *input, lt_tensor *mean, lt_tensor *rstd,
+                                     lt_intlist normalized_shape, double eps);
+lt_tensor *lt_grad_batch_norm_input(lt_tensor *grad, lt_tensor *input, lt_tensor *weight, lt_tensor *save_mean,
+                                    lt_tensor *save_invstd, bool training, double eps);
+lt_tensor *lt_grad_batch_norm_weight(lt_tensor *grad, lt_tensor *input, lt_tensor *save_mean, lt_tensor *save_invstd,
+                                     bool training, double eps);
+lt_tensor *lt_grad_batch_norm_bias(lt_tensor *grad, lt_tensor *input);
+
+/* nll_loss: the input gradient (the fused kernel for a plain backward, ops under create_graph,
+** with the mean's total weight recomputed from the weights) and the weights' gradient */
+lt_tensor *lt_grad_nll_loss_self(lt_tensor *grad, lt_tensor *self, const lt_input_meta *self_meta,
+                                 lt_tensor *target, lt_tensor *weight, const char *reduction,
+                                 int64_t ignore_index, lt_tensor *total_weight);
+lt_tensor *lt_grad_nll_loss_weight(lt_tensor *grad, lt_tensor *self, lt_tensor *target, lt_tensor *weight,
+                                   const lt_input_meta *weight_meta, const char *reduction, int64_t ignore_index);
+
+/* derivatives of the normalisation *_backward ops (direct calls; every argument independent):
+** which is the argument's position in the op's tensor arguments, meta its metadata */
+lt_tensor *lt_grad_layer_norm_backward(lt_tensor *grad, int which, lt_tensor *grad_output, lt_tensor *input,
+                                       lt_tensor *mean, lt_tensor *rstd, lt_tensor *weight,
+                                       lt_intlist normalized_shape, const lt_input_meta *meta);
+lt_tensor *lt_grad_layer_norm_backward_weight(lt_tensor *grad, int which, lt_tensor *grad_output, lt_tensor *input,
+                                              lt_tensor *mean, lt_tensor *rstd, lt_intlist normalized_shape,
+                                              const lt_input_meta *meta);
+lt_tensor *lt_grad_batch_norm_backward(lt_tensor *grad, int which, lt_tensor *grad_output, lt_tensor *input,
+                                       lt_tensor *weight, lt_tensor *save_mean, lt_tensor *save_invstd,
+                                       bool training, const lt_input_meta *meta);
+lt_tensor *lt_grad_batch_norm_backward_weight(lt_tensor *grad, int which, lt_tensor *grad_output, lt_tensor *input,
+                                              lt_tensor *save_mean, lt_tensor *save_invstd,
+                                              const lt_input_meta *meta);
+lt_tensor *lt_grad_batch_norm_backward_bias(lt_tensor *grad, const lt_input_meta *grad_output_meta);
+
+/* nll_loss_backward's weight and total_weight: an error (not written) */
+lt_tensor *lt_grad_nll_loss_backward_weight(lt_tensor *grad);
+lt_tensor *lt_grad_nll_loss_backward_total_weight(lt_tensor *grad);
+
 #endif

@@ -5,10 +5,21 @@
 return {
   { "nll_loss_forward(Tensor self, Tensor target, Tensor? weight=None, str reduction=\"mean\", int ignore_index=-100) -> (Tensor output, Tensor total_weight)",
     variants = "function",
-    derivatives = { self = "lt_nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight)" },
+    -- under create_graph the input gradient is built from ops (the mean's divisor recomputed
+    -- from weight: total_weight carries no gradient), so weights that require grad get
+    -- second-order gradients too
+    derivatives = { self = "lt_grad_nll_loss_self(grad, self, self_meta, target, weight, reduction, ignore_index, total_weight)",
+                    weight = "lt_grad_nll_loss_weight(grad, self, target, weight, weight_meta, reduction, ignore_index)" },
     doc = "nll_loss and the total weight of the targets not ignored (the mean's divisor)." },
   { "nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, str reduction, int ignore_index, Tensor total_weight) -> Tensor",
     variants = "function",
+    -- linear in grad_output, constant in self (only its shape is read): the derivative is
+    -- nll_loss itself (the mean's divisor is the same total weight). nll_loss_forward's
+    -- derivative calls this kernel only for a plain backward. A direct call whose weight or
+    -- total_weight requires grad gets an error at backward (those are not written)
+    derivatives = { grad_output = "lt_nll_loss(grad, target, weight, reduction, ignore_index)",
+                    weight = "lt_grad_nll_loss_backward_weight(grad)",
+                    total_weight = "lt_grad_nll_loss_backward_total_weight(grad)" },
     doc = "Gradient of nll_loss with respect to its input." },
   { "nll_loss(Tensor self, Tensor target, Tensor? weight=None, str reduction=\"mean\", int ignore_index=-100) -> Tensor",
     variants = "function", composite = "lt_nll_loss_impl",

@@ -479,8 +479,20 @@ lt_tensor *lt_cross_entropy_impl(lt_tensor *self, lt_tensor *target, lt_tensor *
     TRY(ign, lt_eq(target, tt));
     TRY(sm, lt_masked_fill(sm, ign, lt_scalar_int(0)));
     if (red == RED_MEAN) {   /* normalised like nll_loss: by the total weight of the targets kept */
+      lt_tensor *den = tw;
+      if (weight && weight->requires_grad) {
+        /* tw carries no gradient back to the weights: sum weight[target] over the kept
+        ** targets with ops instead (an ignored target reads class 1, then counts 0) */
+        lt_tensor *tsafe, *tflat, *wt, *iflat;
+        TRY(tsafe, lt_masked_fill(target, ign, lt_scalar_int(1)));
+        TRY(tflat, lt_flatten(tsafe, 0, -1));
+        TRY(wt, lt_index_select(weight, 0, tflat));
+        TRY(iflat, lt_flatten(ign, 0, -1));
+        TRY(wt, lt_masked_fill(wt, iflat, lt_scalar_int(0)));
+        TRY(den, lt_sum(wt, lt_intlist_none(), false, -1));
+      }
       TRY(sm, lt_sum(sm, lt_intlist_none(), false, -1));
-      TRY(sm, lt_div(sm, tw, NULL));
+      TRY(sm, lt_div(sm, den, NULL));
     } else {
       TRY(sm, reduce(sm, red));
     }
