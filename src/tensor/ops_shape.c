@@ -680,6 +680,9 @@ static lt_tensor *triangle(const char *op, lt_tensor *self, int64_t k, lt_tensor
   int64_t batch = r->numel ? r->numel / (rows * cols) : 0;
   size_t es = lt_dtype_size((lt_dtype)r->dtype);
   char *base = lt_tensor_data(r);
+  /* past the matrix a diagonal keeps all or nothing: clamp, so i + k cannot overflow */
+  if (k > cols) k = cols;
+  if (k < -rows - 1) k = -rows - 1;
   for (int64_t b = 0; b < batch; b++) {
     int64_t off = 0, rem = b;
     for (int i = nd - 3; i >= 0; i--) { off += (rem % r->sizes[i]) * r->strides[i]; rem /= r->sizes[i]; }
@@ -699,6 +702,8 @@ lt_tensor *lt_cpu_tril(lt_tensor *self, int64_t diagonal, lt_tensor *out) { retu
 lt_tensor *lt_cpu_triu(lt_tensor *self, int64_t diagonal, lt_tensor *out) { return triangle("triu", self, diagonal, out, false); }
 
 lt_tensor *lt_cpu_diag(lt_tensor *self, int64_t diagonal, lt_tensor *out) {
+  if (diagonal > INT32_MAX || diagonal < -(int64_t)INT32_MAX)
+    return lt_error_null("diag: argument 'diagonal' (%lld) is out of range", (long long)diagonal);
   if (self->ndim == 1) {
     int64_t n = self->sizes[0] + (diagonal < 0 ? -diagonal : diagonal);
     int64_t sz[2] = {n, n};
