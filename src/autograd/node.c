@@ -412,10 +412,62 @@ static lt_tensor *region(lt_tensor *whole, const view_geometry *g) {
   return lt_tensor_alias(whole, whole->offset + g->offset, g->ndim, g->sizes, g->strides);
 }
 
+/* The same two backwards from differentiable ops, for create_graph (grad mode on during
+** backward): the region is addressed by its flat 1-based positions in the base, read with
+** index_select and written with index_copy, so the gradient's own graph is recorded and a
+** second derivative through an in-place op on a view is right. */
+static lt_tensor *region_index(const view_geometry *g) {
+  int64_t n = 1;
+  for (int k = 0; k < g->ndim; k++) n *= g->sizes[k];
+  lt_tensor *idx = lt_tensor_new(LT_INT64, lt_cpu_device(), 1, &n);
+  if (!idx) return NULL;
+  int64_t *p = lt_tensor_data(idx), pos[LT_MAX_DIMS] = {0};
+  for (int64_t i = 0; i < n; i++) {
+    int64_t off = g->offset;
+    for (int k = 0; k < g->ndim; k++) off += pos[k] * g->strides[k];
+    p[i] = off + 1;
+    for (int k = g->ndim - 1; k >= 0 && ++pos[k] == g->sizes[k]; k--) pos[k] = 0;
+  }
+  return idx;
+}
+
+static lt_tensor *flat(lt_tensor *t) {
+  int64_t m1 = -1;
+  return lt_reshape(t, lt_intlist_make(&m1, 1));
+}
+
+static int copyslices_apply_graph(lt_node *n, lt_tensor *grad, lt_tensor **grads_out) {
+  copyslices_ctx *c = n->ctx;
+  lt_node *fn = c->fn;
+  lt_tensor *idx = region_index(&c->g), *gflat = NULL, *picked = NULL, *slice_grad = NULL, *src = NULL,
+            *base_flat = NULL;
+  lt_tensor **fn_out = calloc((size_t)(fn->num_next > 0 ? fn->num_next : 1), sizeof(lt_tensor *));
+  int rc = -1;
+  if (!fn_out) lt_error("autograd: out of memory");
+  if (!idx || !fn_out || !(gflat = flat(grad)) || !(picked = lt_index_select(gflat, 0, idx)) ||
+      !(slice_grad = lt_reshape(picked, lt_intlist_make(c->g.sizes, c->g.ndim))))
+    goto done;
+  lt_tensor *fn_in[1] = {slice_grad};
+  if (fn->ops->apply(fn, fn_in, fn_out) < 0) goto done;
+  if (fn_out[0]) src = flat(fn_out[0]);
+  else src = lt_tensor_new_zeros((lt_dtype)grad->dtype, lt_tensor_device(grad), 1, &idx->numel);
+  if (!src || !(base_flat = lt_index_copy(gflat, 0, idx, src))) goto done;
+  if (!(grads_out[0] = lt_reshape(base_flat, lt_intlist_make(grad->sizes, grad->ndim)))) goto done;
+  for (int i = 1; i < fn->num_next; i++) { grads_out[i] = fn_out[i]; fn_out[i] = NULL; }
+  rc = 0;
+done:
+  if (fn_out) for (int i = 0; i < fn->num_next; i++) lt_tensor_release(fn_out[i]);
+  free(fn_out);
+  lt_tensor_release(idx); lt_tensor_release(gflat); lt_tensor_release(picked); lt_tensor_release(slice_grad);
+  lt_tensor_release(src); lt_tensor_release(base_flat);
+  return rc;
+}
+
 static int copyslices_apply(lt_node *n, lt_tensor **grads_in, lt_tensor **grads_out) {
   copyslices_ctx *c = n->ctx;
   lt_tensor *grad = grads_in[0];
   if (!grad) return 0;
+  if (lt_grad_enabled()) return copyslices_apply_graph(n, grad, grads_out);
   lt_tensor *base_grad = lt_tensor_clone_as(grad, (lt_dtype)grad->dtype);
   if (!base_grad) return -1;
   lt_tensor *slice = region(base_grad, &c->g);
@@ -465,6 +517,16 @@ static int viewof_apply(lt_node *n, lt_tensor **grads_in, lt_tensor **grads_out)
   viewof_ctx *c = n->ctx;
   lt_tensor *grad = grads_in[0];
   if (!grad) return 0;
+  if (lt_grad_enabled()) {   /* create_graph: the same from ops (see copyslices_apply_graph) */
+    int64_t total = 1;
+    for (int k = 0; k < c->base.ndim; k++) total *= c->base.sizes[k];
+    lt_tensor *idx = region_index(&c->g), *src = flat(grad), *base_flat = NULL;
+    lt_tensor *z = lt_tensor_new_zeros((lt_dtype)grad->dtype, c->base.device, 1, &total);
+    if (idx && src && z) base_flat = lt_index_copy(z, 0, idx, src);
+    if (base_flat) grads_out[0] = lt_reshape(base_flat, lt_intlist_make(c->base.sizes, c->base.ndim));
+    lt_tensor_release(idx); lt_tensor_release(src); lt_tensor_release(z); lt_tensor_release(base_flat);
+    return grads_out[0] ? 0 : -1;
+  }
   lt_tensor *z = lt_tensor_new_zeros((lt_dtype)grad->dtype, c->base.device, c->base.ndim, c->base.sizes);
   if (!z) return -1;
   lt_tensor *slice = region(z, &c->g);

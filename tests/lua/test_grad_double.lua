@@ -330,4 +330,20 @@ T.test("nll_loss_backward called directly: weight that requires grad is an error
   T.raises(function() g:sum():backward() end, "nll_loss_backward", "'weight' is not implemented")
 end)
 
+T.test("in-place ops on views under create_graph: second derivatives are recorded", function()
+  -- the base's CopySlices node and the view's node rebuild their gradients from index ops
+  -- when create_graph is on (they used to write raw copies, so gradgradcheck saw 0)
+  T.ok(ggc(function(m) local z = torch.zeros(3, 3, { dtype = f64 }); z:diagonal():copy_(m); return (z * z):sum() end,
+    { leaf(3) }), "diagonal():copy_")
+  T.ok(ggc(function(m, v) local c = m:clone(); c:select(1, 1):copy_(v); return (c * c * c):sum() end,
+    { leaf(3, 4), leaf(4) }), "select():copy_")
+  T.ok(ggc(function(m) local c = m * 1; c:select(1, 1):mul_(2); return (c * c):sum() end, { leaf(3, 4) }), "select():mul_")
+  T.ok(ggc(function(m, v) local c = m:clone(); c:narrow(2, 2, 2):add_(v); return c:tanh():sum() end,
+    { leaf(3, 4), leaf(3, 2) }), "narrow():add_")
+  T.ok(ggc(function(m) local c = m:clone(); local v = c:select(2, 3); v:mul_(2); return (v * c:sum()):sum() end,
+    { leaf(3, 4) }), "the view used after the write")
+  T.ok(ggc(function(m) local c = m:clone(); c:t():select(1, 2):mul_(3); return (c * c):sum() end, { leaf(3, 4) }),
+    "a strided view")
+end)
+
 T.done()
