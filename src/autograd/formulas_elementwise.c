@@ -10,28 +10,11 @@
 #include <string.h>
 #include "formulas_elementwise.h"
 #include "lt_ops.h"
+#include "tensor/tpool.h"
 
-typedef struct pool { lt_tensor *t[32]; int n; bool failed; } pool;
-
-static lt_tensor *keep(pool *p, lt_tensor *t) {
-  if (!t) { p->failed = true; return NULL; }
-  if (p->n == (int)(sizeof p->t / sizeof p->t[0])) {   /* helpers are short: cannot happen */
-    lt_tensor_release(t);
-    p->failed = true;
-    return lt_error_null("autograd: too many temporaries in an elementwise derivative");
-  }
-  p->t[p->n++] = t;
-  return t;
-}
-
-/* r (pooled) as a new reference; drops everything else */
-static lt_tensor *finish(pool *p, lt_tensor *r) {
-  if (r && !p->failed) lt_tensor_retain(r);
-  else r = NULL;
-  for (int i = 0; i < p->n; i++) lt_tensor_release(p->t[i]);
-  p->n = 0;
-  return r;
-}
+typedef lt_tpool pool;
+static inline lt_tensor *keep(pool *p, lt_tensor *t) { return lt_tpool_keep(p, t); }
+static inline lt_tensor *finish(pool *p, lt_tensor *r) { return lt_tpool_finish(p, r); }
 
 #define OK1(a) (a)
 #define OK2(a, b) ((a) && (b))

@@ -12,27 +12,11 @@
 #include "formulas_nn_misc.h"
 #include "formulas_elementwise.h"
 #include "lt_ops.h"
+#include "tensor/tpool.h"
 
-typedef struct pool { lt_tensor *t[32]; int n; bool failed; } pool;
-
-static lt_tensor *keep(pool *p, lt_tensor *t) {
-  if (!t) { p->failed = true; return NULL; }
-  if (p->n == (int)(sizeof p->t / sizeof p->t[0])) {   /* the helpers are short: cannot happen */
-    lt_tensor_release(t);
-    p->failed = true;
-    return lt_error_null("autograd: too many temporaries in an nn derivative");
-  }
-  p->t[p->n++] = t;
-  return t;
-}
-
-static lt_tensor *finish(pool *p, lt_tensor *r) {
-  if (r && !p->failed) lt_tensor_retain(r);
-  else r = NULL;
-  for (int i = 0; i < p->n; i++) lt_tensor_release(p->t[i]);
-  p->n = 0;
-  return r;
-}
+typedef lt_tpool pool;
+static inline lt_tensor *keep(pool *p, lt_tensor *t) { return lt_tpool_keep(p, t); }
+static inline lt_tensor *finish(pool *p, lt_tensor *r) { return lt_tpool_finish(p, r); }
 
 static lt_tensor *num(pool *p, double v) { return keep(p, lt_tensor_wrapped_number(lt_scalar_float(v))); }
 static lt_tensor *mul(pool *p, lt_tensor *a, lt_tensor *b) { return a && b ? keep(p, lt_mul(a, b)) : NULL; }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include "formulas_nn_norm.h"
 #include "lt_ops.h"
+#include "tensor/tpool.h"
 
 typedef struct pool { lt_tensor *t[24]; int n; } pool;
 
@@ -98,27 +99,9 @@ lt_tensor *lt_grad_layer_norm_bias(lt_tensor *grad, lt_intlist normalized_shape)
 ** outputs of the forward node, whose gradients it drops, so a backward that
 ** read them would lose their dependence on the input. Temporaries go into a
 ** pool released on every exit. */
-typedef struct gpool { lt_tensor *t[32]; int n; bool failed; } gpool;
-
-static lt_tensor *gkeep(gpool *p, lt_tensor *t) {
-  if (!t) { p->failed = true; return NULL; }
-  if (p->n == (int)(sizeof p->t / sizeof p->t[0])) {   /* the helpers are short: cannot happen */
-    lt_tensor_release(t);
-    p->failed = true;
-    return lt_error_null("autograd: too many temporaries in a normalisation derivative");
-  }
-  p->t[p->n++] = t;
-  return t;
-}
-
-/* r (a new reference) unless something failed; the pool is emptied either way */
-static lt_tensor *gfinish(gpool *p, lt_tensor *r) {
-  if (r && !p->failed) lt_tensor_retain(r);
-  else r = NULL;
-  for (int i = 0; i < p->n; i++) lt_tensor_release(p->t[i]);
-  p->n = 0;
-  return r;
-}
+typedef lt_tpool gpool;
+static inline lt_tensor *gkeep(gpool *p, lt_tensor *t) { return lt_tpool_keep(p, t); }
+static inline lt_tensor *gfinish(gpool *p, lt_tensor *r) { return lt_tpool_finish(p, r); }
 
 /* the wrappers pass a failed (NULL) operand straight through */
 static lt_tensor *gmul(gpool *p, lt_tensor *a, lt_tensor *b) { return a && b ? gkeep(p, lt_mul(a, b)) : NULL; }

@@ -13,28 +13,12 @@
 #include "tensor.h"
 #include "iter.h"
 #include "lt_ops.h"
+#include "tpool.h"
 
-typedef struct pool { lt_tensor *t[64]; int n; bool failed; } pool;
-
-static lt_tensor *keep(pool *p, lt_tensor *t) {
-  if (!t) { p->failed = true; return NULL; }
-  if (p->n == (int)(sizeof p->t / sizeof p->t[0])) {
-    lt_tensor_release(t);
-    p->failed = true;
-    return lt_error_null("internal: too many temporaries in a composite op");
-  }
-  p->t[p->n++] = t;
-  return t;
-}
-/* r as a new reference (NULL after a failure); releases the pool */
-static lt_tensor *finish(pool *p, lt_tensor *r) {
-  if (r && !p->failed) lt_tensor_retain(r);
-  else r = NULL;
-  for (int i = 0; i < p->n; i++) lt_tensor_release(p->t[i]);
-  p->n = 0;
-  return r;
-}
-static void drop(pool *p) { for (int i = 0; i < p->n; i++) lt_tensor_release(p->t[i]); p->n = 0; }
+typedef lt_tpool pool;
+static inline lt_tensor *keep(pool *p, lt_tensor *t) { return lt_tpool_keep(p, t); }
+static inline lt_tensor *finish(pool *p, lt_tensor *r) { return lt_tpool_finish(p, r); }
+static inline void drop(pool *p) { lt_tpool_drop(p); }
 
 #define OK1(a) (a)
 #define OK2(a, b) ((a) && (b))
