@@ -46,9 +46,19 @@ static double hzeta_d(double s, double q) {
   if (q != q) return q;
   if (q <= 0 && q == floor(q)) return INFINITY;
   double sum = 0;
-  double lim = s > 16 ? s : 16;
   /* the direct sum walks up from q one step at a time: give up (NaN) far below 0 */
   if (q < -1e7) return NAN;
+  if (s > 64) {
+    /* Euler-Maclaurin would need q > s (polygamma's n can be 2^31); for so large an s the
+    ** terms (q + k)^-s fall off so fast past 0 that the direct sum ends in a few steps */
+    for (;;) {
+      double t = pow(q, -s);
+      sum += t;
+      if (q > 0 && (t == 0 || fabs(t) < 1e-17 * fabs(sum) || sum != sum || isinf(sum))) return sum;
+      q += 1;
+    }
+  }
+  double lim = s > 16 ? s : 16;
   while (q < lim) { sum += pow(q, -s); q += 1; }
   double a = pow(q, -s);
   double res = sum + q * a / (s - 1) + 0.5 * a;
