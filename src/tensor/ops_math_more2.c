@@ -127,6 +127,8 @@ lt_tensor *lt_mvlgamma_impl(lt_tensor *self, int64_t pdim, lt_tensor *out) {
                            (double)(pdim - 1) / 2);
     }
   }
+  /* an empty input has an empty result: no p-long range of offsets (p may be 2^31) */
+  if (x && x->numel == 0) return into_out("mvlgamma", &p, keep(&p, lt_mul(x, num(&p, 1))), out);
   lt_tensor *offs = keep(&p, lt_arange(lt_scalar_int(0), lt_scalar_float(-(double)pdim / 2),
                                        lt_scalar_float(-0.5), dt, lt_tensor_device(self)));
   lt_tensor *xs = add(&p, unsq(&p, x, -1), offs);

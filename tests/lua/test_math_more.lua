@@ -477,4 +477,8 @@ T.test("polygamma with a large order: returns, and matches PyTorch", function()
   for i = 1, 3 do T.ok(math.abs(got[i] / want[i] - 1) < 1e-4, ("polygamma(100) [%d]: %g"):format(i, got[i])) end
 end)
 
+T.test("mvlgamma of an empty tensor does not build a p-long range", function()
+  T.eq(torch.mvlgamma(torch.empty(0, 3), 2 ^ 31):size(), { 0, 3 })
+end)
+
 T.done()
