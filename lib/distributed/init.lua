@@ -236,17 +236,16 @@ function Work:timing() return self.c[1]:times() end
 
 function Work:__tostring() return ("Work(%s)"):format(self.name) end
 
--- the C functions for opts: handles to start (async_op), or C.now's, which return once done
+-- the C functions for opts: queued handles (async_op), or C.now's, which return once done
 local function run(opts) return opts and opts.async_op and C or C.now end
 
--- after the C op(s): a started Work for async_op; else (C.now has run them) the result
+-- after the C op(s): a Work for async_op; else (C.now has run them) the result
 local function launch(name, opts, cworks, post, result)
   if not (opts and opts.async_op) then
     if post then post() end
     if result then return result() end
     return nil
   end
-  for _, c in ipairs(cworks) do c:start() end
   return setmetatable({ name = name, c = cworks, post = post, result = result }, Work)
 end
 

@@ -25,8 +25,7 @@
 #define WORK_MT "lutorch.dist.work"
 
 typedef struct pg_ud { lt_dist_pg *pg; bool is_world; bool freed; } pg_ud;
-/* a collective's handle is pending until start() queues it or wait() runs it */
-typedef struct work_ud { lt_dist_work *w; bool pending; } work_ud;
+typedef struct work_ud { lt_dist_work *w; } work_ud;
 
 static lt_dist_pg *world;
 static bool exit_registered, destroyed;
@@ -144,21 +143,18 @@ static int run_now(lua_State *L, lt_dist_work *w, const char *op) {
   return luaL_error(L, "%s", m);
 }
 
-/* w's handle, keeping the arguments 2..top alive. Point-to-point ops start now; a
-** collective waits for the handle's start() (async_op) or wait() (run at once) */
+/* w queued (or, for C.now, run to completion); its handle keeps the arguments 2..top alive */
 static int submit(lua_State *L, lt_dist_work *w, const char *op) {
   if (lua_toboolean(L, lua_upvalueindex(1))) return run_now(L, w, op);
   int top = lua_gettop(L);
   work_ud *u = lua_newuserdatauv(L, sizeof(work_ud), 1);
   u->w = w;
-  u->pending = false;
   luaL_setmetatable(L, WORK_MT);
   lua_createtable(L, top, 0);
   for (int i = 1; i <= top; i++) { lua_pushvalue(L, i); lua_rawseti(L, -2, i); }
   lua_setiuservalue(L, -2, 1);
   const char *b = lt_dist_broken();
   if (b) return luaL_error(L, "%s: %s", op, b);
-  if (w->kind != LT_DIST_SEND && w->kind != LT_DIST_RECV) { u->pending = true; return 1; }
   if (lt_dist_submit(w) < 0) return luaL_error(L, "%s: %s", op, w->err);
   return 1;
 }
@@ -343,32 +339,15 @@ static void raise_failed(lua_State *L, work_ud *u) {
   luaL_error(L, "%s", m ? m : "torch.distributed: the operation failed");
 }
 
-/* hand a pending collective to the communication thread */
-static void start(lua_State *L, work_ud *u) {
-  if (!u->pending) return;
-  u->pending = false;
-  if (lt_dist_submit(u->w) < 0) raise_failed(L, u);
-}
-
-static int w_start(lua_State *L) {
-  start(L, check_work(L));
-  lua_settop(L, 1);
-  return 1;
-}
-
 static int w_wait(lua_State *L) {
   work_ud *u = check_work(L);
-  if (u->pending) {
-    u->pending = false;
-    if (lt_dist_run(u->w) < 0) raise_failed(L, u);
-  } else if (lt_dist_wait(u->w) < 0) raise_failed(L, u);
+  if (lt_dist_wait(u->w) < 0) raise_failed(L, u);
   lua_pushboolean(L, 1);
   return 1;
 }
 
 static int w_is_completed(lua_State *L) {
   work_ud *u = check_work(L);
-  start(L, u);
   int r = lt_dist_test(u->w);
   if (r < 0) return luaL_error(L, "%s", u->w->err[0] ? u->w->err : "torch.distributed: the operation failed");
   lua_pushboolean(L, r > 0);
@@ -401,7 +380,6 @@ static int w_group(lua_State *L) {
 static int w_gc(lua_State *L) {
   work_ud *u = luaL_checkudata(L, 1, WORK_MT);
   if (!u->w) return 0;
-  if (u->pending) { lt_dist_work_release(u->w); u->w = NULL; return 0; }   /* never ran */
   /* MPI may still be writing into the tensors this handle keeps alive */
   if (!lt_dist_broken() && lt_dist_test(u->w) == 0) lt_dist_wait(u->w);
   if (lt_dist_test(u->w) == 0) return 0;   /* stuck: leak rather than free under MPI's feet */
@@ -514,7 +492,7 @@ int luaopen_lutorch_dist(lua_State *L) {
     {NULL, NULL}
   };
   static const luaL_Reg work_methods[] = {
-    {"start", w_start}, {"wait", w_wait}, {"is_completed", w_is_completed}, {"times", w_times}, {"source", w_source},
+    {"wait", w_wait}, {"is_completed", w_is_completed}, {"times", w_times}, {"source", w_source},
     {"group", w_group}, {NULL, NULL}
   };
   static const luaL_Reg fns[] = {
