@@ -9,6 +9,8 @@
 BUILD ?= build
 CC ?= gcc
 OPT ?= -O2 -march=native
+# the CPU kernels want the vectoriser's full cost model and unrolling
+KERNEL_OPT ?= -O3
 SAN ?=
 DEPS_PKGS = gcc make pkg-config lua5.4 liblua5.4-dev libopenblas-dev libreadline-dev zlib1g-dev \
             libjansson-dev libzip-dev libopenmpi-dev openmpi-bin \
@@ -22,11 +24,14 @@ CFLAGS += $(CFLAGS_BASE)
 LIBS = $(PKG_LIBS) -lz -lpthread -lm -ldl
 LUA = lua5.4
 
-CORE_SRC := $(wildcard src/tensor/*.c) $(wildcard src/dispatch/*.c) $(wildcard src/autograd/*.c) \
+# the library, layer by layer (ARCHITECTURE.md): core, dispatcher, shape inference, the CPU
+# backend, composite ops, autograd, file formats; then the Lua binding
+CORE_SRC := $(wildcard src/core/*.c) $(wildcard src/dispatch/*.c) $(wildcard src/meta/*.c) \
+            $(wildcard src/cpu/*.c) $(wildcard src/composite/*.c) $(wildcard src/autograd/*.c) \
             $(wildcard src/serial/*.c)
-# the REPL is the program's, not the library's
+# the program's main and its REPL are the program's, not the library's
 REPL_SRC := $(wildcard src/repl/*.c)
-VM_SRC := $(filter-out src/vm/lutorch.c,$(wildcard src/vm/*.c))
+VM_SRC := $(wildcard src/vm/*.c)
 OPS_DECL := $(sort $(wildcard src/ops/*.lua))
 EMBED_LUA := $(sort $(wildcard src/vm/lua/*.lua))
 GEN_SRC := $(BUILD)/gen/lt_ops.c $(BUILD)/gen/lua_ops.c $(BUILD)/gen/embedded.c
@@ -49,6 +54,10 @@ $(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c $(HDRS)
 	@echo "  CC $<"
 	@$(CC) $(CFLAGS) -c $< -o $@
 
+$(BUILD)/obj/src/cpu/%.o: CFLAGS += $(KERNEL_OPT)
+# GCC 12.2 dies (internal compiler error in extract_insn) vectorising the special functions'
+# loops with the dynamic cost model; the cheap model is what -O2 used for them
+$(BUILD)/obj/src/cpu/math_special.o: CFLAGS += -fvect-cost-model=very-cheap
 $(BUILD)/obj/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  CC $<"
@@ -68,7 +77,7 @@ $(BUILD)/torch.so: $(OBJ)
 	@echo "  LD $@"
 	@$(CC) -shared $(SAN) -o $@ $^ $(LIBS)
 
-$(BUILD)/lutorch: $(BUILD)/obj/src/vm/lutorch.o $(patsubst %.c,$(BUILD)/obj/%.o,$(REPL_SRC)) $(OBJ)
+$(BUILD)/lutorch: $(patsubst %.c,$(BUILD)/obj/%.o,$(REPL_SRC)) $(OBJ)
 	@echo "  LD $@"
 	@$(CC) $(SAN) -o $@ $^ $(LIBS) $(LUA_LIBS) -lreadline -Wl,-E
 
@@ -111,12 +120,12 @@ test: deps
 CTESTS := $(patsubst tests/c/%.c,$(BUILD)/tests/%,$(wildcard tests/c/test_*.c))
 $(BUILD)/tests/%: tests/c/%.c $(BUILD)/liblutorch.a tests/c/ctest.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests/c -Isrc/tensor -o $@ $< $(BUILD)/liblutorch.a $(LIBS) $(LUA_LIBS)
+	$(CC) $(CFLAGS) -Itests/c -o $@ $< $(BUILD)/liblutorch.a $(LIBS) $(LUA_LIBS)
 
 test-c: $(CTESTS)
 
 asan:
-	$(MAKE) BUILD=build-asan OPT="-O1 -fno-omit-frame-pointer" \
+	$(MAKE) BUILD=build-asan OPT="-O1 -fno-omit-frame-pointer" KERNEL_OPT= \
 	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined" all test-c
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
 	  LUTORCH_SANITIZE=1 BUILD=build-asan sh tests/run.sh
@@ -147,8 +156,8 @@ DATADIR = $(PREFIX)/share/lutorch
 # where a stock lua5.4 looks (Debian: /usr/local/share/lua/5.4, /usr/local/lib/lua/5.4)
 LUA_LMOD = $(PREFIX)/share/lua/5.4
 LUA_CMOD = $(PREFIX)/lib/lua/5.4
-PUB_HDRS := tensor/tensor.h tensor/dtype.h tensor/alloc.h tensor/error.h tensor/rng.h \
-            tensor/parallel.h dispatch/dispatch.h autograd/autograd.h
+PUB_HDRS := core/tensor.h core/dtype.h core/alloc.h core/error.h core/rng.h \
+            cpu/parallel.h dispatch/dispatch.h autograd/autograd.h
 PUB_INC = $(BUILD)/include/lutorch
 PUB_FILES = $(addprefix $(PUB_INC)/,$(PUB_HDRS)) $(PUB_INC)/lt_ops.h
 LUA_MODS := $(sort $(shell find lib -name '*.lua' 2>/dev/null))
@@ -162,7 +171,7 @@ $(PUB_INC)/lt_ops.h: $(BUILD)/gen/lt_ops.h
 
 $(PUB_INC)/%.h: src/%.h
 	@mkdir -p $(dir $@)
-	@sed -e 's,^#include "\(tensor\|dispatch\|autograd\)/,#include "../\1/,' $< >$@
+	@sed -e 's,^#include "\(core\|cpu\|dispatch\|autograd\)/,#include "../\1/,' $< >$@
 
 # pkg-config: lutorch.pc for the file at $(1) with prefix, libdir, includedir and extra cflags
 define lt_write_pc
@@ -214,7 +223,7 @@ uninstall:
 	rm -f $(DESTDIR)$(DATADIR)/man/*.md
 	for f in man/*.[137] $(BUILD)/man/*.[137] $(DESTDIR)$(MANDIR)/man[137]/lutorch*.[137]; do \
 	  [ -f "$$f" ] && rm -f $(DESTDIR)$(MANDIR)/man$${f##*.}/$${f##*/}; done; true
-	rmdir $(addprefix $(DESTDIR)$(INCDIR)/lutorch/,tensor dispatch autograd) $(DESTDIR)$(INCDIR)/lutorch \
+	rmdir $(addprefix $(DESTDIR)$(INCDIR)/lutorch/,core cpu dispatch autograd) $(DESTDIR)$(INCDIR)/lutorch \
 	  $(DESTDIR)$(DATADIR)/man $(DESTDIR)$(DATADIR) $(DESTDIR)$(LIBDIR)/lutorch \
 	  $(sort $(dir $(patsubst lib/%,$(DESTDIR)$(LUA_LMOD)/%,$(filter lib/*/%,$(LUA_MODS))))) 2>/dev/null; true
 

@@ -3,7 +3,7 @@
 #  1. all_reduce (float32 sum, in place) against OpenMPI's own MPI_Allreduce (bench/dist_allreduce.c)
 #     on the same buffer sizes; ratio = MPI time / lutorch time (>= 0.9 is the target). The C
 #     program runs twice: as is, and with glibc's malloc tuned the way lutorch tunes it
-#     (src/tensor/alloc_cpu.c), since OpenMPI mallocs a message-sized temporary per call and
+#     (src/cpu/alloc.c), since OpenMPI mallocs a message-sized temporary per call and
 #     the default settings make that a fresh mmap from 128 KiB up; "ratio*" compares with that;
 #  2. a DDP training step of LeNet-5 (batch 64 per rank) against PyTorch 1.13's DDP over gloo
 #     (/usr/bin/python3, 2 processes, 1 thread each); ratio = PyTorch time / lutorch time.

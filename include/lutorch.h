@@ -42,13 +42,13 @@
 #ifdef LUTORCH_BUILDING            /* compiling lutorch itself, from src/ */
 #include "lt_ops.h"
 #include "autograd/autograd.h"
-#include "tensor/rng.h"
-#include "tensor/parallel.h"
+#include "core/rng.h"
+#include "cpu/parallel.h"
 #else                              /* installed, or build/include in the tree */
 #include "lutorch/lt_ops.h"        /* every op; pulls in tensor.h, dtype.h, error.h, dispatch.h */
 #include "lutorch/autograd/autograd.h"
-#include "lutorch/tensor/rng.h"
-#include "lutorch/tensor/parallel.h"
+#include "lutorch/core/rng.h"
+#include "lutorch/cpu/parallel.h"
 #endif
 
 #define LUTORCH_VERSION "0.1.0"

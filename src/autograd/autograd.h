@@ -12,7 +12,7 @@
 #ifndef LT_AUTOGRAD_H
 #define LT_AUTOGRAD_H
 
-#include "tensor/tensor.h"
+#include "core/tensor.h"
 
 typedef struct lt_node lt_node;
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include "formulas_elementwise.h"
 #include "lt_ops.h"
-#include "tensor/tpool.h"
+#include "core/tpool.h"
 
 typedef lt_tpool pool;
 static inline lt_tensor *keep(pool *p, lt_tensor *t) { return lt_tpool_keep(p, t); }

@@ -7,7 +7,7 @@
 #include <string.h>
 #include "formulas_linalg.h"
 #include "lt_ops.h"
-#include "tensor/la_einsum.h"
+#include "cpu/la_einsum.h"
 
 /* alpha * r, consuming r */
 static lt_tensor *scaled(lt_tensor *r, lt_scalar alpha) {

@@ -6,7 +6,7 @@
 */
 #include "formulas_math_more.h"
 #include "lt_ops.h"
-#include "tensor/tpool.h"
+#include "core/tpool.h"
 
 typedef lt_tpool pool;
 static inline lt_tensor *keep(pool *p, lt_tensor *t) { return lt_tpool_keep(p, t); }

@@ -8,7 +8,7 @@
 #include <string.h>
 #include "formulas_nn_norm.h"
 #include "lt_ops.h"
-#include "tensor/tpool.h"
+#include "core/tpool.h"
 
 typedef struct pool { lt_tensor *t[24]; int n; } pool;
 

@@ -15,7 +15,7 @@
 #ifndef LT_DISPATCH_H
 #define LT_DISPATCH_H
 
-#include "tensor/tensor.h"
+#include "core/tensor.h"
 
 enum {
   LT_OPF_INPLACE = 1,     /* mutates its first argument */

@@ -1,5 +1,5 @@
 -- Conversions and whole-tensor writes: to(dtype), float()/long()/..., clone,
--- copy_, fill_, zero_. Kernels: src/tensor/ew_convert.c, copy.c, ew_cast.c.
+-- copy_, fill_, zero_. Kernels: src/cpu/ew_convert.c, copy.c, ew_cast.c.
 -- The to_float()/... casts and type_as are composites over to(), differentiable through it.
 local ops = {
   { "to(Tensor self, ScalarType dtype, *, bool copy=False) -> Tensor", composite = "lt_to_impl",

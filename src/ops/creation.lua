@@ -1,6 +1,6 @@
 -- Creation ops: constant tensors, ranges, identity, *_like, and random sampling.
 -- torch.tensor, torch.Tensor and the Torch7 typed constructors are hand-written
--- in src/vm/lcreation.c; generators live in src/tensor/rng.c and src/vm/lrng.c.
+-- in src/vm/lcreation.c; generators live in src/core/rng.c and src/vm/lrng.c.
 local O = "*, ScalarType? dtype=None, Device? device=None, bool requires_grad=False"
 local G = "*, Generator? generator=None, ScalarType? dtype=None, Device? device=None, bool requires_grad=False"
 local OL = "*, ScalarType? dtype=None, Device? device=None, bool requires_grad=False"

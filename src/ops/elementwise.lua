@@ -1,7 +1,7 @@
 -- Elementwise ops: arithmetic, math, comparisons, logic, activations.
--- Kernels: src/tensor/ops_elementwise.c (binary), ew_unary.c (unary, pow),
+-- Kernels: src/cpu/ew_binary.c (binary), ew_unary.c (unary, pow),
 -- ew_ternary.c (where, clamp, lerp, addc*, isclose). Broadcasting and type
--- promotion follow PyTorch (src/tensor/iter.c).
+-- promotion follow PyTorch (src/cpu/iter.c).
 local ops = {
   { "add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", out = true, inplace = true,
     doc = "self + alpha * other, elementwise with broadcasting.",

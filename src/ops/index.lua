@@ -1,6 +1,6 @@
 -- Indexing ops. Values in index tensors are 1-based (negative count from the
 -- end); index tensors are int64 (int32 is accepted). Kernels in
--- src/tensor/ops_index.c.
+-- src/cpu/index.c.
 return {
   { "index_select(Tensor self, Dim dim, Tensor index) -> Tensor", out = true, alias = { "index" },
     derivatives = { self = "lt_grad_index_select_back(grad, self_meta, dim, index)" },

@@ -1,4 +1,4 @@
--- Linear algebra: products through OpenBLAS (src/tensor/ops_linalg.c, la_gemm.c, la_einsum.c).
+-- Linear algebra: products through OpenBLAS (src/cpu/linalg.c, la_gemm.c, la_einsum.c).
 -- Matrix products need operands of one dtype, as in PyTorch; outer, addr and kron promote.
 -- Derivative helpers: src/autograd/formulas_linalg.c.
 local AB = "*, Scalar beta=1, Scalar alpha=1"

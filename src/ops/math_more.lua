@@ -1,6 +1,6 @@
 -- More math: special functions, binary math ops, statistics, binning and search.
--- Kernels: src/tensor/ops_math_more.c (elementwise, through lt_ew) and
--- ops_math_more2.c (composites, scans, binning). Derivative helpers:
+-- Kernels: src/cpu/math_special.c (elementwise, through lt_ew) and
+-- src/composite/math.c (composites, scans, binning). Derivative helpers:
 -- src/autograd/formulas_math_more.c. Indices returned (searchsorted, bucketize)
 -- are 1-based like argmax and sort.
 local ops = {

@@ -1,4 +1,4 @@
--- Convolution, pooling and resampling (src/tensor/nn_conv.c, nn_pool.c, nn_resample.c).
+-- Convolution, pooling and resampling (src/cpu/nn_conv.c, nn_pool.c, nn_resample.c).
 -- PyTorch's argument order; inputs (N, C, ...) or unbatched (C, ...); float32 and float64.
 -- List arguments take one number for every spatial dim or a table (stride={2, 1}). Max-pool
 -- indices are 1-based flat positions in each input plane. Derivative helpers:

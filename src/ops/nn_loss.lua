@@ -1,6 +1,6 @@
 -- Loss functions (PyTorch's torch.nn.functional losses). reduction is "mean",
 -- "sum" or "none" ("batchmean" too for kl_div). Class targets are 1-based.
--- nll_loss has kernels (src/tensor/nn_loss.c); the others are composites over
+-- nll_loss has kernels (src/cpu/nn_loss.c); the others are composites over
 -- differentiable ops, so they are differentiable in input and target.
 return {
   { "nll_loss_forward(Tensor self, Tensor target, Tensor? weight=None, str reduction=\"mean\", int ignore_index=-100) -> (Tensor output, Tensor total_weight)",

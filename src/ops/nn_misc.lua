@@ -1,6 +1,6 @@
 -- nn ops that are neither convolutions nor normalisations: linear layers, dropout, embedding,
 -- one_hot, distances, attention and the activations ew_unary.c does not have.
--- Kernels: src/tensor/nn_act.c (activations), src/tensor/nn_misc.c (the rest and the
+-- Kernels: src/cpu/nn_act.c (activations), src/cpu/nn_misc.c (the rest and the
 -- composites); derivative helpers: src/autograd/formulas_nn_misc.c.
 local function act(name, doc, deriv, inplace)
   return { name .. "(Tensor self) -> Tensor", out = true, inplace = inplace, doc = doc,

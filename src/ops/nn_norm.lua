@@ -1,5 +1,5 @@
 -- softmax, log_softmax and the normalisation layers (batch_norm, layer_norm,
--- group_norm). Kernels in src/tensor/nn_softmax.c and nn_norm.c; derivative
+-- group_norm). Kernels in src/cpu/nn_softmax.c and nn_norm.c; derivative
 -- helpers in src/autograd/formulas_nn_norm.c. Dims are 1-based in Lua.
 return {
   { "softmax(Tensor self, Dim dim, ScalarType? dtype=None) -> Tensor", out = true,

@@ -1,6 +1,6 @@
 -- Ops over lists of tensors for lib/optim: foreach primitives and fused
 -- optimizer steps. A fused step updates every parameter of a group in one
--- call and one pass over memory (kernels in src/tensor/optim_foreach.c);
+-- call and one pass over memory (kernels in src/cpu/optim_foreach.c);
 -- state lists are updated in place, state_steps (1-element tensors) are
 -- incremented. Float32 and float64; a parameter's gradient and state share
 -- its shape and dtype. None of these is differentiable: optimizers step

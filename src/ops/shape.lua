@@ -1,5 +1,5 @@
 -- View and shape ops. A view shares self's storage (and version counter);
--- writing through it changes self. Kernels in src/tensor/ops_shape.c.
+-- writing through it changes self. Kernels in src/cpu/shape.c and src/core/views.c.
 return {
   { "view(Tensor(a) self, int[] size) -> Tensor(a)",
     derivatives = { self = "lt_grad_reshape_to(grad, self_meta)" },

@@ -16,7 +16,7 @@
 #include <lua.h>
 #include <lauxlib.h>
 #include "repl.h"
-#include "../tensor/error.h"
+#include "core/error.h"
 
 const char *lt_repl_progname = "lutorch";
 

@@ -15,8 +15,8 @@
 #include <lauxlib.h>
 #include <cblas.h>
 #include "repl.h"
-#include "../tensor/parallel.h"
-#include "../vm/lutorch_vm.h"         /* lutorch_version */
+#include "cpu/parallel.h"
+#include "vm/lutorch_vm.h"         /* lutorch_version */
 
 
 static bool color_out;       /* colours on stdout */

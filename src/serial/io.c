@@ -3,7 +3,7 @@
 ** mappings shared by the serialization formats.
 */
 #include "serial/io.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 #include <errno.h>
 #include <fcntl.h>

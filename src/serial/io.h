@@ -4,7 +4,7 @@
 ** memory, whole-file reads and read-only file mappings. No Lua here.
 **
 ** Errors follow the core's rule: functions return -1 (or NULL) and leave a
-** message in the error slot (src/tensor/error.h); they never abort.
+** message in the error slot (src/core/error.h); they never abort.
 ** Messages name the path but not the calling function; callers prefix it.
 */
 #ifndef LT_SERIAL_IO_H

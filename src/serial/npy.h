@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include "tensor/tensor.h"
+#include "core/tensor.h"
 #include "serial/io.h"
 
 #define LT_NPY_PREAMBLE_MIN 10     /* magic, version, 2-byte length (v1) */

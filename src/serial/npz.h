@@ -7,7 +7,7 @@
 #define LT_SERIAL_NPZ_H
 
 #include <stdbool.h>
-#include "tensor/tensor.h"
+#include "core/tensor.h"
 
 /* Every .npy member of the archive, in archive order: names without ".npy"
 ** (*names[i] and the arrays malloc'd; free with lt_npz_free). Other members

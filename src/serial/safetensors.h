@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include "tensor/tensor.h"
+#include "core/tensor.h"
 
 #define LT_ST_MAX_HEADER 100000000u   /* the reference implementation's bound */
 

@@ -12,7 +12,7 @@
 
 #include "serial/io.h"
 #include "serial/serial_hash.h"
-#include "tensor/tensor.h"
+#include "core/tensor.h"
 
 #define LT_SERIAL_MAGIC "\x89LTS\r\n\x1a\n"   /* 8 bytes, PNG-style: catches text-mode mangling */
 #define LT_SERIAL_END_MAGIC "LTS-END\n"

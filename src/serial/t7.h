@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include "tensor/tensor.h"
+#include "core/tensor.h"
 
 #define LT_T7_MAX_DEPTH 400     /* nested tables / objects */
 

@@ -9,7 +9,7 @@
 
 #include <lua.h>
 #include <lauxlib.h>
-#include "tensor/tensor.h"
+#include "core/tensor.h"
 
 #define LT_MAX_ARGS 24
 #define LT_MAX_LIST 64

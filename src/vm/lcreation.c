@@ -7,7 +7,7 @@
 #include "lutorch_vm.h"
 #include "ltensor.h"
 #include "largs.h"
-#include "tensor/rng.h"
+#include "core/rng.h"
 
 /* ---- reading nested tables ---- */
 

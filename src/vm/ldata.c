@@ -30,7 +30,7 @@
 #include "lutorch_vm.h"
 #include "ltensor.h"
 #include "ldata.h"
-#include "tensor/shm.h"
+#include "cpu/shm.h"
 
 #define WIRE_MAGIC 0x3144544cu      /* "LTD1" */
 #define WIRE_INLINE_MAX 60000       /* larger messages go through a memfd */

@@ -7,7 +7,7 @@
 
 #include <lua.h>
 #include <lauxlib.h>
-#include "tensor/tensor.h"
+#include "core/tensor.h"
 
 #define LT_TENSOR_MAGIC 0x4c54454eu   /* "LTEN" */
 

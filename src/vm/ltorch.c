@@ -12,7 +12,7 @@
 #include "ltensor.h"
 #include "largs.h"
 #include "lt_ops.h"
-#include "../tensor/parallel.h"
+#include "cpu/parallel.h"
 
 /* embedded Lua sources (build/gen/embedded.c) */
 typedef struct lt_embedded { const char *name; const char *src; size_t len; } lt_embedded;

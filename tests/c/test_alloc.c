@@ -8,8 +8,8 @@
 #include <string.h>
 #include <sys/resource.h>
 #include "ctest.h"
-#include "alloc.h"
-#include "error.h"
+#include "core/alloc.h"
+#include "core/error.h"
 
 #define MB ((size_t)1 << 20)
 

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "ctest.h"
-#include "parallel.h"
+#include "cpu/parallel.h"
 
 /* ---- recording what a loop did ------------------------------------------- */
 

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <math.h>
 #include "ctest.h"
-#include "tensor/tensor.h"
+#include "core/tensor.h"
 
 static int released;
 static void on_release(void *data, void *ctx) { (void)data; released += *(int *)ctx; }

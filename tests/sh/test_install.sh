@@ -29,7 +29,7 @@ D="$tmp/dest"; P="$D/usr/local"
 if ${MAKE:-make} -s BUILD="$BUILD" SAN="$SANFLAGS" install DESTDIR="$D" PREFIX=/usr/local >"$tmp/install.log" 2>&1; then ok
 else bad "make install" "$(tail -20 "$tmp/install.log")"; finish; fi
 for f in bin/lutorch lib/liblutorch.a lib/liblutorch.so lib/liblutorch.so.0 lib/lua/5.4/torch.so \
-         include/lutorch.h include/lutorch/lt_ops.h include/lutorch/tensor/tensor.h \
+         include/lutorch.h include/lutorch/lt_ops.h include/lutorch/core/tensor.h \
          include/lutorch/autograd/autograd.h lib/pkgconfig/lutorch.pc share/lua/5.4/nn/init.lua \
          share/lua/5.4/optim/init.lua share/lua/5.4/data/init.lua share/lutorch/man/nn.md; do
   [ -e "$P/$f" ] && ok || bad "installed: $f"

@@ -1,0 +1,100 @@
+/*
+** storage.c — refcounted buffers on one device from one allocator.
+** Small CPU storages carry their bytes in the same allocation as the header,
+** so a one-element result costs one malloc, not two.
+*/
+#include <stdlib.h>
+#include <string.h>
+#include "core/tensor.h"
+
+#define INLINE_BYTES 64      /* storages up to this size live inside their header */
+
+void (*lt_storage_bytes_hook)(int64_t delta) = NULL;
+
+typedef struct inline_storage {
+  lt_storage s;
+  _Alignas(64) unsigned char bytes[INLINE_BYTES];
+} inline_storage;
+
+/* freed inline storages wait in a small per-thread list, like tensor headers */
+#ifdef __SANITIZE_ADDRESS__
+#define INLINE_CACHE_MAX 0
+#else
+#define INLINE_CACHE_MAX 4096
+#endif
+static _Thread_local inline_storage *inline_cache = NULL;
+static _Thread_local int inline_cache_n = 0;
+
+lt_storage *lt_storage_new(lt_device dev, size_t nbytes) {
+  lt_storage *s;
+  if (dev.type == LT_DEV_CPU && nbytes <= INLINE_BYTES) {
+    inline_storage *is = inline_cache;
+    if (is) {
+      inline_cache = (inline_storage *)is->s.data;   /* linked through the data slot */
+      inline_cache_n--;
+    } else {
+      is = aligned_alloc(64, sizeof(inline_storage));
+    }
+    if (!is) return lt_error_null("out of memory allocating a storage");
+    s = &is->s;
+    s->data = is->bytes;
+    s->allocator = NULL;
+    s->kind = LT_STORAGE_INLINE;
+  } else {
+    lt_allocator *a;
+    if (dev.type == LT_DEV_CPU) a = lt_cpu_allocator();
+    else return lt_error_null("device %s has no allocator (backend not loaded)",
+                              dev.type == LT_DEV_CUDA ? "cuda" : "?");
+    s = malloc(sizeof(lt_storage));
+    if (!s) return lt_error_null("out of memory allocating a storage");
+    s->data = a->alloc(a, nbytes);
+    if (!s->data) { free(s); return NULL; }
+    s->allocator = a;
+    s->kind = LT_STORAGE_ALLOCATED;
+    if (lt_storage_bytes_hook) lt_storage_bytes_hook((int64_t)nbytes);
+  }
+  atomic_init(&s->refcount, 1);
+  atomic_init(&s->version, 0);
+  s->nbytes = nbytes;
+  s->device = dev;
+  s->release = NULL;
+  s->release_ctx = NULL;
+  return s;
+}
+
+lt_storage *lt_storage_from_blob(void *data, size_t nbytes, lt_device dev,
+                                 void (*release)(void *, void *), void *ctx) {
+  lt_storage *s = malloc(sizeof(lt_storage));
+  if (!s) return lt_error_null("out of memory allocating a storage");
+  atomic_init(&s->refcount, 1);
+  atomic_init(&s->version, 0);
+  s->data = data;
+  s->nbytes = nbytes;
+  s->device = dev;
+  s->allocator = NULL;
+  s->release = release;
+  s->release_ctx = ctx;
+  s->kind = LT_STORAGE_EXTERNAL;
+  return s;
+}
+
+void lt_storage_retain(lt_storage *s) {
+  atomic_fetch_add_explicit(&s->refcount, 1, memory_order_relaxed);
+}
+
+void lt_storage_release(lt_storage *s) {
+  if (!s) return;
+  if (atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) != 1) return;
+  if (s->kind == LT_STORAGE_ALLOCATED) {
+    s->allocator->free(s->allocator, s->data, s->nbytes);
+    if (lt_storage_bytes_hook) lt_storage_bytes_hook(-(int64_t)s->nbytes);
+  } else if (s->kind == LT_STORAGE_EXTERNAL && s->release) {
+    s->release(s->data, s->release_ctx);
+  } else if (s->kind == LT_STORAGE_INLINE && inline_cache_n < INLINE_CACHE_MAX) {
+    s->data = inline_cache;
+    inline_cache = (inline_storage *)s;
+    inline_cache_n++;
+    return;
+  }
+  free(s);   /* an inline storage's bytes go with it */
+}

@@ -1,0 +1,277 @@
+/*
+** creation.c — CPU kernels of the creation ops: constants, ranges, eye,
+** and the *_like / new_* forms.
+*/
+#include <string.h>
+#include <math.h>
+#include "lt_ops.h"
+#include "core/tensor.h"
+#include "cpu/parallel.h"
+#include "core/rng.h"
+
+int lt_creation_check_device(const char *op, int device_type) {
+  if (device_type > LT_DEV_CPU) return lt_error("%s: device cuda is not available", op);
+  return 0;
+}
+
+lt_tensor *lt_creation_new(const char *op, int ndim, const int64_t *sizes, int dtype, int dflt, int device_type) {
+  if (lt_creation_check_device(op, device_type) < 0) return NULL;
+  if (ndim > LT_MAX_DIMS) return lt_error_null("%s: at most %d dims, got %d", op, LT_MAX_DIMS, ndim);
+  int64_t n = 1;
+  for (int i = 0; i < ndim; i++) {
+    if (sizes[i] < 0) return lt_error_null("%s: negative size %lld in dim %d", op, (long long)sizes[i], i + 1);
+    if (sizes[i] && n > INT64_MAX / 16 / sizes[i]) return lt_error_null("%s: size is too large", op);
+    n *= sizes[i];
+  }
+  lt_dtype dt = (lt_dtype)(dtype >= 0 ? dtype : dflt);
+  lt_tensor *t = lt_tensor_new(dt, lt_cpu_device(), ndim, sizes);
+  if (!t) return lt_error_null("%s: %s", op, lt_error_message());
+  return t;
+}
+
+/* ---- filling contiguous memory with one value ---- */
+
+typedef struct fill_ctx { lt_dtype dt; void *p; unsigned char elem[8]; } fill_ctx;
+
+static void fill_range(void *vctx, int64_t b, int64_t e) {
+  fill_ctx *c = vctx;
+  switch (c->dt) {
+#define FILL(E, ST, CT, NAME) \
+    case E: { ST x; memcpy(&x, c->elem, sizeof x); ST *q = (ST *)c->p; for (int64_t i = b; i < e; i++) q[i] = x; } break;
+    LT_FORALL_DTYPES(FILL)
+#undef FILL
+    default: break;
+  }
+}
+
+static void fill_contig(lt_dtype dt, void *p, int64_t n, const void *elem) {
+  fill_ctx c = { dt, p, {0} };
+  memcpy(c.elem, elem, lt_dtype_size(dt));
+  bool zero = true;
+  for (size_t i = 0; i < lt_dtype_size(dt); i++) zero = zero && c.elem[i] == 0;
+  if (zero) { memset(p, 0, (size_t)n * lt_dtype_size(dt)); return; }
+  lt_parallel_for(n, LT_GRAIN_ELEMENTWISE, fill_range, &c);
+}
+
+/* the scalar as one element of dt; integer targets refuse values they cannot hold, as PyTorch does */
+static int scalar_elem(const char *op, lt_scalar v, lt_dtype dt, void *elem) {
+  if (lt_dtype_is_integral(dt) && dt != LT_BOOL) {
+    static const int64_t lo[] = { [LT_INT64] = INT64_MIN, [LT_INT32] = INT32_MIN, [LT_INT16] = INT16_MIN,
+                                  [LT_INT8] = INT8_MIN, [LT_UINT8] = 0 };
+    static const int64_t hi[] = { [LT_INT64] = INT64_MAX, [LT_INT32] = INT32_MAX, [LT_INT16] = INT16_MAX,
+                                  [LT_INT8] = INT8_MAX, [LT_UINT8] = UINT8_MAX };
+    int64_t x;
+    if (v.type == LT_SCALAR_FLOAT) {
+      if (!(v.v.f >= -9.2233720368547758e18 && v.v.f < 9.2233720368547758e18))
+        return lt_error("%s: value %g cannot be converted to type %s without overflow", op, v.v.f, lt_dtype_name(dt));
+      x = (int64_t)v.v.f;
+    } else x = v.v.i;
+    if (x < lo[dt] || x > hi[dt])
+      return lt_error("%s: value %lld cannot be converted to type %s without overflow", op, (long long)x,
+                      lt_dtype_name(dt));
+    lt_dtype_store_int64(dt, elem, x);
+  } else if (v.type == LT_SCALAR_FLOAT) {
+    lt_dtype_store_double(dt, elem, v.v.f);
+  } else {
+    lt_dtype_store_int64(dt, elem, v.v.i);
+  }
+  return 0;
+}
+
+static lt_tensor *make_filled(const char *op, int ndim, const int64_t *sizes, lt_scalar v, int dtype, int dflt,
+                              int devtype) {
+  lt_tensor *t = lt_creation_new(op, ndim, sizes, dtype, dflt, devtype);
+  if (!t) return NULL;
+  unsigned char elem[8];
+  if (scalar_elem(op, v, (lt_dtype)t->dtype, elem) < 0) { lt_tensor_release(t); return NULL; }
+  fill_contig((lt_dtype)t->dtype, lt_tensor_data(t), t->numel, elem);
+  return t;
+}
+
+#define DFLT ((int)lt_get_default_dtype())
+
+lt_tensor *lt_cpu_zeros(lt_intlist size, int dtype, lt_device device) {
+  return make_filled("zeros", size.n, size.v, lt_scalar_int(0), dtype, DFLT, device.type);
+}
+lt_tensor *lt_cpu_ones(lt_intlist size, int dtype, lt_device device) {
+  return make_filled("ones", size.n, size.v, lt_scalar_int(1), dtype, DFLT, device.type);
+}
+lt_tensor *lt_cpu_empty(lt_intlist size, int dtype, lt_device device) {
+  return lt_creation_new("empty", size.n, size.v, dtype, DFLT, device.type);
+}
+lt_tensor *lt_cpu_full(lt_intlist size, lt_scalar fill_value, int dtype, lt_device device) {
+  return make_filled("full", size.n, size.v, fill_value, dtype, (int)lt_scalar_dtype(fill_value), device.type);
+}
+
+/* *_like keep self's dtype and device unless told otherwise */
+static int like_device(const lt_tensor *self, lt_device d) {
+  return d.type >= 0 ? d.type : lt_tensor_device(self).type;
+}
+lt_tensor *lt_cpu_zeros_like(lt_tensor *self, int dtype, lt_device device) {
+  return make_filled("zeros_like", self->ndim, self->sizes, lt_scalar_int(0), dtype, self->dtype, like_device(self, device));
+}
+lt_tensor *lt_cpu_ones_like(lt_tensor *self, int dtype, lt_device device) {
+  return make_filled("ones_like", self->ndim, self->sizes, lt_scalar_int(1), dtype, self->dtype, like_device(self, device));
+}
+lt_tensor *lt_cpu_empty_like(lt_tensor *self, int dtype, lt_device device) {
+  return lt_creation_new("empty_like", self->ndim, self->sizes, dtype, self->dtype, like_device(self, device));
+}
+lt_tensor *lt_cpu_full_like(lt_tensor *self, lt_scalar fill_value, int dtype, lt_device device) {
+  return make_filled("full_like", self->ndim, self->sizes, fill_value, dtype, self->dtype, like_device(self, device));
+}
+lt_tensor *lt_cpu_new_zeros(lt_tensor *self, lt_intlist size, int dtype, lt_device device) {
+  return make_filled("new_zeros", size.n, size.v, lt_scalar_int(0), dtype, self->dtype, like_device(self, device));
+}
+lt_tensor *lt_cpu_new_ones(lt_tensor *self, lt_intlist size, int dtype, lt_device device) {
+  return make_filled("new_ones", size.n, size.v, lt_scalar_int(1), dtype, self->dtype, like_device(self, device));
+}
+lt_tensor *lt_cpu_new_empty(lt_tensor *self, lt_intlist size, int dtype, lt_device device) {
+  return lt_creation_new("new_empty", size.n, size.v, dtype, self->dtype, like_device(self, device));
+}
+lt_tensor *lt_cpu_new_full(lt_tensor *self, lt_intlist size, lt_scalar fill_value, int dtype, lt_device device) {
+  return make_filled("new_full", size.n, size.v, fill_value, dtype, self->dtype, like_device(self, device));
+}
+
+/* ---- ranges ---- */
+
+/* p[i] = start + i * step for i in [0, n), computed exactly in int64 or in double */
+typedef struct seq_ctx {
+  lt_dtype dt; void *p;
+  bool is_int; int64_t istart, istep; double fstart, fstep;
+} seq_ctx;
+
+static void seq_range(void *vctx, int64_t b, int64_t e) {
+  seq_ctx *c = vctx;
+  if (c->is_int) {
+    switch (c->dt) {
+#define SEQI(E, ST, CT, NAME) \
+      case E: { ST *q = (ST *)c->p; for (int64_t i = b; i < e; i++) q[i] = LT_FROMC_##NAME((int64_t)((uint64_t)c->istart + (uint64_t)i * (uint64_t)c->istep)); } break;
+      LT_FORALL_DTYPES(SEQI)
+#undef SEQI
+      default: break;
+    }
+  } else if (lt_dtype_is_float(c->dt)) {
+    switch (c->dt) {
+      case LT_FLOAT64: { double *q = c->p; for (int64_t i = b; i < e; i++) q[i] = c->fstart + (double)i * c->fstep; } break;
+      case LT_FLOAT32: { float *q = c->p; for (int64_t i = b; i < e; i++) q[i] = (float)(c->fstart + (double)i * c->fstep); } break;
+      case LT_FLOAT16: { lt_half *q = c->p; for (int64_t i = b; i < e; i++) q[i] = lt_float_to_half((float)(c->fstart + (double)i * c->fstep)); } break;
+      default: { lt_bfloat16 *q = c->p; for (int64_t i = b; i < e; i++) q[i] = lt_float_to_bf16((float)(c->fstart + (double)i * c->fstep)); } break;
+    }
+  } else {
+    /* float bounds into an integer dtype: saturating conversion, no UB */
+    size_t es = lt_dtype_size(c->dt);
+    for (int64_t i = b; i < e; i++)
+      lt_dtype_store_double(c->dt, (char *)c->p + i * (int64_t)es, c->fstart + (double)i * c->fstep);
+  }
+}
+
+static bool scalar_is_int(lt_scalar s) { return s.type == LT_SCALAR_INT || s.type == LT_SCALAR_BOOL; }
+
+/* inclusive: Torch7's range; else PyTorch's arange */
+static lt_tensor *make_range(const char *op, lt_scalar start, lt_scalar end, lt_scalar step, int dtype,
+                             lt_device device, bool inclusive) {
+  bool all_int = scalar_is_int(start) && scalar_is_int(end) && scalar_is_int(step);
+  int64_t n;
+  seq_ctx c;
+  memset(&c, 0, sizeof c);
+  if (all_int) {
+    int64_t s = start.v.i, e = end.v.i, st = step.v.i;
+    if (st == 0) return lt_error_null("%s: argument 'step' must be nonzero", op);
+    __int128 d = (__int128)e - s;
+    if ((d > 0 && st < 0) || (d < 0 && st > 0))
+      return lt_error_null("%s: upper bound and lower bound inconsistent with step sign", op);
+    __int128 cnt;
+    if (inclusive) cnt = d / st + 1;
+    else cnt = st > 0 ? (d + st - 1) / st : (d + st + 1) / st;
+    if (cnt > INT64_MAX / 16) return lt_error_null("%s: the result would be too large", op);
+    n = (int64_t)cnt;
+    c.is_int = true; c.istart = s; c.istep = st;
+    c.fstart = (double)s; c.fstep = (double)st;
+  } else {
+    double s = lt_scalar_to_double(start), e = lt_scalar_to_double(end), st = lt_scalar_to_double(step);
+    if (!isfinite(s) || !isfinite(e)) return lt_error_null("%s: unsupported range: %g -> %g", op, s, e);
+    if (st == 0 || !isfinite(st)) return lt_error_null("%s: argument 'step' must be nonzero and finite", op);
+    if ((e > s && st < 0) || (e < s && st > 0))
+      return lt_error_null("%s: upper bound and lower bound inconsistent with step sign", op);
+    double cnt = inclusive ? floor((e - s) / st) + 1 : ceil((e - s) / st);
+    if (!(cnt < 9.0e15)) return lt_error_null("%s: the result would be too large", op);
+    n = cnt > 0 ? (int64_t)cnt : 0;
+    c.fstart = s; c.fstep = st;
+  }
+  int dflt = all_int && !inclusive ? LT_INT64 : DFLT;
+  lt_tensor *t = lt_creation_new(op, 1, &n, dtype, dflt, device.type);
+  if (!t) return NULL;
+  c.dt = (lt_dtype)t->dtype;
+  c.p = lt_tensor_data(t);
+  /* int sequences into float dtypes go through double: exact up to 2^53 */
+  if (c.is_int && lt_dtype_is_float(c.dt)) c.is_int = false;
+  lt_parallel_for(n, LT_GRAIN_ELEMENTWISE, seq_range, &c);
+  return t;
+}
+
+lt_tensor *lt_cpu_arange(lt_scalar start, lt_scalar end, lt_scalar step, int dtype, lt_device device) {
+  if (lt_scalar_is_none(end)) { end = start; start = lt_scalar_int(0); }
+  return make_range("arange", start, end, step, dtype, device, false);
+}
+
+lt_tensor *lt_cpu_range(lt_scalar start, lt_scalar end, lt_scalar step, int dtype, lt_device device) {
+  return make_range("range", start, end, step, dtype, device, true);
+}
+
+/* linspace values: from both ends toward the middle, so the last value is exactly `end` */
+typedef struct lin_ctx { lt_dtype dt; void *p; double s, e, step; int64_t n; double base; bool log; } lin_ctx;
+
+static inline double lin_at(const lin_ctx *c, int64_t i) {
+  double v = i < c->n / 2 ? c->s + (double)i * c->step : c->e - (double)(c->n - 1 - i) * c->step;
+  return c->log ? pow(c->base, v) : v;
+}
+
+static void lin_range(void *vctx, int64_t b, int64_t e) {
+  lin_ctx *c = vctx;
+  switch (c->dt) {
+    case LT_FLOAT64: { double *q = c->p; for (int64_t i = b; i < e; i++) q[i] = lin_at(c, i); } break;
+    case LT_FLOAT32: { float *q = c->p; for (int64_t i = b; i < e; i++) q[i] = (float)lin_at(c, i); } break;
+    default: {
+      size_t es = lt_dtype_size(c->dt);
+      for (int64_t i = b; i < e; i++) lt_dtype_store_double(c->dt, (char *)c->p + i * (int64_t)es, lin_at(c, i));
+    }
+  }
+}
+
+static lt_tensor *make_lin(const char *op, lt_scalar start, lt_scalar end, int64_t steps, int dtype,
+                           lt_device device, bool log, double base) {
+  if (steps < 0) return lt_error_null("%s: argument 'steps' must be non-negative, got %lld", op, (long long)steps);
+  lt_tensor *t = lt_creation_new(op, 1, &steps, dtype, DFLT, device.type);
+  if (!t) return NULL;
+  lin_ctx c;
+  c.dt = (lt_dtype)t->dtype; c.p = lt_tensor_data(t);
+  c.s = lt_scalar_to_double(start); c.e = lt_scalar_to_double(end); c.n = steps;
+  c.step = steps > 1 ? (c.e - c.s) / (double)(steps - 1) : 0.0;
+  c.log = log; c.base = base;
+  if (steps == 1) c.e = c.s;   /* one step gives start, as in PyTorch */
+  lt_parallel_for(steps, LT_GRAIN_ELEMENTWISE / 8, lin_range, &c);
+  return t;
+}
+
+lt_tensor *lt_cpu_linspace(lt_scalar start, lt_scalar end, int64_t steps, int dtype, lt_device device) {
+  return make_lin("linspace", start, end, steps, dtype, device, false, 0);
+}
+
+lt_tensor *lt_cpu_logspace(lt_scalar start, lt_scalar end, int64_t steps, double base, int dtype, lt_device device) {
+  return make_lin("logspace", start, end, steps, dtype, device, true, base);
+}
+
+lt_tensor *lt_cpu_eye(int64_t n, int64_t m, int dtype, lt_device device) {
+  if (m == LT_NOINT) m = n;
+  if (n < 0) return lt_error_null("eye: argument 'n' must be non-negative, got %lld", (long long)n);
+  if (m < 0) return lt_error_null("eye: argument 'm' must be non-negative, got %lld", (long long)m);
+  int64_t sizes[2] = { n, m };
+  lt_tensor *t = make_filled("eye", 2, sizes, lt_scalar_int(0), dtype, DFLT, device.type);
+  if (!t) return NULL;
+  lt_dtype dt = (lt_dtype)t->dtype;
+  size_t es = lt_dtype_size(dt);
+  char *p = lt_tensor_data(t);
+  int64_t k = n < m ? n : m;
+  for (int64_t i = 0; i < k; i++) lt_dtype_store_int64(dt, p + (i * m + i) * (int64_t)es, 1);
+  return t;
+}

@@ -1,0 +1,357 @@
+/*
+** la_einsum.c — einsum: the equation is parsed into labels, each operand
+** becomes a strided view over the labels (repeated labels are diagonals), and
+** the operands are contracted left to right, two at a time, each pair as one
+** batched product: labels both keep are batch dims, labels only one keeps are
+** rows or columns, everything else is summed as the inner dimension. A label
+** only one operand has and nobody needs later is summed by the same product,
+** against stride-0 columns of the other operand.
+*/
+#include <stdlib.h>
+#include <string.h>
+#include "lt_ops.h"
+#include "cpu/la_gemm.h"
+#include "cpu/la_einsum.h"
+
+#define NLETTERS 52
+#define MAXL (NLETTERS + LT_MAX_DIMS)   /* letters, then the dims "..." covers */
+
+typedef struct ein_opd {
+  lt_tensor *t;                 /* owned: holds the memory the strides index */
+  bool has[MAXL];
+  int64_t stride[MAXL];
+} ein_opd;
+
+typedef struct ein {
+  int64_t size[MAXL];           /* broadcast size of every label */
+  int out[MAXL], nout;          /* output labels in order */
+} ein;
+
+int lt_einsum_letter(char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return 26 + (c - 'a');
+  return -1;
+}
+
+char lt_einsum_char(int l) { return l < 26 ? (char)('A' + l) : (char)('a' + l - 26); }
+
+/* labels of one operand's subscripts; -2 marks "...". Returns the count or -1. */
+int lt_einsum_parse_term(const char *s, const char *e, int *labels, int opi) {
+  int n = 0;
+  bool ell = false;
+  for (const char *c = s; c < e; c++) {
+    if (*c == ' ') continue;
+    if (*c == '.') {
+      if (e - c < 3 || c[1] != '.' || c[2] != '.')
+        return lt_error("einsum: found a '.' that is not part of an ellipsis ('...') in the subscripts of %s",
+                        opi < 0 ? "the output" : "an operand");
+      if (ell) return lt_error("einsum: more than one ellipsis ('...') in one term of the equation");
+      ell = true;
+      labels[n++] = -2;
+      c += 2;
+      continue;
+    }
+    int l = lt_einsum_letter(*c);
+    if (l < 0) return lt_error("einsum: invalid subscript '%c': subscripts must be letters a-z or A-Z", *c);
+    if (n >= MAXL) return lt_error("einsum: too many subscripts in one term");
+    labels[n++] = l;
+  }
+  return n;
+}
+
+static void opd_release(ein_opd *o) { lt_tensor_release(o->t); o->t = NULL; }
+
+/* gsize: the broadcast size of a label so far (-1: none yet) */
+static int merge_size(int64_t *g, int64_t s, int l) {
+  if (*g < 0 || *g == 1) { *g = s; return 0; }
+  if (s == 1 || s == *g) return 0;
+  if (l < NLETTERS)
+    return lt_error("einsum: subscript '%c' has size %lld in one operand and %lld in another",
+                    lt_einsum_char(l), (long long)s, (long long)*g);
+  return lt_error("einsum: the dims covered by '...' do not broadcast (%lld vs %lld)", (long long)s, (long long)*g);
+}
+
+/* the view order of one operand inside a product: batch dims, then two groups */
+typedef struct ein_group { int l[MAXL]; int n; } ein_group;
+
+static void sort_by_stride(ein_group *g, const ein_opd *o) {
+  for (int i = 1; i < g->n; i++)
+    for (int j = i; j > 0; j--) {
+      int a = g->l[j - 1], b = g->l[j];
+      int64_t sa = o->has[a] ? o->stride[a] : 0, sb = o->has[b] ? o->stride[b] : 0;
+      if (sa >= sb) break;
+      g->l[j - 1] = b; g->l[j] = a;
+    }
+}
+
+/* merged (size, stride) of a group's labels in o; false if they do not chain */
+static bool merge_group(const ein *E, const ein_opd *o, const ein_group *g, int64_t *size, int64_t *stride) {
+  int64_t sz = 1, st = 1;
+  bool first = true;
+  for (int i = g->n - 1; i >= 0; i--) {
+    int l = g->l[i];
+    int64_t s = E->size[l];
+    if (s == 1) continue;
+    int64_t ls = o->has[l] ? o->stride[l] : 0;
+    if (first) { st = ls; sz = s; first = false; continue; }
+    if (ls != st * sz) return false;
+    sz *= s;
+  }
+  *size = sz;
+  *stride = st;
+  return true;
+}
+
+/* o laid out contiguously in the order batch, g1, g2 (a copy) */
+static int relayout(const ein *E, ein_opd *o, const ein_group *bt, const ein_group *g1, const ein_group *g2) {
+  int64_t sz[LT_MAX_DIMS], st[LT_MAX_DIMS];
+  int order[MAXL], n = 0;
+  const ein_group *gs[3] = {bt, g1, g2};
+  for (int q = 0; q < 3; q++)
+    for (int i = 0; i < gs[q]->n; i++)
+      if (E->size[gs[q]->l[i]] != 1) order[n++] = gs[q]->l[i];
+  if (n > LT_MAX_DIMS) return lt_error("einsum: an intermediate result would have more than %d dims", LT_MAX_DIMS);
+  for (int i = 0; i < n; i++) {
+    sz[i] = E->size[order[i]];
+    st[i] = o->has[order[i]] ? o->stride[order[i]] : 0;
+  }
+  lt_tensor *v = lt_tensor_alias(o->t, o->t->offset, n, sz, st);
+  lt_tensor *c = v ? lt_tensor_clone_as(v, (lt_dtype)o->t->dtype) : NULL;
+  lt_tensor_release(v);
+  if (!c) return -1;
+  lt_tensor_release(o->t);
+  o->t = c;
+  for (int i = 0; i < n; i++) { o->has[order[i]] = true; o->stride[order[i]] = c->strides[i]; }
+  return 0;
+}
+
+/* X <- contraction of X and Y keeping the labels in `keep` */
+static int contract(const ein *E, ein_opd *X, ein_opd *Y, const bool *keep) {
+  ein_group bt = {{0}, 0}, gm = {{0}, 0}, gk = {{0}, 0}, gn = {{0}, 0};
+  for (int l = 0; l < MAXL; l++) {
+    bool hx = X->has[l], hy = Y->has[l];
+    if (!hx && !hy) continue;
+    if (hx && hy && keep[l]) bt.l[bt.n++] = l;
+    else if (!keep[l]) gk.l[gk.n++] = l;
+    else if (hx) gm.l[gm.n++] = l;
+    else gn.l[gn.n++] = l;
+  }
+  if (bt.n + 2 > LT_MAX_DIMS)
+    return lt_error("einsum: an intermediate result would have more than %d dims", LT_MAX_DIMS);
+  sort_by_stride(&gm, X);
+  sort_by_stride(&gk, X->t->numel > 1 ? X : Y);
+  sort_by_stride(&gn, Y);
+  int64_t M, K, N, ms, ks, kys, ns;
+  if (!merge_group(E, X, &gm, &M, &ms) || !merge_group(E, X, &gk, &K, &ks)) {
+    if (relayout(E, X, &bt, &gm, &gk) < 0) return -1;
+    merge_group(E, X, &gm, &M, &ms);
+    merge_group(E, X, &gk, &K, &ks);
+  }
+  if (!merge_group(E, Y, &gk, &K, &kys) || !merge_group(E, Y, &gn, &N, &ns)) {
+    if (relayout(E, Y, &bt, &gk, &gn) < 0) return -1;
+    merge_group(E, Y, &gk, &K, &kys);
+    merge_group(E, Y, &gn, &N, &ns);
+  }
+  int nb = bt.n;
+  int64_t asz[LT_MAX_DIMS], ast[LT_MAX_DIMS], bsz[LT_MAX_DIMS], bst[LT_MAX_DIMS], csz[LT_MAX_DIMS];
+  for (int i = 0; i < nb; i++) {
+    int l = bt.l[i];
+    asz[i] = bsz[i] = csz[i] = E->size[l];
+    ast[i] = X->stride[l];
+    bst[i] = Y->stride[l];
+  }
+  asz[nb] = M; asz[nb + 1] = K; ast[nb] = ms; ast[nb + 1] = ks;
+  bsz[nb] = K; bsz[nb + 1] = N; bst[nb] = kys; bst[nb + 1] = ns;
+  csz[nb] = M; csz[nb + 1] = N;
+  lt_tensor *A = lt_tensor_alias(X->t, X->t->offset, nb + 2, asz, ast);
+  lt_tensor *B = A ? lt_tensor_alias(Y->t, Y->t->offset, nb + 2, bsz, bst) : NULL;
+  lt_tensor *C = B ? lt_tensor_new((lt_dtype)X->t->dtype, lt_tensor_device(X->t), nb + 2, csz) : NULL;
+  int rc = -1;
+  if (C && lt_la_gemm("einsum", C, A, B, lt_scalar_int(1), lt_scalar_int(0), false) == 0) rc = 0;
+  lt_tensor_release(A);
+  lt_tensor_release(B);
+  if (rc < 0) { lt_tensor_release(C); return -1; }
+  /* the product's labels: batch dims, then the row labels, then the column labels */
+  lt_tensor_release(X->t);
+  X->t = C;
+  memset(X->has, 0, sizeof X->has);
+  for (int i = 0; i < nb; i++) { X->has[bt.l[i]] = true; X->stride[bt.l[i]] = C->strides[i]; }
+  int64_t run = C->strides[nb];
+  for (int i = gm.n - 1; i >= 0; i--) { int l = gm.l[i]; X->has[l] = true; X->stride[l] = run; run *= E->size[l]; }
+  run = C->strides[nb + 1];
+  for (int i = gn.n - 1; i >= 0; i--) { int l = gn.l[i]; X->has[l] = true; X->stride[l] = run; run *= E->size[l]; }
+  return 0;
+}
+
+lt_tensor *lt_cpu_einsum(const char *equation, lt_tensor *const *tensors, int n) {
+  if (n < 1) return lt_error_null("einsum: must provide at least one operand");
+  for (int i = 1; i < n; i++)
+    if (tensors[i]->dtype != tensors[0]->dtype)
+      return lt_error_null("einsum: expected all operands to have the same dtype, but operand 1 is %s and operand %d is %s",
+                           lt_dtype_name((lt_dtype)tensors[0]->dtype), i + 1, lt_dtype_name((lt_dtype)tensors[i]->dtype));
+  const char *arrow = strstr(equation, "->");
+  const char *lhs_end = arrow ? arrow : equation + strlen(equation);
+  ein E;
+  ein_opd *ops = calloc((size_t)n, sizeof(ein_opd));
+  int (*labels)[MAXL] = calloc((size_t)n, sizeof *labels);
+  int *nl = calloc((size_t)n, sizeof(int));
+  lt_tensor *result = NULL;
+  ein_opd ones = {0};
+  if (!ops || !labels || !nl) { lt_error("einsum: out of memory"); goto done; }
+  /* operand terms */
+  int nterms = 0;
+  const char *s = equation;
+  int ell_max = 0;
+  bool any_ell = false;
+  for (;;) {
+    const char *e = s;
+    while (e < lhs_end && *e != ',') e++;
+    if (nterms >= n) {
+      lt_error("einsum: the equation has more operands than the %d tensor%s given", n, n == 1 ? "" : "s");
+      goto done;
+    }
+    if ((nl[nterms] = lt_einsum_parse_term(s, e, labels[nterms], nterms)) < 0) goto done;
+    int nlet = 0;
+    bool ell = false;
+    for (int j = 0; j < nl[nterms]; j++) { if (labels[nterms][j] == -2) ell = true; else nlet++; }
+    int nd = tensors[nterms]->ndim;
+    if (nlet > nd || (!ell && nlet != nd)) {
+      lt_error("einsum: operand %d has %d dims but its subscripts in the equation name %d", nterms + 1, nd, nlet);
+      goto done;
+    }
+    if (ell) { any_ell = true; if (nd - nlet > ell_max) ell_max = nd - nlet; }
+    nterms++;
+    if (e >= lhs_end) break;
+    s = e + 1;
+  }
+  if (nterms != n) {
+    lt_error("einsum: the equation has %d operand%s but %d tensors were given", nterms, nterms == 1 ? "" : "s", n);
+    goto done;
+  }
+  /* each operand as strides over the labels; the broadcast size of each label */
+  int64_t opsize[MAXL];
+  for (int l = 0; l < MAXL; l++) E.size[l] = -1;
+  int count[MAXL] = {0};
+  for (int i = 0; i < n; i++) {
+    lt_tensor *t = tensors[i];
+    ein_opd *o = &ops[i];
+    lt_tensor_retain(t);
+    o->t = t;
+    for (int l = 0; l < MAXL; l++) opsize[l] = -1;
+    int d = 0;
+    for (int j = 0; j < nl[i]; j++) {
+      int l = labels[i][j];
+      if (l == -2) {
+        int ne = t->ndim - (nl[i] - 1);
+        for (int q = 0; q < ne; q++, d++) {
+          int el = NLETTERS + ell_max - ne + q;
+          o->has[el] = true; o->stride[el] = t->strides[d]; opsize[el] = t->sizes[d];
+        }
+        continue;
+      }
+      count[l]++;
+      if (o->has[l]) {
+        if (opsize[l] != t->sizes[d]) {
+          lt_error("einsum: subscript '%c' is repeated for operand %d but the sizes don't match, %lld != %lld",
+                   lt_einsum_char(l), i + 1, (long long)opsize[l], (long long)t->sizes[d]);
+          goto done;
+        }
+        o->stride[l] += t->strides[d];   /* a diagonal */
+      } else {
+        o->has[l] = true; o->stride[l] = t->strides[d]; opsize[l] = t->sizes[d];
+      }
+      d++;
+    }
+    for (int l = 0; l < MAXL; l++)
+      if (o->has[l] && merge_size(&E.size[l], opsize[l], l) < 0) goto done;
+  }
+  for (int l = 0; l < MAXL; l++) if (E.size[l] < 0) E.size[l] = 1;
+  /* output labels */
+  E.nout = 0;
+  if (arrow) {
+    int ol[MAXL + 1];
+    const char *os = arrow + 2;
+    int no = lt_einsum_parse_term(os, os + strlen(os), ol, -1);
+    if (no < 0) goto done;
+    bool seen[MAXL] = {false};
+    for (int j = 0; j < no; j++) {
+      int l = ol[j];
+      if (l == -2) {
+        for (int q = 0; q < ell_max; q++) E.out[E.nout++] = NLETTERS + q;
+        continue;
+      }
+      if (!count[l]) {
+        lt_error("einsum: output subscript '%c' does not appear in the equation for any operand", lt_einsum_char(l));
+        goto done;
+      }
+      if (seen[l]) { lt_error("einsum: output subscript '%c' appears more than once in the output", lt_einsum_char(l)); goto done; }
+      seen[l] = true;
+      E.out[E.nout++] = l;
+    }
+  } else {
+    if (any_ell) for (int q = 0; q < ell_max; q++) E.out[E.nout++] = NLETTERS + q;
+    for (int l = 0; l < NLETTERS; l++) if (count[l] == 1) E.out[E.nout++] = l;
+  }
+  if (E.nout > LT_MAX_DIMS) { lt_error("einsum: the output would have more than %d dims", LT_MAX_DIMS); goto done; }
+  /* a label of size 1 broadcast against a larger size is absent from that operand */
+  {
+    for (int i = 0; i < n; i++) {
+      lt_tensor *t = tensors[i];
+      ein_opd *o = &ops[i];
+      int d = 0;
+      for (int j = 0; j < nl[i]; j++) {
+        int l = labels[i][j];
+        if (l == -2) {
+          int ne = t->ndim - (nl[i] - 1);
+          for (int q = 0; q < ne; q++, d++) {
+            int el = NLETTERS + ell_max - ne + q;
+            if (t->sizes[d] == 1 && E.size[el] != 1) o->has[el] = false;
+          }
+          continue;
+        }
+        if (t->sizes[d] == 1 && E.size[l] != 1) o->has[l] = false;
+        d++;
+      }
+    }
+  }
+  /* contract left to right */
+  bool outl[MAXL] = {false};
+  for (int j = 0; j < E.nout; j++) outl[E.out[j]] = true;
+  ein_opd cur = ops[0];
+  ops[0].t = NULL;
+  if (n == 1) {
+    bool sum = false;
+    for (int l = 0; l < MAXL; l++) if (cur.has[l] && !outl[l]) sum = true;
+    if (sum) {
+      /* sum the dropped labels: contract against a one */
+      ones.t = lt_tensor_from_scalar(lt_scalar_int(1), (lt_dtype)tensors[0]->dtype);
+      if (!ones.t || contract(&E, &cur, &ones, outl) < 0) { opd_release(&cur); goto done; }
+    }
+  }
+  for (int i = 1; i < n; i++) {
+    bool kp[MAXL];
+    for (int l = 0; l < MAXL; l++) {
+      kp[l] = outl[l];
+      for (int j = i + 1; j < n && !kp[l]; j++) kp[l] = ops[j].has[l];
+    }
+    if (contract(&E, &cur, &ops[i], kp) < 0) { opd_release(&cur); goto done; }
+  }
+  {
+    int64_t sz[LT_MAX_DIMS], st[LT_MAX_DIMS];
+    for (int j = 0; j < E.nout; j++) {
+      int l = E.out[j];
+      sz[j] = E.size[l];
+      st[j] = cur.has[l] ? cur.stride[l] : 0;
+    }
+    lt_tensor *v = lt_tensor_alias(cur.t, cur.t->offset, E.nout, sz, st);
+    /* a fresh tensor, never a view of an input */
+    if (v) result = (n == 1 && cur.t == tensors[0]) ? lt_tensor_clone_as(v, (lt_dtype)v->dtype) : lt_tensor_contiguous(v);
+    lt_tensor_release(v);
+    opd_release(&cur);
+  }
+done:
+  if (ops) for (int i = 0; i < n; i++) opd_release(&ops[i]);
+  opd_release(&ones);
+  free(ops); free(labels); free(nl);
+  return result;
+}

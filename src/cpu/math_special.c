@@ -1,0 +1,626 @@
+/*
+** math_special.c — elementwise kernels of src/ops/math_more.lua: special
+** functions (lgamma, digamma, polygamma, i0, i1, sinc), binary math
+** (logaddexp, xlogy, fmax, gcd, nextafter, heaviside, ...) and predicates.
+** Loops come from the templates in ew.h; lt_ew_run does broadcasting,
+** promotion and out=. Special functions are computed in double and stored in
+** the tensor's dtype.
+*/
+#include <stdlib.h>
+#include <tgmath.h>
+#include "cpu/ew.h"
+#include "lt_ops.h"
+#include "cpu/parallel.h"
+
+#define TY(x) __typeof__(x)
+#define PI_D 3.14159265358979323846
+
+/* ---- special functions (double) ------------------------------------------ */
+
+static double lgamma_d(double x) { int sg; return lgamma_r(x, &sg); }
+
+/* digamma: reflection below 0, recurrence up to 10, then the asymptotic series */
+static double digamma_d(double x) {
+  if (x != x) return x;
+  if (x == 0) return copysign(INFINITY, -x);
+  if (x < 0) {
+    if (x == floor(x)) return NAN;
+    /* tan(pi x) has period 1 in x: reduce first so large |x| keeps its precision */
+    double fr = x - floor(x);
+    return digamma_d(1 - x) - PI_D / tan(PI_D * fr);
+  }
+  if (x == INFINITY) return INFINITY;
+  double r = 0;
+  while (x < 10) { r -= 1 / x; x += 1; }
+  double z = 1 / (x * x);
+  return r + log(x) - 0.5 / x
+         - z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 - z * (1.0 / 132
+           - z * (691.0 / 32760 - z / 12))))));
+}
+
+/* Hurwitz zeta(s, q) for s > 1: a direct sum until q >= 16 (q may start negative),
+** then Euler-Maclaurin with Bernoulli numbers B2..B16 */
+static double hzeta_d(double s, double q) {
+  static const double B[8] = { 1.0 / 6, -1.0 / 30, 1.0 / 42, -1.0 / 30, 5.0 / 66, -691.0 / 2730, 7.0 / 6,
+                               -3617.0 / 510 };
+  if (q != q) return q;
+  if (q <= 0 && q == floor(q)) return INFINITY;
+  double sum = 0;
+  /* the direct sum walks up from q one step at a time: give up (NaN) far below 0 */
+  if (q < -1e7) return NAN;
+  if (s > 64) {
+    /* Euler-Maclaurin would need q > s (polygamma's n can be 2^31); for so large an s the
+    ** terms (q + k)^-s fall off so fast past 0 that the direct sum ends in a few steps */
+    for (;;) {
+      double t = pow(q, -s);
+      sum += t;
+      if (q > 0 && (t == 0 || fabs(t) < 1e-17 * fabs(sum) || sum != sum || isinf(sum))) return sum;
+      q += 1;
+    }
+  }
+  double lim = s > 16 ? s : 16;
+  while (q < lim) { sum += pow(q, -s); q += 1; }
+  double a = pow(q, -s);
+  double res = sum + q * a / (s - 1) + 0.5 * a;
+  double tf = s * a / q, fact = 1;   /* (s)_{2j-1} q^{-s-2j+1}, (2j)! */
+  for (int j = 1; j <= 8; j++) {
+    fact *= (2.0 * j - 1) * (2.0 * j);
+    double t = B[j - 1] / fact * tf;
+    res += t;
+    if (fabs(t) < 1e-17 * fabs(res)) break;
+    tf *= (s + 2.0 * j - 1) * (s + 2.0 * j) / (q * q);
+  }
+  return res;
+}
+
+static double polygamma_d(int64_t n, double x) {
+  if (n == 0) return digamma_d(x);
+  double sgn = (n & 1) ? 1 : -1;
+  return sgn * tgamma((double)n + 1) * hzeta_d((double)n + 1, x);
+}
+
+/* modified Bessel functions of the first kind, orders 0 and 1: the power series
+** up to |x| = 30, the asymptotic expansion of e^x / sqrt(2 pi x) beyond */
+static double bessel_i_d(int order, double x) {
+  double ax = fabs(x), r;
+  if (x != x) return x;
+  if (ax <= 30) {
+    double q = ax * ax / 4, t = order ? ax / 2 : 1, s = t;
+    for (int k = 1; k < 500; k++) {
+      t *= q / ((double)k * (double)(k + order));
+      s += t;
+      if (t < 1e-17 * s) break;
+    }
+    r = s;
+  } else {
+    double mu = order ? 4 : 0, t = 1, s = 1;
+    for (int k = 1; k < 30; k++) {
+      double nt = t * -(mu - (2.0 * k - 1) * (2.0 * k - 1)) / (k * 8 * ax);
+      if (fabs(nt) > fabs(t)) break;   /* the series is asymptotic: stop at its smallest term */
+      t = nt;
+      s += t;
+      if (fabs(t) < 1e-17 * fabs(s)) break;
+    }
+    /* two half exponentials so that the product overflows only when the value does */
+    double e = exp(ax / 2);
+    r = e * (e / sqrt(2 * PI_D * ax) * s);
+  }
+  return (order && x < 0) ? -r : r;
+}
+
+static double sinc_d(double x) {
+  if (x == 0) return 1;
+  double px = PI_D * x;
+  return sin(px) / px;
+}
+
+/* ---- loops ------------------------------------------------------------------ */
+
+/* float unary through a double function; ctx i[0] carries polygamma's n */
+#define SF_DEF(E, T, CT, N, OP) EW_UNARY(OP##_##N, T, CT, LD_##N, T, ST_##N, EW_CTXDECL, (CT)SF_##OP)
+#define SF_UNARY(OP) EW_FLOATS(SF_DEF, OP) \
+  static const lt_ew_loop OP##_tbl[LT_NUM_DTYPES] = { EW_FLOATS(EW_TBL, OP) };
+#define SF_lgamma lgamma_d((double)x)
+#define SF_digamma digamma_d((double)x)
+#define SF_polygamma polygamma_d(c_->i[0], (double)x)
+#define SF_i0 bessel_i_d(0, (double)x)
+#define SF_i1 bessel_i_d(1, (double)x)
+#define SF_sinc sinc_d((double)x)
+SF_UNARY(lgamma) SF_UNARY(digamma) SF_UNARY(polygamma) SF_UNARY(i0) SF_UNARY(i1) SF_UNARY(sinc)
+
+/* predicates, bool out */
+#define PB_DEF(E, T, CT, N, OP) EW_UNARY(OP##_##N, T, CT, LD_##N, bool, ST_BOOL, EW_NODECL, PB_##OP)
+#define PB_signbit_f signbit(x)
+#define PB_signbit_i EW_LT0(x)
+#define PB_posinf (x == (TY(x))INFINITY)
+#define PB_neginf (x == -(TY(x))INFINITY)
+EW_FLOATS(PB_DEF, signbit_f) EW_INTS(PB_DEF, signbit_i) EW_FLOATS(PB_DEF, posinf) EW_FLOATS(PB_DEF, neginf)
+static const lt_ew_loop signbit_tbl[LT_NUM_DTYPES] = { EW_FLOATS(EW_TBL, signbit_f) EW_INTS(EW_TBL, signbit_i) };
+static const lt_ew_loop posinf_tbl[LT_NUM_DTYPES] = { EW_FLOATS(EW_TBL, posinf) };
+static const lt_ew_loop neginf_tbl[LT_NUM_DTYPES] = { EW_FLOATS(EW_TBL, neginf) };
+
+/* binary, floating point */
+#define BF_DEF(E, T, CT, N, OP) EW_BINARY(OP##_##N, T, CT, LD_##N, T, ST_##N, EW_NODECL, BF_##OP)
+#define BF_TABLE(OP) EW_FLOATS(BF_DEF, OP) \
+  static const lt_ew_loop OP##_tbl[LT_NUM_DTYPES] = { EW_FLOATS(EW_TBL, OP) };
+/* equal infinities would give inf - inf = NaN: the result is that infinity */
+#define BF_logaddexp ((x == y && isinf(x)) ? x : (x > y ? x : y) + log1p(exp(-fabs(x - y))))
+#define BF_logaddexp2 ((x == y && isinf(x)) ? x : \
+  (x > y ? x : y) + log1p(exp2(-fabs(x - y))) * (TY(x))1.44269504088896340736)
+#define BF_xlogy ((y != y) ? y : (x == 0) ? (TY(x))0 : x * log(y))
+BF_TABLE(logaddexp) BF_TABLE(logaddexp2) BF_TABLE(xlogy)
+
+#define NA_DEF(E, T, CT, N, OP) EW_BINARY(nextafter_##N, T, CT, LD_##N, T, ST_##N, EW_NODECL, nextafter(x, y))
+NA_DEF(LT_FLOAT64, double, double, f64, _) NA_DEF(LT_FLOAT32, float, float, f32, _)
+static const lt_ew_loop nextafter_tbl[LT_NUM_DTYPES] = { [LT_FLOAT64] = nextafter_f64, [LT_FLOAT32] = nextafter_f32 };
+
+/* fmax / fmin: NaN loses */
+#define FM_DEF_F(E, T, CT, N, OP) EW_BINARY(OP##_##N, T, CT, LD_##N, T, ST_##N, EW_NODECL, \
+  (x != x) ? y : (y != y) ? x : (x CMP_##OP y ? x : y))
+#define FM_DEF_I(E, T, CT, N, OP) EW_BINARY(OP##_##N, T, CT, LD_##N, T, ST_##N, EW_NODECL, (x CMP_##OP y ? x : y))
+#define CMP_fmax >
+#define CMP_fmin <
+EW_FLOATS(FM_DEF_F, fmax) EW_INTS(FM_DEF_I, fmax) EW_BOOL(FM_DEF_I, fmax)
+EW_FLOATS(FM_DEF_F, fmin) EW_INTS(FM_DEF_I, fmin) EW_BOOL(FM_DEF_I, fmin)
+static const lt_ew_loop fmax_tbl[LT_NUM_DTYPES] = { EW_ALL(EW_TBL, fmax) };
+static const lt_ew_loop fmin_tbl[LT_NUM_DTYPES] = { EW_ALL(EW_TBL, fmin) };
+
+/* gcd / lcm on magnitudes (unsigned, so |INT64_MIN| does not overflow) */
+static inline uint64_t ugcd(uint64_t a, uint64_t b) {
+  while (b) { uint64_t t = a % b; a = b; b = t; }
+  return a;
+}
+static inline uint64_t uabs(int64_t v) { return v < 0 ? 0 - (uint64_t)v : (uint64_t)v; }
+static inline int64_t igcd(int64_t a, int64_t b) { return (int64_t)ugcd(uabs(a), uabs(b)); }
+static inline int64_t ilcm(int64_t a, int64_t b) {
+  uint64_t g = ugcd(uabs(a), uabs(b));
+  return g == 0 ? 0 : (int64_t)(uabs(a) / g * uabs(b));
+}
+#define GL_DEF(E, T, CT, N, OP) EW_BINARY(OP##_##N, T, CT, LD_##N, T, ST_##N, EW_NODECL, \
+  (CT)i##OP((int64_t)x, (int64_t)y))
+EW_INTS(GL_DEF, gcd) EW_INTS(GL_DEF, lcm)
+static const lt_ew_loop gcd_tbl[LT_NUM_DTYPES] = { EW_INTS(EW_TBL, gcd) };
+static const lt_ew_loop lcm_tbl[LT_NUM_DTYPES] = { EW_INTS(EW_TBL, lcm) };
+
+#define HV_DEF(E, T, CT, N, OP) EW_BINARY(heavi_##N, T, CT, LD_##N, T, ST_##N, EW_NODECL, \
+  (x == 0) ? y : (CT)(x > 0))
+EW_ALL(HV_DEF, _)
+static const lt_ew_loop heavi_tbl[LT_NUM_DTYPES] = { EW_ALL(EW_TBL, heavi) };
+
+/* ---- drivers ---------------------------------------------------------------- */
+
+static lt_tensor *run_ew(const char *op, int nin, lt_tensor *a, lt_tensor *b, lt_tensor *out,
+                         const lt_ew_loop *tbl, lt_dtype ct, lt_dtype odt, ew_ctx *c) {
+  lt_ew_loop fn = lt_ew_pick(op, tbl, ct);
+  if (!fn) return NULL;
+  lt_ew e;
+  e.op = op; e.nin = nin; e.in[0] = a; e.in[1] = b; e.in_dt[0] = e.in_dt[1] = ct;
+  e.out_dt = odt; e.fn = fn; e.ctx = c; e.grain = 0;
+  return lt_ew_run(&e, out);
+}
+
+static lt_dtype promote_float(lt_tensor *self) {
+  lt_dtype dt = (lt_dtype)self->dtype;
+  return lt_dtype_is_float(dt) ? dt : lt_get_default_dtype();
+}
+
+static lt_dtype rtype2(lt_tensor *a, lt_tensor *b) {
+  lt_tensor *ts[2] = {a, b};
+  return (lt_dtype)lt_result_type(2, ts);
+}
+
+#define SPECIAL(NAME) \
+lt_tensor *lt_cpu_##NAME(lt_tensor *self, lt_tensor *out) { \
+  return run_ew(#NAME, 1, self, NULL, out, NAME##_tbl, promote_float(self), promote_float(self), NULL); }
+SPECIAL(lgamma) SPECIAL(digamma) SPECIAL(i0) SPECIAL(sinc)
+
+lt_tensor *lt_cpu__i1(lt_tensor *self) {
+  return run_ew("_i1", 1, self, NULL, NULL, i1_tbl, promote_float(self), promote_float(self), NULL);
+}
+
+lt_tensor *lt_cpu_polygamma(int64_t n, lt_tensor *self, lt_tensor *out) {
+  if (n < 0) return lt_error_null("polygamma: argument 'n' must be non-negative, got %lld", (long long)n);
+  ew_ctx c = {0};
+  c.i[0] = n;
+  return run_ew("polygamma", 1, self, NULL, out, polygamma_tbl, promote_float(self), promote_float(self), &c);
+}
+
+/* a bool tensor of self's shape filled with v (predicates of integer tensors) */
+static lt_tensor *bool_const(const char *op, lt_tensor *self, lt_tensor *out, bool v) {
+  lt_tensor *r = out;
+  if (out) {
+    if (lt_tensor_resize_out(op, out, self->ndim, self->sizes) < 0) return NULL;
+    lt_tensor_retain(out);
+  } else if (!(r = lt_tensor_new(LT_BOOL, lt_tensor_device(self), self->ndim, self->sizes))) {
+    return NULL;
+  }
+  if (lt_tensor_fill_(r, lt_scalar_bool(v)) < 0) { lt_tensor_release(r); return NULL; }
+  return r;
+}
+
+lt_tensor *lt_cpu_signbit(lt_tensor *self, lt_tensor *out) {
+  lt_dtype dt = (lt_dtype)self->dtype;
+  if (dt == LT_BOOL || dt == LT_UINT8) return bool_const("signbit", self, out, false);
+  return run_ew("signbit", 1, self, NULL, out, signbit_tbl, dt, LT_BOOL, NULL);
+}
+lt_tensor *lt_cpu_isposinf(lt_tensor *self, lt_tensor *out) {
+  lt_dtype dt = (lt_dtype)self->dtype;
+  if (!lt_dtype_is_float(dt)) return bool_const("isposinf", self, out, false);
+  return run_ew("isposinf", 1, self, NULL, out, posinf_tbl, dt, LT_BOOL, NULL);
+}
+lt_tensor *lt_cpu_isneginf(lt_tensor *self, lt_tensor *out) {
+  lt_dtype dt = (lt_dtype)self->dtype;
+  if (!lt_dtype_is_float(dt)) return bool_const("isneginf", self, out, false);
+  return run_ew("isneginf", 1, self, NULL, out, neginf_tbl, dt, LT_BOOL, NULL);
+}
+
+/* ops defined for floating point results only: integer operands are an error */
+static lt_tensor *float_binary(const char *op, lt_tensor *a, lt_tensor *b, lt_tensor *out, const lt_ew_loop *tbl) {
+  lt_dtype dt = rtype2(a, b);
+  if (!lt_dtype_is_float(dt))
+    return lt_error_null("%s: arguments 'self' and 'other' must include a floating point tensor, got %s",
+                         op, lt_dtype_name(dt));
+  return run_ew(op, 2, a, b, out, tbl, dt, dt, NULL);
+}
+
+/* integer and bool operands compute in the default float dtype (PyTorch 1.13
+** has no integer kernel; this is the superset the other math ops follow) */
+static lt_tensor *promoting_binary(const char *op, lt_tensor *a, lt_tensor *b, lt_tensor *out, const lt_ew_loop *tbl) {
+  lt_dtype dt = rtype2(a, b);
+  if (!lt_dtype_is_float(dt)) dt = lt_get_default_dtype();
+  return run_ew(op, 2, a, b, out, tbl, dt, dt, NULL);
+}
+lt_tensor *lt_cpu_logaddexp(lt_tensor *self, lt_tensor *other, lt_tensor *out) {
+  return promoting_binary("logaddexp", self, other, out, logaddexp_tbl);
+}
+lt_tensor *lt_cpu_logaddexp2(lt_tensor *self, lt_tensor *other, lt_tensor *out) {
+  return promoting_binary("logaddexp2", self, other, out, logaddexp2_tbl);
+}
+lt_tensor *lt_cpu_nextafter(lt_tensor *self, lt_tensor *other, lt_tensor *out) {
+  return float_binary("nextafter", self, other, out, nextafter_tbl);
+}
+
+lt_tensor *lt_cpu_xlogy(lt_tensor *self, lt_tensor *other, lt_tensor *out) {
+  return promoting_binary("xlogy", self, other, out, xlogy_tbl);
+}
+
+lt_tensor *lt_cpu_fmax(lt_tensor *self, lt_tensor *other, lt_tensor *out) {
+  lt_dtype dt = rtype2(self, other);
+  return run_ew("fmax", 2, self, other, out, fmax_tbl, dt, dt, NULL);
+}
+lt_tensor *lt_cpu_fmin(lt_tensor *self, lt_tensor *other, lt_tensor *out) {
+  lt_dtype dt = rtype2(self, other);
+  return run_ew("fmin", 2, self, other, out, fmin_tbl, dt, dt, NULL);
+}
+
+static lt_tensor *int_binary(const char *op, lt_tensor *a, lt_tensor *b, lt_tensor *out, const lt_ew_loop *tbl) {
+  lt_dtype dt = rtype2(a, b);
+  if (lt_dtype_is_float(dt) || dt == LT_BOOL) {
+    const char *which = (lt_dtype_is_float((lt_dtype)a->dtype) || a->dtype == LT_BOOL) ? "self" : "other";
+    return lt_error_null("%s: argument '%s' must be an integer tensor, got %s", op, which, lt_dtype_name(dt));
+  }
+  return run_ew(op, 2, a, b, out, tbl, dt, dt, NULL);
+}
+lt_tensor *lt_cpu_gcd(lt_tensor *self, lt_tensor *other, lt_tensor *out) {
+  return int_binary("gcd", self, other, out, gcd_tbl);
+}
+lt_tensor *lt_cpu_lcm(lt_tensor *self, lt_tensor *other, lt_tensor *out) {
+  return int_binary("lcm", self, other, out, lcm_tbl);
+}
+
+lt_tensor *lt_cpu_heaviside(lt_tensor *self, lt_tensor *values, lt_tensor *out) {
+  lt_dtype dt = (lt_dtype)self->dtype;
+  /* a Lua number takes self's dtype; tensors must match, as in PyTorch */
+  if (!values->is_wrapped_number && values->dtype != self->dtype)
+    return lt_error_null("heaviside: argument 'values' must have the dtype of 'self' (%s), got %s",
+                         lt_dtype_name(dt), lt_dtype_name((lt_dtype)values->dtype));
+  return run_ew("heaviside", 2, self, values, out, heavi_tbl, dt, dt, NULL);
+}
+
+/* ---- isin ------------------------------------------------------------------- */
+
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  if (x != x || y != y) return (x != x) - (y != y);   /* NaN last: the order must be total */
+  return (x > y) - (x < y);
+}
+static int cmp_i(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+typedef struct isin_ctx { void *tv, *ev; bool *o; int64_t m; bool invert, isf; } isin_ctx;
+
+static void isin_range(void *ctx, int64_t begin, int64_t end) {
+  isin_ctx *c = (isin_ctx *)ctx;
+  int64_t m = c->m;
+  for (int64_t i = begin; i < end; i++) {
+    int64_t lo = 0, hi = m;
+    bool found;
+    if (c->isf) {
+      const double *tv = (const double *)c->tv, v = ((const double *)c->ev)[i];
+      while (lo < hi) { int64_t mid = lo + (hi - lo) / 2; if (tv[mid] < v) lo = mid + 1; else hi = mid; }
+      found = lo < m && tv[lo] == v;
+    } else {
+      const int64_t *tv = (const int64_t *)c->tv, v = ((const int64_t *)c->ev)[i];
+      while (lo < hi) { int64_t mid = lo + (hi - lo) / 2; if (tv[mid] < v) lo = mid + 1; else hi = mid; }
+      found = lo < m && tv[lo] == v;
+    }
+    c->o[i] = found != c->invert;
+  }
+}
+
+/* Compares in the promoted dtype: floating types through double (exact for
+** every float dtype), integer types through int64. The test values are sorted
+** once and every element is a binary search. */
+lt_tensor *lt_cpu_isin(lt_tensor *elements, lt_tensor *test_elements, bool assume_unique, bool invert) {
+  lt_dtype dt = rtype2(elements, test_elements);
+  bool isf = lt_dtype_is_float(dt);
+  lt_dtype wd = isf ? LT_FLOAT64 : LT_INT64;
+  lt_tensor *e = lt_tensor_clone_as(elements, wd);
+  lt_tensor *t = e ? lt_tensor_clone_as(test_elements, wd) : NULL;
+  lt_tensor *r = t ? lt_tensor_new(LT_BOOL, lt_tensor_device(elements), elements->ndim, elements->sizes) : NULL;
+  if (!r) { lt_tensor_release(e); lt_tensor_release(t); return NULL; }
+  isin_ctx c;
+  c.m = t->numel; c.invert = invert; c.isf = isf;
+  c.tv = lt_tensor_data(t); c.ev = lt_tensor_data(e); c.o = (bool *)lt_tensor_data(r);
+  /* NaN never matches: where it sorts does not matter */
+  qsort(c.tv, (size_t)c.m, isf ? sizeof(double) : sizeof(int64_t), isf ? cmp_d : cmp_i);
+  lt_parallel_for(e->numel, LT_GRAIN_ELEMENTWISE / 8, isin_range, &c);
+  lt_tensor_release(e);
+  lt_tensor_release(t);
+  return r;
+}
+
+/* ---- logcumsumexp ----------------------------------------------------------- */
+
+typedef struct lcse_ctx { double *p; int64_t len, inner; } lcse_ctx;
+
+/* lines [begin, end) of the (outer * inner) lines along the scanned dim */
+static void lcse_range(void *ctx, int64_t begin, int64_t end) {
+  lcse_ctx *c = (lcse_ctx *)ctx;
+  for (int64_t line = begin; line < end; line++) {
+    int64_t o = line / c->inner, in = line % c->inner;
+    double *q = c->p + o * c->len * c->inner + in, acc = -INFINITY;
+    for (int64_t k = 0; k < c->len; k++) {
+      double v = q[k * c->inner];
+      if (v != v || acc != acc) acc = NAN;
+      else if (!(acc == v && isinf(v))) {   /* equal infinities: inf - inf would be NaN */
+        double mx = acc > v ? acc : v;
+        acc = mx + log1p(exp(-fabs(acc - v)));
+      }
+      q[k * c->inner] = acc;
+    }
+  }
+}
+
+/* running logaddexp along dim, in double, over a contiguous copy */
+lt_tensor *lt_cpu_logcumsumexp(lt_tensor *self, int64_t dim) {
+  lt_dtype dt = (lt_dtype)self->dtype;
+  if (!lt_dtype_is_float(dt))
+    return lt_error_null("logcumsumexp: argument 'self' must be a floating point tensor, got %s", lt_dtype_name(dt));
+  int d = lt_wrap_dim("logcumsumexp", dim, self->ndim);
+  if (d < 0) return NULL;
+  lt_tensor *x = lt_tensor_clone_as(self, LT_FLOAT64);
+  if (!x) return NULL;
+  int64_t len = self->ndim ? self->sizes[d] : 1, inner = 1, outer = 1;
+  for (int i = 0; i < self->ndim; i++) {
+    if (i < d) outer *= self->sizes[i];
+    else if (i > d) inner *= self->sizes[i];
+  }
+  lcse_ctx c = { (double *)lt_tensor_data(x), len, inner };
+  int64_t grain = LT_GRAIN_ELEMENTWISE / (len > 0 ? len : 1);
+  lt_parallel_for(outer * inner, grain > 0 ? grain : 1, lcse_range, &c);
+  if (dt == LT_FLOAT64) return x;
+  lt_tensor *r = lt_tensor_clone_as(x, dt);
+  lt_tensor_release(x);
+  return r;
+}
+
+/* ---- searchsorted, bucketize ------------------------------------------------ */
+
+/* first position in v[0..n) (read through the 1-based permutation srt when
+** given) where v >= x (v > x when right); written as "move right while not",
+** so NaN values (sorted last) and a NaN x go to the end */
+#define SEARCH(T, v, n, x, right, srt) ({ \
+  int64_t lo_ = 0, hi_ = (n); \
+  while (lo_ < hi_) { \
+    int64_t mid_ = lo_ + (hi_ - lo_) / 2; \
+    T m_ = (v)[(srt) ? (srt)[mid_] - 1 : mid_]; \
+    if ((right) ? !(m_ > (x)) : !(m_ >= (x))) lo_ = mid_ + 1; else hi_ = mid_; \
+  } lo_; })
+
+typedef struct search_ctx {
+  const void *s, *x;
+  void *r;
+  const int64_t *srt;
+  int64_t n, per;   /* per: values per row of a batched sequence, 0 for a 1-D sequence */
+  bool isf, right, out_int32;
+} search_ctx;
+
+static void search_range(void *ctx, int64_t begin, int64_t end) {
+  search_ctx *c = (search_ctx *)ctx;
+  int64_t n = c->n;
+  for (int64_t i = begin; i < end; i++) {
+    int64_t row = c->per ? i / c->per : 0, pos;
+    const int64_t *srt = c->srt ? c->srt + row * n : NULL;
+    if (c->isf) {
+      const double *v = (const double *)c->s + row * n;
+      double xv = ((const double *)c->x)[i];
+      pos = SEARCH(double, v, n, xv, c->right, srt);
+    } else {
+      const int64_t *v = (const int64_t *)c->s + row * n;
+      int64_t xv = ((const int64_t *)c->x)[i];
+      pos = SEARCH(int64_t, v, n, xv, c->right, srt);
+    }
+    if (c->out_int32) ((int32_t *)c->r)[i] = (int32_t)(pos + 1);
+    else ((int64_t *)c->r)[i] = pos + 1;
+  }
+}
+
+static lt_tensor *search_impl(const char *op, const char *seq_name, lt_tensor *seq, lt_tensor *input,
+                              bool out_int32, bool right, lt_tensor *sorter) {
+  if (seq->ndim == 0)
+    return lt_error_null("%s: argument '%s' must have at least one dimension", op, seq_name);
+  if (input->is_wrapped_number && seq->ndim != 1)
+    return lt_error_null("%s: argument 'input' can be a number only when '%s' is 1-D", op, seq_name);
+  if (seq->ndim > 1) {
+    bool ok = input->ndim == seq->ndim;
+    for (int i = 0; ok && i < seq->ndim - 1; i++) ok = input->sizes[i] == seq->sizes[i];
+    if (!ok) {
+      char b1[128], b2[128];
+      return lt_error_null("%s: the leading dims of '%s' %s and 'input' %s must match", op, seq_name,
+                           lt_shape_str(seq->ndim, seq->sizes, b1, sizeof b1),
+                           lt_shape_str(input->ndim, input->sizes, b2, sizeof b2));
+    }
+  }
+  if (seq->dtype == LT_BOOL || input->dtype == LT_BOOL)
+    return lt_error_null("%s: arguments '%s' and 'input' must be number tensors, not bool", op, seq_name);
+  if (sorter) {
+    if (sorter->dtype != LT_INT64)
+      return lt_error_null("%s: argument 'sorter' must be an int64 tensor, got %s", op, lt_dtype_name((lt_dtype)sorter->dtype));
+    if (!lt_tensor_same_shape(sorter, seq))
+      return lt_error_null("%s: argument 'sorter' must have the shape of '%s'", op, seq_name);
+  }
+  int64_t n = seq->sizes[seq->ndim - 1];
+  /* compared in the promoted type: double when either side is floating */
+  bool isf = lt_dtype_is_float((lt_dtype)seq->dtype) || lt_dtype_is_float((lt_dtype)input->dtype);
+  lt_dtype wd = isf ? LT_FLOAT64 : LT_INT64;
+  lt_tensor *s = lt_tensor_clone_as(seq, wd);
+  lt_tensor *x = s ? lt_tensor_clone_as(input, wd) : NULL;
+  lt_tensor *so = (x && sorter) ? lt_tensor_contiguous(sorter) : NULL;
+  lt_tensor *r = (x && (!sorter || so)) ?
+    lt_tensor_new(out_int32 ? LT_INT32 : LT_INT64, lt_tensor_device(input), input->ndim, input->sizes) : NULL;
+  if (!r) { lt_tensor_release(s); lt_tensor_release(x); lt_tensor_release(so); return NULL; }
+  const int64_t *sv = so ? (const int64_t *)lt_tensor_data(so) : NULL;
+  int64_t per = input->ndim == 0 ? 1 : input->sizes[input->ndim - 1];
+  if (sv) {   /* sorter values index the sequence: check them once */
+    for (int64_t i = 0; i < sorter->numel; i++)
+      if (sv[i] < 1 || sv[i] > n) {
+        lt_tensor_release(s); lt_tensor_release(x); lt_tensor_release(so); lt_tensor_release(r);
+        return lt_error_null("%s: argument 'sorter' holds index %lld, out of range 1..%lld", op,
+                             (long long)sv[i], (long long)n);
+      }
+  }
+  search_ctx c = { lt_tensor_data(s), lt_tensor_data(x), lt_tensor_data(r), sv, n, seq->ndim == 1 ? 0 : (per ? per : 1),
+                    isf, right, out_int32 };
+  lt_parallel_for(x->numel, LT_GRAIN_ELEMENTWISE / 8, search_range, &c);
+  lt_tensor_release(s); lt_tensor_release(x); lt_tensor_release(so);
+  return r;
+}
+
+lt_tensor *lt_cpu_searchsorted(lt_tensor *sorted_sequence, lt_tensor *input, bool out_int32, bool right,
+                               const char *side, lt_tensor *sorter) {
+  if (side) {
+    bool sr = strcmp(side, "right") == 0;
+    if (!sr && strcmp(side, "left") != 0)
+      return lt_error_null("searchsorted: argument 'side' must be \"left\" or \"right\", got \"%s\"", side);
+    if (right && !sr)
+      return lt_error_null("searchsorted: arguments 'side' (\"left\") and 'right' (true) contradict each other");
+    right = sr;
+  }
+  return search_impl("searchsorted", "sorted_sequence", sorted_sequence, input, out_int32, right, sorter);
+}
+
+lt_tensor *lt_cpu_bucketize(lt_tensor *self, lt_tensor *boundaries, bool out_int32, bool right) {
+  if (boundaries->ndim != 1)
+    return lt_error_null("bucketize: argument 'boundaries' must be 1-D, got %d dims", boundaries->ndim);
+  return search_impl("bucketize", "boundaries", boundaries, self, out_int32, right, NULL);
+}
+
+/* ---- bincount, histc -------------------------------------------------------- */
+
+lt_tensor *lt_cpu_bincount(lt_tensor *self, lt_tensor *weights, int64_t minlength) {
+  lt_dtype dt = (lt_dtype)self->dtype;
+  if (self->ndim != 1 || lt_dtype_is_float(dt) || dt == LT_BOOL)
+    return lt_error_null("bincount: argument 'self' must be a 1-D tensor of non-negative integers, got a %d-D %s tensor",
+                         self->ndim, lt_dtype_name(dt));
+  if (minlength < 0) return lt_error_null("bincount: argument 'minlength' must be non-negative, got %lld", (long long)minlength);
+  if (weights && (weights->ndim != 1 || weights->sizes[0] != self->sizes[0]))
+    return lt_error_null("bincount: argument 'weights' must be 1-D with the length of 'self' (%lld)",
+                         (long long)self->sizes[0]);
+  lt_tensor *xi = lt_tensor_clone_as(self, LT_INT64);
+  if (!xi) return NULL;
+  const int64_t *xv = (const int64_t *)lt_tensor_data(xi);
+  int64_t n = xi->numel, mx = -1;
+  for (int64_t i = 0; i < n; i++) {
+    if (xv[i] < 0) {
+      int64_t v = xv[i];
+      lt_tensor_release(xi);
+      return lt_error_null("bincount: argument 'self' must be non-negative, got %lld", (long long)v);
+    }
+    if (xv[i] > mx) mx = xv[i];
+  }
+  int64_t len = mx + 1 > minlength ? mx + 1 : minlength;
+  /* float32 weights count in float32, every other weight dtype in float64 (as PyTorch) */
+  lt_dtype odt = !weights ? LT_INT64 : weights->dtype == LT_FLOAT32 ? LT_FLOAT32 : LT_FLOAT64;
+  lt_tensor *w = weights ? lt_tensor_clone_as(weights, odt) : NULL;
+  lt_tensor *r = (!weights || w) ? lt_tensor_new_zeros(odt, lt_tensor_device(self), 1, &len) : NULL;
+  if (r) {
+    if (!weights) {
+      int64_t *o = (int64_t *)lt_tensor_data(r);
+      for (int64_t i = 0; i < n; i++) o[xv[i]] += 1;
+    } else if (odt == LT_FLOAT32) {
+      float *o = (float *)lt_tensor_data(r);
+      const float *wv = (const float *)lt_tensor_data(w);
+      for (int64_t i = 0; i < n; i++) o[xv[i]] += wv[i];
+    } else {
+      double *o = (double *)lt_tensor_data(r);
+      const double *wv = (const double *)lt_tensor_data(w);
+      for (int64_t i = 0; i < n; i++) o[xv[i]] += wv[i];
+    }
+  }
+  lt_tensor_release(xi);
+  lt_tensor_release(w);
+  return r;
+}
+
+lt_tensor *lt_cpu_histc(lt_tensor *self, int64_t bins, lt_scalar min, lt_scalar max, lt_tensor *out) {
+  lt_dtype dt = (lt_dtype)self->dtype;
+  if (!lt_dtype_is_float(dt))
+    return lt_error_null("histc: argument 'self' must be a floating point tensor, got %s", lt_dtype_name(dt));
+  if (bins <= 0) return lt_error_null("histc: argument 'bins' must be positive, got %lld", (long long)bins);
+  double lo = lt_scalar_to_double(min), hi = lt_scalar_to_double(max);
+  if (lo > hi) return lt_error_null("histc: argument 'max' (%g) must be at least 'min' (%g)", hi, lo);
+  lt_tensor *x = lt_tensor_clone_as(self, LT_FLOAT64);
+  if (!x) return NULL;
+  const double *v = (const double *)lt_tensor_data(x);
+  int64_t n = x->numel;
+  if (lo == hi && n > 0) {   /* the data's range; a NaN makes it NaN (an error below), as in PyTorch */
+    lo = hi = v[0];
+    for (int64_t i = 0; i < n; i++) {
+      if (v[i] != v[i]) { lo = hi = NAN; break; }
+      if (v[i] < lo) lo = v[i];
+      if (v[i] > hi) hi = v[i];
+    }
+  }
+  if (lo == hi) { lo -= 1; hi += 1; }
+  if (!isfinite(lo) || !isfinite(hi)) {
+    lt_tensor_release(x);
+    return lt_error_null("histc: range of [%g, %g] is not finite", lo, hi);
+  }
+  double *cnt = calloc((size_t)bins, sizeof(double));
+  if (!cnt) { lt_tensor_release(x); return lt_error_null("histc: out of memory"); }
+  for (int64_t i = 0; i < n; i++) {
+    double e = v[i];
+    if (e < lo || e > hi) continue;
+    /* NaN lands in the first bin, as PyTorch 1.13 counts it */
+    int64_t b = e != e ? 0 : (int64_t)((e - lo) * (double)bins / (hi - lo));
+    if (b >= bins) b = bins - 1;
+    cnt[b] += 1;
+  }
+  lt_tensor_release(x);
+  lt_tensor *r = lt_tensor_new(LT_FLOAT64, lt_tensor_device(self), 1, &bins);
+  if (r) memcpy(lt_tensor_data(r), cnt, (size_t)bins * sizeof(double));
+  free(cnt);
+  if (!r) return NULL;
+  lt_tensor *res;
+  if (out) {
+    res = (lt_tensor_resize_out("histc", out, 1, &bins) < 0 || lt_tensor_copy_(out, r) < 0) ? NULL : out;
+    if (res) lt_tensor_retain(res);
+  } else {
+    res = lt_tensor_clone_as(r, dt);
+  }
+  lt_tensor_release(r);
+  return res;
+}

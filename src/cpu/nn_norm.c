@@ -1,0 +1,637 @@
+/*
+** nn_norm.c — batch_norm, layer_norm (and group_norm through it) forward and
+** backward kernels.
+**
+** layer_norm normalises rows of D contiguous elements; batch_norm views its
+** input as (N, C, S) and normalises each channel over N*S elements. Statistics
+** are two-pass (mean, then squared deviations) and accumulate in double, so
+** float32 inputs keep their digits; the element loops run in the data's type.
+** float64 stays float64; other floating dtypes compute in float32.
+*/
+#include <math.h>
+#include <string.h>
+#include "lt_ops.h"
+#include "cpu/parallel.h"
+
+#define LANES 8
+
+static lt_dtype cdt_of(lt_dtype dt) { return dt == LT_FLOAT64 ? LT_FLOAT64 : LT_FLOAT32; }
+
+static int check_float(const char *op, const char *arg, const lt_tensor *t) {
+  if (t && !lt_dtype_is_float(lt_tensor_dtype(t)))
+    return lt_error("%s: argument '%s' must be a floating point tensor, got %s", op, arg,
+                    lt_dtype_name(lt_tensor_dtype(t)));
+  return 0;
+}
+
+/* a float64 contiguous copy of an optional per-feature tensor of n elements (NULL stays NULL) */
+static int vec64(const char *op, const char *arg, lt_tensor *t, int64_t n, lt_tensor **out) {
+  *out = NULL;
+  if (!t) return 0;
+  char b[96];
+  if (t->numel != n)
+    return lt_error("%s: argument '%s' must have %lld elements, got shape %s", op, arg, (long long)n,
+                    lt_shape_str(t->ndim, t->sizes, b, sizeof b));
+  if (check_float(op, arg, t) < 0) return -1;
+  *out = lt_tensor_to_dtype_contig(t, LT_FLOAT64);
+  return *out ? 0 : -1;
+}
+
+/* converted result in dtype dt (consumes r) */
+static lt_tensor *as_dtype(lt_tensor *r, lt_dtype dt) {
+  if (!r || lt_tensor_dtype(r) == dt) return r;
+  lt_tensor *c = lt_tensor_clone_as(r, dt);
+  lt_tensor_release(r);
+  return c;
+}
+
+/* ------------------------------------------------------------ sum helpers */
+#define SUMS(T, S)                                                                          \
+  static double sum_##S(const T *x, int64_t n) {                                            \
+    double acc[LANES] = {0}, s = 0;                                                          \
+    int64_t j = 0;                                                                           \
+    for (; j + LANES <= n; j += LANES)                                                       \
+      for (int l = 0; l < LANES; l++) acc[l] += x[j + l];                                    \
+    for (; j < n; j++) s += x[j];                                                            \
+    for (int l = 0; l < LANES; l++) s += acc[l];                                             \
+    return s;                                                                                \
+  }                                                                                          \
+  static double sqdev_##S(const T *x, int64_t n, double m) {                                \
+    double acc[LANES] = {0}, s = 0;                                                          \
+    int64_t j = 0;                                                                           \
+    for (; j + LANES <= n; j += LANES)                                                       \
+      for (int l = 0; l < LANES; l++) { double d = x[j + l] - m; acc[l] += d * d; }          \
+    for (; j < n; j++) { double d = x[j] - m; s += d * d; }                                  \
+    for (int l = 0; l < LANES; l++) s += acc[l];                                             \
+    return s;                                                                                \
+  }                                                                                          \
+  /* sum(g) and sum(g * (x - m)) */                                                          \
+  static void gsums_##S(const T *g, const T *x, int64_t n, double m, double *sg, double *sgx) { \
+    double a[LANES] = {0}, b[LANES] = {0}, s1 = 0, s2 = 0;                                   \
+    int64_t j = 0;                                                                           \
+    for (; j + LANES <= n; j += LANES)                                                       \
+      for (int l = 0; l < LANES; l++) { a[l] += g[j + l]; b[l] += g[j + l] * (x[j + l] - m); } \
+    for (; j < n; j++) { s1 += g[j]; s2 += g[j] * (x[j] - m); }                              \
+    for (int l = 0; l < LANES; l++) { s1 += a[l]; s2 += b[l]; }                              \
+    *sg += s1, *sgx += s2;                                                                   \
+  }
+SUMS(float, f)
+SUMS(double, d)
+
+/* ================================================================ layer_norm */
+
+typedef struct ln_job {
+  bool f32;
+  const void *x, *g;
+  void *o;
+  const double *w, *b;
+  void *mean, *rstd;   /* compute dtype, one per row */
+  int64_t D;
+  double eps;
+} ln_job;
+
+#define LN_ROWS(T, S)                                                                       \
+  static void ln_fwd_##S(const ln_job *j, int64_t r0, int64_t r1) {                          \
+    int64_t D = j->D;                                                                        \
+    for (int64_t r = r0; r < r1; r++) {                                                      \
+      const T *x = (const T *)j->x + r * D;                                                  \
+      T *o = (T *)j->o + r * D;                                                              \
+      double m = D ? sum_##S(x, D) / D : 0;                                                  \
+      double v = D ? sqdev_##S(x, D, m) / D : 0;                                             \
+      double rs = 1 / sqrt(v + j->eps);                                                      \
+      ((T *)j->mean)[r] = (T)m, ((T *)j->rstd)[r] = (T)rs;                                   \
+      T tm = (T)m, trs = (T)rs;                                                              \
+      if (j->w && j->b)                                                                      \
+        for (int64_t k = 0; k < D; k++) o[k] = (x[k] - tm) * trs * (T)j->w[k] + (T)j->b[k];  \
+      else if (j->w)                                                                         \
+        for (int64_t k = 0; k < D; k++) o[k] = (x[k] - tm) * trs * (T)j->w[k];               \
+      else if (j->b)                                                                         \
+        for (int64_t k = 0; k < D; k++) o[k] = (x[k] - tm) * trs + (T)j->b[k];               \
+      else                                                                                   \
+        for (int64_t k = 0; k < D; k++) o[k] = (x[k] - tm) * trs;                            \
+    }                                                                                        \
+  }                                                                                          \
+  /* gi = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)), gw = g * w */                     \
+  static void ln_bwd_##S(const ln_job *j, int64_t r0, int64_t r1) {                          \
+    int64_t D = j->D;                                                                        \
+    T tmp[256];                                                                              \
+    for (int64_t r = r0; r < r1; r++) {                                                      \
+      const T *x = (const T *)j->x + r * D, *g = (const T *)j->g + r * D;                    \
+      T *o = (T *)j->o + r * D;                                                              \
+      double m = ((const T *)j->mean)[r], rs = ((const T *)j->rstd)[r];                     \
+      double sg = 0, sgx = 0;                                                                \
+      if (j->w) {                                                                            \
+        for (int64_t k0 = 0; k0 < D; k0 += 256) {                                            \
+          int64_t n = D - k0 < 256 ? D - k0 : 256;                                           \
+          for (int64_t k = 0; k < n; k++) tmp[k] = g[k0 + k] * (T)j->w[k0 + k];             \
+          gsums_##S(tmp, x + k0, n, m, &sg, &sgx);                                           \
+        }                                                                                    \
+      } else gsums_##S(g, x, D, m, &sg, &sgx);                                               \
+      T a = (T)(sg / D), c = (T)(sgx * rs * rs / D), trs = (T)rs, tm = (T)m;                 \
+      if (j->w)                                                                              \
+        for (int64_t k = 0; k < D; k++) o[k] = trs * (g[k] * (T)j->w[k] - a - (x[k] - tm) * c); \
+      else                                                                                   \
+        for (int64_t k = 0; k < D; k++) o[k] = trs * (g[k] - a - (x[k] - tm) * c);          \
+    }                                                                                        \
+  }
+LN_ROWS(float, f)
+LN_ROWS(double, d)
+
+static void ln_fwd_chunk(void *ctx, int64_t b, int64_t e) {
+  const ln_job *j = ctx;
+  if (j->f32) ln_fwd_f(j, b, e); else ln_fwd_d(j, b, e);
+}
+static void ln_bwd_chunk(void *ctx, int64_t b, int64_t e) {
+  const ln_job *j = ctx;
+  if (j->f32) ln_bwd_f(j, b, e); else ln_bwd_d(j, b, e);
+}
+
+/* M rows of D elements: checks normalized_shape against input's trailing dims */
+static int ln_geom(const char *op, lt_tensor *input, lt_intlist ns, int64_t *M, int64_t *D) {
+  char a[96], b[96];
+  if (ns.n < 1 || ns.n > input->ndim)
+    return lt_error("%s: argument 'normalized_shape' must name 1 to %d trailing dims of the input, got %d", op,
+                    input->ndim, ns.n < 0 ? 0 : ns.n);
+  int k = input->ndim - ns.n;
+  *D = 1;
+  for (int i = 0; i < ns.n; i++) {
+    if (ns.v[i] != input->sizes[k + i])
+      return lt_error("%s: argument 'normalized_shape' is %s but the input's trailing dims are %s", op,
+                      lt_shape_str(ns.n, ns.v, a, sizeof a), lt_shape_str(ns.n, input->sizes + k, b, sizeof b));
+    *D *= ns.v[i];
+  }
+  *M = 1;
+  for (int i = 0; i < k; i++) *M *= input->sizes[i];
+  return 0;
+}
+
+int lt_cpu_native_layer_norm(lt_tensor *input, lt_intlist normalized_shape, lt_tensor *weight, lt_tensor *bias,
+                             double eps, lt_tensor **output, lt_tensor **mean, lt_tensor **rstd) {
+  const char *op = "layer_norm";
+  *output = *mean = *rstd = NULL;
+  int64_t M = 0, D = 0;
+  if (check_float(op, "input", input) < 0 || ln_geom(op, input, normalized_shape, &M, &D) < 0) return -1;
+  lt_dtype odt = lt_tensor_dtype(input), cdt = cdt_of(odt);
+  lt_tensor *w = NULL, *b = NULL, *x = NULL, *o = NULL, *mt = NULL, *rt = NULL;
+  if (vec64(op, "weight", weight, D, &w) < 0 || vec64(op, "bias", bias, D, &b) < 0) goto fail;
+  if (!(x = lt_tensor_to_dtype_contig(input, cdt))) goto fail;
+  int64_t ss[LT_MAX_DIMS];
+  int k = input->ndim - normalized_shape.n;
+  for (int i = 0; i < input->ndim; i++) ss[i] = i < k ? input->sizes[i] : 1;
+  o = lt_tensor_new(cdt, lt_tensor_device(input), input->ndim, input->sizes);
+  mt = lt_tensor_new(cdt, lt_tensor_device(input), input->ndim, ss);
+  rt = lt_tensor_new(cdt, lt_tensor_device(input), input->ndim, ss);
+  if (!o || !mt || !rt) goto fail;
+  ln_job j = { cdt == LT_FLOAT32, lt_tensor_data(x), NULL, lt_tensor_data(o), w ? lt_tensor_data(w) : NULL,
+               b ? lt_tensor_data(b) : NULL, lt_tensor_data(mt), lt_tensor_data(rt), D, eps };
+  int64_t grain = LT_GRAIN_ELEMENTWISE / (D > 0 ? D : 1);
+  lt_parallel_for(M, grain > 0 ? grain : 1, ln_fwd_chunk, &j);
+  lt_tensor_release(w), lt_tensor_release(b), lt_tensor_release(x);
+  *output = as_dtype(o, odt), *mean = as_dtype(mt, odt), *rstd = as_dtype(rt, odt);
+  if (!*output || !*mean || !*rstd) {
+    lt_tensor_release(*output), lt_tensor_release(*mean), lt_tensor_release(*rstd);
+    *output = *mean = *rstd = NULL;
+    return -1;
+  }
+  return 0;
+fail:
+  lt_tensor_release(w), lt_tensor_release(b), lt_tensor_release(x);
+  lt_tensor_release(o), lt_tensor_release(mt), lt_tensor_release(rt);
+  return -1;
+}
+
+lt_tensor *lt_cpu_layer_norm_backward(lt_tensor *grad_output, lt_tensor *input, lt_tensor *mean, lt_tensor *rstd,
+                                      lt_tensor *weight, lt_intlist normalized_shape) {
+  const char *op = "layer_norm_backward";
+  int64_t M = 0, D = 0;
+  if (ln_geom(op, input, normalized_shape, &M, &D) < 0) return NULL;
+  if (!lt_tensor_same_shape(grad_output, input) || mean->numel != M || rstd->numel != M)
+    return lt_error_null("%s: arguments 'grad_output', 'mean' and 'rstd' do not match the input", op);
+  lt_dtype odt = lt_tensor_dtype(input), cdt = cdt_of(odt);
+  lt_tensor *w = NULL, *x = NULL, *g = NULL, *m = NULL, *r = NULL, *o = NULL;
+  if (vec64(op, "weight", weight, D, &w) < 0) goto done;
+  if (!(x = lt_tensor_to_dtype_contig(input, cdt)) || !(g = lt_tensor_to_dtype_contig(grad_output, cdt)) ||
+      !(m = lt_tensor_to_dtype_contig(mean, cdt)) || !(r = lt_tensor_to_dtype_contig(rstd, cdt)))
+    goto done;
+  if (!(o = lt_tensor_new(cdt, lt_tensor_device(input), input->ndim, input->sizes))) goto done;
+  ln_job j = { cdt == LT_FLOAT32, lt_tensor_data(x), lt_tensor_data(g), lt_tensor_data(o),
+               w ? lt_tensor_data(w) : NULL, NULL, lt_tensor_data(m), lt_tensor_data(r), D, 0 };
+  int64_t grain = LT_GRAIN_ELEMENTWISE / (D > 0 ? D : 1);
+  lt_parallel_for(M, grain > 0 ? grain : 1, ln_bwd_chunk, &j);
+done:
+  lt_tensor_release(w), lt_tensor_release(x), lt_tensor_release(g), lt_tensor_release(m), lt_tensor_release(r);
+  return as_dtype(o, odt);
+}
+
+/* grad of weight: sum over rows of g * (x - mean) * rstd, per column; column
+** blocks run in parallel, each over every row */
+typedef struct lnw_job { bool f32; const void *x, *g, *m, *r; double *acc; int64_t M, D; } lnw_job;
+#define LNW(T, S)                                                                           \
+  static void lnw_##S(const lnw_job *j, int64_t c0, int64_t c1) {                            \
+    for (int64_t r = 0; r < j->M; r++) {                                                     \
+      const T *x = (const T *)j->x + r * j->D, *g = (const T *)j->g + r * j->D;              \
+      double m = ((const T *)j->m)[r], rs = ((const T *)j->r)[r];                            \
+      for (int64_t c = c0; c < c1; c++) j->acc[c] += g[c] * ((x[c] - m) * rs);               \
+    }                                                                                        \
+  }
+LNW(float, f)
+LNW(double, d)
+static void lnw_chunk(void *ctx, int64_t b, int64_t e) {
+  const lnw_job *j = ctx;
+  if (j->f32) lnw_f(j, b, e); else lnw_d(j, b, e);
+}
+
+lt_tensor *lt_cpu_layer_norm_backward_weight(lt_tensor *grad_output, lt_tensor *input, lt_tensor *mean,
+                                             lt_tensor *rstd, lt_intlist normalized_shape) {
+  const char *op = "layer_norm_backward_weight";
+  int64_t M = 0, D = 0;
+  if (ln_geom(op, input, normalized_shape, &M, &D) < 0) return NULL;
+  if (!lt_tensor_same_shape(grad_output, input) || mean->numel != M || rstd->numel != M)
+    return lt_error_null("%s: arguments 'grad_output', 'mean' and 'rstd' do not match the input", op);
+  lt_dtype odt = lt_tensor_dtype(input), cdt = cdt_of(odt);
+  lt_tensor *x = NULL, *g = NULL, *m = NULL, *r = NULL, *acc = NULL;
+  if (!(x = lt_tensor_to_dtype_contig(input, cdt)) || !(g = lt_tensor_to_dtype_contig(grad_output, cdt)) ||
+      !(m = lt_tensor_to_dtype_contig(mean, cdt)) || !(r = lt_tensor_to_dtype_contig(rstd, cdt)))
+    goto done;
+  if (!(acc = lt_tensor_new_zeros(LT_FLOAT64, lt_tensor_device(input), normalized_shape.n, normalized_shape.v)))
+    goto done;
+  lnw_job j = { cdt == LT_FLOAT32, lt_tensor_data(x), lt_tensor_data(g), lt_tensor_data(m), lt_tensor_data(r),
+                lt_tensor_data(acc), M, D };
+  int64_t grain = LT_GRAIN_ELEMENTWISE / (M > 0 ? M : 1);
+  lt_parallel_for(D, grain > 16 ? grain : 16, lnw_chunk, &j);
+done:
+  lt_tensor_release(x), lt_tensor_release(g), lt_tensor_release(m), lt_tensor_release(r);
+  return as_dtype(acc, odt);
+}
+
+/* ================================================================ batch_norm */
+
+typedef struct bn_job {
+  bool f32, training;
+  const void *x, *g;
+  void *o;
+  double *mean, *invstd, *var;   /* per channel, float64 */
+  const double *w, *b;
+  double *sg, *sgx;              /* backward sums per channel */
+  int64_t N, C, S;
+  double eps;
+  int mode;
+} bn_job;
+
+enum { BN_STATS, BN_APPLY, BN_BSUMS, BN_BAPPLY };
+
+#define BN_CHAN(T, S_)                                                                      \
+  static void bn_chan_##S_(const bn_job *j, int64_t c) {                                      \
+    int64_t N = j->N, C = j->C, S = j->S;                                                    \
+    const T *x = j->x;                                                                       \
+    switch (j->mode) {                                                                       \
+      case BN_STATS: {                                                                       \
+        double s = 0, q = 0;                                                                 \
+        for (int64_t n = 0; n < N; n++) s += sum_##S_(x + (n * C + c) * S, S);               \
+        double m = s / (double)(N * S);                                                      \
+        for (int64_t n = 0; n < N; n++) q += sqdev_##S_(x + (n * C + c) * S, S, m);          \
+        j->mean[c] = m, j->var[c] = q / (double)(N * S);                                     \
+        j->invstd[c] = 1 / sqrt(j->var[c] + j->eps);                                         \
+        break;                                                                               \
+      }                                                                                      \
+      case BN_APPLY: {                                                                       \
+        double w = j->w ? j->w[c] : 1, b = j->b ? j->b[c] : 0;                               \
+        T sc = (T)(w * j->invstd[c]), sh = (T)(b - j->mean[c] * w * j->invstd[c]);           \
+        for (int64_t n = 0; n < N; n++) {                                                    \
+          const T *xi = x + (n * C + c) * S;                                                 \
+          T *o = (T *)j->o + (n * C + c) * S;                                                \
+          for (int64_t s = 0; s < S; s++) o[s] = xi[s] * sc + sh;                            \
+        }                                                                                    \
+        break;                                                                               \
+      }                                                                                      \
+      case BN_BSUMS: {                                                                       \
+        double sg = 0, sgx = 0;                                                              \
+        const T *g = j->g;                                                                   \
+        for (int64_t n = 0; n < N; n++)                                                      \
+          gsums_##S_(g + (n * C + c) * S, x + (n * C + c) * S, S, j->mean[c], &sg, &sgx);    \
+        j->sg[c] = sg, j->sgx[c] = sgx;                                                      \
+        break;                                                                               \
+      }                                                                                      \
+      default: {                                                                             \
+        /* gi = w*invstd*(g - mean(g) - xhat*mean(g*xhat)) in training, w*invstd*g in eval */ \
+        double w = j->w ? j->w[c] : 1, is = j->invstd[c], cnt = (double)(N * S);             \
+        T k = (T)(w * is), a = 0, q = 0, m = (T)j->mean[c];                                  \
+        if (j->training) a = (T)(j->sg[c] / cnt), q = (T)(j->sgx[c] * is * is / cnt);         \
+        const T *g = j->g;                                                                   \
+        for (int64_t n = 0; n < N; n++) {                                                    \
+          const T *xi = x + (n * C + c) * S, *gi = g + (n * C + c) * S;                      \
+          T *o = (T *)j->o + (n * C + c) * S;                                                \
+          if (j->training)                                                                   \
+            for (int64_t s = 0; s < S; s++) o[s] = k * (gi[s] - a - (xi[s] - m) * q);        \
+          else                                                                               \
+            for (int64_t s = 0; s < S; s++) o[s] = k * gi[s];                                \
+        }                                                                                    \
+        break;                                                                               \
+      }                                                                                      \
+    }                                                                                        \
+  }
+BN_CHAN(float, f)
+BN_CHAN(double, d)
+
+/* (N, C) inputs (S = 1): a channel's values are C apart, so a block of
+** adjacent channels is done at once, every loop running along a row */
+#define BN_COLS 256
+#define BN_RUN 64
+#define BN_ROWS(T, S_)                                                                      \
+  static void bn_cols_##S_(const bn_job *j, int64_t c0, int64_t c1) {                         \
+    int64_t N = j->N, C = j->C, w = c1 - c0;                                                 \
+    const T *x = (const T *)j->x + c0, *g = j->g ? (const T *)j->g + c0 : NULL;              \
+    T *o = j->o ? (T *)j->o + c0 : NULL;                                                     \
+    double a[BN_COLS], b[BN_COLS];                                                           \
+    T k[BN_COLS], m[BN_COLS], q[BN_COLS], sh[BN_COLS];                                       \
+    switch (j->mode) {                                                                       \
+      case BN_STATS:                                                                         \
+        for (int64_t c = 0; c < w; c++) a[c] = 0, b[c] = 0;                                  \
+        /* runs of BN_RUN rows add up in T (vectorised), the runs in double */               \
+        for (int64_t n0 = 0; n0 < N; n0 += BN_RUN) {                                         \
+          int64_t n1 = n0 + BN_RUN < N ? n0 + BN_RUN : N;                                    \
+          for (int64_t c = 0; c < w; c++) k[c] = 0;                                          \
+          for (int64_t n = n0; n < n1; n++)                                                  \
+            for (int64_t c = 0; c < w; c++) k[c] += x[n * C + c];                            \
+          for (int64_t c = 0; c < w; c++) a[c] += k[c];                                      \
+        }                                                                                    \
+        for (int64_t c = 0; c < w; c++) a[c] /= (double)N, m[c] = (T)a[c];                   \
+        for (int64_t n0 = 0; n0 < N; n0 += BN_RUN) {                                         \
+          int64_t n1 = n0 + BN_RUN < N ? n0 + BN_RUN : N;                                    \
+          for (int64_t c = 0; c < w; c++) k[c] = 0;                                          \
+          for (int64_t n = n0; n < n1; n++)                                                  \
+            for (int64_t c = 0; c < w; c++) { T d = x[n * C + c] - m[c]; k[c] += d * d; }    \
+          for (int64_t c = 0; c < w; c++) b[c] += k[c];                                      \
+        }                                                                                    \
+        for (int64_t c = 0; c < w; c++) {                                                    \
+          j->mean[c0 + c] = a[c], j->var[c0 + c] = b[c] / (double)N;                         \
+          j->invstd[c0 + c] = 1 / sqrt(j->var[c0 + c] + j->eps);                             \
+        }                                                                                    \
+        break;                                                                               \
+      case BN_APPLY:                                                                         \
+        for (int64_t c = 0; c < w; c++) {                                                    \
+          double wt = j->w ? j->w[c0 + c] : 1, bs = j->b ? j->b[c0 + c] : 0;                 \
+          k[c] = (T)(wt * j->invstd[c0 + c]);                                                \
+          sh[c] = (T)(bs - j->mean[c0 + c] * wt * j->invstd[c0 + c]);                        \
+        }                                                                                    \
+        for (int64_t n = 0; n < N; n++)                                                      \
+          for (int64_t c = 0; c < w; c++) o[n * C + c] = x[n * C + c] * k[c] + sh[c];        \
+        break;                                                                               \
+      case BN_BSUMS:                                                                         \
+        for (int64_t c = 0; c < w; c++) a[c] = 0, b[c] = 0, m[c] = (T)j->mean[c0 + c];       \
+        for (int64_t n0 = 0; n0 < N; n0 += BN_RUN) {                                         \
+          int64_t n1 = n0 + BN_RUN < N ? n0 + BN_RUN : N;                                    \
+          for (int64_t c = 0; c < w; c++) k[c] = 0, q[c] = 0;                                \
+          for (int64_t n = n0; n < n1; n++)                                                  \
+            for (int64_t c = 0; c < w; c++) {                                                \
+              k[c] += g[n * C + c];                                                          \
+              q[c] += g[n * C + c] * (x[n * C + c] - m[c]);                                  \
+            }                                                                                \
+          for (int64_t c = 0; c < w; c++) a[c] += k[c], b[c] += q[c];                        \
+        }                                                                                    \
+        for (int64_t c = 0; c < w; c++) j->sg[c0 + c] = a[c], j->sgx[c0 + c] = b[c];         \
+        break;                                                                               \
+      default:                                                                               \
+        for (int64_t c = 0; c < w; c++) {                                                    \
+          double wt = j->w ? j->w[c0 + c] : 1, is = j->invstd[c0 + c];                       \
+          k[c] = (T)(wt * is), m[c] = (T)j->mean[c0 + c];                                    \
+          sh[c] = j->training ? (T)(j->sg[c0 + c] / N) : 0;                                  \
+          q[c] = j->training ? (T)(j->sgx[c0 + c] * is * is / N) : 0;                        \
+        }                                                                                    \
+        for (int64_t n = 0; n < N; n++)                                                      \
+          for (int64_t c = 0; c < w; c++)                                                    \
+            o[n * C + c] = k[c] * (g[n * C + c] - sh[c] - (x[n * C + c] - m[c]) * q[c]);     \
+        break;                                                                               \
+    }                                                                                        \
+  }
+BN_ROWS(float, f)
+BN_ROWS(double, d)
+
+static void bn_chunk(void *ctx, int64_t b, int64_t e) {
+  const bn_job *j = ctx;
+  if (j->S == 1) {
+    int64_t c0 = b * BN_COLS, c1 = e * BN_COLS < j->C ? e * BN_COLS : j->C;
+    for (int64_t c = c0; c < c1; c += BN_COLS) {
+      int64_t ce = c + BN_COLS < c1 ? c + BN_COLS : c1;
+      if (j->f32) bn_cols_f(j, c, ce); else bn_cols_d(j, c, ce);
+    }
+    return;
+  }
+  for (int64_t c = b; c < e; c++) {
+    if (j->f32) bn_chan_f(j, c); else bn_chan_d(j, c);
+  }
+}
+
+static void bn_run(bn_job *j, int mode) {
+  j->mode = mode;
+  if (j->S == 1) {   /* tasks are blocks of BN_COLS channels */
+    int64_t nb = (j->C + BN_COLS - 1) / BN_COLS, per = j->N * BN_COLS;
+    int64_t grain = LT_GRAIN_ELEMENTWISE / (per > 0 ? per : 1);
+    lt_parallel_for(nb, grain > 0 ? grain : 1, bn_chunk, j);
+    return;
+  }
+  int64_t per = j->N * j->S, grain = LT_GRAIN_ELEMENTWISE / (per > 0 ? per : 1);
+  lt_parallel_for(j->C, grain > 0 ? grain : 1, bn_chunk, j);
+}
+
+static int bn_geom(const char *op, lt_tensor *input, int64_t *N, int64_t *C, int64_t *S) {
+  char a[96];
+  if (input->ndim < 2)
+    return lt_error("%s: argument 'input' must have at least 2 dims (N, C, ...), got shape %s", op,
+                    lt_shape_str(input->ndim, input->sizes, a, sizeof a));
+  *N = input->sizes[0], *C = input->sizes[1], *S = 1;
+  for (int d = 2; d < input->ndim; d++) *S *= input->sizes[d];
+  return 0;
+}
+
+/* running = (1 - momentum) running + momentum v, in place in running's dtype */
+static int bn_update(lt_tensor *running, const double *v, int64_t C, double momentum) {
+  lt_tensor *old = lt_tensor_to_dtype_contig(running, LT_FLOAT64);
+  if (!old) return -1;
+  lt_tensor *nw = lt_tensor_new(LT_FLOAT64, lt_tensor_device(running), 1, &C);
+  if (!nw) { lt_tensor_release(old); return -1; }
+  const double *ov = lt_tensor_data(old);
+  double *nv = lt_tensor_data(nw);
+  for (int64_t c = 0; c < C; c++) nv[c] = (1 - momentum) * ov[c] + momentum * v[c];
+  lt_tensor *src = lt_tensor_alias(nw, 0, running->ndim, running->sizes, NULL);
+  int rc = src ? lt_tensor_copy_(running, src) : -1;
+  if (rc == 0) lt_tensor_bump_version(running);
+  lt_tensor_release(src), lt_tensor_release(nw), lt_tensor_release(old);
+  return rc;
+}
+
+int lt_cpu_native_batch_norm(lt_tensor *input, lt_tensor *weight, lt_tensor *bias, lt_tensor *running_mean,
+                             lt_tensor *running_var, bool training, double momentum, double eps,
+                             lt_tensor **output, lt_tensor **save_mean, lt_tensor **save_invstd) {
+  const char *op = "batch_norm";
+  char a[96];
+  *output = *save_mean = *save_invstd = NULL;
+  int64_t N = 0, C = 0, S = 0;
+  if (check_float(op, "input", input) < 0 || bn_geom(op, input, &N, &C, &S) < 0) return -1;
+  if (training && N * S <= 1)
+    return lt_error("%s: expected more than 1 value per channel when training, got input of shape %s", op,
+                    lt_shape_str(input->ndim, input->sizes, a, sizeof a));
+  if (!training && (!running_mean || !running_var))
+    return lt_error("%s: arguments 'running_mean' and 'running_var' are required when not training", op);
+  lt_dtype odt = lt_tensor_dtype(input), cdt = cdt_of(odt);
+  lt_tensor *w = NULL, *b = NULL, *rm = NULL, *rv = NULL, *x = NULL, *o = NULL, *st = NULL;
+  if (vec64(op, "weight", weight, C, &w) < 0 || vec64(op, "bias", bias, C, &b) < 0 ||
+      vec64(op, "running_mean", running_mean, C, &rm) < 0 || vec64(op, "running_var", running_var, C, &rv) < 0)
+    goto fail;
+  if (!(x = lt_tensor_to_dtype_contig(input, cdt))) goto fail;
+  int64_t c3[2] = { 3, C };
+  if (!(o = lt_tensor_new(cdt, lt_tensor_device(input), input->ndim, input->sizes)) ||
+      !(st = lt_tensor_new(LT_FLOAT64, lt_tensor_device(input), 2, c3)))
+    goto fail;
+  double *mean = lt_tensor_data(st), *invstd = mean + C, *var = mean + 2 * C;
+  bn_job j = { cdt == LT_FLOAT32, training, lt_tensor_data(x), NULL, lt_tensor_data(o), mean, invstd, var,
+               w ? lt_tensor_data(w) : NULL, b ? lt_tensor_data(b) : NULL, NULL, NULL, N, C, S, eps, 0 };
+  if (training) {
+    bn_run(&j, BN_STATS);
+    if (running_mean && bn_update(running_mean, mean, C, momentum) < 0) goto fail;
+    if (running_var) {
+      double k = (double)(N * S) / (double)(N * S - 1);   /* the running variance is unbiased */
+      for (int64_t c = 0; c < C; c++) var[c] *= k;
+      if (bn_update(running_var, var, C, momentum) < 0) goto fail;
+    }
+  } else {
+    const double *mv = lt_tensor_data(rm), *vv = lt_tensor_data(rv);
+    for (int64_t c = 0; c < C; c++) mean[c] = mv[c], invstd[c] = 1 / sqrt(vv[c] + eps);
+  }
+  bn_run(&j, BN_APPLY);
+  {
+    lt_tensor *sm = lt_tensor_alias(st, 0, 1, &C, NULL), *si = lt_tensor_alias(st, C, 1, &C, NULL);
+    *save_mean = sm ? lt_tensor_clone_as(sm, odt) : NULL;
+    *save_invstd = si ? lt_tensor_clone_as(si, odt) : NULL;
+    lt_tensor_release(sm), lt_tensor_release(si);
+  }
+  lt_tensor_release(w), lt_tensor_release(b), lt_tensor_release(rm), lt_tensor_release(rv);
+  lt_tensor_release(x), lt_tensor_release(st);
+  *output = as_dtype(o, odt);
+  if (!*output || !*save_mean || !*save_invstd) {
+    lt_tensor_release(*output), lt_tensor_release(*save_mean), lt_tensor_release(*save_invstd);
+    *output = *save_mean = *save_invstd = NULL;
+    return -1;
+  }
+  return 0;
+fail:
+  lt_tensor_release(w), lt_tensor_release(b), lt_tensor_release(rm), lt_tensor_release(rv);
+  lt_tensor_release(x), lt_tensor_release(o), lt_tensor_release(st);
+  return -1;
+}
+
+/* which: 0 grad_input, 1 grad_weight (sum g * xhat per channel), 2 grad_bias (sum g) */
+static lt_tensor *bn_backward(const char *op, int which, lt_tensor *grad_output, lt_tensor *input,
+                              lt_tensor *weight, lt_tensor *save_mean, lt_tensor *save_invstd, bool training) {
+  int64_t N = 0, C = 0, S = 0;
+  if (bn_geom(op, input, &N, &C, &S) < 0) return NULL;
+  if (!lt_tensor_same_shape(grad_output, input))
+    return lt_error_null("%s: argument 'grad_output' does not match the input's shape", op);
+  lt_dtype odt = lt_tensor_dtype(input), cdt = cdt_of(odt);
+  lt_tensor *w = NULL, *m = NULL, *is = NULL, *x = NULL, *g = NULL, *st = NULL, *r = NULL;
+  if (vec64(op, "weight", weight, C, &w) < 0 || vec64(op, "save_mean", save_mean, C, &m) < 0 ||
+      vec64(op, "save_invstd", save_invstd, C, &is) < 0)
+    goto done;
+  /* the bias needs only sum(g): g stands in for x, so no second tensor is read */
+  if (!(g = lt_tensor_to_dtype_contig(grad_output, cdt))) goto done;
+  if (which == 2) lt_tensor_retain(g), x = g;
+  else if (!(x = lt_tensor_to_dtype_contig(input, cdt))) goto done;
+  if (!m && !(m = lt_tensor_new_zeros(LT_FLOAT64, lt_tensor_device(input), 1, &C))) goto done;   /* bias: unused */
+  int64_t c2[2] = { 2, C };
+  if (!(st = lt_tensor_new(LT_FLOAT64, lt_tensor_device(input), 2, c2))) goto done;
+  double *sg = lt_tensor_data(st), *sgx = sg + C;
+  bn_job j = { cdt == LT_FLOAT32, training, lt_tensor_data(x), lt_tensor_data(g), NULL, (double *)lt_tensor_data(m),
+               is ? (double *)lt_tensor_data(is) : NULL, NULL, w ? lt_tensor_data(w) : NULL, NULL, sg, sgx, N, C, S, 0, 0 };
+  if (which != 0 || training) bn_run(&j, BN_BSUMS);
+  if (which == 0) {
+    if (!(r = lt_tensor_new(cdt, lt_tensor_device(input), input->ndim, input->sizes))) goto done;
+    j.o = lt_tensor_data(r);
+    bn_run(&j, BN_BAPPLY);
+  } else {
+    if (!(r = lt_tensor_new(LT_FLOAT64, lt_tensor_device(input), 1, &C))) goto done;
+    double *rv = lt_tensor_data(r);
+    const double *iv = is ? lt_tensor_data(is) : NULL;
+    for (int64_t c = 0; c < C; c++) rv[c] = which == 1 ? sgx[c] * iv[c] : sg[c];
+  }
+done:
+  lt_tensor_release(w), lt_tensor_release(m), lt_tensor_release(is), lt_tensor_release(x);
+  lt_tensor_release(g), lt_tensor_release(st);
+  return as_dtype(r, odt);
+}
+
+lt_tensor *lt_cpu_batch_norm_backward(lt_tensor *grad_output, lt_tensor *input, lt_tensor *weight,
+                                      lt_tensor *save_mean, lt_tensor *save_invstd, bool training) {
+  return bn_backward("batch_norm_backward", 0, grad_output, input, weight, save_mean, save_invstd, training);
+}
+
+lt_tensor *lt_cpu_batch_norm_backward_weight(lt_tensor *grad_output, lt_tensor *input, lt_tensor *save_mean,
+                                             lt_tensor *save_invstd) {
+  return bn_backward("batch_norm_backward_weight", 1, grad_output, input, NULL, save_mean, save_invstd, true);
+}
+
+lt_tensor *lt_cpu_batch_norm_backward_bias(lt_tensor *grad_output, lt_tensor *input) {
+  return bn_backward("batch_norm_backward_bias", 2, grad_output, input, NULL, NULL, NULL, true);
+}
+
+/* ============================================================== composites */
+
+lt_tensor *lt_batch_norm_impl(lt_tensor *input, lt_tensor *weight, lt_tensor *bias, lt_tensor *running_mean,
+                              lt_tensor *running_var, bool training, double momentum, double eps) {
+  lt_tensor *o, *m, *s;
+  if (lt_native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, &o, &m, &s) < 0)
+    return NULL;
+  lt_tensor_release(m), lt_tensor_release(s);
+  return o;
+}
+
+lt_tensor *lt_layer_norm_impl(lt_tensor *input, lt_intlist normalized_shape, lt_tensor *weight, lt_tensor *bias,
+                              double eps) {
+  lt_tensor *o, *m, *s;
+  if (lt_native_layer_norm(input, normalized_shape, weight, bias, eps, &o, &m, &s) < 0) return NULL;
+  lt_tensor_release(m), lt_tensor_release(s);
+  return o;
+}
+
+/* group_norm: layer_norm over (N, G, C/G * spatial), then the per-channel affine */
+lt_tensor *lt_group_norm_impl(lt_tensor *input, int64_t num_groups, lt_tensor *weight, lt_tensor *bias, double eps) {
+  const char *op = "group_norm";
+  char a[96];
+  if (input->ndim < 2)
+    return lt_error_null("%s: argument 'input' must have at least 2 dims (N, C, ...), got shape %s", op,
+                         lt_shape_str(input->ndim, input->sizes, a, sizeof a));
+  int64_t N = input->sizes[0], C = input->sizes[1];
+  if (num_groups <= 0 || C % num_groups)
+    return lt_error_null("%s: argument 'num_groups' (%lld) must divide the number of channels (%lld)", op,
+                         (long long)num_groups, (long long)C);
+  if (weight && (weight->ndim != 1 || weight->sizes[0] != C))
+    return lt_error_null("%s: argument 'weight' must be 1-D with %lld elements, got shape %s", op, (long long)C,
+                         lt_shape_str(weight->ndim, weight->sizes, a, sizeof a));
+  if (bias && (bias->ndim != 1 || bias->sizes[0] != C))
+    return lt_error_null("%s: argument 'bias' must be 1-D with %lld elements, got shape %s", op, (long long)C,
+                         lt_shape_str(bias->ndim, bias->sizes, a, sizeof a));
+  int64_t K = N ? input->numel / (N * num_groups) : 0;
+  int64_t g3[3] = { N, num_groups, K }, wsh[LT_MAX_DIMS], orig[LT_MAX_DIMS];
+  for (int d = 0; d < input->ndim; d++) wsh[d] = d == 1 ? C : 1, orig[d] = input->sizes[d];
+  lt_tensor *x3 = NULL, *o3 = NULL, *m = NULL, *s = NULL, *o = NULL, *t = NULL, *r = NULL;
+  if (!(x3 = lt_reshape(input, lt_intlist_make(g3, 3)))) goto done;
+  if (lt_native_layer_norm(x3, lt_intlist_make(&K, 1), NULL, NULL, eps, &o3, &m, &s) < 0) goto done;
+  if (!(o = lt_reshape(o3, lt_intlist_make(orig, input->ndim)))) goto done;
+  if (weight) {
+    if (!(t = lt_reshape(weight, lt_intlist_make(wsh, input->ndim)))) goto done;
+    lt_tensor *p = lt_mul(o, t);
+    lt_tensor_release(t), t = NULL;
+    if (!p) goto done;
+    lt_tensor_release(o), o = p;
+  }
+  if (bias) {
+    if (!(t = lt_reshape(bias, lt_intlist_make(wsh, input->ndim)))) goto done;
+    lt_tensor *p = lt_add(o, t, lt_scalar_int(1));
+    lt_tensor_release(t), t = NULL;
+    if (!p) goto done;
+    lt_tensor_release(o), o = p;
+  }
+  r = o, o = NULL;
+done:
+  lt_tensor_release(x3), lt_tensor_release(o3), lt_tensor_release(m), lt_tensor_release(s), lt_tensor_release(o);
+  return r;
+}
