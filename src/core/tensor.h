@@ -45,6 +45,8 @@ typedef enum lt_dispatch_key {
 } lt_dispatch_key;
 #define LT_FIRST_WRAPPER_KEY LT_KEY_AUTOGRAD
 #define LT_KEYBIT(k) ((lt_keyset)1u << (k))
+/* keyset bits that name backends */
+#define LT_BACKEND_KEYS (LT_KEYBIT(LT_KEY_CPU) | LT_KEYBIT(LT_KEY_CUDA))
 
 /* ---- scalars ---- */
 typedef enum lt_scalar_type { LT_SCALAR_NONE = 0, LT_SCALAR_INT, LT_SCALAR_FLOAT, LT_SCALAR_BOOL } lt_scalar_type;

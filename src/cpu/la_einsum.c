@@ -141,7 +141,7 @@ static int contract(const ein *E, ein_opd *X, ein_opd *Y, const bool *keep) {
   sort_by_stride(&gm, X);
   sort_by_stride(&gk, X->t->numel > 1 ? X : Y);
   sort_by_stride(&gn, Y);
-  int64_t M, K, N, ms, ks, kys, ns;
+  int64_t M = 0, K = 0, N = 0, ms = 0, ks = 0, kys = 0, ns = 0;   /* set by merge_group */
   if (!merge_group(E, X, &gm, &M, &ms) || !merge_group(E, X, &gk, &K, &ks)) {
     if (relayout(E, X, &bt, &gm, &gk) < 0) return -1;
     merge_group(E, X, &gm, &M, &ms);

@@ -63,7 +63,7 @@ static int plane_dims(const char *op, const lt_tensor *x, pool_geom *q) {
 /* kernel_size, stride (default kernel_size), padding, dilation (NULL: 1), output size */
 static int window_geom(const char *op, pool_geom *q, lt_intlist kernel_size, lt_intlist stride,
                        lt_intlist padding, lt_intlist dilation, bool ceil_mode, bool dilated_half) {
-  int64_t k[2], s[2], p[2], d[2] = {1, 1};
+  int64_t k[2] = {0, 0}, s[2] = {0, 0}, p[2] = {0, 0}, d[2] = {1, 1};
   if (pair(op, "kernel_size", kernel_size, 0, NULL, 1, k)) return -1;
   if (pair(op, "stride", stride, 0, k, 1, s) || pair(op, "padding", padding, 0, NULL, 0, p)) return -1;
   if (dilation.n >= 0 && pair(op, "dilation", dilation, 0, NULL, 1, d)) return -1;
@@ -447,7 +447,7 @@ static void rename_error(const char *from, const char *to) {
 int lt_max_pool1d_with_indices_impl(lt_tensor *self, lt_intlist kernel_size, lt_intlist stride, lt_intlist padding,
                                     lt_intlist dilation, bool ceil_mode, lt_tensor **values, lt_tensor **indices) {
   const char *op = "max_pool1d";
-  int64_t k[2], s[2], p[2], d[2];
+  int64_t k[2] = {0, 0}, s[2] = {0, 0}, p[2] = {0, 0}, d[2] = {1, 1};
   *values = *indices = NULL;
   if (widen(op, "kernel_size", kernel_size, 1, k, false) || widen(op, "stride", stride, 1, s, true) ||
       widen(op, "padding", padding, 0, p, false) || widen(op, "dilation", dilation, 1, d, false)) return -1;
@@ -487,7 +487,7 @@ lt_tensor *lt_max_pool2d_impl(lt_tensor *self, lt_intlist kernel_size, lt_intlis
 lt_tensor *lt_avg_pool1d_impl(lt_tensor *self, lt_intlist kernel_size, lt_intlist stride, lt_intlist padding,
                               bool ceil_mode, bool count_include_pad) {
   const char *op = "avg_pool1d";
-  int64_t k[2], s[2], p[2];
+  int64_t k[2] = {0, 0}, s[2] = {0, 0}, p[2] = {0, 0};
   if (widen(op, "kernel_size", kernel_size, 1, k, false) || widen(op, "stride", stride, 1, s, true) ||
       widen(op, "padding", padding, 0, p, false)) return NULL;
   lt_tensor *x = unsq(op, self);

@@ -60,8 +60,6 @@ static inline int lt_dispatch_select(const lt_op_entry *e, lt_keyset ks) {
 int lt_dispatch_no_kernel(int op, lt_keyset ks);
 /* tensors on different backends in one call; returns -1 */
 int lt_dispatch_device_mismatch(int op, lt_keyset ks);
-/* keyset bits that name backends */
-#define LT_BACKEND_KEYS (LT_KEYBIT(LT_KEY_CPU) | LT_KEYBIT(LT_KEY_CUDA))
 static inline bool lt_keyset_mixed_backends(lt_keyset ks) {
   lt_keyset b = ks & LT_BACKEND_KEYS;
   return b & (b - 1);

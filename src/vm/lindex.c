@@ -20,6 +20,7 @@
 #include "lutorch_vm.h"
 #include "ltensor.h"
 #include "lt_ops.h"
+#include "core/views.h"
 #include "autograd/autograd.h"
 
 /* a read that ends on one element gives a Lua value, unless the graph must be kept */
@@ -129,7 +130,7 @@ static int table_view(lua_State *L, lt_tensor *x, int kidx, bool grad, bool want
       int64_t v, k;
       rc = to_int(L, -1, &v) < 0 ? lt_error("index: entry %d of the index table is not an integer", i)
                                  : norm_index(v, in_dim, cur->sizes[d], &k);
-      if (rc == 0) nx = grad ? lt_select(cur, d, k) : lt_cpu_select(cur, d, k);
+      if (rc == 0) nx = grad ? lt_select(cur, d, k) : lt_strided_select(cur, d, k);
       if (rc == 0 && !nx) rc = -1;
     } else if (ty == LUA_TTABLE) {
       int m = (int)lua_rawlen(L, -1);
@@ -147,7 +148,7 @@ static int table_view(lua_State *L, lt_tensor *x, int kidx, bool grad, bool want
           rc = lt_error("index: range {%lld, %lld} is out of range for dim %d with size %lld", (long long)a,
                         (long long)b, in_dim + 1, (long long)size);
         else {
-          nx = grad ? lt_narrow(cur, d, an, bn - an + 1) : lt_cpu_narrow(cur, d, an, bn - an + 1);
+          nx = grad ? lt_narrow(cur, d, an, bn - an + 1) : lt_strided_narrow(cur, d, an, bn - an + 1);
           if (!nx) rc = -1;
         }
       }
@@ -164,7 +165,7 @@ static int table_view(lua_State *L, lt_tensor *x, int kidx, bool grad, bool want
   }
   if (cur == x) {   /* only whole dims: still a new view */
     lt_tensor_release(cur);
-    cur = grad ? lt_narrow(x, 0, 0, x->sizes[0]) : lt_cpu_narrow(x, 0, 0, x->sizes[0]);
+    cur = grad ? lt_narrow(x, 0, 0, x->sizes[0]) : lt_strided_narrow(x, 0, 0, x->sizes[0]);
     if (!cur) return -1;
   }
   *res = cur;
@@ -374,7 +375,7 @@ static int assign_by_tensor(lua_State *L, lt_tensor *x, lt_tensor *k, int vidx, 
       /* a mask over leading dims broadcasts over the trailing ones */
       int64_t shape[LT_MAX_DIMS];
       for (int i = 0; i < x->ndim; i++) shape[i] = i < k->ndim ? k->sizes[i] : 1;
-      lt_tensor *mk = lt_cpu_view(k, lt_intlist_make(shape, x->ndim));
+      lt_tensor *mk = lt_strided_view(k, lt_intlist_make(shape, x->ndim));
       /* a one-element value that requires grad goes as a tensor, to get its gradient */
       r = !mk ? NULL : scalar ? lt_masked_fill_(x, mk, s) : lt_masked_fill_t_(x, mk, v);
       lt_tensor_release(mk);
@@ -391,7 +392,7 @@ static int assign_by_tensor(lua_State *L, lt_tensor *x, lt_tensor *k, int vidx, 
       fs[0] = -1;
       for (int i = 1; i < n; i++) fs[i] = shape[i];
       /* recorded: a tracked view, so that index_copy_ on it rewrites x's history */
-      lt_tensor *xf = rec ? lt_view(x, lt_intlist_make(fs, n)) : lt_cpu_view(x, lt_intlist_make(fs, n));
+      lt_tensor *xf = rec ? lt_view(x, lt_intlist_make(fs, n)) : lt_strided_view(x, lt_intlist_make(fs, n));
       lt_tensor *ve = xf ? lt_expand(v, lt_intlist_make(shape, n)) : NULL;
       lt_tensor *rr = ve ? lt_index_copy_(xf, 0, pos, ve) : NULL;
       if (rr) { lt_tensor_release(rr); r = x; lt_tensor_retain(r); }
@@ -402,7 +403,7 @@ static int assign_by_tensor(lua_State *L, lt_tensor *x, lt_tensor *k, int vidx, 
   } else if (k->ndim == 0) {
     int64_t pos;
     if (norm_index(lt_tensor_get_int64(k, 0), 0, x->sizes[0], &pos) < 0) return -1;
-    lt_tensor *view = rec ? lt_select(x, 0, pos) : lt_cpu_select(x, 0, pos);
+    lt_tensor *view = rec ? lt_select(x, 0, pos) : lt_strided_select(x, 0, pos);
     if (!view) return -1;
     int rc = rec ? assign_value_recorded(L, view, vidx) : assign_value(L, view, vidx);
     lt_tensor_release(view);
@@ -458,7 +459,7 @@ static int l_newindex(lua_State *L) {
       lt_tensor_bump_version(x);
       return 0;
     }
-    lt_tensor *view = lt_cpu_select(x, 0, k);
+    lt_tensor *view = lt_strided_select(x, 0, k);
     if (!view) return lt_vm_raise(L, "index");
     int rc = assign_value(L, view, 3);
     lt_tensor_release(view);

@@ -1,0 +1,39 @@
+/*
+** copy_ops.c — the device-neutral kernels of clone, copy_, fill_, zero_ and
+** _to_copy: each is the core's copy or fill (src/core/backend.c), which
+** hands the loop to the tensor's backend, so one kernel serves every backend
+** (declared with `kernels = {any = ...}`).
+*/
+#include <stdio.h>
+#include <string.h>
+#include "core/copy_ops.h"
+
+lt_tensor *lt_core_clone(lt_tensor *self) {
+  return lt_tensor_clone_as(self, (lt_dtype)self->dtype);
+}
+
+lt_tensor *lt_core_copy_(lt_tensor *self, lt_tensor *src) {
+  if (lt_tensor_copy_(self, src) < 0) {
+    char m[256];
+    snprintf(m, sizeof m, "%s", lt_error_message());
+    if (strncmp(m, "copy_:", 6) != 0) return lt_error_null("copy_: %s", m);
+    return NULL;
+  }
+  lt_tensor_retain(self);
+  return self;
+}
+
+lt_tensor *lt_core_fill_(lt_tensor *self, lt_scalar value) {
+  if (lt_tensor_fill_(self, value) < 0) return NULL;
+  lt_tensor_retain(self);
+  return self;
+}
+
+lt_tensor *lt_core_zero_(lt_tensor *self) {
+  return lt_core_fill_(self, lt_scalar_int(0));
+}
+
+lt_tensor *lt_core__to_copy(lt_tensor *self, int dtype) {
+  if (dtype < 0 || dtype >= LT_NUM_DTYPES) return lt_error_null("to: argument 'dtype' is not a dtype");
+  return lt_tensor_clone_as(self, (lt_dtype)dtype);
+}
