@@ -156,8 +156,8 @@ DATADIR = $(PREFIX)/share/lutorch
 # where a stock lua5.4 looks (Debian: /usr/local/share/lua/5.4, /usr/local/lib/lua/5.4)
 LUA_LMOD = $(PREFIX)/share/lua/5.4
 LUA_CMOD = $(PREFIX)/lib/lua/5.4
-PUB_HDRS := core/tensor.h core/dtype.h core/alloc.h core/error.h core/rng.h \
-            cpu/parallel.h dispatch/dispatch.h autograd/autograd.h
+PUB_HDRS := core/tensor.h core/dtype.h core/alloc.h core/error.h core/rng.h core/backend.h core/views.h \
+            cpu/parallel.h cpu/cpu.h dispatch/dispatch.h autograd/autograd.h
 PUB_INC = $(BUILD)/include/lutorch
 PUB_FILES = $(addprefix $(PUB_INC)/,$(PUB_HDRS)) $(PUB_INC)/lt_ops.h
 LUA_MODS := $(sort $(shell find lib -name '*.lua' 2>/dev/null))

@@ -43,11 +43,13 @@
 #include "lt_ops.h"
 #include "autograd/autograd.h"
 #include "core/rng.h"
+#include "core/backend.h"
 #include "cpu/parallel.h"
 #else                              /* installed, or build/include in the tree */
 #include "lutorch/lt_ops.h"        /* every op; pulls in tensor.h, dtype.h, error.h, dispatch.h */
 #include "lutorch/autograd/autograd.h"
 #include "lutorch/core/rng.h"
+#include "lutorch/core/backend.h"
 #include "lutorch/cpu/parallel.h"
 #endif
 
@@ -70,7 +72,7 @@ typedef struct lua_State lua_State;   /* the same type as in <lua.h> */
 **   t->ndim, t->sizes[i], t->strides[i], t->numel, lt_tensor_dtype(t)
 **   lt_tensor_data(t)          pointer to element 0 (borrowed: valid while t is)
 **   lt_tensor_is_contiguous(t) / lt_tensor_contiguous(t) (a new reference)
-**   lt_tensor_new(dt, lt_cpu_device(), ndim, sizes), lt_tensor_new_zeros(...)
+**   lt_tensor_new(dt, lt_device_cpu(), ndim, sizes), lt_tensor_new_zeros(...)
 **   lt_add(a, b, lt_scalar_int(1)), lt_mul(a, b), lt_matmul(a, b), lt_relu(a),
 **   lt_sum(a, lt_intlist_none(), false, LT_DTYPE_NONE), ...  (lutorch/lt_ops.h)
 **   lt_requires_grad_(t, true), lt_backward(loss, NULL, false, false), t->grad

@@ -86,9 +86,9 @@ static int run_core(void) {
   float xd[2][3] = { {1, 2, 3}, {-1, 0.5f, 2} };
   int64_t xs[2] = {2, 3}, ws[2] = {3, 2}, bs[1] = {2};
   lt_tensor *x = lt_tensor_from_blob(xd, LT_FLOAT32, 2, xs, NULL, NULL, NULL);
-  lt_tensor *w = lt_linspace(lt_scalar_float(-0.5), lt_scalar_float(0.5), 6, LT_FLOAT32, lt_cpu_device());
+  lt_tensor *w = lt_linspace(lt_scalar_float(-0.5), lt_scalar_float(0.5), 6, LT_FLOAT32, lt_device_cpu());
   lt_tensor *w2 = w ? lt_reshape(w, lt_intlist_make(ws, 2)) : NULL;
-  lt_tensor *b = lt_tensor_new_zeros(LT_FLOAT32, lt_cpu_device(), 1, bs);
+  lt_tensor *b = lt_tensor_new_zeros(LT_FLOAT32, lt_device_cpu(), 1, bs);
   lt_tensor *xw = NULL, *z = NULL, *h = NULL, *loss = NULL;
   if (!x || !w2 || !b) goto done;
   if (lt_requires_grad_(w2, true) < 0 || lt_requires_grad_(b, true) < 0) goto done;

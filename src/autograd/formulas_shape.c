@@ -44,7 +44,7 @@ static lt_tensor *zeros_of(lt_dtype dt, lt_device dev, int ndim, const int64_t *
 
 /* a 1-D int64 index tensor holding v[0..n) */
 static lt_tensor *index_tensor(const int64_t *v, int64_t n) {
-  lt_tensor *t = lt_tensor_new(LT_INT64, lt_cpu_device(), 1, &n);
+  lt_tensor *t = lt_tensor_new(LT_INT64, lt_device_cpu(), 1, &n);
   if (t && n > 0) memcpy(lt_tensor_data(t), v, sizeof(int64_t) * (size_t)n);
   return t;
 }

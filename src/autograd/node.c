@@ -419,7 +419,7 @@ static lt_tensor *region(lt_tensor *whole, const view_geometry *g) {
 static lt_tensor *region_index(const view_geometry *g) {
   int64_t n = 1;
   for (int k = 0; k < g->ndim; k++) n *= g->sizes[k];
-  lt_tensor *idx = lt_tensor_new(LT_INT64, lt_cpu_device(), 1, &n);
+  lt_tensor *idx = lt_tensor_new(LT_INT64, lt_device_cpu(), 1, &n);
   if (!idx) return NULL;
   int64_t *p = lt_tensor_data(idx), pos[LT_MAX_DIMS] = {0};
   for (int64_t i = 0; i < n; i++) {

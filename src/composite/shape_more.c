@@ -417,7 +417,7 @@ static lt_tensor *interleave_index(const char *op, lt_tensor *repeats, int64_t o
     }
   }
   if (check_output_size(op, output_size, total) < 0) { lt_tensor_release(c); return NULL; }
-  lt_tensor *r = lt_tensor_new(LT_INT64, lt_cpu_device(), 1, &total);
+  lt_tensor *r = lt_tensor_new(LT_INT64, lt_device_cpu(), 1, &total);
   if (!r) { lt_tensor_release(c); return fail_as(op); }
   int64_t *o = lt_tensor_data(r), at = 0;
   for (int64_t i = 0; i < c->numel; i++)
@@ -564,7 +564,7 @@ static lt_tensor *tri_indices(const char *op, int64_t row, int64_t col, int64_t 
                         : (__int128)row * col - sum_clamped(row, offset, col);
   if (n128 > ((__int128)1 << 40)) return lt_error_null("%s: the result is too large", op);
   int64_t n = (int64_t)n128, sz[2] = {2, n};
-  lt_tensor *r = lt_tensor_new(LT_INT64, lt_cpu_device(), 2, sz);
+  lt_tensor *r = lt_tensor_new(LT_INT64, lt_device_cpu(), 2, sz);
   if (!r) return fail_as(op);
   int64_t *rr = lt_tensor_data(r), *cc = rr + n, k = 0;
   if (n > 0) {
@@ -607,7 +607,7 @@ lt_tensor *lt_composite_triu_indices(int64_t row, int64_t col, int64_t offset, i
 
 /* int64 [n] holding first, first + step, ... as 1-based indices (index_copy's), on the CPU */
 static lt_tensor *index_run(const char *op, int64_t n, int64_t first, int64_t step) {
-  lt_tensor *r = lt_tensor_new(LT_INT64, lt_cpu_device(), 1, &n);
+  lt_tensor *r = lt_tensor_new(LT_INT64, lt_device_cpu(), 1, &n);
   if (!r) return fail_as(op);
   int64_t *v = lt_tensor_data(r);
   for (int64_t i = 0; i < n; i++) v[i] = first + i * step + 1;

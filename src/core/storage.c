@@ -1,11 +1,12 @@
 /*
 ** storage.c — refcounted buffers on one device from one allocator.
 ** Small CPU storages carry their bytes in the same allocation as the header,
-** so a one-element result costs one malloc, not two.
+** so a one-element result costs one malloc, not two; every other storage
+** comes from its device's backend allocator.
 */
 #include <stdlib.h>
 #include <string.h>
-#include "core/tensor.h"
+#include "core/backend.h"
 
 #define INLINE_BYTES 64      /* storages up to this size live inside their header */
 
@@ -41,10 +42,10 @@ lt_storage *lt_storage_new(lt_device dev, size_t nbytes) {
     s->allocator = NULL;
     s->kind = LT_STORAGE_INLINE;
   } else {
-    lt_allocator *a;
-    if (dev.type == LT_DEV_CPU) a = lt_cpu_allocator();
-    else return lt_error_null("device %s has no allocator (backend not loaded)",
-                              dev.type == LT_DEV_CUDA ? "cuda" : "?");
+    const lt_backend *b = lt_backend_of(dev);
+    if (!b) return NULL;
+    lt_allocator *a = b->allocator(dev.index);
+    if (!a) return NULL;
     s = malloc(sizeof(lt_storage));
     if (!s) return lt_error_null("out of memory allocating a storage");
     s->data = a->alloc(a, nbytes);

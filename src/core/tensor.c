@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
-#include "core/tensor.h"
+#include "core/backend.h"
 
 _Thread_local bool lt_tls_inference_mode = false;
 _Thread_local bool lt_tls_inplace_op = false;
@@ -14,7 +14,7 @@ static atomic_llong live_tensors;
 int64_t lt_tensor_live_count(void) { return atomic_load(&live_tensors); }
 
 static lt_keyset keys_for(lt_device dev) {
-  lt_keyset k = LT_KEYBIT(dev.type == LT_DEV_CUDA ? LT_KEY_CUDA : LT_KEY_CPU);
+  lt_keyset k = lt_device_keys(dev);
   if (!lt_tls_inference_mode) k |= LT_KEYBIT(LT_KEY_AUTOGRAD);
   return k;
 }
@@ -135,7 +135,7 @@ lt_tensor *lt_tensor_new(lt_dtype dt, lt_device dev, int ndim, const int64_t *si
 
 lt_tensor *lt_tensor_new_zeros(lt_dtype dt, lt_device dev, int ndim, const int64_t *sizes) {
   lt_tensor *t = lt_tensor_new(dt, dev, ndim, sizes);
-  if (t && dev.type == LT_DEV_CPU) memset(t->storage->data, 0, t->storage->nbytes);
+  if (t && dev.type == LT_DEV_CPU) memset(t->storage->data, 0, t->storage->nbytes);   /* host memory */
   else if (t && lt_tensor_fill_(t, lt_scalar_int(0)) < 0) { lt_tensor_release(t); return NULL; }
   return t;
 }
@@ -161,7 +161,7 @@ lt_tensor *lt_tensor_from_blob(void *data, lt_dtype dt, int ndim, const int64_t 
     span += (sizes[i] - 1) * st;
   }
   if (!strides) span = numel;
-  lt_storage *s = lt_storage_from_blob(data, (size_t)span * lt_dtype_size(dt), lt_cpu_device(), release, ctx);
+  lt_storage *s = lt_storage_from_blob(data, (size_t)span * lt_dtype_size(dt), lt_device_cpu(), release, ctx);
   if (!s) return NULL;
   lt_tensor *t = lt_tensor_new_view(s, dt, 0, ndim, sizes, strides);
   /* on failure the caller still owns its memory, as on every other failure
@@ -172,7 +172,7 @@ lt_tensor *lt_tensor_from_blob(void *data, lt_dtype dt, int ndim, const int64_t 
 }
 
 lt_tensor *lt_tensor_from_scalar(lt_scalar v, lt_dtype dt) {
-  lt_tensor *t = lt_tensor_new(dt, lt_cpu_device(), 0, NULL);
+  lt_tensor *t = lt_tensor_new(dt, lt_device_cpu(), 0, NULL);
   if (!t) return NULL;
   if (v.type == LT_SCALAR_FLOAT) lt_dtype_store_double(dt, t->storage->data, v.v.f);
   else lt_dtype_store_int64(dt, t->storage->data, v.v.i);
@@ -261,14 +261,15 @@ lt_scalar lt_tensor_item(const lt_tensor *t) {
              (long long)t->numel);
     return lt_scalar_none();
   }
-  if (lt_tensor_device(t).type != LT_DEV_CPU) {
-    lt_error("item: tensor is not on the cpu");
-    return lt_scalar_none();
-  }
+  lt_tensor *h = lt_tensor_to_host((lt_tensor *)t);   /* device memory is read through a host copy */
+  if (!h) return lt_scalar_none();
   lt_dtype dt = (lt_dtype)t->dtype;
-  if (dt == LT_BOOL) return lt_scalar_bool(lt_tensor_get_int64(t, 0) != 0);
-  if (lt_dtype_is_integral(dt)) return lt_scalar_int(lt_tensor_get_int64(t, 0));
-  return lt_scalar_float(lt_tensor_get_double(t, 0));
+  lt_scalar r;
+  if (dt == LT_BOOL) r = lt_scalar_bool(lt_tensor_get_int64(h, 0) != 0);
+  else if (lt_dtype_is_integral(dt)) r = lt_scalar_int(lt_tensor_get_int64(h, 0));
+  else r = lt_scalar_float(lt_tensor_get_double(h, 0));
+  lt_tensor_release(h);
+  return r;
 }
 
 /* ---- shape helpers ---- */

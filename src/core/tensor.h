@@ -27,7 +27,7 @@
 /* ---- devices ---- */
 typedef enum lt_device_type { LT_DEV_CPU = 0, LT_DEV_CUDA = 1 } lt_device_type;
 typedef struct lt_device { int8_t type; int8_t index; } lt_device;
-static inline lt_device lt_cpu_device(void) { lt_device d = {LT_DEV_CPU, 0}; return d; }
+static inline lt_device lt_device_cpu(void) { lt_device d = {LT_DEV_CPU, 0}; return d; }
 static inline bool lt_device_eq(lt_device a, lt_device b) { return a.type == b.type && a.index == b.index; }
 /* "cpu", "cuda", "cuda:1" -> device; -1 with error on bad text */
 int lt_device_parse(const char *s, lt_device *out);
@@ -47,6 +47,10 @@ typedef enum lt_dispatch_key {
 #define LT_KEYBIT(k) ((lt_keyset)1u << (k))
 /* keyset bits that name backends */
 #define LT_BACKEND_KEYS (LT_KEYBIT(LT_KEY_CPU) | LT_KEYBIT(LT_KEY_CUDA))
+/* the backend key of a device (an absent device, type -1, is the CPU) */
+static inline lt_keyset lt_device_keys(lt_device d) {
+  return LT_KEYBIT(d.type == LT_DEV_CUDA ? LT_KEY_CUDA : LT_KEY_CPU);
+}
 
 /* ---- scalars ---- */
 typedef enum lt_scalar_type { LT_SCALAR_NONE = 0, LT_SCALAR_INT, LT_SCALAR_FLOAT, LT_SCALAR_BOOL } lt_scalar_type;
@@ -165,10 +169,11 @@ int lt_tensor_fill_(lt_tensor *dst, lt_scalar v);
 /* bump the version counter (in-place ops call it) */
 static inline void lt_tensor_bump_version(lt_tensor *t) { atomic_fetch_add_explicit(&t->storage->version, 1, memory_order_relaxed); }
 
-/* element at a flat logical (row-major) position, as double/int64 (slow path) */
+/* element at a flat logical (row-major) position, as double/int64 (slow path;
+** host memory only: lt_tensor_to_host first for a device tensor) */
 double lt_tensor_get_double(const lt_tensor *t, int64_t linear);
 int64_t lt_tensor_get_int64(const lt_tensor *t, int64_t linear);
-lt_scalar lt_tensor_item(const lt_tensor *t);       /* 1 element required; type NONE + error otherwise */
+lt_scalar lt_tensor_item(const lt_tensor *t);       /* 1 element required (any device); type NONE + error otherwise */
 
 /* ---- shape helpers ---- */
 /* wrap a 0-based (or negative) dim into [0, ndim); -1 with "op: dim d out of range" otherwise.

@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <malloc.h>
-#include "core/alloc.h"
+#include "cpu/cpu.h"
 #include "core/error.h"
 
 #define ALIGN       64

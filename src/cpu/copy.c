@@ -5,7 +5,7 @@
 ** parallel above the elementwise grain).
 */
 #include <string.h>
-#include "core/tensor.h"
+#include "cpu/cpu.h"
 #include "cpu/iter.h"
 #include "cpu/parallel.h"
 
@@ -151,9 +151,7 @@ static int copy_transposed(lt_tensor *dst, const lt_tensor *src, const int64_t *
   return 1;
 }
 
-int lt_tensor_copy_(lt_tensor *dst, const lt_tensor *src) {
-  if (!lt_device_eq(lt_tensor_device(dst), lt_tensor_device(src)))
-    return lt_error("copy_: cross-device copies need the device backend");
+int lt_cpu_copy(lt_tensor *dst, const lt_tensor *src) {
   int nd = dst->ndim;
   int64_t st[2][LT_MAX_DIMS];
   if (lt_expand_strides("copy_", src, nd, dst->sizes, st[1]) < 0) return -1;
@@ -161,7 +159,7 @@ int lt_tensor_copy_(lt_tensor *dst, const lt_tensor *src) {
   if (src->numel > 1 && overlaps(dst, src, st[1])) {
     lt_tensor *tmp = lt_tensor_clone_as(src, (lt_dtype)src->dtype);
     if (!tmp) return -1;
-    int r = lt_tensor_copy_(dst, tmp);
+    int r = lt_cpu_copy(dst, tmp);
     lt_tensor_release(tmp);
     return r;
   }
@@ -184,7 +182,7 @@ int lt_tensor_copy_(lt_tensor *dst, const lt_tensor *src) {
   return 0;
 }
 
-int lt_tensor_fill_(lt_tensor *dst, lt_scalar v) {
+int lt_cpu_fill(lt_tensor *dst, lt_scalar v) {
   /* the value converted once into dst's dtype, then stored everywhere */
   _Alignas(16) char slot[16], val[16];
   lt_dtype dt = (lt_dtype)dst->dtype;

@@ -24,7 +24,7 @@ lt_tensor *lt_creation_new(const char *op, int ndim, const int64_t *sizes, int d
     n *= sizes[i];
   }
   lt_dtype dt = (lt_dtype)(dtype >= 0 ? dtype : dflt);
-  lt_tensor *t = lt_tensor_new(dt, lt_cpu_device(), ndim, sizes);
+  lt_tensor *t = lt_tensor_new(dt, lt_device_cpu(), ndim, sizes);
   if (!t) return lt_error_null("%s: %s", op, lt_error_message());
   return t;
 }

@@ -209,7 +209,7 @@ static lt_tensor *alloc_result(lt_dtype dt, int nd, const int64_t *shape, const 
     lt_storage_release(s);
     return r;
   }
-  return lt_tensor_new(dt, lt_cpu_device(), nd, shape);
+  return lt_tensor_new(dt, lt_device_cpu(), nd, shape);
 }
 
 /* 16-byte slots for inputs read once (one element broadcast everywhere) */
@@ -263,7 +263,7 @@ lt_tensor *lt_ew_run(lt_ew *e, lt_tensor *out) {
       }
     }
     if (fast) {
-      lt_tensor *res = lt_tensor_new(e->out_dt, lt_cpu_device(), nd, shape);
+      lt_tensor *res = lt_tensor_new(e->out_dt, lt_device_cpu(), nd, shape);
       if (!res || numel == 0) return res;
       r.data[0] = lt_tensor_data(res);
       r.st[0] = (int64_t)lt_dtype_size(e->out_dt);

@@ -590,7 +590,7 @@ static int run_chunks(const char *op, conv_job *j, lt_parallel_fn fn) {
 
 static lt_tensor *new_out(const conv_geom *q, lt_dtype dt, int64_t ch, int64_t h, int64_t w) {
   int64_t sz[4] = {q->N, ch, h, w};
-  return q->batched ? lt_tensor_new(dt, lt_cpu_device(), 4, sz) : lt_tensor_new(dt, lt_cpu_device(), 3, sz + 1);
+  return q->batched ? lt_tensor_new(dt, lt_device_cpu(), 4, sz) : lt_tensor_new(dt, lt_device_cpu(), 3, sz + 1);
 }
 
 static int check_bias(const char *op, const lt_tensor *bias, const lt_tensor *input, int64_t ch) {
@@ -715,7 +715,7 @@ static lt_tensor *backward_weight(const char *op, conv_geom *q, lt_tensor *grad_
                                   const int64_t *wsize) {
   lt_tensor *src[2] = {grad_output, input}, *c[2];
   if (contig(c, src, 2)) return NULL;
-  lt_tensor *gw = lt_tensor_new(lt_tensor_dtype(input), lt_cpu_device(), 4, wsize);
+  lt_tensor *gw = lt_tensor_new(lt_tensor_dtype(input), lt_device_cpu(), 4, wsize);
   if (gw && q->O * q->K > 0) {
     if (q->N == 0 || q->L == 0) memset(lt_tensor_data(gw), 0, (size_t)(q->O * q->K) * q->es);
     else if (bwd_weight(q, lt_tensor_data(c[1]), lt_tensor_data(c[0]), lt_tensor_data(gw)) < 0) {

@@ -17,7 +17,7 @@
 */
 #include <string.h>
 #include <cblas.h>
-#include "core/alloc.h"
+#include "cpu/cpu.h"
 #include "cpu/nn_conv_shift.h"
 #include "cpu/la_gemm.h"
 

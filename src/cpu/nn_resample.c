@@ -158,7 +158,7 @@ lt_tensor *lt_cpu_pad(lt_tensor *self, lt_intlist pad, const char *mode, double 
     return lt_error_null("%s: argument 'input' of dtype bool is only padded in mode \"constant\"", op);
   if (pad_plan_make(op, &p, self->ndim, self->sizes, pad, mode)) return NULL;
   lt_tensor *x = lt_tensor_contiguous(self);
-  lt_tensor *y = x ? lt_tensor_new(lt_tensor_dtype(x), lt_cpu_device(), p.ndim, p.out) : NULL;
+  lt_tensor *y = x ? lt_tensor_new(lt_tensor_dtype(x), lt_device_cpu(), p.ndim, p.out) : NULL;
   lt_tensor *fill = y ? lt_tensor_from_scalar(lt_scalar_float(value), lt_tensor_dtype(x)) : NULL;
   if (fill && lt_shape_numel(p.ndim, p.out) > 0) {
     pad_job j = {&p, lt_tensor_data(x), lt_tensor_data(y), lt_dtype_size(lt_tensor_dtype(x)), lt_tensor_data(fill),
@@ -187,7 +187,7 @@ lt_tensor *lt_cpu_pad_backward(lt_tensor *grad_output, lt_intlist input_size, lt
                          lt_shape_str(grad_output->ndim, grad_output->sizes, a, sizeof a), lt_shape_str(p.ndim, p.out, b, sizeof b));
   }
   lt_tensor *gy = lt_tensor_contiguous(grad_output);
-  lt_tensor *gx = gy ? lt_tensor_new_zeros(lt_tensor_dtype(gy), lt_cpu_device(), p.ndim, p.in) : NULL;
+  lt_tensor *gx = gy ? lt_tensor_new_zeros(lt_tensor_dtype(gy), lt_device_cpu(), p.ndim, p.in) : NULL;
   if (gx && lt_shape_numel(p.ndim, p.out) > 0 && lt_shape_numel(p.ndim, p.in) > 0) {
     pad_job j = {&p, lt_tensor_data(gy), lt_tensor_data(gx), lt_dtype_size(lt_tensor_dtype(gy)), NULL, true,
                  gy->dtype == LT_FLOAT32};
@@ -325,8 +325,8 @@ static lt_tensor *up_run(const up_geom *q, lt_tensor *src, int ndim, const int64
                          lt_parallel_fn fs, lt_parallel_fn fd) {
   lt_tensor *x = lt_tensor_contiguous(src);
   if (!x) return NULL;
-  lt_tensor *y = zero ? lt_tensor_new_zeros(lt_tensor_dtype(x), lt_cpu_device(), ndim, out_sizes)
-                      : lt_tensor_new(lt_tensor_dtype(x), lt_cpu_device(), ndim, out_sizes);
+  lt_tensor *y = zero ? lt_tensor_new_zeros(lt_tensor_dtype(x), lt_device_cpu(), ndim, out_sizes)
+                      : lt_tensor_new(lt_tensor_dtype(x), lt_device_cpu(), ndim, out_sizes);
   if (y && q->P > 0) {
     up_job j = {q, lt_tensor_data(x), lt_tensor_data(y)};
     int64_t g = LT_GRAIN_ELEMENTWISE / (q->OH * q->OW * 4);

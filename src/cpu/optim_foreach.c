@@ -238,7 +238,7 @@ lt_tensor *lt_cpu__foreach_norm(lt_tensor *const *self, int self_n, double ord) 
                            i + 1, lt_dtype_name((lt_dtype)self[i]->dtype));
   }
   int64_t sz = self_n;
-  lt_tensor *res = lt_tensor_new((lt_dtype)dt, lt_cpu_device(), 1, &sz);
+  lt_tensor *res = lt_tensor_new((lt_dtype)dt, lt_device_cpu(), 1, &sz);
   if (!res) return NULL;
   norm_ctx nc = { &j, NORM_P, ord };
   if (ord == 2) nc.kind = NORM_2; else if (ord == 1) nc.kind = NORM_1;

@@ -388,7 +388,7 @@ lt_tensor *lt_cpu_bernoulli_(lt_tensor *self, lt_scalar p, struct lt_generator *
 
 /* probabilities as a contiguous float64 tensor of `shape`, checked to lie in [0, 1] */
 static lt_tensor *probs_of(const char *op, const lt_tensor *p, int ndim, const int64_t *sizes) {
-  lt_tensor *pr = lt_tensor_new(LT_FLOAT64, lt_cpu_device(), ndim, sizes);
+  lt_tensor *pr = lt_tensor_new(LT_FLOAT64, lt_device_cpu(), ndim, sizes);
   if (!pr) return NULL;
   if (lt_tensor_copy_(pr, p) < 0) {
     lt_tensor_release(pr);
@@ -493,8 +493,8 @@ lt_tensor *lt_cpu_multinomial(lt_tensor *self, int64_t num_samples, bool replace
   lt_tensor *w = lt_tensor_to_dtype_contig(self, LT_FLOAT64);
   if (!w) return NULL;
   int64_t osz[2] = { rows, num_samples };
-  lt_tensor *out = self->ndim == 2 ? lt_tensor_new(LT_INT64, lt_cpu_device(), 2, osz)
-                                   : lt_tensor_new(LT_INT64, lt_cpu_device(), 1, &num_samples);
+  lt_tensor *out = self->ndim == 2 ? lt_tensor_new(LT_INT64, lt_device_cpu(), 2, osz)
+                                   : lt_tensor_new(LT_INT64, lt_device_cpu(), 1, &num_samples);
   double *cum = malloc(sizeof(double) * (size_t)ncat);
   keyed *ks = replacement ? NULL : malloc(sizeof(keyed) * (size_t)ncat);
   if (!out || !cum || (!replacement && !ks)) {

@@ -22,7 +22,7 @@
 /* ---- planning ------------------------------------------------------------ */
 
 lt_tensor *lt_red_buffer(lt_dtype dt, int64_t n) {
-  return lt_tensor_new(dt, lt_cpu_device(), 1, &n);
+  return lt_tensor_new(dt, lt_device_cpu(), 1, &n);
 }
 
 void lt_red_free(lt_red *g) {
@@ -145,7 +145,7 @@ lt_tensor *lt_red_finish(lt_red *g, lt_tensor *buf, lt_dtype rdt, lt_tensor *out
     return out;
   }
   if (g->ordered && v->dtype == rdt) return v;
-  lt_tensor *r = lt_tensor_new(rdt, lt_cpu_device(), g->ndim_out, g->osizes);
+  lt_tensor *r = lt_tensor_new(rdt, lt_device_cpu(), g->ndim_out, g->osizes);
   if (r && lt_tensor_copy_(r, v) < 0) { lt_tensor_release(r); r = NULL; }
   lt_tensor_release(v);
   return r;

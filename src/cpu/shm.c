@@ -51,7 +51,7 @@ static lt_storage *map_storage(int fd, size_t nbytes, int64_t offset, int own_fd
   }
   c->fd = own_fd ? fd : -1;
   c->serial = atomic_fetch_add(&next_serial, 1);
-  lt_storage *s = lt_storage_from_blob(p, nbytes, lt_cpu_device(), shm_release, c);
+  lt_storage *s = lt_storage_from_blob(p, nbytes, lt_device_cpu(), shm_release, c);
   if (!s) { if (p) munmap(p, nbytes); free(c); return NULL; }
   if (lt_storage_bytes_hook && nbytes) lt_storage_bytes_hook((int64_t)nbytes);
   return s;

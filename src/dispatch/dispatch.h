@@ -65,6 +65,11 @@ static inline bool lt_keyset_mixed_backends(lt_keyset ks) {
   return b & (b - 1);
 }
 
+/* Start the library: register the built-in backends (CPU). Idempotent and
+** thread-safe; the torch module and lutorch_open call it, C programs using
+** the core directly call it first. */
+void lt_init(void);
+
 /* look up an op by name; -1 if unknown */
 int lt_dispatch_find(const char *name);
 /* register (or replace) a kernel at a key; fn NULL makes the key fall through */

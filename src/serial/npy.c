@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "serial/npy.h"
+#include "core/backend.h"
 
 static int host_little(void) { const uint16_t one = 1; return *(const unsigned char *)&one == 1; }
 
@@ -183,10 +184,10 @@ lt_tensor *lt_npy_new_raw(const lt_npy_info *info) {
   if (direct(info)) {
     int64_t rs[LT_MAX_DIMS];
     file_shape(info, rs);
-    return lt_tensor_new(info->dtype, lt_cpu_device(), info->ndim, rs);
+    return lt_tensor_new(info->dtype, lt_device_cpu(), info->ndim, rs);
   }
   int64_t nb = (int64_t)info->data_bytes;
-  return lt_tensor_new(LT_UINT8, lt_cpu_device(), 1, &nb);
+  return lt_tensor_new(LT_UINT8, lt_device_cpu(), 1, &nb);
 }
 
 static uint64_t load_uint(const unsigned char *b, int size, bool swap) {
@@ -211,7 +212,7 @@ lt_tensor *lt_npy_finish(lt_tensor *raw, const lt_npy_info *info, const char *wh
       for (int64_t i = 0; i < t->numel; i++) b[i] = b[i] != 0;
     }
   } else {
-    t = lt_tensor_new(info->dtype, lt_cpu_device(), info->ndim, rs);
+    t = lt_tensor_new(info->dtype, lt_device_cpu(), info->ndim, rs);
     if (!t) { lt_tensor_release(raw); return NULL; }
     const unsigned char *b = (const unsigned char *)lt_tensor_data(raw);
     int sz = info->src_size;
@@ -322,7 +323,8 @@ lt_tensor *lt_npy_prepare(lt_tensor *t, char *hdr, size_t *hdr_len, const char *
     return (lt_tensor *)lt_error_null("dtype %s has no .npy equivalent (convert it, e.g. :float())", lt_dtype_name((lt_dtype)t->dtype));
   bool fortran = false;
   lt_tensor *c;
-  if (lt_tensor_is_contiguous(t)) { lt_tensor_retain(t); c = t; }
+  if (lt_tensor_device(t).type != LT_DEV_CPU) { if (!(c = lt_tensor_to_host((lt_tensor *)t))) return NULL; }
+  else if (lt_tensor_is_contiguous(t)) { lt_tensor_retain(t); c = t; }
   else if (t->ndim > 1 && f_contiguous(t)) { lt_tensor_retain(t); c = t; fortran = true; }
   else if (!(c = lt_tensor_contiguous(t))) return NULL;
   char dict[LT_NPY_HEADER_CAP];

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "serial/safetensors.h"
+#include "core/backend.h"
 #include "serial/io.h"
 
 static const struct { const char *name; int dtype; } st_dtypes[] = {
@@ -210,7 +211,7 @@ int lt_st_load(const char *path, bool use_mmap, lt_st_header *h, lt_tensor ***ou
       if (!ts[i]) { lt_io_map_release(map); goto done; }
       continue;
     }
-    ts[i] = lt_tensor_new(e->dtype, lt_cpu_device(), e->ndim, e->sizes);
+    ts[i] = lt_tensor_new(e->dtype, lt_device_cpu(), e->ndim, e->sizes);
     if (!ts[i]) goto done;
     if (nb == 0) continue;
     if (map) memcpy(lt_tensor_data(ts[i]), (const char *)map->addr + off, nb);
@@ -301,7 +302,9 @@ int lt_st_save(const char *path, int n, const char *const *names, lt_tensor *con
   lt_io_put(&s, text, tl);
   for (size_t k = tl; k < padded; k++) lt_io_put(&s, " ", 1);
   for (int i = 0; i < n; i++) {
-    lt_tensor *c = lt_tensor_contiguous(o[i].t);
+    lt_tensor *h = lt_tensor_to_host(o[i].t);   /* device tensors are written from a host copy */
+    lt_tensor *c = h ? lt_tensor_contiguous(h) : NULL;
+    lt_tensor_release(h);
     if (!c) goto done;
     int r = lt_io_put(&s, lt_tensor_data(c), (size_t)c->numel * lt_dtype_size((lt_dtype)c->dtype));
     lt_tensor_release(c);

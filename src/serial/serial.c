@@ -241,10 +241,10 @@ lt_storage *lt_serial_storage(lt_serial_reader *r, uint64_t i) {
     const unsigned char *p = r->mem + off;
     if (r->verify_data && verify(r, i, lt_xxh64(p, nb)) < 0) return NULL;
     lt_io_map_retain(r->map);
-    s = lt_storage_from_blob((void *)p, nb, lt_cpu_device(), lt_io_map_release_cb, r->map);
+    s = lt_storage_from_blob((void *)p, nb, lt_device_cpu(), lt_io_map_release_cb, r->map);
     if (!s) { lt_io_map_release(r->map); return NULL; }
   } else {
-    s = lt_storage_new(lt_cpu_device(), nb);
+    s = lt_storage_new(lt_device_cpu(), nb);
     if (!s) return NULL;
     if (!r->mem) {
       /* ask for this storage and the next at once: the kernel reads ahead while we

@@ -236,7 +236,7 @@ static int read_storage(rd *r, int32_t slot, lt_dtype dt) {
   if (!r->ascii) need = (uint64_t)size * (uint64_t)(dt == LT_INT64 ? (size_t)r->long_size : es);
   else need = raw ? (uint64_t)size : (uint64_t)size * 2 - (size > 0);
   if (need > left(r)) return truncated(r, "a storage's data", need);
-  lt_tensor *t = lt_tensor_new(dt, lt_cpu_device(), 1, &size);
+  lt_tensor *t = lt_tensor_new(dt, lt_device_cpu(), 1, &size);
   if (!t) return -1;
   r->doc->objs[slot].tensor = t;
   void *dst = lt_tensor_data(t);
@@ -317,7 +317,7 @@ static int read_tensor(rd *r, int32_t slot, lt_dtype dt) {
                       (unsigned long long)last + 1, st ? (long long)st->numel : 0LL);
     o->tensor = lt_tensor_new_view(st->storage, dt, offset - 1, nd, sizes, strides);
   } else {
-    o->tensor = lt_tensor_new(dt, lt_cpu_device(), nd, sizes);
+    o->tensor = lt_tensor_new(dt, lt_device_cpu(), nd, sizes);
   }
   return o->tensor ? 0 : -1;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "lutorch_vm.h"
 #include "ltensor.h"
+#include "core/backend.h"
 #include "largs.h"
 #include "core/rng.h"
 
@@ -101,7 +102,7 @@ static lt_tensor *from_table(lua_State *L, int idx, int dtype, const char *op) {
   nest_shape(L, idx, &n);
   nest_check(L, idx, &n, 0);
   lt_dtype dt = dtype >= 0 ? (lt_dtype)dtype : infer_dtype(n.seen);
-  lt_tensor *t = lt_tensor_new(dt, lt_cpu_device(), n.ndim, n.sizes);
+  lt_tensor *t = lt_tensor_new(dt, lt_device_cpu(), n.ndim, n.sizes);
   if (!t) lt_vm_raise(L, op);
   char *p = lt_tensor_data(t);
   nest_fill(L, idx, &n, 0, dt, &p);
@@ -120,11 +121,13 @@ static lt_tensor *from_scalar(lua_State *L, int idx, int dtype, const char *op) 
 
 /* ---- the options table of torch.tensor ---- */
 
-typedef struct topts { int dtype; bool requires_grad; } topts;
+typedef struct topts { int dtype; bool requires_grad; lt_device device; } topts;
 
 static void read_opts(lua_State *L, int idx, const char *op, topts *o) {
   o->dtype = -1;
   o->requires_grad = false;
+  o->device.type = -1;      /* absent: where the data is (the host for Lua values) */
+  o->device.index = 0;
   if (lua_isnoneornil(L, idx)) return;
   if (lua_type(L, idx) != LUA_TTABLE) luaL_error(L, "%s: argument 'options' must be a table, got %s", op, luaL_typename(L, idx));
   lua_pushnil(L);
@@ -139,8 +142,9 @@ static void read_opts(lua_State *L, int idx, const char *op, topts *o) {
       }
     } else if (strcmp(k, "device") == 0) {
       lt_device d;
-      if (lt_vm_todevice(L, -1, &d) < 0) luaL_error(L, "%s: argument 'device': %s", op, lt_error_message());
-      if (d.type != LT_DEV_CPU) luaL_error(L, "%s: device cuda is not available", op);
+      if (lt_vm_todevice(L, -1, &d) < 0 || !lt_backend_of(d))
+        luaL_error(L, "%s: argument 'device': %s", op, lt_error_message());
+      o->device = d;
     } else if (strcmp(k, "requires_grad") == 0) {
       if (lua_type(L, -1) != LUA_TBOOLEAN) luaL_error(L, "%s: argument 'requires_grad' must be a boolean", op);
       o->requires_grad = lua_toboolean(L, -1);
@@ -152,6 +156,12 @@ static void read_opts(lua_State *L, int idx, const char *op, topts *o) {
 }
 
 static void push_result(lua_State *L, lt_tensor *t, const topts *o, const char *op) {
+  if (o->device.type >= 0 && !lt_device_eq(lt_tensor_device(t), o->device)) {   /* made here, moved once */
+    lt_tensor *d = lt_tensor_to_device(t, o->device);
+    lt_tensor_release(t);
+    if (!d) lt_vm_raise(L, op);
+    t = d;
+  }
   if (o->requires_grad) {
     if (!lt_dtype_is_float((lt_dtype)t->dtype)) {
       lt_tensor_release(t);
@@ -171,7 +181,6 @@ static int l_tensor(lua_State *L) {
   lt_tensor *src = lt_vm_totensor(L, 1);
   int ty = lua_type(L, 1);
   if (src) {
-    if (lt_tensor_device(src).type != LT_DEV_CPU) return luaL_error(L, "%s: device cuda is not available", op);
     t = lt_tensor_clone_as(src, o.dtype >= 0 ? (lt_dtype)o.dtype : (lt_dtype)src->dtype);
     if (!t) return lt_vm_raise(L, op);
   } else if (lt_vm_toud(L, 1)) {
@@ -194,10 +203,12 @@ static int l_as_tensor(lua_State *L) {
   if (src) {
     topts o;
     read_opts(L, 2, "as_tensor", &o);
-    if (o.dtype < 0 || o.dtype == src->dtype) { lua_settop(L, 1); return 1; }
-    lt_tensor *t = lt_tensor_clone_as(src, (lt_dtype)o.dtype);
+    bool same_device = o.device.type < 0 || lt_device_eq(lt_tensor_device(src), o.device);
+    if ((o.dtype < 0 || o.dtype == src->dtype) && same_device) { lua_settop(L, 1); return 1; }
+    lt_tensor *t = lt_tensor_clone_as(src, o.dtype < 0 ? (lt_dtype)src->dtype : (lt_dtype)o.dtype);
     if (!t) return lt_vm_raise(L, "as_tensor");
-    lt_vm_push_tensor(L, t);
+    o.requires_grad = false;
+    push_result(L, t, &o, "as_tensor");
     return 1;
   }
   return l_tensor(L);
@@ -225,7 +236,7 @@ static int typed_ctor(lua_State *L, int dtype, const char *op) {
   lt_tensor *t;
   if (top == 0) {
     int64_t z = 0;
-    t = lt_tensor_new(dt, lt_cpu_device(), 1, &z);
+    t = lt_tensor_new(dt, lt_device_cpu(), 1, &z);
   } else if (lt_vm_totensor(L, 1)) {
     lt_tensor *src = lt_vm_totensor(L, 1);
     if (src->dtype == dt) t = lt_tensor_alias(src, src->offset, src->ndim, src->sizes, src->strides);
@@ -252,7 +263,7 @@ static int typed_ctor(lua_State *L, int dtype, const char *op) {
     }
     for (int i = 0; i < n; i++)
       if (sizes[i] < 0) return luaL_error(L, "%s: negative size %d in dim %d", op, (int)sizes[i], i + 1);
-    t = lt_tensor_new_zeros(dt, lt_cpu_device(), n, sizes);
+    t = lt_tensor_new_zeros(dt, lt_device_cpu(), n, sizes);
   } else if (lua_type(L, 1) == LUA_TTABLE) {
     t = from_table(L, 1, (int)dt, op);
   } else {

@@ -581,7 +581,7 @@ static int map_slots(lua_State *L, dec *d, uint32_t nslots, const int *fds, int 
       return lt_error("recv: malformed message");
     lt_tensor *t;
     if (fi < 0) {
-      t = lt_tensor_new((lt_dtype)dt, lt_cpu_device(), nd, sizes);
+      t = lt_tensor_new((lt_dtype)dt, lt_device_cpu(), nd, sizes);
     } else {
       /* bounds: the furthest element must lie inside the mapping */
       int64_t hi = eoff, es = (int64_t)lt_dtype_size((lt_dtype)dt);

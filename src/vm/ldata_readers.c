@@ -108,7 +108,7 @@ static int l_read_idx(lua_State *L) {
     numel *= sizes[i];
     if (numel > ((int64_t)1 << 40)) return rerror(L, "read_idx: '%s' declares an absurd size", path);
   }
-  lt_tensor *t = lt_tensor_new(dt, lt_cpu_device(), nd, sizes);
+  lt_tensor *t = lt_tensor_new(dt, lt_device_cpu(), nd, sizes);
   if (!t) return lt_vm_raise(L, "read_idx");
   lt_vm_push_tensor(L, t);   /* Lua owns it now: errors below free it */
   size_t es = lt_dtype_size(dt), want = (size_t)numel * es;
@@ -232,7 +232,7 @@ static int l_read_csv(lua_State *L) {
   }
   if (cols < 0) return rerror(L, "read_csv: '%s' is empty", path);
   int64_t sizes[2] = {cols ? (int64_t)nv / cols : 0, cols};
-  lt_tensor *t = lt_tensor_new(LT_FLOAT64, lt_cpu_device(), 2, sizes);
+  lt_tensor *t = lt_tensor_new(LT_FLOAT64, lt_device_cpu(), 2, sizes);
   if (!t) return lt_vm_raise(L, "read_csv");
   if (nv) memcpy(lt_tensor_data(t), vals, nv * sizeof(double));
   lt_vm_push_tensor(L, t);

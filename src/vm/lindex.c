@@ -294,7 +294,7 @@ static int assign_value(lua_State *L, lt_tensor *dst, int vidx) {
 
 /* a 0-d bool true: a mask that selects every element */
 static lt_tensor *all_true(void) {
-  lt_tensor *m = lt_tensor_new(LT_BOOL, lt_cpu_device(), 0, NULL);
+  lt_tensor *m = lt_tensor_new(LT_BOOL, lt_device_cpu(), 0, NULL);
   if (m) *(bool *)lt_tensor_data(m) = true;
   return m;
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 #include "lutorch_vm.h"
 #include "ltensor.h"
+#include "core/backend.h"
 #include "autograd/autograd.h"
 
 /* Process-wide, like PyTorch's PRINT_OPTS. sci_mode: -1 automatic. */
@@ -288,8 +289,8 @@ static int l_tostring(lua_State *L) {
   lt_tensor *t = u->t, *host = NULL;
   if (lt_tensor_device(t).type != LT_DEV_CPU && t->numel > 0) {
     /* device memory is not readable here: print a host copy with t's identity */
-    host = lt_tensor_new(lt_tensor_dtype(t), lt_cpu_device(), t->ndim, t->sizes);
-    if (!host || lt_tensor_copy_(host, t) < 0) { lt_tensor_release(host); return lt_vm_raise(L, "tostring"); }
+    host = lt_tensor_to_host(t);
+    if (!host) return lt_vm_raise(L, "tostring");
   }
   sbuf b = {NULL, 0, 0, false};
   tensor_text(&b, t, host ? host : t);

@@ -46,7 +46,7 @@ static uint64_t checkseed(lua_State *L, int idx, const char *op) {
 
 static void push_state(lua_State *L, lt_generator *g) {
   int64_t n = LT_RNG_STATE_BYTES;
-  lt_tensor *t = lt_tensor_new(LT_UINT8, lt_cpu_device(), 1, &n);
+  lt_tensor *t = lt_tensor_new(LT_UINT8, lt_device_cpu(), 1, &n);
   if (!t) { lt_vm_raise(L, "get_state"); return; }
   lt_generator_get_state(g, lt_tensor_data(t));
   lt_vm_push_tensor(L, t);
@@ -123,7 +123,7 @@ static int g_tostring(lua_State *L) {
 static int g_index(lua_State *L) {
   const char *k = lua_tostring(L, 2);
   if (k && strcmp(k, "device") == 0) {
-    lt_vm_push_device(L, lt_cpu_device());
+    lt_vm_push_device(L, lt_device_cpu());
     return 1;
   }
   luaL_getmetatable(L, GEN_MT);

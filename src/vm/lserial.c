@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "lutorch_vm.h"
 #include "ltensor.h"
+#include "core/backend.h"
 #include "serial/serial.h"
 
 #define STATE_MT "lutorch.serial.state"
@@ -316,14 +317,15 @@ static int tensor_span(const lt_tensor *t, uint64_t *lo, uint64_t *hi) {
 static void save_finish(saver *sv, lt_io_sink *out) {
   lua_State *L = sv->L;
   sstate *s = sv->s;
-  /* tensors with negative strides are saved as contiguous copies */
+  /* tensors with negative strides are saved as contiguous copies, and device
+  ** tensors as host copies (they load on the cpu) */
   for (lua_Integer i = 1; i <= sv->ntensors; i++) {
     lua_rawgeti(L, sv->tens, i);
     lt_tensor *t = lt_vm_totensor(L, -1);
     int neg = 0;
     for (int d = 0; d < t->ndim; d++) neg |= t->strides[d] < 0;
-    if (neg) {
-      lt_tensor *c = lt_tensor_clone_as(t, (lt_dtype)t->dtype);
+    if (neg || lt_tensor_device(t).type != LT_DEV_CPU) {
+      lt_tensor *c = neg ? lt_tensor_clone_as(t, (lt_dtype)t->dtype) : lt_tensor_to_host(t);
       if (!c) raise(L, sv->fn);
       c->requires_grad = t->requires_grad;
       lt_vm_push_tensor(L, c);

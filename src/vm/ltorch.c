@@ -13,6 +13,7 @@
 #include "largs.h"
 #include "lt_ops.h"
 #include "cpu/parallel.h"
+#include "core/backend.h"
 
 /* embedded Lua sources (build/gen/embedded.c) */
 typedef struct lt_embedded { const char *name; const char *src; size_t len; } lt_embedded;
@@ -54,9 +55,21 @@ static int l_get_num_threads(lua_State *L) {
   return 1;
 }
 
-static int l_cpu_memory_stats(lua_State *L) {
-  lt_memory_stats s;
-  lt_cpu_memory_stats(&s);
+/* the backend of the device at idx (default cpu); raises "cuda: backend not loaded" */
+static const lt_backend *arg_backend(lua_State *L, int idx, const char *op, lt_device *dev) {
+  *dev = lt_device_cpu();
+  if (!lua_isnoneornil(L, idx) && lt_vm_todevice(L, idx, dev) < 0) { lt_vm_raise(L, op); return NULL; }
+  const lt_backend *b = lt_backend_of(*dev);
+  if (!b) lt_vm_raise(L, op);
+  return b;
+}
+
+/* torch.memory_stats([device]) (torch.cpu_memory_stats() for the cpu) */
+static int l_memory_stats(lua_State *L) {
+  lt_device d;
+  const lt_backend *b = arg_backend(L, 1, "memory_stats", &d);
+  lt_memory_stats s = {0};
+  if (b->memory_stats) b->memory_stats(d.index, &s);
   lua_createtable(L, 0, 5);
   lua_pushinteger(L, s.allocated); lua_setfield(L, -2, "allocated");
   lua_pushinteger(L, s.cached); lua_setfield(L, -2, "cached");
@@ -66,10 +79,30 @@ static int l_cpu_memory_stats(lua_State *L) {
   return 1;
 }
 
-static int l_cpu_empty_cache(lua_State *L) {
-  (void)L;
-  lt_cpu_empty_cache();
+/* torch.empty_cache([device]) (torch.cpu_empty_cache() for the cpu) */
+static int l_empty_cache(lua_State *L) {
+  lt_device d;
+  const lt_backend *b = arg_backend(L, 1, "empty_cache", &d);
+  if (b->empty_cache) b->empty_cache();
   return 0;
+}
+
+/* torch.synchronize([device]): wait for the device's queued work */
+static int l_synchronize(lua_State *L) {
+  lt_device d;
+  const lt_backend *b = arg_backend(L, 1, "synchronize", &d);
+  if (b->synchronize && b->synchronize(d.index) < 0) return lt_vm_raise(L, "synchronize");
+  return 0;
+}
+
+/* torch._device_count(type): devices of a backend, 0 when it is not loaded */
+static int l_device_count(lua_State *L) {
+  const char *name = luaL_checkstring(L, 1);
+  int type = strcmp(name, "cpu") == 0 ? LT_DEV_CPU : strcmp(name, "cuda") == 0 ? LT_DEV_CUDA : -1;
+  if (type < 0) return luaL_error(L, "device_count: unknown device type '%s'", name);
+  const lt_backend *b = lt_backend_get(type);
+  lua_pushinteger(L, b ? b->device_count() : 0);
+  return 1;
 }
 
 static int l_live_tensors(lua_State *L) {
@@ -159,7 +192,9 @@ static const luaL_Reg core_functions[] = {
   {"is_tensor", l_is_tensor}, {"isTensor", l_is_tensor}, {"promote_types", l_promote_types},
   {"set_num_threads", l_set_num_threads}, {"get_num_threads", l_get_num_threads},
   {"setnumthreads", l_set_num_threads}, {"getnumthreads", l_get_num_threads},
-  {"cpu_memory_stats", l_cpu_memory_stats}, {"cpu_empty_cache", l_cpu_empty_cache},
+  {"cpu_memory_stats", l_memory_stats}, {"cpu_empty_cache", l_empty_cache},
+  {"memory_stats", l_memory_stats}, {"empty_cache", l_empty_cache}, {"synchronize", l_synchronize},
+  {"_device_count", l_device_count},
   {"_live_tensors", l_live_tensors}, {"time", l_time}, {"_ops", l_ops}, {"device", lt_vm_l_device},
   {NULL, NULL}
 };
@@ -208,6 +243,7 @@ static void add_lib_paths(lua_State *L) {
 
 int luaopen_torch(lua_State *L) {
   luaL_checkversion(L);
+  lt_init();              /* the built-in backends */
   lt_get_num_threads();   /* settles the thread count (and OpenBLAS's) before the first op */
   lua_getfield(L, LUA_REGISTRYINDEX, "lutorch.module");
   if (lua_istable(L, -1)) return 1;     /* one module per state */

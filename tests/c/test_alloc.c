@@ -8,7 +8,8 @@
 #include <string.h>
 #include <sys/resource.h>
 #include "ctest.h"
-#include "core/alloc.h"
+#include "dispatch/dispatch.h"
+#include "cpu/cpu.h"
 #include "core/error.h"
 
 #define MB ((size_t)1 << 20)
@@ -216,6 +217,7 @@ TEST(test_threads) {
 }
 
 int main(void) {
+  lt_init();
   A = lt_cpu_allocator();
   CHECK(A != NULL && A->alloc && A->free);
   RUN(test_alignment);

@@ -33,7 +33,7 @@ TEST(select_and_fallthrough) {
   void *saved_cpu = lt_op_table[LT_OP_neg].kernel[LT_KEY_CPU];
   lt_dispatch_register(LT_OP_neg, LT_KEY_CPU, (void *)fake_neg);
   int64_t n = 3;
-  lt_tensor *t = lt_tensor_new_zeros(LT_FLOAT32, lt_cpu_device(), 1, &n);
+  lt_tensor *t = lt_tensor_new_zeros(LT_FLOAT32, lt_device_cpu(), 1, &n);
   CHECK(t->keys & LT_KEYBIT(LT_KEY_AUTOGRAD));
   /* no Autograd kernel: the key falls through to CPU */
   lt_tensor *r = lt_neg(t);
@@ -83,13 +83,14 @@ TEST(select_and_fallthrough) {
 TEST(inference_mode_tensors) {
   int64_t n = 2;
   lt_tls_inference_mode = true;
-  lt_tensor *t = lt_tensor_new_zeros(LT_FLOAT32, lt_cpu_device(), 1, &n);
+  lt_tensor *t = lt_tensor_new_zeros(LT_FLOAT32, lt_device_cpu(), 1, &n);
   lt_tls_inference_mode = false;
   CHECK(!(t->keys & LT_KEYBIT(LT_KEY_AUTOGRAD)));
   lt_tensor_release(t);
 }
 
 int main(void) {
+  lt_init();
   RUN(select_and_fallthrough);
   RUN(inference_mode_tensors);
   return ctest_summary();

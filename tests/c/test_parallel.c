@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "ctest.h"
+#include "dispatch/dispatch.h"
 #include "cpu/parallel.h"
 
 /* ---- recording what a loop did ------------------------------------------- */
@@ -327,6 +328,7 @@ static void report_overhead(void) {
 }
 
 int main(void) {
+  lt_init();
   RUN(test_env_default);
   RUN(test_coverage);
   RUN(test_threads_used);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <math.h>
 #include "ctest.h"
+#include "dispatch/dispatch.h"
 #include "core/tensor.h"
 
 static int released;
@@ -14,7 +15,7 @@ static void on_release(void *data, void *ctx) { (void)data; released += *(int *)
 TEST(refcounts_and_views) {
   int64_t sizes[2] = {2, 3};
   int64_t live0 = lt_tensor_live_count();
-  lt_tensor *t = lt_tensor_new_zeros(LT_FLOAT32, lt_cpu_device(), 2, sizes);
+  lt_tensor *t = lt_tensor_new_zeros(LT_FLOAT32, lt_device_cpu(), 2, sizes);
   CHECK(t != NULL);
   CHECK_EQ_INT(t->numel, 6);
   CHECK_EQ_INT(t->strides[0], 3);
@@ -59,8 +60,8 @@ TEST(from_blob_release) {
 
 TEST(copy_broadcast_and_cast) {
   int64_t s2[2] = {2, 3}, s1[1] = {3};
-  lt_tensor *dst = lt_tensor_new(LT_INT32, lt_cpu_device(), 2, s2);
-  lt_tensor *src = lt_tensor_new(LT_FLOAT64, lt_cpu_device(), 1, s1);
+  lt_tensor *dst = lt_tensor_new(LT_INT32, lt_device_cpu(), 2, s2);
+  lt_tensor *src = lt_tensor_new(LT_FLOAT64, lt_device_cpu(), 1, s1);
   double *p = lt_tensor_data(src);
   p[0] = 1.9; p[1] = -2.5; p[2] = 7;
   CHECK_EQ_INT(lt_tensor_copy_(dst, src), 0);
@@ -68,7 +69,7 @@ TEST(copy_broadcast_and_cast) {
   CHECK_EQ_INT(lt_tensor_get_int64(dst, 4), -2);
   CHECK_EQ_INT(lt_tensor_get_int64(dst, 5), 7);
   int64_t bad[1] = {4};
-  lt_tensor *wrong = lt_tensor_new(LT_FLOAT64, lt_cpu_device(), 1, bad);
+  lt_tensor *wrong = lt_tensor_new(LT_FLOAT64, lt_device_cpu(), 1, bad);
   CHECK_EQ_INT(lt_tensor_copy_(dst, wrong), -1);
   CHECK(strstr(lt_error_message(), "copy_") != NULL);
   CHECK_EQ_INT(lt_tensor_fill_(dst, lt_scalar_float(3.0)), 0);
@@ -91,7 +92,7 @@ TEST(shapes) {
   CHECK_EQ_INT(lt_wrap_dim("t", 3, 3), -1);
   CHECK_EQ_INT(lt_wrap_dim("t", 0, 0), 0);
   int64_t neg[1] = {-1};
-  CHECK(lt_tensor_new(LT_FLOAT32, lt_cpu_device(), 1, neg) == NULL);
+  CHECK(lt_tensor_new(LT_FLOAT32, lt_device_cpu(), 1, neg) == NULL);
 }
 
 TEST(dtypes) {
@@ -118,6 +119,7 @@ TEST(dtypes) {
 }
 
 int main(void) {
+  lt_init();
   RUN(refcounts_and_views);
   RUN(from_blob_release);
   RUN(copy_broadcast_and_cast);

@@ -80,7 +80,7 @@ check "pkg-config version" "0.1.0" "$($PC --modversion lutorch 2>&1)"
 contains "pkg-config --cflags" "-I$P/include" "$($PC --cflags lutorch)"
 contains "pkg-config --static --libs has the private libraries" "-lopenblas" "$($PC --static --libs lutorch)"
 # the header alone, without the Lua or BLAS include paths
-printf '#include <lutorch.h>\nint main(void) { lt_tensor *t = lt_tensor_new_zeros(LT_FLOAT32, lt_cpu_device(), 0, 0); lt_tensor_release(t); return lutorch_version() == 0; }\n' >"$tmp/h.c"
+printf '#include <lutorch.h>\nint main(void) { lt_tensor *t = lt_tensor_new_zeros(LT_FLOAT32, lt_device_cpu(), 0, 0); lt_tensor_release(t); return lutorch_version() == 0; }\n' >"$tmp/h.c"
 if cc -std=c11 $SANFLAGS -Wall -Wextra -Werror -fsyntax-only -I"$P/include" "$tmp/h.c" 2>"$tmp/h.log"; then ok
 else bad "lutorch.h compiles on its own (C11)" "$(cat "$tmp/h.log")"; fi
 cp "$ROOT/examples/embed/embed.c" "$ROOT/examples/embed/model.lua" "$ROOT/examples/embed/Makefile" "$tmp/cwd/"
