@@ -126,13 +126,4 @@ uint32_t lt_rng_stream_u32(lt_rng_stream *s);
 double lt_rng_stream_double(lt_rng_stream *s);         /* [0, 1) */
 uint64_t lt_rng_stream_below(lt_rng_stream *s, uint64_t range);  /* [0, range), unbiased; range > 0 */
 
-/* ---- shared by the creation and random kernels (ops_creation.c) ---- */
-struct lt_tensor;
-/* a new contiguous tensor for creation op `op`: checks sizes (naming the op),
-** refuses devices without kernels; dtype < 0 picks dflt. Memory uninitialised. */
-struct lt_tensor *lt_creation_new(const char *op, int ndim, const int64_t *sizes, int dtype, int dflt,
-                                  int device_type);
-/* "op: device cuda is not available" for non-CPU devices; 0 for CPU or absent (-1) */
-int lt_creation_check_device(const char *op, int device_type);
-
 #endif

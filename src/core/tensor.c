@@ -181,7 +181,8 @@ lt_tensor *lt_tensor_from_scalar(lt_scalar v, lt_dtype dt) {
 
 lt_tensor *lt_tensor_wrapped_number(lt_scalar v) {
   lt_tensor *t = lt_tensor_from_scalar(v, v.type == LT_SCALAR_FLOAT ? LT_FLOAT64 : lt_scalar_dtype(v));
-  if (t) t->is_wrapped_number = true;
+  /* a Lua number goes with tensors on any device: it carries no backend key */
+  if (t) { t->is_wrapped_number = true; t->keys &= ~LT_BACKEND_KEYS; }
   return t;
 }
 

@@ -8,14 +8,9 @@
 #include "core/tensor.h"
 #include "cpu/parallel.h"
 #include "core/rng.h"
+#include "cpu/creation.h"
 
-int lt_creation_check_device(const char *op, int device_type) {
-  if (device_type > LT_DEV_CPU) return lt_error("%s: device cuda is not available", op);
-  return 0;
-}
-
-lt_tensor *lt_creation_new(const char *op, int ndim, const int64_t *sizes, int dtype, int dflt, int device_type) {
-  if (lt_creation_check_device(op, device_type) < 0) return NULL;
+lt_tensor *lt_creation_new(const char *op, int ndim, const int64_t *sizes, int dtype, int dflt, lt_device dev) {
   if (ndim > LT_MAX_DIMS) return lt_error_null("%s: at most %d dims, got %d", op, LT_MAX_DIMS, ndim);
   int64_t n = 1;
   for (int i = 0; i < ndim; i++) {
@@ -24,7 +19,7 @@ lt_tensor *lt_creation_new(const char *op, int ndim, const int64_t *sizes, int d
     n *= sizes[i];
   }
   lt_dtype dt = (lt_dtype)(dtype >= 0 ? dtype : dflt);
-  lt_tensor *t = lt_tensor_new(dt, lt_device_cpu(), ndim, sizes);
+  lt_tensor *t = lt_tensor_new(dt, dev.type < 0 ? lt_device_cpu() : dev, ndim, sizes);
   if (!t) return lt_error_null("%s: %s", op, lt_error_message());
   return t;
 }
@@ -79,8 +74,8 @@ static int scalar_elem(const char *op, lt_scalar v, lt_dtype dt, void *elem) {
 }
 
 static lt_tensor *make_filled(const char *op, int ndim, const int64_t *sizes, lt_scalar v, int dtype, int dflt,
-                              int devtype) {
-  lt_tensor *t = lt_creation_new(op, ndim, sizes, dtype, dflt, devtype);
+                              lt_device dev) {
+  lt_tensor *t = lt_creation_new(op, ndim, sizes, dtype, dflt, dev);
   if (!t) return NULL;
   unsigned char elem[8];
   if (scalar_elem(op, v, (lt_dtype)t->dtype, elem) < 0) { lt_tensor_release(t); return NULL; }
@@ -91,21 +86,21 @@ static lt_tensor *make_filled(const char *op, int ndim, const int64_t *sizes, lt
 #define DFLT ((int)lt_get_default_dtype())
 
 lt_tensor *lt_cpu_zeros(lt_intlist size, int dtype, lt_device device) {
-  return make_filled("zeros", size.n, size.v, lt_scalar_int(0), dtype, DFLT, device.type);
+  return make_filled("zeros", size.n, size.v, lt_scalar_int(0), dtype, DFLT, device);
 }
 lt_tensor *lt_cpu_ones(lt_intlist size, int dtype, lt_device device) {
-  return make_filled("ones", size.n, size.v, lt_scalar_int(1), dtype, DFLT, device.type);
+  return make_filled("ones", size.n, size.v, lt_scalar_int(1), dtype, DFLT, device);
 }
 lt_tensor *lt_cpu_empty(lt_intlist size, int dtype, lt_device device) {
-  return lt_creation_new("empty", size.n, size.v, dtype, DFLT, device.type);
+  return lt_creation_new("empty", size.n, size.v, dtype, DFLT, device);
 }
 lt_tensor *lt_cpu_full(lt_intlist size, lt_scalar fill_value, int dtype, lt_device device) {
-  return make_filled("full", size.n, size.v, fill_value, dtype, (int)lt_scalar_dtype(fill_value), device.type);
+  return make_filled("full", size.n, size.v, fill_value, dtype, (int)lt_scalar_dtype(fill_value), device);
 }
 
 /* *_like keep self's dtype and device unless told otherwise */
-static int like_device(const lt_tensor *self, lt_device d) {
-  return d.type >= 0 ? d.type : lt_tensor_device(self).type;
+static lt_device like_device(const lt_tensor *self, lt_device d) {
+  return d.type >= 0 ? d : lt_tensor_device(self);
 }
 lt_tensor *lt_cpu_zeros_like(lt_tensor *self, int dtype, lt_device device) {
   return make_filled("zeros_like", self->ndim, self->sizes, lt_scalar_int(0), dtype, self->dtype, like_device(self, device));
@@ -199,7 +194,7 @@ static lt_tensor *make_range(const char *op, lt_scalar start, lt_scalar end, lt_
     c.fstart = s; c.fstep = st;
   }
   int dflt = all_int && !inclusive ? LT_INT64 : DFLT;
-  lt_tensor *t = lt_creation_new(op, 1, &n, dtype, dflt, device.type);
+  lt_tensor *t = lt_creation_new(op, 1, &n, dtype, dflt, device);
   if (!t) return NULL;
   c.dt = (lt_dtype)t->dtype;
   c.p = lt_tensor_data(t);
@@ -241,7 +236,7 @@ static void lin_range(void *vctx, int64_t b, int64_t e) {
 static lt_tensor *make_lin(const char *op, lt_scalar start, lt_scalar end, int64_t steps, int dtype,
                            lt_device device, bool log, double base) {
   if (steps < 0) return lt_error_null("%s: argument 'steps' must be non-negative, got %lld", op, (long long)steps);
-  lt_tensor *t = lt_creation_new(op, 1, &steps, dtype, DFLT, device.type);
+  lt_tensor *t = lt_creation_new(op, 1, &steps, dtype, DFLT, device);
   if (!t) return NULL;
   lin_ctx c;
   c.dt = (lt_dtype)t->dtype; c.p = lt_tensor_data(t);
@@ -266,7 +261,7 @@ lt_tensor *lt_cpu_eye(int64_t n, int64_t m, int dtype, lt_device device) {
   if (n < 0) return lt_error_null("eye: argument 'n' must be non-negative, got %lld", (long long)n);
   if (m < 0) return lt_error_null("eye: argument 'm' must be non-negative, got %lld", (long long)m);
   int64_t sizes[2] = { n, m };
-  lt_tensor *t = make_filled("eye", 2, sizes, lt_scalar_int(0), dtype, DFLT, device.type);
+  lt_tensor *t = make_filled("eye", 2, sizes, lt_scalar_int(0), dtype, DFLT, device);
   if (!t) return NULL;
   lt_dtype dt = (lt_dtype)t->dtype;
   size_t es = lt_dtype_size(dt);

@@ -183,6 +183,14 @@ static int broadcast_all(const lt_ew *e, int64_t *shape) {
   return nd;
 }
 
+/* results live where the tensor inputs do (a Lua number is a host 0-d tensor
+** that goes with any device) */
+static lt_device result_device(const lt_ew *e) {
+  for (int k = 0; k < e->nin; k++)
+    if (!e->in[k]->is_wrapped_number) return lt_tensor_device(e->in[k]);
+  return lt_device_cpu();
+}
+
 /* a new tensor laid out like `ref` when ref is a dense permutation of
 ** contiguous (a transposed input gives a transposed, still dense, result) */
 static lt_tensor *alloc_result(lt_dtype dt, int nd, const int64_t *shape, const lt_ew *e) {
@@ -209,7 +217,7 @@ static lt_tensor *alloc_result(lt_dtype dt, int nd, const int64_t *shape, const 
     lt_storage_release(s);
     return r;
   }
-  return lt_tensor_new(dt, lt_device_cpu(), nd, shape);
+  return lt_tensor_new(dt, result_device(e), nd, shape);
 }
 
 /* 16-byte slots for inputs read once (one element broadcast everywhere) */
@@ -263,7 +271,7 @@ lt_tensor *lt_ew_run(lt_ew *e, lt_tensor *out) {
       }
     }
     if (fast) {
-      lt_tensor *res = lt_tensor_new(e->out_dt, lt_device_cpu(), nd, shape);
+      lt_tensor *res = lt_tensor_new(e->out_dt, result_device(e), nd, shape);
       if (!res || numel == 0) return res;
       r.data[0] = lt_tensor_data(res);
       r.st[0] = (int64_t)lt_dtype_size(e->out_dt);

@@ -14,6 +14,7 @@
 #include "core/tensor.h"
 #include "cpu/parallel.h"
 #include "core/rng.h"
+#include "cpu/creation.h"
 
 #define BUF 256          /* elements per buffer: a multiple of every per_block */
 #define TWO_PI 6.283185307179586476925286766559
@@ -202,7 +203,6 @@ static int need_float(const char *op, lt_dtype dt) {
 
 /* fill self in place, going through a contiguous temporary when self is strided */
 static lt_tensor *fill_inplace(const char *op, lt_tensor *self, rnd_ctx *c, lt_generator *g) {
-  if (lt_creation_check_device(op, lt_tensor_device(self).type) < 0) return NULL;
   c->per = per_for(c->kind, (lt_dtype)self->dtype);
   if (lt_tensor_is_contiguous(self)) {
     run_fill(c, self, g);
@@ -218,9 +218,9 @@ static lt_tensor *fill_inplace(const char *op, lt_tensor *self, rnd_ctx *c, lt_g
   return self;
 }
 
-static lt_tensor *sample_new(const char *op, int ndim, const int64_t *sizes, int dtype, int dflt, int devtype,
+static lt_tensor *sample_new(const char *op, int ndim, const int64_t *sizes, int dtype, int dflt, lt_device dev,
                              rnd_ctx *c, lt_generator *g, bool float_only) {
-  lt_tensor *t = lt_creation_new(op, ndim, sizes, dtype, dflt, devtype);
+  lt_tensor *t = lt_creation_new(op, ndim, sizes, dtype, dflt, dev);
   if (!t) return NULL;
   if (float_only && need_float(op, (lt_dtype)t->dtype) < 0) { lt_tensor_release(t); return NULL; }
   c->per = per_for(c->kind, (lt_dtype)t->dtype);
@@ -229,16 +229,16 @@ static lt_tensor *sample_new(const char *op, int ndim, const int64_t *sizes, int
 }
 
 #define DFLT ((int)lt_get_default_dtype())
-static int like_dev(const lt_tensor *self, lt_device d) { return d.type >= 0 ? d.type : lt_tensor_device(self).type; }
+static lt_device like_dev(const lt_tensor *self, lt_device d) { return d.type >= 0 ? d : lt_tensor_device(self); }
 
 lt_tensor *lt_cpu_rand(lt_intlist size, struct lt_generator *generator, int dtype, lt_device device) {
   rnd_ctx c = { .kind = K_UNIFORM, .a = 0, .b = 1 };
-  return sample_new("rand", size.n, size.v, dtype, DFLT, device.type, &c, generator, true);
+  return sample_new("rand", size.n, size.v, dtype, DFLT, device, &c, generator, true);
 }
 
 lt_tensor *lt_cpu_randn(lt_intlist size, struct lt_generator *generator, int dtype, lt_device device) {
   rnd_ctx c = { .kind = K_NORMAL, .a = 0, .b = 1 };
-  return sample_new("randn", size.n, size.v, dtype, DFLT, device.type, &c, generator, true);
+  return sample_new("randn", size.n, size.v, dtype, DFLT, device, &c, generator, true);
 }
 
 lt_tensor *lt_cpu_rand_like(lt_tensor *self, struct lt_generator *generator, int dtype, lt_device device) {
@@ -255,7 +255,7 @@ lt_tensor *lt_cpu_normal(lt_scalar mean, lt_scalar std, lt_intlist size, struct 
                          lt_device device) {
   rnd_ctx c = { .kind = K_NORMAL, .a = lt_scalar_to_double(mean), .b = lt_scalar_to_double(std) };
   if (!(c.b >= 0)) return lt_error_null("normal: argument 'std' must be non-negative, got %g", c.b);
-  return sample_new("normal", size.n, size.v, dtype, DFLT, device.type, &c, generator, true);
+  return sample_new("normal", size.n, size.v, dtype, DFLT, device, &c, generator, true);
 }
 
 /* ---- integers ---- */
@@ -286,8 +286,8 @@ static void set_int_range(rnd_ctx *c, int64_t low, uint64_t range) {
 }
 
 static lt_tensor *randint_new(const char *op, int ndim, const int64_t *sizes, int64_t low, int64_t high,
-                              lt_generator *g, int dtype, int dflt, int devtype) {
-  lt_tensor *t = lt_creation_new(op, ndim, sizes, dtype, dflt, devtype);
+                              lt_generator *g, int dtype, int dflt, lt_device dev) {
+  lt_tensor *t = lt_creation_new(op, ndim, sizes, dtype, dflt, dev);
   if (!t) return NULL;
   if (int_bounds(op, (lt_dtype)t->dtype, low, high) < 0) { lt_tensor_release(t); return NULL; }
   rnd_ctx c;
@@ -300,12 +300,12 @@ static lt_tensor *randint_new(const char *op, int ndim, const int64_t *sizes, in
 
 lt_tensor *lt_cpu_randint(int64_t low, int64_t high, lt_intlist size, struct lt_generator *generator, int dtype,
                           lt_device device) {
-  return randint_new("randint", size.n, size.v, low, high, generator, dtype, LT_INT64, device.type);
+  return randint_new("randint", size.n, size.v, low, high, generator, dtype, LT_INT64, device);
 }
 
 lt_tensor *lt_cpu_randint_high(int64_t high, lt_intlist size, struct lt_generator *generator, int dtype,
                                lt_device device) {
-  return randint_new("randint", size.n, size.v, 0, high, generator, dtype, LT_INT64, device.type);
+  return randint_new("randint", size.n, size.v, 0, high, generator, dtype, LT_INT64, device);
 }
 
 lt_tensor *lt_cpu_randint_like(lt_tensor *self, int64_t low, int64_t high, struct lt_generator *generator, int dtype,
@@ -388,7 +388,7 @@ lt_tensor *lt_cpu_bernoulli_(lt_tensor *self, lt_scalar p, struct lt_generator *
 
 /* probabilities as a contiguous float64 tensor of `shape`, checked to lie in [0, 1] */
 static lt_tensor *probs_of(const char *op, const lt_tensor *p, int ndim, const int64_t *sizes) {
-  lt_tensor *pr = lt_tensor_new(LT_FLOAT64, lt_device_cpu(), ndim, sizes);
+  lt_tensor *pr = lt_tensor_new(LT_FLOAT64, lt_tensor_device(p), ndim, sizes);
   if (!pr) return NULL;
   if (lt_tensor_copy_(pr, p) < 0) {
     lt_tensor_release(pr);
@@ -417,7 +417,6 @@ lt_tensor *lt_cpu_bernoulli_tensor_(lt_tensor *self, lt_tensor *p, struct lt_gen
 }
 
 lt_tensor *lt_cpu_bernoulli(lt_tensor *self, struct lt_generator *generator) {
-  if (lt_creation_check_device("bernoulli", lt_tensor_device(self).type) < 0) return NULL;
   lt_tensor *pr = probs_of("bernoulli", self, self->ndim, self->sizes);
   if (!pr) return NULL;
   lt_tensor *t = lt_tensor_new_like(self, (lt_dtype)self->dtype);
@@ -429,7 +428,6 @@ lt_tensor *lt_cpu_bernoulli(lt_tensor *self, struct lt_generator *generator) {
 }
 
 lt_tensor *lt_cpu_bernoulli_p(lt_tensor *self, double p, struct lt_generator *generator) {
-  if (lt_creation_check_device("bernoulli", lt_tensor_device(self).type) < 0) return NULL;
   if (check_p("bernoulli", p) < 0) return NULL;
   lt_tensor *t = lt_tensor_new_like(self, (lt_dtype)self->dtype);
   if (!t) return NULL;
@@ -442,7 +440,7 @@ lt_tensor *lt_cpu_bernoulli_p(lt_tensor *self, double p, struct lt_generator *ge
 
 lt_tensor *lt_cpu_randperm(int64_t n, struct lt_generator *generator, int dtype, lt_device device) {
   if (n < 0) return lt_error_null("randperm: argument 'n' must be non-negative, got %lld", (long long)n);
-  lt_tensor *t = lt_creation_new("randperm", 1, &n, dtype, LT_INT64, device.type);
+  lt_tensor *t = lt_creation_new("randperm", 1, &n, dtype, LT_INT64, device);
   if (!t) return NULL;
   lt_dtype dt = (lt_dtype)t->dtype;
   if (dt != LT_INT64 && dt != LT_FLOAT64 && dt != LT_INT32 && n > 0) {
@@ -479,7 +477,6 @@ static int keyed_cmp(const void *a, const void *b) {
 
 lt_tensor *lt_cpu_multinomial(lt_tensor *self, int64_t num_samples, bool replacement, struct lt_generator *generator) {
   const char *op = "multinomial";
-  if (lt_creation_check_device(op, lt_tensor_device(self).type) < 0) return NULL;
   if (self->ndim < 1 || self->ndim > 2)
     return lt_error_null("%s: argument 'self' must be 1-D or 2-D, got %d-D", op, self->ndim);
   if (!lt_dtype_is_float((lt_dtype)self->dtype))
@@ -493,8 +490,8 @@ lt_tensor *lt_cpu_multinomial(lt_tensor *self, int64_t num_samples, bool replace
   lt_tensor *w = lt_tensor_to_dtype_contig(self, LT_FLOAT64);
   if (!w) return NULL;
   int64_t osz[2] = { rows, num_samples };
-  lt_tensor *out = self->ndim == 2 ? lt_tensor_new(LT_INT64, lt_device_cpu(), 2, osz)
-                                   : lt_tensor_new(LT_INT64, lt_device_cpu(), 1, &num_samples);
+  lt_tensor *out = self->ndim == 2 ? lt_tensor_new(LT_INT64, lt_tensor_device(self), 2, osz)
+                                   : lt_tensor_new(LT_INT64, lt_tensor_device(self), 1, &num_samples);
   double *cum = malloc(sizeof(double) * (size_t)ncat);
   keyed *ks = replacement ? NULL : malloc(sizeof(keyed) * (size_t)ncat);
   if (!out || !cum || (!replacement && !ks)) {

@@ -41,6 +41,8 @@ extern _Thread_local lt_keyset lt_tls_included;
 extern _Thread_local lt_keyset lt_tls_excluded;
 
 static inline lt_keyset lt_dispatch_keys(lt_keyset ks) {
+  /* only Lua numbers (host 0-d tensors without a backend key) in the call: the CPU runs it */
+  if (!(ks & LT_BACKEND_KEYS)) ks |= LT_KEYBIT(LT_KEY_CPU);
   return (ks | lt_tls_included) & ~lt_tls_excluded;
 }
 /* every key strictly below k */
