@@ -118,11 +118,16 @@ test: deps
 
 # C unit tests: each tests/c/test_*.c links against the static library
 CTESTS := $(patsubst tests/c/%.c,$(BUILD)/tests/%,$(wildcard tests/c/test_*.c))
-$(BUILD)/tests/%: tests/c/%.c $(BUILD)/liblutorch.a tests/c/ctest.h
+$(BUILD)/tests/%: tests/c/%.c $(BUILD)/liblutorch.a tests/c/ctest.h tests/fake/fake_backend.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests/c -o $@ $< $(BUILD)/liblutorch.a $(LIBS) $(LUA_LIBS)
 
-test-c: $(CTESTS)
+# the fake "cuda" backend as a Lua module for tests/lua/test_backend_fake.lua
+$(BUILD)/tests/fake_cuda.so: tests/fake/fake_cuda.c tests/fake/fake_backend.h $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -shared -o $@ $<
+
+test-c: $(CTESTS) $(BUILD)/tests/fake_cuda.so
 
 asan:
 	$(MAKE) BUILD=build-asan OPT="-O1 -fno-omit-frame-pointer" KERNEL_OPT= \

@@ -89,8 +89,7 @@ static lt_tensor *new_like_planes(const lt_tensor *x, int ndim, const int64_t *i
   int64_t sz[LT_MAX_DIMS];
   memcpy(sz, in_sizes, sizeof(int64_t) * (size_t)ndim);
   sz[ndim - 2] = h; sz[ndim - 1] = w;
-  (void)x;
-  return lt_tensor_new(dt, lt_device_cpu(), ndim, sz);
+  return lt_tensor_new(dt, lt_tensor_device(x), ndim, sz);
 }
 
 /* adaptive windows: [floor(o*in/out), ceil((o+1)*in/out)) */
@@ -253,7 +252,7 @@ lt_tensor *lt_cpu_max_pool2d_backward(lt_tensor *grad_output, lt_tensor *indices
     return lt_error_null("%s: argument 'indices' must have the shape of grad_output", op);
   if (input_size_ok(op, input_size, grad_output, &q)) return NULL;
   lt_tensor *gy = lt_tensor_contiguous(grad_output), *ix = lt_tensor_contiguous(indices);
-  lt_tensor *gx = gy && ix ? lt_tensor_new_zeros(lt_tensor_dtype(gy), lt_device_cpu(), input_size.n, input_size.v) : NULL;
+  lt_tensor *gx = gy && ix ? lt_tensor_new_zeros(lt_tensor_dtype(gy), lt_tensor_device(gy), input_size.n, input_size.v) : NULL;
   if (gx && q.P * q.OH * q.OW > 0) {
     pool_job j = {&q, lt_tensor_data(gy), lt_tensor_data(gx), NULL, lt_tensor_data(ix)};
     atomic_init(&j.bad, 0);
@@ -362,7 +361,7 @@ lt_tensor *lt_cpu_avg_pool2d(lt_tensor *self, lt_intlist kernel_size, lt_intlist
 static lt_tensor *avg_backward(const pool_geom *q, lt_tensor *grad_output, lt_intlist input_size) {
   lt_tensor *gy = lt_tensor_contiguous(grad_output);
   if (!gy) return NULL;
-  lt_tensor *gx = lt_tensor_new_zeros(lt_tensor_dtype(gy), lt_device_cpu(), input_size.n, input_size.v);
+  lt_tensor *gx = lt_tensor_new_zeros(lt_tensor_dtype(gy), lt_tensor_device(gy), input_size.n, input_size.v);
   if (gx) {
     pool_job j = {q, lt_tensor_data(gy), lt_tensor_data(gx), NULL, NULL};
     int64_t per = q->adaptive ? (q->H / q->OH + 1) * (q->W / q->OW + 1) : q->kh * q->kw;

@@ -32,7 +32,7 @@ lt_tensor *lt_red_finish(lt_red *g, lt_tensor *buf, lt_dtype rdt, lt_tensor *out
 void lt_red_free(lt_red *g);
 static inline const void *lt_red_data(const lt_red *g) { return lt_tensor_data(g->src); }
 /* a 1-D buffer of n elements */
-lt_tensor *lt_red_buffer(lt_dtype dt, int64_t n);
+lt_tensor *lt_red_buffer(lt_dtype dt, int64_t n, lt_device dev);
 
 /* Geometry of a one-dim op (scans, sort): x contiguous as [O, R, I] around dim d. */
 typedef struct lt_line {

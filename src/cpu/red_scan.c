@@ -114,7 +114,7 @@ static lt_tensor *accum_scan(const char *op, bool prod, lt_tensor *self, int64_t
   if (rc < 0) return NULL;
   lt_dtype xdt = (lt_dtype)g.src->dtype;
   lt_dtype adt = xdt == LT_FLOAT64 ? LT_FLOAT64 : lt_dtype_is_float(xdt) ? LT_FLOAT32 : LT_INT64;
-  lt_tensor *y = lt_tensor_new(adt, lt_device_cpu(), g.src->ndim, g.src->sizes);
+  lt_tensor *y = lt_tensor_new(adt, lt_tensor_device(g.src), g.src->ndim, g.src->sizes);
   if (!y) { lt_tensor_release(g.src); return NULL; }
   scan_ctx c = {0};
   scan_geom(&c, &g);
@@ -144,8 +144,8 @@ lt_tensor *lt_cpu_cumprod(lt_tensor *self, int64_t dim, int dtype, lt_tensor *ou
 static int sel_scan(const char *op, bool is_max, lt_tensor *self, int64_t dim, lt_tensor **values, lt_tensor **indices) {
   lt_line g;
   if (lt_line_plan(&g, op, self, dim) < 0) return -1;
-  lt_tensor *v = lt_tensor_new((lt_dtype)g.src->dtype, lt_device_cpu(), g.src->ndim, g.src->sizes);
-  lt_tensor *ix = lt_tensor_new(LT_INT64, lt_device_cpu(), g.src->ndim, g.src->sizes);
+  lt_tensor *v = lt_tensor_new((lt_dtype)g.src->dtype, lt_tensor_device(g.src), g.src->ndim, g.src->sizes);
+  lt_tensor *ix = lt_tensor_new(LT_INT64, lt_tensor_device(g.src), g.src->ndim, g.src->sizes);
   if (!v || !ix) { lt_tensor_release(v); lt_tensor_release(ix); lt_tensor_release(g.src); return -1; }
   scan_ctx c = {0};
   scan_geom(&c, &g);

@@ -172,7 +172,7 @@ static int stats_run(const char *op, st_ctx *c, lt_tensor *self, lt_intlist dim,
   lt_tensor_release(x);
   if (rc < 0) return -1;
   int64_t n = g.O * g.I;
-  lt_tensor *b1 = lt_red_buffer(LT_FLOAT64, n), *b2 = r2 ? lt_red_buffer(LT_FLOAT64, n) : NULL;
+  lt_tensor *b1 = lt_red_buffer(LT_FLOAT64, n, lt_tensor_device(g.src)), *b2 = r2 ? lt_red_buffer(LT_FLOAT64, n, lt_tensor_device(g.src)) : NULL;
   if (!b1 || (r2 && !b2)) { lt_tensor_release(b1); lt_tensor_release(b2); lt_red_free(&g); return -1; }
   c->x = lt_red_data(&g); c->O = g.O; c->R = g.R; c->I = g.I;
   c->ntile = g.I == 1 ? 1 : (g.I + LT_RED_TILE - 1) / LT_RED_TILE;

@@ -21,8 +21,8 @@
 
 /* ---- planning ------------------------------------------------------------ */
 
-lt_tensor *lt_red_buffer(lt_dtype dt, int64_t n) {
-  return lt_tensor_new(dt, lt_device_cpu(), 1, &n);
+lt_tensor *lt_red_buffer(lt_dtype dt, int64_t n, lt_device dev) {
+  return lt_tensor_new(dt, dev, 1, &n);
 }
 
 void lt_red_free(lt_red *g) {
@@ -35,7 +35,6 @@ int lt_red_plan(lt_red *g, const char *op, lt_tensor *x, lt_intlist dims, bool k
   bool mask[LT_MAX_DIMS] = {0};
   memset(g, 0, sizeof *g);
   g->op = op;
-  if (lt_tensor_device(x).type != LT_DEV_CPU) return lt_error("%s: expected a cpu tensor", op);
   if (dims.n <= 0) {
     for (int d = 0; d < nd; d++) mask[d] = true;
   } else {
@@ -145,7 +144,7 @@ lt_tensor *lt_red_finish(lt_red *g, lt_tensor *buf, lt_dtype rdt, lt_tensor *out
     return out;
   }
   if (g->ordered && v->dtype == rdt) return v;
-  lt_tensor *r = lt_tensor_new(rdt, lt_device_cpu(), g->ndim_out, g->osizes);
+  lt_tensor *r = lt_tensor_new(rdt, lt_tensor_device(v), g->ndim_out, g->osizes);
   if (r && lt_tensor_copy_(r, v) < 0) { lt_tensor_release(r); r = NULL; }
   lt_tensor_release(v);
   return r;
@@ -153,7 +152,6 @@ lt_tensor *lt_red_finish(lt_red *g, lt_tensor *buf, lt_dtype rdt, lt_tensor *out
 
 int lt_line_plan(lt_line *g, const char *op, lt_tensor *x, int64_t dim) {
   memset(g, 0, sizeof *g);
-  if (lt_tensor_device(x).type != LT_DEV_CPU) return lt_error("%s: expected a cpu tensor", op);
   int d = lt_wrap_dim(op, dim, x->ndim);
   if (d < 0) return -1;
   g->d = d;
@@ -347,7 +345,7 @@ static lt_tensor *fold_op(const char *op, int kind, lt_tensor *self, lt_intlist 
   if (rc < 0) return NULL;
   lt_dtype xdt = (lt_dtype)g.src->dtype, adt = acc_dtype(xdt);
   int64_t n = g.O * g.I;
-  lt_tensor *buf = lt_red_buffer(adt, n);
+  lt_tensor *buf = lt_red_buffer(adt, n, lt_tensor_device(g.src));
   if (!buf) { lt_red_free(&g); return NULL; }
   const fold_fn *tab = kind == K_SUM || kind == K_MEAN ? sum_tab : kind == K_PROD ? prod_tab : nansum_tab;
   if (tab[xdt](lt_red_data(&g), g.O, g.R, g.I, lt_tensor_data(buf)) < 0) goto fail;
@@ -355,7 +353,7 @@ static lt_tensor *fold_op(const char *op, int kind, lt_tensor *self, lt_intlist 
     if (adt == LT_FLOAT64) { double *p = lt_tensor_data(buf); for (int64_t i = 0; i < n; i++) p[i] /= (double)g.R; }
     else { float *p = lt_tensor_data(buf); for (int64_t i = 0; i < n; i++) p[i] /= (float)g.R; }
   } else if (kind == K_NANMEAN) {
-    lt_tensor *cnt = lt_red_buffer(LT_INT64, n);
+    lt_tensor *cnt = lt_red_buffer(LT_INT64, n, lt_tensor_device(g.src));
     if (!cnt) goto fail;
     if (cnn_tab[xdt](lt_red_data(&g), g.O, g.R, g.I, lt_tensor_data(cnt)) < 0) { lt_tensor_release(cnt); goto fail; }
     const int64_t *c = lt_tensor_data(cnt);
@@ -391,7 +389,7 @@ lt_tensor *lt_cpu_prod(lt_tensor *self, int64_t dim, bool keepdim, int dtype, lt
 
 /* count of nonzero elements into an int64 buffer */
 static lt_tensor *count_nz(lt_red *g) {
-  lt_tensor *buf = lt_red_buffer(LT_INT64, g->O * g->I);
+  lt_tensor *buf = lt_red_buffer(LT_INT64, g->O * g->I, lt_tensor_device(g->src));
   if (buf && cnz_tab[g->src->dtype](lt_red_data(g), g->O, g->R, g->I, lt_tensor_data(buf)) < 0) {
     lt_tensor_release(buf);
     return NULL;
@@ -404,7 +402,7 @@ static lt_tensor *allany(const char *op, bool all, lt_tensor *self, lt_intlist d
   if (lt_red_plan(&g, op, self, dim, keepdim, false) < 0) return NULL;
   lt_dtype rdt = self->dtype == LT_UINT8 ? LT_UINT8 : LT_BOOL;
   lt_tensor *cnt = count_nz(&g), *buf = NULL;
-  if (cnt) buf = lt_red_buffer(rdt, g.O * g.I);
+  if (cnt) buf = lt_red_buffer(rdt, g.O * g.I, lt_tensor_device(g.src));
   if (buf) {
     const int64_t *c = lt_tensor_data(cnt);
     uint8_t *b = lt_tensor_data(buf);   /* bool and uint8 are both one byte */
@@ -554,8 +552,8 @@ static int select_op(const char *op, bool is_max, lt_tensor *self, lt_intlist di
     return lt_error("%s: cannot reduce over a dim of size 0 (argument 'dim')", op);
   }
   lt_dtype dt = (lt_dtype)g.src->dtype;
-  lt_tensor *vb = val ? lt_red_buffer(dt, n) : NULL;
-  lt_tensor *ib = lt_red_buffer(LT_INT64, n);
+  lt_tensor *vb = val ? lt_red_buffer(dt, n, lt_tensor_device(g.src)) : NULL;
+  lt_tensor *ib = lt_red_buffer(LT_INT64, n, lt_tensor_device(g.src));
   if ((val && !vb) || !ib) goto fail;
   /* the outer (I > 1) kernel skips the index rows when only values are asked for */
   int64_t *ipass = idx || g.I == 1 ? lt_tensor_data(ib) : NULL;

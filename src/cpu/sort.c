@@ -128,8 +128,8 @@ static int sort_run(const char *op, int kind, lt_tensor *self, int64_t dim, bool
     if (d != g.d) osz[on++] = self->sizes[d];
     else if (!per_line || keepdim) osz[on++] = n;
   }
-  lt_tensor *v = want_val ? lt_tensor_new((lt_dtype)self->dtype, lt_device_cpu(), on, osz) : NULL;
-  lt_tensor *ix = lt_tensor_new(LT_INT64, lt_device_cpu(), on, osz);
+  lt_tensor *v = want_val ? lt_tensor_new((lt_dtype)self->dtype, lt_tensor_device(self), on, osz) : NULL;
+  lt_tensor *ix = lt_tensor_new(LT_INT64, lt_tensor_device(self), on, osz);
   if ((want_val && !v) || !ix) goto fail;
   sort_ctx c;
   memset(&c, 0, sizeof c);

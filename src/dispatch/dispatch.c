@@ -4,6 +4,7 @@
 */
 #include <string.h>
 #include "dispatch.h"
+#include "core/backend.h"
 
 _Thread_local lt_keyset lt_tls_included = 0;
 _Thread_local lt_keyset lt_tls_excluded = 0;
@@ -28,6 +29,9 @@ int lt_dispatch_register(int op, lt_dispatch_key key, void *fn) {
 
 int lt_dispatch_no_kernel(int op, lt_keyset ks) {
   const char *dev = (ks & LT_KEYBIT(LT_KEY_CUDA)) ? "cuda" : "cpu";
+  /* no kernel because the device's whole backend is missing: say that */
+  if (!lt_backend_get((ks & LT_KEYBIT(LT_KEY_CUDA)) ? LT_DEV_CUDA : LT_DEV_CPU))
+    return lt_error("%s: %s: backend not loaded", lt_op_table[op].name, dev);
   return lt_error("%s: not implemented for %s tensors (no kernel registered for %s)",
                   lt_op_table[op].name, dev, (ks & LT_KEYBIT(LT_KEY_CUDA)) ? key_names[LT_KEY_CUDA] : key_names[LT_KEY_CPU]);
 }

@@ -316,8 +316,6 @@ static bool f_contiguous(const lt_tensor *t) {
 }
 
 lt_tensor *lt_npy_prepare(lt_tensor *t, char *hdr, size_t *hdr_len, const char *what) {
-  if (t->storage->device.type != LT_DEV_CPU)
-    return (lt_tensor *)lt_error_null("%s: the tensor is not on the CPU (move it with :cpu() first)", what);
   const char *descr = descr_of((lt_dtype)t->dtype);
   if (!descr)
     return (lt_tensor *)lt_error_null("dtype %s has no .npy equivalent (convert it, e.g. :float())", lt_dtype_name((lt_dtype)t->dtype));

@@ -258,10 +258,6 @@ int lt_st_save(const char *path, int n, const char *const *names, lt_tensor *con
   bool sink_open = false;
   if (!o || !root) { lt_error("out of memory writing %s", what); goto done; }
   for (int i = 0; i < n; i++) {
-    if (ts[i]->storage->device.type != LT_DEV_CPU) {
-      lt_error("tensor '%s' is not on the CPU (move it with :cpu() first)", names[i]);
-      goto done;
-    }
     if (strcmp(names[i], "__metadata__") == 0) { lt_error("'__metadata__' cannot name a tensor"); goto done; }
     o[i].name = names[i];
     o[i].t = ts[i];

@@ -216,7 +216,6 @@ static void put_value(saver *sv, lt_io_sink *o, int v, lua_Integer parent, int k
     lua_Integer id = lua_tointeger(L, -1);
     lua_pop(L, 1);
     if (id == 0) {
-      if (u->t->storage->device.type != LT_DEV_CPU) { save_error(sv, parent, kidx, "a tensor that is not on the CPU (move it with :cpu() first)"); return; }
       id = ++sv->ntensors;
       lua_pushvalue(L, v); lua_pushinteger(L, id); lua_rawset(L, sv->tenids);
       lua_pushvalue(L, v); lua_rawseti(L, sv->tens, id);

@@ -1,0 +1,97 @@
+-- test_backend_fake.lua — device tensors with no GPU: a fake "cuda" backend (malloc-backed,
+-- the CPU's kernels at the CUDA dispatch key; tests/fake/) registered through the same
+-- interface a real backend uses. Routing, device errors, the host copies behind printing,
+-- item() and serialization, and autograd seeding its gradients on the device.
+local T = require "testing"
+
+T.test("without a backend, cuda tensors are an error naming the op", function()
+  local ok, err = pcall(torch.zeros, 2, { device = "cuda" })
+  T.ok(not ok and err:find("zeros: cuda: backend not loaded", 1, true), err)
+  ok, err = pcall(torch.tensor, { 1, 2 }, { device = "cuda:0" })
+  T.ok(not ok and err:find("cuda: backend not loaded", 1, true), err)
+  T.eq(torch._device_count("cuda"), 0)
+end)
+
+local build = os.getenv("BUILD") or "build"
+package.cpath = build .. "/tests/?.so;" .. package.cpath
+local ok_load, fake = pcall(require, "fake_cuda")
+if not ok_load then
+  T.test("the fake backend module loads", function() error(fake) end)
+  T.done()
+  return
+end
+
+T.test("creation on the device, and device indices", function()
+  local x = torch.tensor({ { 1, 2 }, { 3, 4 } }, { device = "cuda" })
+  T.eq(tostring(x.device), "cuda:0")
+  T.ok(x.is_cuda)
+  local z = torch.zeros(2, 3, { device = "cuda:1" })
+  T.eq(tostring(z.device), "cuda:1")
+  T.eq(torch._device_count("cuda"), 2)
+  local ok, err = pcall(torch.ones, 2, { device = "cuda:2" })
+  T.ok(not ok and err:find("device cuda:2 does not exist", 1, true), err)
+  local r = torch.randn(4, { device = "cuda" })
+  T.eq(tostring(r.device), "cuda:0")
+  T.eq(tostring(torch.arange(5, { device = "cuda" }).device), "cuda:0")
+end)
+
+T.test("ops route by device; results stay on it; numbers go with any device", function()
+  local x = torch.tensor({ 1, 2, 3 }, { device = "cuda" })
+  for _, y in ipairs({ x + x, x * 2, x:exp(), x:sum(), x:view(3, 1), x:t(), x:max(), x:cumsum(1),
+                       x:sort(), torch.cat({ x, x }) }) do
+    T.eq(tostring(y.device), "cuda:0")
+  end
+  T.eq((x * 2):sum():item(), 12)
+  T.eq(x[2], 2)
+end)
+
+T.test("mixing devices in one op is an error naming the op", function()
+  local x = torch.tensor({ 1, 2, 3 }, { device = "cuda" })
+  local c = torch.tensor({ 1, 2, 3 })
+  local ok, err = pcall(function() return x + c end)
+  T.ok(not ok and err:find("expected all tensors to be on the same device", 1, true), err)
+  ok, err = pcall(torch.cat, { x, c })
+  T.ok(not ok and err:find("cat:", 1, true), err)
+end)
+
+T.test("printing and item() read the device through a host copy", function()
+  local x = torch.tensor({ { 1.5, 2 }, { 3, 4 } }, { device = "cuda" })
+  local before = fake.counters().to_host
+  local s = tostring(x)
+  T.ok(fake.counters().to_host > before, "printing copied to the host")
+  T.ok(s:find("1.5", 1, true) and s:find("cuda", 1, true), s)
+  before = fake.counters().to_host
+  T.eq(x[{ 2, 2 }], 4)
+  T.eq(x:sum():item(), 10.5)
+  T.ok(fake.counters().to_host > before)
+end)
+
+T.test("backward seeds and accumulates gradients on the device", function()
+  local w = torch.tensor({ 1, -2, 3 }, { dtype = "float64", device = "cuda", requires_grad = true })
+  local loss = (w * w):sum()
+  T.eq(tostring(loss.device), "cuda:0")
+  loss:backward()
+  T.eq(tostring(w.grad.device), "cuda:0")
+  T.eq(w.grad[1], 2); T.eq(w.grad[2], -4); T.eq(w.grad[3], 6)
+end)
+
+T.test("saving a device tensor writes its host copy; it loads on the cpu", function()
+  local x = torch.tensor({ 1, 2, 3, 4 }, { device = "cuda" })
+  local path = os.tmpname()
+  torch.save(path, { a = x, b = x:view(2, 2) })
+  local t = torch.load(path)
+  os.remove(path)
+  T.eq(tostring(t.a.device), "cpu")
+  T.eq(t.a:sum():item(), 10)
+  T.eq(t.b[{ 2, 1 }], 3)
+end)
+
+T.test("the backend's memory statistics", function()
+  local before = torch.memory_stats("cuda").allocated
+  local x <close> = torch.empty(1024, { device = "cuda" })
+  T.eq(torch.memory_stats("cuda").allocated - before, 4096)
+  torch.synchronize("cuda")
+  torch.empty_cache("cuda")
+end)
+
+T.done()
