@@ -3,20 +3,13 @@
 -- sets each group's lr from the scheduler's (chainable) rule; step(epoch)
 -- uses the closed form where PyTorch has one. get_last_lr() is the list of
 -- lrs set by the last step.
+local class = require "torch_class"
+
 return function(optim)
   local S = {}
 
-  local function class(name, parent)
-    local cls = setmetatable({}, { __index = parent, __call = function(c, ...)
-      local o = setmetatable({}, c)
-      o:__init(...)
-      return o
-    end })
-    cls.__index = cls
-    cls.__name = name
-    cls.super = parent
-    return cls
-  end
+  -- the classes are optim.lr_scheduler.<Name> (torch_class.lua); a new scheduler is
+  -- LRScheduler:extend("Name") with __init(optimizer, ...) calling self:_base_init and get_lr()
 
   local function check_optimizer(name, opt)
     if type(opt) ~= "table" or type(opt.param_groups) ~= "table" then
@@ -37,10 +30,14 @@ return function(optim)
   end
 
   ------------------------------------------------------------ LRScheduler
-  local LRScheduler = class("LRScheduler")
+  local LRScheduler = class("optim.lr_scheduler.LRScheduler")
   S.LRScheduler = LRScheduler
   S._LRScheduler = LRScheduler
-  S.class = class
+  -- lr_scheduler.class(name, parent), the old way to make one, kept for scripts that use it
+  function S.class(name, parent)
+    if parent then return parent:extend(name) end
+    return class("optim.lr_scheduler." .. name)
+  end
 
   function LRScheduler:_base_init(optimizer, last_epoch)
     check_optimizer(self.__name, optimizer)
@@ -123,7 +120,7 @@ return function(optim)
   end
 
   ------------------------------------------------------------ LambdaLR
-  local LambdaLR = class("LambdaLR", LRScheduler)
+  local LambdaLR = LRScheduler:extend("LambdaLR")
   S.LambdaLR = LambdaLR
   function LambdaLR:__init(optimizer, lr_lambda, opts)
     opts = opts or {}
@@ -141,7 +138,7 @@ return function(optim)
   end
 
   ------------------------------------------------------------ StepLR
-  local StepLR = class("StepLR", LRScheduler)
+  local StepLR = LRScheduler:extend("StepLR")
   S.StepLR = StepLR
   function StepLR:__init(optimizer, step_size, opts)
     opts = opts or {}
@@ -164,7 +161,7 @@ return function(optim)
   end
 
   ------------------------------------------------------------ MultiStepLR
-  local MultiStepLR = class("MultiStepLR", LRScheduler)
+  local MultiStepLR = LRScheduler:extend("MultiStepLR")
   S.MultiStepLR = MultiStepLR
   function MultiStepLR:__init(optimizer, milestones, opts)
     opts = opts or {}
@@ -195,7 +192,7 @@ return function(optim)
   end
 
   ------------------------------------------------------------ ConstantLR
-  local ConstantLR = class("ConstantLR", LRScheduler)
+  local ConstantLR = LRScheduler:extend("ConstantLR")
   S.ConstantLR = ConstantLR
   function ConstantLR:__init(optimizer, opts)
     opts = opts or {}
@@ -220,7 +217,7 @@ return function(optim)
   end
 
   ------------------------------------------------------------ LinearLR
-  local LinearLR = class("LinearLR", LRScheduler)
+  local LinearLR = LRScheduler:extend("LinearLR")
   S.LinearLR = LinearLR
   function LinearLR:__init(optimizer, opts)
     opts = opts or {}
@@ -252,7 +249,7 @@ return function(optim)
   end
 
   ------------------------------------------------------------ ExponentialLR
-  local ExponentialLR = class("ExponentialLR", LRScheduler)
+  local ExponentialLR = LRScheduler:extend("ExponentialLR")
   S.ExponentialLR = ExponentialLR
   function ExponentialLR:__init(optimizer, gamma, opts)
     opts = opts or {}
@@ -273,7 +270,7 @@ return function(optim)
   end
 
   ------------------------------------------------------------ CosineAnnealingLR
-  local CosineAnnealingLR = class("CosineAnnealingLR", LRScheduler)
+  local CosineAnnealingLR = LRScheduler:extend("CosineAnnealingLR")
   S.CosineAnnealingLR = CosineAnnealingLR
   function CosineAnnealingLR:__init(optimizer, T_max, opts)
     opts = opts or {}
@@ -305,7 +302,7 @@ return function(optim)
   end
 
   ------------------------------------------------------------ CosineAnnealingWarmRestarts
-  local CAWR = class("CosineAnnealingWarmRestarts", LRScheduler)
+  local CAWR = LRScheduler:extend("CosineAnnealingWarmRestarts")
   S.CosineAnnealingWarmRestarts = CAWR
   function CAWR:__init(optimizer, T_0, opts)
     opts = opts or {}
@@ -359,7 +356,7 @@ return function(optim)
   end
 
   ------------------------------------------------------------ OneCycleLR
-  local OneCycleLR = class("OneCycleLR", LRScheduler)
+  local OneCycleLR = LRScheduler:extend("OneCycleLR")
   S.OneCycleLR = OneCycleLR
   function OneCycleLR:__init(optimizer, max_lr, opts)
     opts = opts or {}
@@ -452,7 +449,7 @@ return function(optim)
   end
 
   ------------------------------------------------------------ SequentialLR
-  local SequentialLR = class("SequentialLR", LRScheduler)
+  local SequentialLR = LRScheduler:extend("SequentialLR")
   S.SequentialLR = SequentialLR
   function SequentialLR:__init(optimizer, schedulers, milestones, opts)
     opts = opts or {}
@@ -486,7 +483,7 @@ return function(optim)
   end
 
   ------------------------------------------------------------ ReduceLROnPlateau
-  local Plateau = class("ReduceLROnPlateau")
+  local Plateau = class("optim.lr_scheduler.ReduceLROnPlateau")
   S.ReduceLROnPlateau = Plateau
   function Plateau:__init(optimizer, opts)
     opts = opts or {}
