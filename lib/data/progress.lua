@@ -7,10 +7,10 @@
 -- `interval` seconds (default 5), plus the final one.
 local torch = torch or require("torch")
 local D = torch._data
-local class = require("data.dataset").class
+local data_class = require("data.dataset").data_class
 local M = {}
 
-local Progress = class("Progress")
+local Progress = data_class("data.Progress")
 M.Progress = Progress
 
 local function fmt_time(s)

@@ -3,12 +3,12 @@
 -- index (or, for BatchSampler, the next list of indices) until nil.
 local torch = torch or require("torch")
 local dataset = require "data.dataset"
-local class = dataset.class
+local data_class = dataset.data_class
 -- options table for a generator argument: none at all when it is nil (an empty table is not taken as options)
 local function G(g) if g ~= nil then return { generator = g } end end
 local M = {}
 
-local Sampler = class("Sampler")
+local Sampler = data_class("data.Sampler")
 M.Sampler = Sampler
 
 -- yields the elements of a Lua list
