@@ -37,12 +37,8 @@ local function check_int(who, name, v, min)
   end
 end
 
--- dropout between layers: torch.dropout when the misc helper's op is there, else a mask
-local function dropout(x, p)
-  if torch.dropout then return torch.dropout(x, p, true) end
-  local keep = torch.empty_like(x):bernoulli_(1 - p)
-  return x * keep / (1 - p)
-end
+-- dropout between layers
+local function dropout(x, p) return torch.dropout(x, p, true) end
 
 ------------------------------------------------------------------------------
 -- slicing with one backward node: torch.split/unbind are views made by narrow/select,

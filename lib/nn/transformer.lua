@@ -298,7 +298,7 @@ function MHA:forward(query, key, value, a, ...)
   local p = self.training and self.dropout or 0
   local need_weights = o.need_weights ~= false
   local out, w
-  if not need_weights and torch.scaled_dot_product_attention then
+  if not need_weights then
     out = torch.scaled_dot_product_attention(q, k, v, mask, p, false)
   else
     local qs = q / math.sqrt(hd)
