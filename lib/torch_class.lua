@@ -191,19 +191,26 @@ local function set_of(allowed)
   return s
 end
 
--- check_options(fname, opts, allowed): opts (nil, or a table of name = value) may hold only
--- the names of `allowed`; an unknown name is an error naming fname and the option:
+-- check_options(fname, opts, allowed, ...): opts (nil, or a table of name = value) may hold
+-- only the names of `allowed` (and of any further tables given); an unknown name is an
+-- error naming fname and the option:
 --   optim.SGD: unknown option 'lerning_rate'
 -- Returns opts, or a new empty table when opts is nil.
-function M.check_options(fname, opts, allowed)
+function M.check_options(fname, opts, allowed, ...)
   if opts == nil then return {} end
   if type(opts) ~= "table" then
     error(("%s: options must be a table {name = value, ...}, got %s"):format(fname,
       torch.is_tensor(opts) and "a tensor" or type(opts)), 0)
   end
   local s = set_of(allowed)
+  local n = select("#", ...)
   for k in next, opts do
-    if not s[k] then
+    local ok = s[k]
+    for i = 1, n do
+      if ok then break end
+      ok = set_of((select(i, ...)))[k]
+    end
+    if not ok then
       if type(k) == "string" then error(("%s: unknown option '%s'"):format(fname, k), 0) end
       error(("%s: unknown option [%s] (options are named: {name = value})"):format(fname, tostring(k)), 0)
     end

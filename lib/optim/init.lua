@@ -90,6 +90,9 @@ end
 -- Check option values; subclasses extend (self:_check(group) errors naming the option).
 function Optimizer:_check(g) end
 
+-- A param group is {params = {...}, <option> = value, ...}. Its other keys are kept, not
+-- checked (as in PyTorch): schedulers store initial_lr, max_lr, ... there, and scripts
+-- label groups with keys of their own.
 function Optimizer:add_param_group(group)
   local name = self.__name
   if type(group) ~= "table" or is_tensor(group) then
@@ -118,9 +121,11 @@ function Optimizer:add_param_group(group)
   self.param_groups[#self.param_groups + 1] = g
 end
 
+local ZERO_GRAD_OPTS = { "set_to_none" }
 function Optimizer:zero_grad(opts)
   local set_to_none = true
   if type(opts) == "table" then
+    class.check_options(self.__typename .. ":zero_grad", opts, ZERO_GRAD_OPTS)
     if opts.set_to_none ~= nil then set_to_none = opts.set_to_none end
   elseif type(opts) == "boolean" then set_to_none = opts end
   local grads = {}

@@ -11,6 +11,11 @@ return function(optim)
   -- the classes are optim.lr_scheduler.<Name> (torch_class.lua); a new scheduler is
   -- LRScheduler:extend("Name") with __init(optimizer, ...) calling self:_base_init and get_lr()
 
+  -- a scheduler's options table, checked (unknown names are errors naming the scheduler)
+  local function options(name, opts, allowed)
+    return class.check_options("optim.lr_scheduler." .. name, opts, allowed)
+  end
+
   local function check_optimizer(name, opt)
     if type(opt) ~= "table" or type(opt.param_groups) ~= "table" then
       error(name .. ": argument 'optimizer' must be an optimizer", 0)
@@ -122,8 +127,9 @@ return function(optim)
   ------------------------------------------------------------ LambdaLR
   local LambdaLR = LRScheduler:extend("LambdaLR")
   S.LambdaLR = LambdaLR
+  local LAMBDALR_OPTS = { "last_epoch" }
   function LambdaLR:__init(optimizer, lr_lambda, opts)
-    opts = opts or {}
+    opts = options("LambdaLR", opts, LAMBDALR_OPTS)
     check_optimizer("LambdaLR", optimizer)
     if type(lr_lambda) ~= "function" and type(lr_lambda) ~= "table" then
       error("LambdaLR: argument 'lr_lambda' must be a function or a list of functions", 0)
@@ -140,8 +146,9 @@ return function(optim)
   ------------------------------------------------------------ StepLR
   local StepLR = LRScheduler:extend("StepLR")
   S.StepLR = StepLR
+  local STEPLR_OPTS = { "gamma", "last_epoch" }
   function StepLR:__init(optimizer, step_size, opts)
-    opts = opts or {}
+    opts = options("StepLR", opts, STEPLR_OPTS)
     if math.type(step_size) ~= "integer" or step_size < 1 then
       error("StepLR: argument 'step_size' must be a positive integer, got " .. tostring(step_size), 0)
     end
@@ -163,8 +170,9 @@ return function(optim)
   ------------------------------------------------------------ MultiStepLR
   local MultiStepLR = LRScheduler:extend("MultiStepLR")
   S.MultiStepLR = MultiStepLR
+  local MULTISTEPLR_OPTS = { "gamma", "last_epoch" }
   function MultiStepLR:__init(optimizer, milestones, opts)
-    opts = opts or {}
+    opts = options("MultiStepLR", opts, MULTISTEPLR_OPTS)
     if type(milestones) ~= "table" then error("MultiStepLR: argument 'milestones' must be a list of integers", 0) end
     self.milestones = {}
     for i, m in ipairs(milestones) do self.milestones[i] = m end
@@ -194,8 +202,9 @@ return function(optim)
   ------------------------------------------------------------ ConstantLR
   local ConstantLR = LRScheduler:extend("ConstantLR")
   S.ConstantLR = ConstantLR
+  local CONSTANTLR_OPTS = { "factor", "total_iters", "last_epoch" }
   function ConstantLR:__init(optimizer, opts)
-    opts = opts or {}
+    opts = options("ConstantLR", opts, CONSTANTLR_OPTS)
     self.factor, self.total_iters = opts.factor or 1 / 3, opts.total_iters or 5
     if self.factor > 1 or self.factor < 0 then error("ConstantLR: option 'factor' must be between 0 and 1", 0) end
     self:_base_init(optimizer, opts.last_epoch)
@@ -219,8 +228,9 @@ return function(optim)
   ------------------------------------------------------------ LinearLR
   local LinearLR = LRScheduler:extend("LinearLR")
   S.LinearLR = LinearLR
+  local LINEARLR_OPTS = { "start_factor", "end_factor", "total_iters", "last_epoch" }
   function LinearLR:__init(optimizer, opts)
-    opts = opts or {}
+    opts = options("LinearLR", opts, LINEARLR_OPTS)
     self.start_factor = opts.start_factor or 1 / 3
     self.end_factor = opts.end_factor or 1
     self.total_iters = opts.total_iters or 5
@@ -251,8 +261,9 @@ return function(optim)
   ------------------------------------------------------------ ExponentialLR
   local ExponentialLR = LRScheduler:extend("ExponentialLR")
   S.ExponentialLR = ExponentialLR
+  local EXPONENTIALLR_OPTS = { "last_epoch" }
   function ExponentialLR:__init(optimizer, gamma, opts)
-    opts = opts or {}
+    opts = options("ExponentialLR", opts, EXPONENTIALLR_OPTS)
     if type(gamma) ~= "number" then error("ExponentialLR: argument 'gamma' must be a number", 0) end
     self.gamma = gamma
     self:_base_init(optimizer, opts.last_epoch)
@@ -272,8 +283,9 @@ return function(optim)
   ------------------------------------------------------------ CosineAnnealingLR
   local CosineAnnealingLR = LRScheduler:extend("CosineAnnealingLR")
   S.CosineAnnealingLR = CosineAnnealingLR
+  local COSLR_OPTS = { "eta_min", "last_epoch" }
   function CosineAnnealingLR:__init(optimizer, T_max, opts)
-    opts = opts or {}
+    opts = options("CosineAnnealingLR", opts, COSLR_OPTS)
     if type(T_max) ~= "number" or T_max <= 0 then error("CosineAnnealingLR: argument 'T_max' must be a positive number", 0) end
     self.T_max, self.eta_min = T_max, opts.eta_min or 0
     self:_base_init(optimizer, opts.last_epoch)
@@ -304,8 +316,9 @@ return function(optim)
   ------------------------------------------------------------ CosineAnnealingWarmRestarts
   local CAWR = LRScheduler:extend("CosineAnnealingWarmRestarts")
   S.CosineAnnealingWarmRestarts = CAWR
+  local COSWARMRESTARTS_OPTS = { "T_mult", "eta_min", "last_epoch" }
   function CAWR:__init(optimizer, T_0, opts)
-    opts = opts or {}
+    opts = options("CosineAnnealingWarmRestarts", opts, COSWARMRESTARTS_OPTS)
     if math.type(T_0) ~= "integer" or T_0 <= 0 then
       error("CosineAnnealingWarmRestarts: argument 'T_0' must be a positive integer, got " .. tostring(T_0), 0)
     end
@@ -358,8 +371,10 @@ return function(optim)
   ------------------------------------------------------------ OneCycleLR
   local OneCycleLR = LRScheduler:extend("OneCycleLR")
   S.OneCycleLR = OneCycleLR
+  local ONECYCLELR_OPTS = { "total_steps", "epochs", "steps_per_epoch", "pct_start", "anneal_strategy",
+    "cycle_momentum", "base_momentum", "max_momentum", "div_factor", "final_div_factor", "three_phase", "last_epoch" }
   function OneCycleLR:__init(optimizer, max_lr, opts)
-    opts = opts or {}
+    opts = options("OneCycleLR", opts, ONECYCLELR_OPTS)
     local name = "OneCycleLR"
     check_optimizer(name, optimizer)
     local total = opts.total_steps
@@ -451,8 +466,9 @@ return function(optim)
   ------------------------------------------------------------ SequentialLR
   local SequentialLR = LRScheduler:extend("SequentialLR")
   S.SequentialLR = SequentialLR
+  local SEQUENTIALLR_OPTS = { "last_epoch" }
   function SequentialLR:__init(optimizer, schedulers, milestones, opts)
-    opts = opts or {}
+    opts = options("SequentialLR", opts, SEQUENTIALLR_OPTS)
     check_optimizer("SequentialLR", optimizer)
     if type(schedulers) ~= "table" or #schedulers < 1 then
       error("SequentialLR: argument 'schedulers' must be a non-empty list of schedulers", 0)
@@ -485,8 +501,10 @@ return function(optim)
   ------------------------------------------------------------ ReduceLROnPlateau
   local Plateau = class("optim.lr_scheduler.ReduceLROnPlateau")
   S.ReduceLROnPlateau = Plateau
+  local REDUCELRONPLATEAU_OPTS = { "mode", "factor", "patience", "threshold", "threshold_mode",
+    "cooldown", "min_lr", "eps" }
   function Plateau:__init(optimizer, opts)
-    opts = opts or {}
+    opts = options("ReduceLROnPlateau", opts, REDUCELRONPLATEAU_OPTS)
     local name = "ReduceLROnPlateau"
     check_optimizer(name, optimizer)
     self.optimizer = optimizer
