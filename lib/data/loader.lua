@@ -380,8 +380,11 @@ local function opt(o, k, default)
   return v
 end
 
+local LOADER_OPTS = { "batch_size", "shuffle", "sampler", "batch_sampler", "drop_last", "collate_fn",
+  "num_workers", "prefetch_factor", "persistent_workers", "worker_init_fn", "generator", "timeout" }
+
 function DataLoader:__init(ds, o)
-  o = o or {}
+  o = class.check_options("data.DataLoader", o, LOADER_OPTS)
   if ds == nil then error("DataLoader: argument 'dataset' is required", 3) end
   self.dataset = ds
   local iterable = dataset.is_iterable(ds)

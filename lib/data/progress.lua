@@ -30,8 +30,9 @@ local function fmt_value(v)
   return tostring(v)
 end
 
+local OPTS = { "desc", "total", "file", "tty", "interval", "width" }
 function Progress:__init(src, opts)
-  opts = opts or {}
+  opts = require("torch_class").check_options("data.progress", opts, OPTS)
   self.src = src
   self.desc = opts.desc
   self.total = opts.total

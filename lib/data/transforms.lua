@@ -3,6 +3,7 @@
 -- inside a batch. Each is a callable object; Compose chains them.
 local torch = torch or require("torch")
 local data_class = require("data.dataset").data_class
+local check_options = require("torch_class").check_options
 -- options table for a generator argument: none at all when it is nil (an empty table is not taken as options)
 local function G(g) if g ~= nil then return { generator = g } end end
 local M = {}
@@ -64,9 +65,11 @@ local function rand_int(lo, hi, gen) return torch.randint(lo, hi + 1, { 1 }, G(g
 -- RandomHorizontalFlip(p=0.5): flip the last dim with probability p
 local RandomHorizontalFlip = Transform:extend("RandomHorizontalFlip")
 M.RandomHorizontalFlip = RandomHorizontalFlip
+local FLIP_OPTS = { "generator" }
 function RandomHorizontalFlip:__init(p, opts)
+  opts = check_options("data.transforms.RandomHorizontalFlip", opts, FLIP_OPTS)
   self.p = p or 0.5
-  self.generator = (opts or {}).generator
+  self.generator = opts.generator
 end
 function RandomHorizontalFlip:forward(x)
   if x:dim() == 4 then
@@ -82,8 +85,9 @@ end
 -- the input padded by `padding` on each side; size a number or {h, w}
 local RandomCrop = Transform:extend("RandomCrop")
 M.RandomCrop = RandomCrop
+local CROP_OPTS = { "padding", "fill", "generator" }
 function RandomCrop:__init(size, opts)
-  opts = opts or {}
+  opts = check_options("data.transforms.RandomCrop", opts, CROP_OPTS)
   if type(size) == "number" then size = { size, size } end
   self.h, self.w = size[1], size[2]
   self.padding, self.fill, self.generator = opts.padding or 0, opts.fill or 0, opts.generator

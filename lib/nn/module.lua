@@ -408,27 +408,46 @@ local function named_members(self, field, prefix, recurse)
   return out
 end
 
--- named_parameters(prefix="", recurse=true): ordered {name, p} pairs; shared parameters once
+-- the options of a method: unknown names are errors naming the module's class and the method
+local function method_options(self, method, opts, allowed)
+  return class.check_options(self.__typename .. ":" .. method, opts, allowed)
+end
+local NAMED_OPTS, RECURSE_OPTS = { "prefix", "recurse" }, { "recurse" }
+
+-- named_parameters(prefix="", recurse=true) or ({prefix=, recurse=}): ordered {name, p}
+-- pairs; shared parameters once
 function Module:named_parameters(prefix, recurse)
-  if type(prefix) == "table" then prefix, recurse = prefix.prefix, prefix.recurse end
+  if type(prefix) == "table" then
+    method_options(self, "named_parameters", prefix, NAMED_OPTS)
+    prefix, recurse = prefix.prefix, prefix.recurse
+  end
   return named_list(named_members(self, "_parameters", prefix, recurse))
 end
 
 -- parameters(recurse=true): a list of parameter tensors
 function Module:parameters(recurse)
-  if type(recurse) == "table" then recurse = recurse.recurse end
+  if type(recurse) == "table" then
+    method_options(self, "parameters", recurse, RECURSE_OPTS)
+    recurse = recurse.recurse
+  end
   local out = {}
   for i, e in ipairs(named_members(self, "_parameters", "", recurse)) do out[i] = e[2] end
   return out
 end
 
 function Module:named_buffers(prefix, recurse)
-  if type(prefix) == "table" then prefix, recurse = prefix.prefix, prefix.recurse end
+  if type(prefix) == "table" then
+    method_options(self, "named_buffers", prefix, NAMED_OPTS)
+    prefix, recurse = prefix.prefix, prefix.recurse
+  end
   return named_list(named_members(self, "_buffers", prefix, recurse))
 end
 
 function Module:buffers(recurse)
-  if type(recurse) == "table" then recurse = recurse.recurse end
+  if type(recurse) == "table" then
+    method_options(self, "buffers", recurse, RECURSE_OPTS)
+    recurse = recurse.recurse
+  end
   local out = {}
   for i, e in ipairs(named_members(self, "_buffers", "", recurse)) do out[i] = e[2] end
   return out
@@ -474,8 +493,9 @@ end
 -- state_dict({prefix=, keep_vars=}): an ordered name -> tensor table (pairs() walks it in
 -- PyTorch's order: a module's parameters, then its buffers, then each child's, depth first).
 -- The tensors share storage with the module's (detached unless keep_vars).
+local STATE_DICT_OPTS = { "destination", "prefix", "keep_vars" }
 function Module:state_dict(opts)
-  opts = opts or {}
+  opts = method_options(self, "state_dict", opts, STATE_DICT_OPTS)
   local dest = opts.destination or ordered_dict()
   local function walk(m, prefix)
     m:_save_to_state_dict(dest, prefix, opts.keep_vars)
@@ -503,8 +523,9 @@ end
 
 -- load_state_dict(sd, {strict=true}): copies values in place (keeping the module's tensors);
 -- returns {missing_keys=..., unexpected_keys=...}. Errors name every offending key.
+local LOAD_OPTS = { "strict" }
 function Module:load_state_dict(sd, opts)
-  opts = opts or {}
+  opts = method_options(self, "load_state_dict", opts, LOAD_OPTS)
   local strict = opts.strict ~= false
   if type(sd) ~= "table" then
     error(("%s: load_state_dict expects a table of tensors, got %s"):format(self:_get_name(), type(sd)), 2)
@@ -588,9 +609,12 @@ function Module:requires_grad_(flag)
 end
 
 -- zero_grad({set_to_none=true}): drops the grads (or zeroes them in place)
+local ZERO_GRAD_OPTS = { "set_to_none" }
 function Module:zero_grad(opts)
   local set_to_none = true
-  if type(opts) == "table" and opts.set_to_none ~= nil then set_to_none = opts.set_to_none
+  if type(opts) == "table" then
+    method_options(self, "zero_grad", opts, ZERO_GRAD_OPTS)
+    if opts.set_to_none ~= nil then set_to_none = opts.set_to_none end
   elseif type(opts) == "boolean" then set_to_none = opts end
   for _, p in ipairs(self:parameters()) do
     local g = p.grad
@@ -670,11 +694,14 @@ end
 -- to(dtype) / to(device) / to(device, dtype) / to({dtype=, device=}):
 -- floating parameters and buffers change dtype (integer buffers such as
 -- num_batches_tracked keep theirs); the device must be one lutorch has.
+local TO_OPTS = { "dtype", "device" }
 function Module:to(a, b)
   local dtype, device
   local function take(x)
     if x == nil then return end
-    if type(x) == "table" and not dtype_of(x) and (x.dtype or x.device) then
+    -- an options table: a plain table (dtypes and devices are tables with a metatable)
+    if type(x) == "table" and getmetatable(x) == nil then
+      method_options(self, "to", x, TO_OPTS)
       dtype = x.dtype and (dtype_of(x.dtype) or x.dtype) or dtype
       device = x.device or device
       return

@@ -25,9 +25,10 @@ end
 -- clip_grad_norm_(parameters, max_norm, norm_type=2, error_if_nonfinite=false) -> total norm (0-d tensor)
 -- The total norm is the norm of all grads as one vector: the norm of the per-tensor norms
 -- (torch._foreach_norm computes those in one call when the grads share a dtype).
+local CLIP_OPTS = { "norm_type", "error_if_nonfinite" }
 function U.clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite)
   if type(norm_type) == "table" then
-    local o = norm_type
+    local o = require("torch_class").check_options("nn.utils.clip_grad_norm_", norm_type, CLIP_OPTS)
     norm_type, error_if_nonfinite = o.norm_type, o.error_if_nonfinite
   end
   norm_type = norm_type or 2.0
