@@ -15,6 +15,7 @@
 -- is installed; this file finds and loads it on first use (see find_module).
 local torch = require "torch"
 local class = require "torch_class"
+local check_options = class.check_options
 
 local dist = {}
 
@@ -128,9 +129,10 @@ local function local_size()
 end
 
 --- init_process_group {backend="mpi", timeout=seconds}: joins the job started by mpirun
+local INIT_OPTS = { "backend", "timeout" }
 function dist.init_process_group(opts)
-  opts = opts or {}
   if type(opts) == "string" then opts = { backend = opts } end
+  opts = check_options("torch.distributed.init_process_group", opts, INIT_OPTS)
   local backend = opts.backend or "mpi"
   if backend == "nccl" then
     error("init_process_group: the nccl backend is not built in this lutorch (no CUDA); use backend='mpi'", 2)
@@ -172,7 +174,9 @@ function dist.set_timeout(t) need_init("set_timeout"); C.set_timeout(t) end
 function dist.group_world() return world end
 
 --- new_group(ranks): every rank calls it; members get the group, others a non-member value
+local NEW_GROUP_OPTS = {}   -- none yet: every rank of ranks joins with the default backend and timeout
 function dist.new_group(ranks, opts)
+  check_options("torch.distributed.new_group", opts, NEW_GROUP_OPTS)
   need_init("new_group")
   if ranks == nil then ranks = world.ranks end
   if type(ranks) ~= "table" or #ranks == 0 then error("new_group: 'ranks' must be a non-empty list of ranks", 2) end
@@ -283,11 +287,23 @@ end
 
 local NO_OPTS = setmetatable({}, { __newindex = function() error("torch.distributed: internal: NO_OPTS written", 2) end })
 
+-- the options of each collective and point-to-point call; any other name is an error
+-- naming the function and the option (torch_class.check_options)
+local OPTS = {
+  all_reduce = { "op", "group", "async_op" }, reduce = { "op", "group", "async_op" },
+  reduce_scatter = { "op", "group", "async_op" }, reduce_scatter_tensor = { "op", "group", "async_op" },
+  broadcast = { "group", "async_op" }, all_gather = { "group", "async_op" },
+  all_gather_into_tensor = { "group", "async_op" }, gather = { "group", "async_op" },
+  scatter = { "group", "async_op" }, all_to_all = { "group", "async_op" }, barrier = { "group", "async_op" },
+  all_to_all_single = { "output_split_sizes", "input_split_sizes", "group", "async_op" },
+  isend = { "tag", "group" }, irecv = { "tag", "group" },
+}
+
 local function opts_of(opts, op)
   if opts == nil then return NO_OPTS end
-  if type(opts) == "string" then return { op = opts } end
+  if type(opts) == "string" then opts = { op = opts } end
   if type(opts) ~= "table" then error(("%s: options must be a table, got %s"):format(op, type(opts)), 3) end
-  return opts
+  return check_options("torch.distributed." .. op, opts, OPTS[op])
 end
 
 local function check_list(list, n, op, what)
