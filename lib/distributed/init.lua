@@ -296,7 +296,7 @@ local OPTS = {
   all_gather_into_tensor = { "group", "async_op" }, gather = { "group", "async_op" },
   scatter = { "group", "async_op" }, all_to_all = { "group", "async_op" }, barrier = { "group", "async_op" },
   all_to_all_single = { "output_split_sizes", "input_split_sizes", "group", "async_op" },
-  isend = { "tag", "group" }, irecv = { "tag", "group" },
+  isend = { "tag", "group" }, irecv = { "tag", "group" }, send = { "tag", "group" }, recv = { "tag", "group" },
 }
 
 local function opts_of(opts, op)
@@ -500,11 +500,11 @@ function dist.irecv(tensor, src, opts)
   return work
 end
 
-function dist.send(tensor, dst, opts) dist.isend(tensor, dst, opts):wait() end
+function dist.send(tensor, dst, opts) dist.isend(tensor, dst, opts_of(opts, "send")):wait() end
 
 --- recv(tensor, src, opts): returns the sender's rank
 function dist.recv(tensor, src, opts)
-  local w = dist.irecv(tensor, src, opts)
+  local w = dist.irecv(tensor, src, opts_of(opts, "recv"))
   w:wait()
   return w.source()
 end
