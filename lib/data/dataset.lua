@@ -9,46 +9,25 @@
 --   function MyDS:get(i) ... end
 -- options table for a generator argument: none at all when it is nil (an empty table is not taken as options)
 local torch = torch or require("torch")
+local class = require "torch_class"
 local function G(g) if g ~= nil then return { generator = g } end end
 local M = {}
 
--- ---- a small class helper shared by the data library ----
-local function class(name, parent)
-  local c = { __name = name }
-  c.__index = function(self, k)
-    local v = c[k]
-    if v == nil and type(k) == "number" and c.get then return c.get(self, k) end   -- ds[i] sugar
-    return v
-  end
+-- ---- the data library's classes ----
+-- Every class here is a class of the libraries' helper (torch_class.lua), named
+-- data.<Name>; the base classes made by data_class also give their instances `#obj`
+-- (obj:len()) and tostring(obj) "Name(len)" ("Name" when there is no length). Subclasses
+-- (Base:extend("Name")) inherit both.
+local function data_class(name)
+  local c = class(name)
   c.__len = function(self) return self:len() end
-  c.__call = parent and parent.__call
-  c.__close = parent and parent.__close
-  c.__gc = parent and parent.__gc
   c.__tostring = function(self)
     local ok, n = pcall(function() return self:len() end)
-    return ok and ("%s(%d)"):format(name, n) or name
+    return ok and ("%s(%d)"):format(self.__name, n) or self.__name
   end
-  c.super = parent
-  function c.extend(cls, subname) return class(subname, cls) end
-  function c.is_instance(obj)
-    local m = getmetatable(obj)
-    while m do
-      if m == c then return true end
-      m = m.super
-    end
-    return false
-  end
-  return setmetatable(c, {
-    __index = parent,
-    __call = function(cls, ...)
-      local obj = setmetatable({}, cls)
-      if cls.__init then cls.__init(obj, ...) end
-      return obj
-    end,
-    __tostring = function() return "class " .. name end,
-  })
+  return c
 end
-M.class = class
+M.data_class = data_class
 
 -- length and item of any dataset-like value
 function M.len(ds)
@@ -63,12 +42,19 @@ function M.is_iterable(ds)
   return type(ds) == "table" and type(ds.iter) == "function" and type(ds.get) ~= "function"
 end
 
-local Dataset = class("Dataset")
+local Dataset = data_class("data.Dataset")
 M.Dataset = Dataset
+-- ds[i] is ds:get(i)
+function Dataset.__index(self, k)
+  local cls = getmetatable(self)
+  local v = cls[k]
+  if v == nil and type(k) == "number" then return cls.get(self, k) end
+  return v
+end
 function Dataset:len() error(self.__name .. ": len() is not implemented", 2) end
 function Dataset:get() error(self.__name .. ": get(i) is not implemented", 2) end
 
-local IterableDataset = class("IterableDataset")
+local IterableDataset = data_class("data.IterableDataset")
 M.IterableDataset = IterableDataset
 function IterableDataset:iter() error(self.__name .. ": iter() is not implemented", 2) end
 

@@ -26,8 +26,9 @@ local function dist_default()
   return 1, 0
 end
 
+local OPTS = { "num_replicas", "rank", "shuffle", "seed", "drop_last" }
 function DistributedSampler:__init(ds, opts)
-  opts = opts or {}
+  opts = require("torch_class").check_options("data.DistributedSampler", opts, OPTS)
   local world, rank = dist_default()
   self.num_replicas = opts.num_replicas or world
   self.rank = opts.rank or rank

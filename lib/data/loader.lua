@@ -19,10 +19,11 @@
 -- through it, so no path leaves processes or zombies behind.
 local torch = torch or require("torch")
 local D = torch._data
+local class = require "torch_class"
 local dataset = require "data.dataset"
 local sampler = require "data.sampler"
 local collate = require "data.collate"
-local class = dataset.class
+local data_class = dataset.data_class
 -- options table for a generator argument: none at all when it is nil (an empty table is not taken as options)
 local function G(g) if g ~= nil then return { generator = g } end end
 local M = {}
@@ -125,8 +126,7 @@ end
 
 -- ---- the worker pool ---------------------------------------------------------------
 
-local Pool = {}
-Pool.__index = Pool
+local Pool = class("data.loader.WorkerPool")
 
 local function shutdown_pool(p)
   if p.closed then return end
@@ -153,15 +153,16 @@ Pool.__gc = shutdown_pool
 Pool.__close = shutdown_pool
 Pool.shutdown = shutdown_pool
 
-local function new_pool(loader, base_seed)
+-- Pool(loader, base_seed): forks loader.num_workers workers
+function Pool:__init(loader, base_seed)
+  self.workers, self.owner, self.closed = {}, D.getpid(), false
   local nw = loader.num_workers
-  local p = setmetatable({ workers = {}, owner = D.getpid(), closed = false }, Pool)
   for id = 1, nw do
     local a, b = D.socketpair()
-    if not a then shutdown_pool(p); error("DataLoader: " .. b, 0) end
+    if not a then shutdown_pool(self); error("DataLoader: " .. b, 0) end
     local seed = base_seed + id
     local pid, ferr = D.fork()
-    if not pid then D.close(a); D.close(b); shutdown_pool(p); error("DataLoader: " .. ferr, 0) end
+    if not pid then D.close(a); D.close(b); shutdown_pool(self); error("DataLoader: " .. ferr, 0) end
     if pid == 0 then
       D.close(a)
       local ok, e = xpcall(worker_main, debug.traceback, loader, id, nw, seed, b)
@@ -170,9 +171,8 @@ local function new_pool(loader, base_seed)
     end
     D.close(b)
     parent_socks[a] = true
-    p.workers[id] = { id = id, pid = pid, sock = a, outstanding = 0, active = true }
+    self.workers[id] = { id = id, pid = pid, sock = a, outstanding = 0, active = true }
   end
-  return p
 end
 
 -- how a worker ended, for the error message
@@ -191,8 +191,7 @@ end
 
 -- ---- iterators --------------------------------------------------------------------
 
-local Iter = {}
-Iter.__index = Iter
+local Iter = class("data.loader.Iterator")
 
 local function draw_seed(gen)
   -- as PyTorch: one draw from the loader's generator per epoch, with or
@@ -200,15 +199,16 @@ local function draw_seed(gen)
   return torch.randint(0, 1 << 62, { 1 }, G(gen))[1]
 end
 
-local function new_iter(loader)
-  local it = setmetatable({ loader = loader, owner = D.getpid() }, Iter)
-  it.base_seed = draw_seed(loader.generator)
+-- Iter(loader): one epoch of loader
+function Iter:__init(loader)
+  self.loader, self.owner = loader, D.getpid()
+  self.base_seed = draw_seed(loader.generator)
   if not dataset.is_iterable(loader.dataset) then
-    it.next_idx = sampler.iter_of(loader.index_sampler)
+    self.next_idx = sampler.iter_of(loader.index_sampler)
   end
   if loader.num_workers == 0 then
-    it.fetcher = make_fetcher(loader)
-    return it
+    self.fetcher = make_fetcher(loader)
+    return
   end
   local pool = loader._pool
   if pool and pool.closed then pool = nil end
@@ -228,13 +228,12 @@ local function new_iter(loader)
     end
   end
   if not pool then
-    pool = new_pool(loader, it.base_seed)
+    pool = Pool(loader, self.base_seed)
     if loader.persistent_workers then loader._pool = pool end
   end
-  it.pool = pool
-  it.send_idx, it.rcvd_idx, it.buffer, it.task_worker, it.rr = 0, 1, {}, {}, 0
-  for _ = 1, loader.prefetch_factor * loader.num_workers do it:_try_put() end
-  return it
+  self.pool = pool
+  self.send_idx, self.rcvd_idx, self.buffer, self.task_worker, self.rr = 0, 1, {}, {}, 0
+  for _ = 1, loader.prefetch_factor * loader.num_workers do self:_try_put() end
 end
 
 function Iter:_try_put()
@@ -372,7 +371,7 @@ Iter.__call = function(self) return self:next() end
 
 -- ---- DataLoader ---------------------------------------------------------------------
 
-local DataLoader = class("DataLoader")
+local DataLoader = data_class("data.DataLoader")
 M.DataLoader = DataLoader
 
 local function opt(o, k, default)
@@ -381,8 +380,11 @@ local function opt(o, k, default)
   return v
 end
 
+local LOADER_OPTS = { "batch_size", "shuffle", "sampler", "batch_sampler", "drop_last", "collate_fn",
+  "num_workers", "prefetch_factor", "persistent_workers", "worker_init_fn", "generator", "timeout" }
+
 function DataLoader:__init(ds, o)
-  o = o or {}
+  o = class.check_options("data.DataLoader", o, LOADER_OPTS)
   if ds == nil then error("DataLoader: argument 'dataset' is required", 3) end
   self.dataset = ds
   local iterable = dataset.is_iterable(ds)
@@ -452,7 +454,7 @@ end
 
 -- for batch in loader:iter() do ... end   (the iterator closes on break)
 function DataLoader:iter()
-  local it = new_iter(self)
+  local it = Iter(self)
   return Iter.__call, it, nil, it
 end
 
@@ -460,7 +462,7 @@ end
 function DataLoader:__call(_, control)
   if control == nil then
     if self._it then self._it:close() end
-    self._it = new_iter(self)
+    self._it = Iter(self)
   end
   local it = self._it
   if not it then return nil end

@@ -7,10 +7,10 @@
 -- `interval` seconds (default 5), plus the final one.
 local torch = torch or require("torch")
 local D = torch._data
-local class = require("data.dataset").class
+local data_class = require("data.dataset").data_class
 local M = {}
 
-local Progress = class("Progress")
+local Progress = data_class("data.Progress")
 M.Progress = Progress
 
 local function fmt_time(s)
@@ -30,8 +30,9 @@ local function fmt_value(v)
   return tostring(v)
 end
 
+local OPTS = { "desc", "total", "file", "tty", "interval", "width" }
 function Progress:__init(src, opts)
-  opts = opts or {}
+  opts = require("torch_class").check_options("data.progress", opts, OPTS)
   self.src = src
   self.desc = opts.desc
   self.total = opts.total

@@ -4,6 +4,7 @@
 local torch = torch or require("torch")
 local D = torch._data
 local dataset = require "data.dataset"
+local check_options = require("torch_class").check_options
 local M = {}
 
 -- read_idx(path) -> tensor with the file's dtype (uint8 for images and labels) and shape
@@ -15,8 +16,9 @@ end
 -- read_csv(path, {header=true, delimiter=",", dtype=default float}) -> tensor [rows, cols], names
 -- Every field must be a number (an empty field reads as NaN); with a header
 -- the first non-blank line gives the column names.
+local CSV_OPTS = { "header", "delimiter", "dtype" }
 function M.read_csv(path, opts)
-  opts = opts or {}
+  opts = check_options("data.read_csv", opts, CSV_OPTS)
   if type(path) ~= "string" then error("read_csv: argument 'path' must be a string", 2) end
   local header = opts.header
   if header == nil then header = true end
@@ -60,8 +62,9 @@ local MNIST = dataset.Dataset:extend("MNIST")
 M.MNIST = MNIST
 MNIST.default_root = "/usr/share/datasets/mnist"
 MNIST.classes = { "0", "1", "2", "3", "4", "5", "6", "7", "8", "9" }
+local MNIST_OPTS = { "train", "transform", "target_transform" }
 function MNIST:__init(root, opts)
-  opts = opts or {}
+  opts = check_options(self.__typename, opts, MNIST_OPTS)
   root = root or self.default_root
   local train = opts.train ~= false
   local prefix = train and "train" or "t10k"

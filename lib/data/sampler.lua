@@ -3,12 +3,13 @@
 -- index (or, for BatchSampler, the next list of indices) until nil.
 local torch = torch or require("torch")
 local dataset = require "data.dataset"
-local class = dataset.class
+local data_class = dataset.data_class
+local check_options = require("torch_class").check_options
 -- options table for a generator argument: none at all when it is nil (an empty table is not taken as options)
 local function G(g) if g ~= nil then return { generator = g } end end
 local M = {}
 
-local Sampler = class("Sampler")
+local Sampler = data_class("data.Sampler")
 M.Sampler = Sampler
 
 -- yields the elements of a Lua list
@@ -36,8 +37,9 @@ end
 -- RandomSampler(ds, {replacement=false, num_samples=#ds, generator=nil})
 local RandomSampler = Sampler:extend("RandomSampler")
 M.RandomSampler = RandomSampler
+local RANDOM_OPTS = { "replacement", "num_samples", "generator" }
 function RandomSampler:__init(ds, opts)
-  opts = opts or {}
+  opts = check_options("data.RandomSampler", opts, RANDOM_OPTS)
   self.n = dataset.len(ds)
   self.replacement = opts.replacement or false
   self.num_samples = opts.num_samples or self.n
@@ -66,8 +68,9 @@ end
 -- WeightedRandomSampler(weights, num_samples, {replacement=true, generator})
 local WeightedRandomSampler = Sampler:extend("WeightedRandomSampler")
 M.WeightedRandomSampler = WeightedRandomSampler
+local WEIGHTED_OPTS = { "replacement", "generator" }
 function WeightedRandomSampler:__init(weights, num_samples, opts)
-  opts = opts or {}
+  opts = check_options("data.WeightedRandomSampler", opts, WEIGHTED_OPTS)
   if not torch.is_tensor(weights) then weights = torch.tensor(weights, { dtype = torch.float64 }) end
   if weights:dim() ~= 1 then error("WeightedRandomSampler: weights must be 1-D", 3) end
   self.weights = weights:double()
@@ -84,10 +87,12 @@ end
 -- SubsetRandomSampler(indices, {generator}): the given indices in random order
 local SubsetRandomSampler = Sampler:extend("SubsetRandomSampler")
 M.SubsetRandomSampler = SubsetRandomSampler
+local SUBSET_OPTS = { "generator" }
 function SubsetRandomSampler:__init(indices, opts)
+  opts = check_options("data.SubsetRandomSampler", opts, SUBSET_OPTS)
   if torch.is_tensor(indices) then indices = indices:totable() end
   self.indices = indices
-  self.generator = (opts or {}).generator
+  self.generator = opts.generator
 end
 function SubsetRandomSampler:len() return #self.indices end
 function SubsetRandomSampler:iter()

@@ -2,14 +2,17 @@
 -- [H, W]) or a batch ([N, C, H, W]). Random transforms draw per sample, also
 -- inside a batch. Each is a callable object; Compose chains them.
 local torch = torch or require("torch")
-local class = require("data.dataset").class
+local data_class = require("data.dataset").data_class
+local check_options = require("torch_class").check_options
 -- options table for a generator argument: none at all when it is nil (an empty table is not taken as options)
 local function G(g) if g ~= nil then return { generator = g } end end
 local M = {}
 
-local function callable(c) c.__call = function(self, x) return self:forward(x) end return c end
+-- the base of every transform: t(x) is t:forward(x)
+local Transform = data_class("data.transforms.Transform")
+function Transform.__call(self, x) return self:forward(x) end
 
-local Compose = callable(class("Compose"))
+local Compose = Transform:extend("Compose")
 M.Compose = Compose
 function Compose:__init(list) self.transforms = list end
 function Compose:forward(x)
@@ -19,7 +22,7 @@ end
 
 -- ToFloat(dtype=default float): uint8 -> float in [0, 1] (divided by 255);
 -- other dtypes are converted without scaling. ToTensor is the same.
-local ToFloat = callable(class("ToFloat"))
+local ToFloat = Transform:extend("ToFloat")
 M.ToFloat = ToFloat
 M.ToTensor = ToFloat
 function ToFloat:__init(dtype) self.dtype = dtype end
@@ -30,7 +33,7 @@ function ToFloat:forward(x)
 end
 
 -- Normalize(mean, std): (x - mean) / std per channel; numbers or lists
-local Normalize = callable(class("Normalize"))
+local Normalize = Transform:extend("Normalize")
 M.Normalize = Normalize
 function Normalize:__init(mean, std)
   if type(mean) == "number" then mean = { mean } end
@@ -60,11 +63,13 @@ local function rand_uniform(gen) return torch.rand({ 1 }, { generator = gen, dty
 local function rand_int(lo, hi, gen) return torch.randint(lo, hi + 1, { 1 }, G(gen))[1] end
 
 -- RandomHorizontalFlip(p=0.5): flip the last dim with probability p
-local RandomHorizontalFlip = callable(class("RandomHorizontalFlip"))
+local RandomHorizontalFlip = Transform:extend("RandomHorizontalFlip")
 M.RandomHorizontalFlip = RandomHorizontalFlip
+local FLIP_OPTS = { "generator" }
 function RandomHorizontalFlip:__init(p, opts)
+  opts = check_options("data.transforms.RandomHorizontalFlip", opts, FLIP_OPTS)
   self.p = p or 0.5
-  self.generator = (opts or {}).generator
+  self.generator = opts.generator
 end
 function RandomHorizontalFlip:forward(x)
   if x:dim() == 4 then
@@ -78,10 +83,11 @@ end
 
 -- RandomCrop(size, {padding=0, fill=0, generator=}): a random size window of
 -- the input padded by `padding` on each side; size a number or {h, w}
-local RandomCrop = callable(class("RandomCrop"))
+local RandomCrop = Transform:extend("RandomCrop")
 M.RandomCrop = RandomCrop
+local CROP_OPTS = { "padding", "fill", "generator" }
 function RandomCrop:__init(size, opts)
-  opts = opts or {}
+  opts = check_options("data.transforms.RandomCrop", opts, CROP_OPTS)
   if type(size) == "number" then size = { size, size } end
   self.h, self.w = size[1], size[2]
   self.padding, self.fill, self.generator = opts.padding or 0, opts.fill or 0, opts.generator

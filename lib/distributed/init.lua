@@ -14,6 +14,8 @@
 -- The C half is lutorch_dist.so, built beside the lutorch program where MPI
 -- is installed; this file finds and loads it on first use (see find_module).
 local torch = require "torch"
+local class = require "torch_class"
+local check_options = class.check_options
 
 local dist = {}
 
@@ -85,20 +87,19 @@ function dist.is_nccl_available() return false end
 
 -- ---- groups ----
 
-local Group = {}
-Group.__index = Group
-Group.__name = "ProcessGroup"
+-- ProcessGroup(pg): a group this rank is a member of (pg: the C group);
+-- ProcessGroup(nil, ranks): the value new_group gives the ranks outside it
+local Group = class("torch.distributed.ProcessGroup")
+function Group:__init(pg, ranks)
+  self.index = {}
+  if not pg then self.ranks = ranks; return end
+  self.pg, self.backend, self.rank, self.size, self.ranks = pg, pg:backend(), pg:rank(), pg:size(), pg:ranks()
+  for i, r in ipairs(self.ranks) do self.index[r] = i - 1 end
+end
 function Group:__tostring()
   if not self.pg then return "ProcessGroup(non-member)" end
   return ("ProcessGroup(backend=%s, rank=%d, size=%d, ranks={%s})"):format(self.backend, self.rank, self.size,
     table.concat(self.ranks, ","))
-end
-
-local function make_group(pg)
-  local g = setmetatable({ pg = pg, backend = pg:backend(), rank = pg:rank(), size = pg:size(),
-                           ranks = pg:ranks(), index = {} }, Group)
-  for i, r in ipairs(g.ranks) do g.index[r] = i - 1 end
-  return g
 end
 
 local world   -- the default group
@@ -128,9 +129,10 @@ local function local_size()
 end
 
 --- init_process_group {backend="mpi", timeout=seconds}: joins the job started by mpirun
+local INIT_OPTS = { "backend", "timeout" }
 function dist.init_process_group(opts)
-  opts = opts or {}
   if type(opts) == "string" then opts = { backend = opts } end
+  opts = check_options("torch.distributed.init_process_group", opts, INIT_OPTS)
   local backend = opts.backend or "mpi"
   if backend == "nccl" then
     error("init_process_group: the nccl backend is not built in this lutorch (no CUDA); use backend='mpi'", 2)
@@ -142,7 +144,7 @@ function dist.init_process_group(opts)
   if type(timeout) ~= "number" or timeout <= 0 then error("init_process_group: timeout must be a positive number of seconds", 2) end
   local c, err = load_c()
   if not c then error(err, 2) end
-  world = make_group(c.init(timeout))
+  world = Group(c.init(timeout))
   -- ranks sharing a machine share its cores (as torch.distributed.run sets OMP_NUM_THREADS)
   if not os.getenv("LUTORCH_NUM_THREADS") and not os.getenv("OMP_NUM_THREADS") and local_size() > 1 then
     torch.set_num_threads(math.max(1, torch.get_num_threads() // local_size()))
@@ -172,7 +174,9 @@ function dist.set_timeout(t) need_init("set_timeout"); C.set_timeout(t) end
 function dist.group_world() return world end
 
 --- new_group(ranks): every rank calls it; members get the group, others a non-member value
+local NEW_GROUP_OPTS = {}   -- none yet: every rank of ranks joins with the default backend and timeout
 function dist.new_group(ranks, opts)
+  check_options("torch.distributed.new_group", opts, NEW_GROUP_OPTS)
   need_init("new_group")
   if ranks == nil then ranks = world.ranks end
   if type(ranks) ~= "table" or #ranks == 0 then error("new_group: 'ranks' must be a non-empty list of ranks", 2) end
@@ -189,8 +193,7 @@ function dist.new_group(ranks, opts)
   local w = C.new_group(world.pg, sorted)
   w:wait()
   local pg = w:group()
-  if not pg then return setmetatable({ ranks = sorted, index = {} }, Group) end
-  return make_group(pg)
+  return Group(pg, sorted)
 end
 
 --- destroy_process_group([group]): waits for queued work, then shuts MPI down (default group)
@@ -206,9 +209,12 @@ end
 
 -- ---- work handles ----
 
-local Work = {}
-Work.__index = Work
-Work.__name = "Work"
+-- Work(name, cworks, post, result): the handle of an async op over the C handles cworks;
+-- post() runs once they are done, result() gives what the op returns
+local Work = class("torch.distributed.Work")
+function Work:__init(name, cworks, post, result)
+  self.name, self.c, self.post, self.result = name, cworks, post, result
+end
 
 local function finish(self)
   if not self.finished then
@@ -246,7 +252,7 @@ local function launch(name, opts, cworks, post, result)
     if result then return result() end
     return nil
   end
-  return setmetatable({ name = name, c = cworks, post = post, result = result }, Work)
+  return Work(name, cworks, post, result)
 end
 
 -- ---- tensors in and out ----
@@ -281,11 +287,23 @@ end
 
 local NO_OPTS = setmetatable({}, { __newindex = function() error("torch.distributed: internal: NO_OPTS written", 2) end })
 
+-- the options of each collective and point-to-point call; any other name is an error
+-- naming the function and the option (torch_class.check_options)
+local OPTS = {
+  all_reduce = { "op", "group", "async_op" }, reduce = { "op", "group", "async_op" },
+  reduce_scatter = { "op", "group", "async_op" }, reduce_scatter_tensor = { "op", "group", "async_op" },
+  broadcast = { "group", "async_op" }, all_gather = { "group", "async_op" },
+  all_gather_into_tensor = { "group", "async_op" }, gather = { "group", "async_op" },
+  scatter = { "group", "async_op" }, all_to_all = { "group", "async_op" }, barrier = { "group", "async_op" },
+  all_to_all_single = { "output_split_sizes", "input_split_sizes", "group", "async_op" },
+  isend = { "tag", "group" }, irecv = { "tag", "group" }, send = { "tag", "group" }, recv = { "tag", "group" },
+}
+
 local function opts_of(opts, op)
   if opts == nil then return NO_OPTS end
-  if type(opts) == "string" then return { op = opts } end
+  if type(opts) == "string" then opts = { op = opts } end
   if type(opts) ~= "table" then error(("%s: options must be a table, got %s"):format(op, type(opts)), 3) end
-  return opts
+  return check_options("torch.distributed." .. op, opts, OPTS[op])
 end
 
 local function check_list(list, n, op, what)
@@ -467,7 +485,7 @@ function dist.isend(tensor, dst, opts)
   local g = group_of(opts, "isend")
   local t = readonly(tensor, "isend", "tensor")
   local w = C.send(g.pg, t, group_rank(g, dst, "isend", "dst"), opts.tag or 0)
-  return setmetatable({ name = "send", c = { w } }, Work)
+  return Work("send", { w })
 end
 
 --- irecv(tensor, src, {tag=, group=}): a Work; src nil receives from any rank
@@ -477,16 +495,16 @@ function dist.irecv(tensor, src, opts)
   local t, post = inplace(tensor, "irecv", "tensor")
   local s = src ~= nil and group_rank(g, src, "irecv", "src") or nil
   local w = C.recv(g.pg, t, s, opts.tag or 0)
-  local work = setmetatable({ name = "recv", c = { w }, post = post }, Work)
+  local work = Work("recv", { w }, post)
   work.source = function() local r = w:source(); return r and g.ranks[r + 1] end
   return work
 end
 
-function dist.send(tensor, dst, opts) dist.isend(tensor, dst, opts):wait() end
+function dist.send(tensor, dst, opts) dist.isend(tensor, dst, opts_of(opts, "send")):wait() end
 
 --- recv(tensor, src, opts): returns the sender's rank
 function dist.recv(tensor, src, opts)
-  local w = dist.irecv(tensor, src, opts)
+  local w = dist.irecv(tensor, src, opts_of(opts, "recv"))
   w:wait()
   return w.source()
 end

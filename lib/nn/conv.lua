@@ -4,8 +4,12 @@ local base = require "nn.module"
 local F = require "nn.functional"
 local init = require "nn.initializers"
 local Module, Parameter, pyval = base.Module, base.Parameter, base.pyval
+local check_options = require("torch_class").check_options
 
 local C = {}
+
+-- an options table where a positional argument may stand: a plain table that is not a list
+local function is_opts(v) return type(v) == "table" and getmetatable(v) == nil and v[1] == nil end
 
 local function ntuple(v, n, who, arg)
   if type(v) == "number" then local t = {} for i = 1, n do t[i] = v end return t end
@@ -25,13 +29,15 @@ local function all_eq(t, v) for _, x in ipairs(t) do if x ~= v then return false
 -- _ConvNd: Conv1d/Conv2d(in, out, kernel_size, {stride=1, padding=0, dilation=1, groups=1,
 -- bias=true, padding_mode="zeros"}) (or those as positional arguments in PyTorch's order)
 ------------------------------------------------------------------------------
+local CONV_OPTS = { "stride", "padding", "dilation", "groups", "bias", "padding_mode", "dtype" }
+local CONV_TRANSPOSE_OPTS = { "stride", "padding", "output_padding", "groups", "bias", "dilation", "padding_mode", "dtype" }
 local function conv_class(name, n, transposed)
   local Conv = Module:extend(name)
+  local allowed = transposed and CONV_TRANSPOSE_OPTS or CONV_OPTS
   function Conv:__init(in_channels, out_channels, kernel_size, stride, padding, a6, a7, a8, a9)
     local o
-    if type(stride) == "table" and (stride.stride or stride.padding or stride.dilation or stride.groups
-        or stride.bias ~= nil or stride.output_padding or stride.padding_mode or stride.dtype or next(stride) == nil) then
-      o = stride
+    if is_opts(stride) then
+      o = check_options("nn." .. name, stride, allowed)
     else
       o = {}
       if transposed then   -- stride, padding, output_padding, groups, bias, dilation
@@ -185,9 +191,11 @@ end
 ------------------------------------------------------------------------------
 -- pooling
 ------------------------------------------------------------------------------
+local POOL_OPTS = { "stride", "padding" }   -- and the pool's own (names)
 local function pool_args(who, kernel_size, stride, padding, a4, a5, a6, names)
   local o
-  if type(stride) == "table" and not stride[1] and next(stride) ~= nil then o = stride
+  if is_opts(stride) and next(stride) ~= nil then
+    o = check_options("nn." .. who, stride, POOL_OPTS, names)
   else
     o = { stride = stride, padding = padding }
     o[names[1]], o[names[2]], o[names[3]] = a4, a5, a6
@@ -272,9 +280,13 @@ function AdaptiveAvgPool2d:extra_repr() return "output_size=" .. pyval(self.outp
 
 local AdaptiveMaxPool2d = Module:extend("AdaptiveMaxPool2d")
 C.AdaptiveMaxPool2d = AdaptiveMaxPool2d
+local ADAPTIVE_MAX_OPTS = { "return_indices" }
 function AdaptiveMaxPool2d:__init(output_size, return_indices)
   if output_size == nil then error("AdaptiveMaxPool2d: argument 'output_size' is required", 3) end
-  if type(return_indices) == "table" then return_indices = return_indices.return_indices end
+  if type(return_indices) == "table" then
+    check_options("nn.AdaptiveMaxPool2d", return_indices, ADAPTIVE_MAX_OPTS)
+    return_indices = return_indices.return_indices
+  end
   self.output_size, self.return_indices = output_size, return_indices or false
 end
 function AdaptiveMaxPool2d:forward(x)

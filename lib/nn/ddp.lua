@@ -30,8 +30,10 @@ local function dist() return require "distributed" end
 
 local function no_grad(fn) return torch.no_grad(fn) end
 
+local DDP_OPTS = { "bucket_cap_mb", "process_group", "broadcast_buffers", "find_unused_parameters",
+  "gradient_as_bucket_view", "first_bucket_bytes" }
 function DDP:__init(module, opts)
-  opts = opts or {}
+  opts = require("torch_class").check_options("nn.DistributedDataParallel", opts, DDP_OPTS)
   if not base.is_module(module) then error("DistributedDataParallel: expected a module, got " .. type(module), 3) end
   local d = dist()
   if not d.is_initialized() then

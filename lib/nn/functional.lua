@@ -4,21 +4,11 @@
 -- Arguments follow PyTorch's positional order; keyword arguments come in a trailing options
 -- table: F.cross_entropy(x, y, {weight = w, label_smoothing = 0.1}), F.gelu(x, {approximate =
 -- "tanh"}). Class targets, indices and dims are 1-based, as everywhere in lutorch.
--- A few ops have a composite fallback over older ops (linear, softmax, the simple losses), so
--- models keep working in a build without the fused kernel; the others raise
--- "F.NAME: torch.OP is not available in this build".
+-- Each function calls its torch op (torch.linear, torch.cross_entropy, ...) directly.
 local torch = require "torch"
+local check_options = require("torch_class").check_options
 
 local F = {}
-
-local function op(name, who)
-  local f = torch[name]
-  if f == nil then error(("F.%s: torch.%s is not available in this build"):format(who or name, name), 3) end
-  return f
-end
-F._op = op
-
-local function has(name) return torch[name] ~= nil end
 
 local function check_tensor(v, who, arg)
   if not torch.is_tensor(v) then
@@ -51,139 +41,142 @@ F._ntuple = ntuple
 -- the options table at the end of an argument list (a plain table, not a tensor)
 local function is_opts(v) return type(v) == "table" and not torch.is_tensor(v) end
 
+-- v when it is an options table (checked: an unknown name is an error naming F.who), else nil
+local function opts_of(who, v, allowed)
+  if is_opts(v) then return check_options("F." .. who, v, allowed) end
+  return nil
+end
+
 ------------------------------------------------------------------------------
 -- linear layers
 ------------------------------------------------------------------------------
 function F.linear(input, weight, bias)
   check_tensor(input, "linear", "input"); check_tensor(weight, "linear", "weight")
-  if has("linear") then return torch.linear(input, weight, bias) end
-  local y = input:matmul(weight:t())
-  if bias ~= nil then y = y + bias end
-  return y
+  return torch.linear(input, weight, bias)
 end
 
 function F.bilinear(input1, input2, weight, bias)
-  if has("bilinear") then return torch.bilinear(input1, input2, weight, bias) end
-  local y = torch.einsum("...i,oij,...j->...o", input1, weight, input2)
-  if bias ~= nil then y = y + bias end
-  return y
+  return torch.bilinear(input1, input2, weight, bias)
 end
 
 ------------------------------------------------------------------------------
--- activations (inplace = true runs the in-place op)
+-- activations (inplace = true runs the in-place op; softsign, logsigmoid and tanhshrink
+-- have none, as in PyTorch, and ignore the flag)
 ------------------------------------------------------------------------------
-local function act1(name, fallback)
+local INPLACE_OPTS = { "inplace" }
+local function act1(name, has_inplace)
+  local inplace_name = name .. "_"
   F[name] = function(x, inplace)
-    if is_opts(inplace) then inplace = inplace.inplace end
-    if inplace and has(name .. "_") then return torch[name .. "_"](x) end
-    if has(name) then return torch[name](x) end
-    if fallback then return fallback(x) end
-    return op(name)(x)
+    local o = opts_of(name, inplace, INPLACE_OPTS)
+    if o then inplace = o.inplace end
+    if inplace and has_inplace then return torch[inplace_name](x) end
+    return torch[name](x)
   end
 end
-act1("relu")
-act1("relu6")
-act1("sigmoid")
-act1("tanh")
-act1("silu")
-act1("selu", function(x)
-  return torch.elu(x, 1.6732632423543772, 1.0507009873554805)
-end)
-act1("mish", function(x) return x * torch.tanh(torch.softplus(x)) end)
-act1("hardsigmoid", function(x) return torch.clamp(x / 6 + 0.5, 0, 1) end)
-act1("hardswish", function(x) return x * torch.clamp(x / 6 + 0.5, 0, 1) end)
-act1("softsign", function(x) return x / (x:abs() + 1) end)
-act1("logsigmoid", function(x) return -torch.softplus(-x) end)
-act1("tanhshrink", function(x) return x - torch.tanh(x) end)
+act1("relu", true)
+act1("relu6", true)
+act1("sigmoid", true)
+act1("tanh", true)
+act1("silu", true)
+act1("selu", true)
+act1("mish", true)
+act1("hardsigmoid", true)
+act1("hardswish", true)
+act1("softsign")
+act1("logsigmoid")
+act1("tanhshrink")
 
+local HARDTANH_OPTS = { "min_val", "max_val", "inplace" }
 function F.hardtanh(x, min_val, max_val, inplace)
-  if is_opts(min_val) then min_val, max_val, inplace = min_val.min_val, min_val.max_val, min_val.inplace end
+  local o = opts_of("hardtanh", min_val, HARDTANH_OPTS)
+  if o then min_val, max_val, inplace = o.min_val, o.max_val, o.inplace end
   min_val, max_val = min_val or -1, max_val or 1
   if inplace then return torch.hardtanh_(x, min_val, max_val) end
   return torch.hardtanh(x, min_val, max_val)
 end
 
+local LEAKY_RELU_OPTS = { "negative_slope", "inplace" }
 function F.leaky_relu(x, negative_slope, inplace)
-  if is_opts(negative_slope) then negative_slope, inplace = negative_slope.negative_slope, negative_slope.inplace end
+  local o = opts_of("leaky_relu", negative_slope, LEAKY_RELU_OPTS)
+  if o then negative_slope, inplace = o.negative_slope, o.inplace end
   negative_slope = negative_slope or 0.01
   if inplace then return torch.leaky_relu_(x, negative_slope) end
   return torch.leaky_relu(x, negative_slope)
 end
 
+local ALPHA_OPTS = { "alpha", "inplace" }
 function F.elu(x, alpha, inplace)
-  if is_opts(alpha) then alpha, inplace = alpha.alpha, alpha.inplace end
+  local o = opts_of("elu", alpha, ALPHA_OPTS)
+  if o then alpha, inplace = o.alpha, o.inplace end
   alpha = alpha or 1
   if inplace then return torch.elu_(x, alpha) end
   return torch.elu(x, alpha)
 end
 
 function F.celu(x, alpha, inplace)
-  if is_opts(alpha) then alpha, inplace = alpha.alpha, alpha.inplace end
+  local o = opts_of("celu", alpha, ALPHA_OPTS)
+  if o then alpha, inplace = o.alpha, o.inplace end
   alpha = alpha or 1
-  if inplace and has("celu_") then return torch.celu_(x, alpha) end
-  if has("celu") then return torch.celu(x, alpha) end
-  return torch.elu(x / alpha, 1) * alpha
+  if inplace then return torch.celu_(x, alpha) end
+  return torch.celu(x, alpha)
 end
 
 -- gelu(x, "tanh") or gelu(x, {approximate = "tanh"})
+local GELU_OPTS = { "approximate" }
 function F.gelu(x, approximate)
-  if is_opts(approximate) then approximate = approximate.approximate end
+  local o = opts_of("gelu", approximate, GELU_OPTS)
+  if o then approximate = o.approximate end
   return torch.gelu(x, { approximate = approximate or "none" })
 end
 
+local SOFTPLUS_OPTS = { "beta", "threshold" }
 function F.softplus(x, beta, threshold)
-  if is_opts(beta) then beta, threshold = beta.beta, beta.threshold end
+  local o = opts_of("softplus", beta, SOFTPLUS_OPTS)
+  if o then beta, threshold = o.beta, o.threshold end
   return torch.softplus(x, beta or 1, threshold or 20)
 end
 
 function F.threshold(x, threshold, value, inplace)
-  if inplace and has("threshold_") then return torch.threshold_(x, threshold, value) end
-  if has("threshold") then return torch.threshold(x, threshold, value) end
-  return torch.where(x:gt(threshold), x, torch.full_like(x, value))
+  if inplace then return torch.threshold_(x, threshold, value) end
+  return torch.threshold(x, threshold, value)
 end
 
+local LAMBD_OPTS = { "lambd" }
 function F.hardshrink(x, lambd)
-  if is_opts(lambd) then lambd = lambd.lambd end
-  return op("hardshrink")(x, lambd or 0.5)
+  local o = opts_of("hardshrink", lambd, LAMBD_OPTS)
+  if o then lambd = o.lambd end
+  return torch.hardshrink(x, lambd or 0.5)
 end
 
 function F.softshrink(x, lambd)
-  if is_opts(lambd) then lambd = lambd.lambd end
-  return op("softshrink")(x, lambd or 0.5)
+  local o = opts_of("softshrink", lambd, LAMBD_OPTS)
+  if o then lambd = o.lambd end
+  return torch.softshrink(x, lambd or 0.5)
 end
 
-function F.prelu(x, weight)
-  if has("prelu") then return torch.prelu(x, weight) end
-  local w = weight
-  if w:numel() > 1 and x:dim() >= 2 then
-    local shape = { 1, w:numel() }
-    for _ = 3, x:dim() do shape[#shape + 1] = 1 end
-    w = w:view(shape)
-  end
-  return torch.where(x:gt(0), x, x * w)
-end
+function F.prelu(x, weight) return torch.prelu(x, weight) end
 
+local RRELU_OPTS = { "lower", "upper", "training", "inplace" }
 function F.rrelu(x, lower, upper, training, inplace)
-  if is_opts(lower) then
-    local o = lower
-    lower, upper, training, inplace = o.lower, o.upper, o.training, o.inplace
-  end
+  local o = opts_of("rrelu", lower, RRELU_OPTS)
+  if o then lower, upper, training, inplace = o.lower, o.upper, o.training, o.inplace end
   lower, upper = lower or 1 / 8, upper or 1 / 3
-  if inplace then return op("rrelu_")(x, lower, upper, training and true or false) end
-  return op("rrelu")(x, lower, upper, training and true or false)
+  if inplace then return torch.rrelu_(x, lower, upper, training and true or false) end
+  return torch.rrelu(x, lower, upper, training and true or false)
 end
 
+local GLU_OPTS = { "dim" }
 function F.glu(x, dim)
-  if is_opts(dim) then dim = dim.dim end
-  dim = dim or -1
-  if has("glu") then return torch.glu(x, dim) end
-  local a, b = table.unpack(x:chunk(2, dim))
-  return a * torch.sigmoid(b)
+  local o = opts_of("glu", dim, GLU_OPTS)
+  if o then dim = o.dim end
+  return torch.glu(x, dim or -1)
 end
 
 -- softmax(x, dim, dtype) / softmax(x, {dim=, dtype=}); dim is required (1-based)
+local SOFTMAX_OPTS = { "dim", "dtype" }
 local function softmax_args(who, x, dim, dtype)
-  if is_opts(dim) then dim, dtype = dim.dim, dim.dtype end
+  local o = opts_of(who, dim, SOFTMAX_OPTS)
+  if o then dim, dtype = o.dim, o.dtype end
   if dim == nil then
     error(("F.%s: argument 'dim' is required (PyTorch's implicit dim choice is deprecated)"):format(who), 3)
   end
@@ -192,17 +185,12 @@ end
 
 function F.softmax(x, dim, dtype)
   dim, dtype = softmax_args("softmax", x, dim, dtype)
-  if has("softmax") then return torch.softmax(x, dim, dtype) end
-  if dtype then x = x:to(dtype) end
-  local e = (x - x:amax(dim, true)):exp()
-  return e / e:sum(dim, true)
+  return torch.softmax(x, dim, dtype)
 end
 
 function F.log_softmax(x, dim, dtype)
   dim, dtype = softmax_args("log_softmax", x, dim, dtype)
-  if has("log_softmax") then return torch.log_softmax(x, dim, dtype) end
-  if dtype then x = x:to(dtype) end
-  return x - x:logsumexp(dim, true)
+  return torch.log_softmax(x, dim, dtype)
 end
 
 function F.softmin(x, dim, dtype)
@@ -211,8 +199,10 @@ function F.softmin(x, dim, dtype)
 end
 
 -- normalize(x, p=2, dim=2, eps=1e-12): x / max(||x||_p, eps) along dim
+local NORMALIZE_OPTS = { "p", "dim", "eps" }
 function F.normalize(x, p, dim, eps)
-  if is_opts(p) then p, dim, eps = p.p, p.dim, p.eps end
+  local o = opts_of("normalize", p, NORMALIZE_OPTS)
+  if o then p, dim, eps = o.p, o.dim, o.eps end
   p, dim, eps = p or 2, dim or 2, eps or 1e-12
   local n = x:norm(p, dim, true):clamp_min(eps)
   return x / n:expand_as(x)
@@ -221,8 +211,10 @@ end
 ------------------------------------------------------------------------------
 -- dropout
 ------------------------------------------------------------------------------
-local function dropout_args(who, p, training, inplace)
-  if is_opts(p) then p, training, inplace = p.p, p.training, p.inplace end
+local DROPOUT_OPTS = { "p", "training", "inplace" }
+local function dropout_args(who, p, training, inplace, allowed)
+  local o = opts_of(who, p, allowed or DROPOUT_OPTS)
+  if o then p, training, inplace = o.p, o.training, o.inplace end
   if p == nil then p = 0.5 end
   if training == nil then training = true end
   if type(p) ~= "number" or p < 0 or p > 1 then
@@ -234,11 +226,8 @@ end
 function F.dropout(x, p, training, inplace)
   p, training, inplace = dropout_args("dropout", p, training, inplace)
   if not training or p == 0 then return x end
-  if inplace then return op("dropout_", "dropout")(x, p, true) end
-  if has("dropout") then return torch.dropout(x, p, true) end
-  if p == 1 then return x * 0 end
-  local mask = torch.empty_like(x):bernoulli_(1 - p)
-  return x * mask / (1 - p)
+  if inplace then return torch.dropout_(x, p, true) end
+  return torch.dropout(x, p, true)
 end
 
 local function feature_dropout(who, mindim)
@@ -248,8 +237,8 @@ local function feature_dropout(who, mindim)
       error(("F.%s: expected an input with at least %d dimensions, got %d"):format(who, mindim, x:dim()), 2)
     end
     if not training or p == 0 then return x end
-    if inplace then return op("feature_dropout_", who)(x, p, true) end
-    return op("feature_dropout", who)(x, p, true)
+    if inplace then return torch.feature_dropout_(x, p, true) end
+    return torch.feature_dropout(x, p, true)
   end
 end
 F.dropout1d = feature_dropout("dropout1d", 2)
@@ -257,8 +246,9 @@ F.dropout2d = feature_dropout("dropout2d", 3)
 F.dropout3d = feature_dropout("dropout3d", 4)
 F.feature_dropout = F.dropout2d
 
+local ALPHA_DROPOUT_OPTS = { "p", "training" }
 function F.alpha_dropout(x, p, training)
-  p, training = dropout_args("alpha_dropout", p, training)
+  p, training = dropout_args("alpha_dropout", p, training, nil, ALPHA_DROPOUT_OPTS)
   if not training or p == 0 then return x end
   local alpha = -1.7580993408473766
   local keep = torch.empty_like(x):bernoulli_(1 - p)
@@ -271,11 +261,10 @@ end
 -- embedding, one_hot, distances, attention
 ------------------------------------------------------------------------------
 -- embedding(input, weight, padding_idx) (PyTorch's order; the op is torch.embedding(weight, input, padding_idx))
+local EMBEDDING_OPTS = { "padding_idx", "max_norm", "norm_type" }
 function F.embedding(input, weight, padding_idx, max_norm, norm_type)
-  if is_opts(padding_idx) then
-    local o = padding_idx
-    padding_idx, max_norm, norm_type = o.padding_idx, o.max_norm, o.norm_type
-  end
+  local o = opts_of("embedding", padding_idx, EMBEDDING_OPTS)
+  if o then padding_idx, max_norm, norm_type = o.padding_idx, o.max_norm, o.norm_type end
   check_tensor(input, "embedding", "input"); check_tensor(weight, "embedding", "weight")
   if padding_idx ~= nil and padding_idx < 0 then padding_idx = weight:size(1) + padding_idx + 1 end
   if max_norm ~= nil then
@@ -288,51 +277,52 @@ function F.embedding(input, weight, padding_idx, max_norm, norm_type)
       weight:index_copy_(1, idx, rows * scale)
     end)
   end
-  if has("embedding") then return torch.embedding(weight, input, padding_idx) end
-  local shape = {}
-  for i, s in ipairs(input.shape) do shape[i] = s end
-  shape[#shape + 1] = weight:size(2)
-  local w = weight
-  if padding_idx ~= nil and w.requires_grad then
-    -- the padding row is read without history, so it gets no gradient
-    local rows = torch.arange(1, w:size(1) + 1):eq(padding_idx):view(-1, 1)
-    w = torch.where(rows, w:detach(), w)
-  end
-  return w:index_select(1, input:reshape(-1)):view(shape)
+  return torch.embedding(weight, input, padding_idx)
 end
 
 function F.one_hot(t, num_classes)
-  return op("one_hot")(t, num_classes or -1)
+  return torch.one_hot(t, num_classes or -1)
 end
 
+local COSINE_SIMILARITY_OPTS = { "dim", "eps" }
 function F.cosine_similarity(x1, x2, dim, eps)
-  if is_opts(dim) then dim, eps = dim.dim, dim.eps end
-  return op("cosine_similarity")(x1, x2, dim or 2, eps or 1e-8)
+  local o = opts_of("cosine_similarity", dim, COSINE_SIMILARITY_OPTS)
+  if o then dim, eps = o.dim, o.eps end
+  return torch.cosine_similarity(x1, x2, dim or 2, eps or 1e-8)
 end
 
+local PAIRWISE_DISTANCE_OPTS = { "p", "eps", "keepdim" }
 function F.pairwise_distance(x1, x2, p, eps, keepdim)
-  if is_opts(p) then p, eps, keepdim = p.p, p.eps, p.keepdim end
-  return op("pairwise_distance")(x1, x2, p or 2, eps or 1e-6, keepdim and true or false)
+  local o = opts_of("pairwise_distance", p, PAIRWISE_DISTANCE_OPTS)
+  if o then p, eps, keepdim = o.p, o.eps, o.keepdim end
+  return torch.pairwise_distance(x1, x2, p or 2, eps or 1e-6, keepdim and true or false)
 end
 
 -- scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal, scale) or (q, k, v, {..})
+local SDPA_OPTS = { "attn_mask", "dropout_p", "is_causal", "scale" }
 function F.scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal, scale)
-  if is_opts(attn_mask) and not torch.is_tensor(attn_mask) then
-    local o = attn_mask
-    attn_mask, dropout_p, is_causal, scale = o.attn_mask, o.dropout_p, o.is_causal, o.scale
-  end
-  return op("scaled_dot_product_attention")(q, k, v, attn_mask, dropout_p or 0, is_causal and true or false, scale)
+  local o = opts_of("scaled_dot_product_attention", attn_mask, SDPA_OPTS)
+  if o then attn_mask, dropout_p, is_causal, scale = o.attn_mask, o.dropout_p, o.is_causal, o.scale end
+  return torch.scaled_dot_product_attention(q, k, v, attn_mask, dropout_p or 0, is_causal and true or false, scale)
 end
 
 ------------------------------------------------------------------------------
 -- convolution and pooling
 ------------------------------------------------------------------------------
-local function conv_opts(stride, padding, dilation, groups)
-  if is_opts(stride) and not stride[1] then
-    local o = stride
-    return o.stride, o.padding, o.dilation, o.groups
+-- (bias, stride, padding, dilation, groups), or an options table in place of bias or of stride
+-- (a table there that is not a list of numbers)
+local CONV_OPTS = { "bias", "stride", "padding", "dilation", "groups" }
+local CONV_STRIDE_OPTS = { "stride", "padding", "dilation", "groups" }
+local function conv_opts(who, bias, stride, padding, dilation, groups)
+  if is_opts(bias) then
+    local o = check_options("F." .. who, bias, CONV_OPTS)
+    return o.bias, o.stride, o.padding, o.dilation, o.groups
   end
-  return stride, padding, dilation, groups
+  if is_opts(stride) and not stride[1] then
+    local o = check_options("F." .. who, stride, CONV_STRIDE_OPTS)
+    return bias, o.stride, o.padding, o.dilation, o.groups
+  end
+  return bias, stride, padding, dilation, groups
 end
 
 local function padding_arg(padding, n, who)
@@ -346,43 +336,38 @@ local function padding_arg(padding, n, who)
 end
 
 function F.conv1d(input, weight, bias, stride, padding, dilation, groups)
-  if is_opts(bias) and not torch.is_tensor(bias) then
-    stride, padding, dilation, groups = conv_opts(bias); bias = bias.bias
-  else
-    stride, padding, dilation, groups = conv_opts(stride, padding, dilation, groups)
-  end
-  return op("conv1d")(input, weight, bias, ntuple(stride or 1, 1, "conv1d", "stride"),
+  bias, stride, padding, dilation, groups = conv_opts("conv1d", bias, stride, padding, dilation, groups)
+  return torch.conv1d(input, weight, bias, ntuple(stride or 1, 1, "conv1d", "stride"),
     padding_arg(padding, 1, "conv1d"), ntuple(dilation or 1, 1, "conv1d", "dilation"), groups or 1)
 end
 
 function F.conv2d(input, weight, bias, stride, padding, dilation, groups)
-  if is_opts(bias) and not torch.is_tensor(bias) then
-    stride, padding, dilation, groups = conv_opts(bias); bias = bias.bias
-  else
-    stride, padding, dilation, groups = conv_opts(stride, padding, dilation, groups)
-  end
-  return op("conv2d")(input, weight, bias, ntuple(stride or 1, 2, "conv2d", "stride"),
+  bias, stride, padding, dilation, groups = conv_opts("conv2d", bias, stride, padding, dilation, groups)
+  return torch.conv2d(input, weight, bias, ntuple(stride or 1, 2, "conv2d", "stride"),
     padding_arg(padding, 2, "conv2d"), ntuple(dilation or 1, 2, "conv2d", "dilation"), groups or 1)
 end
 
 -- conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups, dilation)
+local CONV_TRANSPOSE_OPTS = { "bias", "stride", "padding", "output_padding", "groups", "dilation" }
+local CONV_TRANSPOSE_STRIDE_OPTS = { "stride", "padding", "output_padding", "groups", "dilation" }
 function F.conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups, dilation)
-  if is_opts(bias) and not torch.is_tensor(bias) then
-    local o = bias
+  local who = "conv_transpose2d"
+  if is_opts(bias) then
+    local o = check_options("F." .. who, bias, CONV_TRANSPOSE_OPTS)
     bias, stride, padding, output_padding, groups, dilation = o.bias, o.stride, o.padding, o.output_padding, o.groups, o.dilation
   elseif is_opts(stride) and not stride[1] then
-    local o = stride
+    local o = check_options("F." .. who, stride, CONV_TRANSPOSE_STRIDE_OPTS)
     stride, padding, output_padding, groups, dilation = o.stride, o.padding, o.output_padding, o.groups, o.dilation
   end
-  local who = "conv_transpose2d"
-  return op(who)(input, weight, bias, ntuple(stride or 1, 2, who, "stride"), ntuple(padding or 0, 2, who, "padding"),
+  return torch.conv_transpose2d(input, weight, bias, ntuple(stride or 1, 2, who, "stride"), ntuple(padding or 0, 2, who, "padding"),
     ntuple(output_padding or 0, 2, who, "output_padding"), groups or 1, ntuple(dilation or 1, 2, who, "dilation"))
 end
 
 -- max_pool2d(input, kernel_size, stride=kernel_size, padding=0, dilation=1, ceil_mode=false, return_indices=false)
-local function pool_opts(kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+local MAX_POOL_OPTS = { "stride", "padding", "dilation", "ceil_mode", "return_indices" }
+local function pool_opts(who, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
   if is_opts(stride) and not stride[1] then
-    local o = stride
+    local o = check_options("F." .. who, stride, MAX_POOL_OPTS)
     return kernel_size, o.stride, o.padding, o.dilation, o.ceil_mode, o.return_indices
   end
   return kernel_size, stride, padding, dilation, ceil_mode, return_indices
@@ -390,17 +375,18 @@ end
 
 local function max_pool(n)
   local who = "max_pool" .. n .. "d"
+  local with_indices = who .. "_with_indices"
   return function(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
     kernel_size, stride, padding, dilation, ceil_mode, return_indices =
-      pool_opts(kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+      pool_opts(who, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
     local k = ntuple(kernel_size, n, who, "kernel_size")
     local s = (stride == nil or (type(stride) == "table" and #stride == 0)) and k or ntuple(stride, n, who, "stride")
     local p = ntuple(padding or 0, n, who, "padding")
     local d = ntuple(dilation or 1, n, who, "dilation")
     if return_indices then
-      return op(who .. "_with_indices", who)(input, k, s, p, d, ceil_mode and true or false)
+      return torch[with_indices](input, k, s, p, d, ceil_mode and true or false)
     end
-    return op(who)(input, k, s, p, d, ceil_mode and true or false)
+    return torch[who](input, k, s, p, d, ceil_mode and true or false)
   end
 end
 F.max_pool1d = max_pool(1)
@@ -409,11 +395,12 @@ function F.max_pool1d_with_indices(input, k, s, p, d, c) return F.max_pool1d(inp
 function F.max_pool2d_with_indices(input, k, s, p, d, c) return F.max_pool2d(input, k, s, p, d, c, true) end
 
 -- avg_pool2d(input, kernel_size, stride=kernel_size, padding=0, ceil_mode=false, count_include_pad=true, divisor_override=nil)
+local AVG_POOL_OPTS = { "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override" }
 local function avg_pool(n)
   local who = "avg_pool" .. n .. "d"
   return function(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
     if is_opts(stride) and not stride[1] then
-      local o = stride
+      local o = check_options("F." .. who, stride, AVG_POOL_OPTS)
       stride, padding, ceil_mode, count_include_pad, divisor_override =
         o.stride, o.padding, o.ceil_mode, o.count_include_pad, o.divisor_override
     end
@@ -422,9 +409,9 @@ local function avg_pool(n)
     local p = ntuple(padding or 0, n, who, "padding")
     if count_include_pad == nil then count_include_pad = true end
     if n == 1 then
-      return op(who)(input, k, s, p, ceil_mode and true or false, count_include_pad)
+      return torch[who](input, k, s, p, ceil_mode and true or false, count_include_pad)
     end
-    return op(who)(input, k, s, p, ceil_mode and true or false, count_include_pad, divisor_override)
+    return torch[who](input, k, s, p, ceil_mode and true or false, count_include_pad, divisor_override)
   end
 end
 F.avg_pool1d = avg_pool(1)
@@ -446,31 +433,37 @@ local function out_size2(output_size, input, who)
 end
 
 function F.adaptive_avg_pool2d(input, output_size)
-  return op("adaptive_avg_pool2d")(input, out_size2(output_size, input, "adaptive_avg_pool2d"))
+  return torch.adaptive_avg_pool2d(input, out_size2(output_size, input, "adaptive_avg_pool2d"))
 end
 
+local ADAPTIVE_MAX_POOL_OPTS = { "return_indices" }
 function F.adaptive_max_pool2d(input, output_size, return_indices)
-  if is_opts(return_indices) then return_indices = return_indices.return_indices end
-  local v, i = op("adaptive_max_pool2d")(input, out_size2(output_size, input, "adaptive_max_pool2d"))
+  local o = opts_of("adaptive_max_pool2d", return_indices, ADAPTIVE_MAX_POOL_OPTS)
+  if o then return_indices = o.return_indices end
+  local v, i = torch.adaptive_max_pool2d(input, out_size2(output_size, input, "adaptive_max_pool2d"))
   if return_indices then return v, i end
   return v
 end
 function F.adaptive_max_pool2d_with_indices(input, output_size) return F.adaptive_max_pool2d(input, output_size, true) end
 
 -- pad(input, pad, mode="constant", value=0): pad lists (left, right, top, bottom, ...) from the last dim
+local PAD_OPTS = { "mode", "value" }
 function F.pad(input, pad, mode, value)
-  if is_opts(mode) then mode, value = mode.mode, mode.value end
-  return op("pad")(input, pad, mode or "constant", value or 0)
+  local o = opts_of("pad", mode, PAD_OPTS)
+  if o then mode, value = o.mode, o.value end
+  return torch.pad(input, pad, mode or "constant", value or 0)
 end
 
-function F.pixel_shuffle(input, upscale_factor) return op("pixel_shuffle")(input, upscale_factor) end
-function F.pixel_unshuffle(input, downscale_factor) return op("pixel_unshuffle")(input, downscale_factor) end
+function F.pixel_shuffle(input, upscale_factor) return torch.pixel_shuffle(input, upscale_factor) end
+function F.pixel_unshuffle(input, downscale_factor) return torch.pixel_unshuffle(input, downscale_factor) end
 
 -- interpolate(input, size, scale_factor, mode="nearest", align_corners, recompute_scale_factor)
 -- or interpolate(input, {size=, scale_factor=, mode=, align_corners=, recompute_scale_factor=})
+-- (a table in place of size is the options unless it is a list of sizes)
+local INTERPOLATE_OPTS = { "size", "scale_factor", "mode", "align_corners", "recompute_scale_factor" }
 function F.interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor)
-  if is_opts(size) and (size.size ~= nil or size.scale_factor ~= nil or size.mode ~= nil) then
-    local o = size
+  if is_opts(size) and size[1] == nil then
+    local o = check_options("F.interpolate", size, INTERPOLATE_OPTS)
     size, scale_factor, mode, align_corners, recompute_scale_factor =
       o.size, o.scale_factor, o.mode, o.align_corners, o.recompute_scale_factor
   end
@@ -504,9 +497,9 @@ function F.interpolate(input, size, scale_factor, mode, align_corners, recompute
     if align_corners ~= nil then
       error("F.interpolate: align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | trilinear", 2)
     end
-    return op("upsample_nearest2d", who)(input, out, sh, sw)
+    return torch.upsample_nearest2d(input, out, sh, sw)
   elseif mode == "bilinear" then
-    return op("upsample_bilinear2d", who)(input, out, align_corners and true or false, sh, sw)
+    return torch.upsample_bilinear2d(input, out, align_corners and true or false, sh, sw)
   end
   error(("F.interpolate: mode \"%s\" is not supported (nearest, bilinear)"):format(tostring(mode)), 2)
 end
@@ -517,88 +510,38 @@ function F.upsample_bilinear(input, size, scale_factor) return F.interpolate(inp
 ------------------------------------------------------------------------------
 -- normalisation
 ------------------------------------------------------------------------------
--- shape {1, C, 1, ...} for per-channel tensors against an [N, C, ...] input
-local function channel_view(t, input)
-  local shape = { 1, t:numel() }
-  for _ = 3, input:dim() do shape[#shape + 1] = 1 end
-  return t:view(shape)
-end
-
-local function dims_except(nd, keep)
-  local d = {}
-  for i = 1, nd do if i ~= keep then d[#d + 1] = i end end
-  return d
-end
-
 -- batch_norm(input, running_mean, running_var, weight, bias, training=false, momentum=0.1, eps=1e-5)
 -- (PyTorch's order; the op takes weight and bias first). Training updates the running
 -- statistics in place (with the unbiased variance), as PyTorch.
+local BATCH_NORM_OPTS = { "weight", "bias", "training", "momentum", "eps" }
 function F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
-  if is_opts(weight) and not torch.is_tensor(weight) then
-    local o = weight
+  if is_opts(weight) then
+    local o = check_options("F.batch_norm", weight, BATCH_NORM_OPTS)
     weight, bias, training, momentum, eps = o.weight, o.bias, o.training, o.momentum, o.eps
   end
   if not training and (running_mean == nil or running_var == nil) then
     error("F.batch_norm: running_mean and running_var are required when not training", 2)
   end
   momentum, eps = momentum or 0.1, eps or 1e-5
-  if has("batch_norm") then
-    return torch.batch_norm(input, weight, bias, running_mean, running_var, training and true or false, momentum, eps)
-  end
-  -- composite: statistics over every dim but the channels (dim 2)
-  local mean, var
-  if training then
-    local dims = dims_except(input:dim(), 2)
-    mean = input:mean(dims, true)
-    var = (input - mean):square():mean(dims, true)
-    if running_mean ~= nil then
-      local n = input:numel() // input:size(2)
-      torch.no_grad(function()
-        running_mean:mul_(1 - momentum):add_(mean:detach():view(-1) * momentum)
-        running_var:mul_(1 - momentum):add_(var:detach():view(-1) * (momentum * n / math.max(n - 1, 1)))
-      end)
-    end
-  else
-    mean, var = channel_view(running_mean, input), channel_view(running_var, input)
-  end
-  local y = (input - mean) / (var + eps):sqrt()
-  if weight ~= nil then y = y * channel_view(weight, input) end
-  if bias ~= nil then y = y + channel_view(bias, input) end
-  return y
+  return torch.batch_norm(input, weight, bias, running_mean, running_var, training and true or false, momentum, eps)
 end
 
+local NORM_OPTS = { "weight", "bias", "eps" }
 function F.layer_norm(input, normalized_shape, weight, bias, eps)
-  if is_opts(weight) and not torch.is_tensor(weight) then
-    local o = weight
+  if is_opts(weight) then
+    local o = check_options("F.layer_norm", weight, NORM_OPTS)
     weight, bias, eps = o.weight, o.bias, o.eps
   end
   if type(normalized_shape) == "number" then normalized_shape = { normalized_shape } end
-  eps = eps or 1e-5
-  if has("layer_norm") then return torch.layer_norm(input, normalized_shape, weight, bias, eps) end
-  local dims = {}
-  for i = input:dim() - #normalized_shape + 1, input:dim() do dims[#dims + 1] = i end
-  local mean = input:mean(dims, true)
-  local var = (input - mean):square():mean(dims, true)
-  local y = (input - mean) / (var + eps):sqrt()
-  if weight ~= nil then y = y * weight end
-  if bias ~= nil then y = y + bias end
-  return y
+  return torch.layer_norm(input, normalized_shape, weight, bias, eps or 1e-5)
 end
 
 function F.group_norm(input, num_groups, weight, bias, eps)
-  if is_opts(weight) and not torch.is_tensor(weight) then
-    local o = weight
+  if is_opts(weight) then
+    local o = check_options("F.group_norm", weight, NORM_OPTS)
     weight, bias, eps = o.weight, o.bias, o.eps
   end
-  eps = eps or 1e-5
-  if has("group_norm") then return torch.group_norm(input, num_groups, weight, bias, eps) end
-  local g = input:reshape(input:size(1), num_groups, -1)
-  local mean = g:mean(3, true)
-  local var = (g - mean):square():mean(3, true)
-  local y = ((g - mean) / (var + eps):sqrt()):reshape(input.shape)
-  if weight ~= nil then y = y * channel_view(weight, input) end
-  if bias ~= nil then y = y + channel_view(bias, input) end
-  return y
+  return torch.group_norm(input, num_groups, weight, bias, eps or 1e-5)
 end
 
 ------------------------------------------------------------------------------
@@ -606,13 +549,32 @@ end
 ------------------------------------------------------------------------------
 local REDUCTIONS = { mean = true, sum = true, none = true }
 
+-- the options of each loss: reduction and the loss's own
+local LOSS_OPTS = {
+  nll_loss = { "reduction", "weight", "ignore_index" },
+  cross_entropy = { "reduction", "weight", "ignore_index", "label_smoothing" },
+  mse_loss = { "reduction" }, l1_loss = { "reduction" },
+  smooth_l1_loss = { "reduction", "beta" }, huber_loss = { "reduction", "delta" },
+  binary_cross_entropy = { "reduction", "weight" },
+  binary_cross_entropy_with_logits = { "reduction", "weight", "pos_weight" },
+  kl_div = { "reduction", "log_target" },
+  soft_margin_loss = { "reduction" },
+  margin_ranking_loss = { "reduction", "margin" },
+  hinge_embedding_loss = { "reduction", "margin" },
+  cosine_embedding_loss = { "reduction", "margin" },
+  triplet_margin_loss = { "reduction", "margin", "p", "eps", "swap" },
+  poisson_nll_loss = { "reduction", "log_input", "full", "eps" },
+  gaussian_nll_loss = { "reduction", "full", "eps" },
+}
+
 local function loss_opts(who, a, b)
   -- (weight, opts) or (opts)
   local weight, o
-  if torch.is_tensor(a) then weight, o = a, b or {}
+  if torch.is_tensor(a) then weight, o = a, b
   elseif is_opts(a) then o = a
-  elseif a == nil then o = b or {}
+  elseif a == nil then o = b
   else error(("F.%s: expected a weight tensor or an options table, got %s"):format(who, type(a)), 3) end
+  o = check_options("F." .. who, o, LOSS_OPTS[who])
   local red = o.reduction or "mean"
   if not REDUCTIONS[red] and not (red == "batchmean" and who == "kl_div") then
     error(("F.%s: reduction must be \"mean\", \"sum\" or \"none\", got \"%s\""):format(who, tostring(red)), 3)
@@ -628,87 +590,40 @@ end
 
 function F.nll_loss(input, target, weight, opts)
   local w, o, red = loss_opts("nll_loss", weight, opts)
-  local ii = o.ignore_index or -100
-  if has("nll_loss") then return torch.nll_loss(input, target, w, red, ii) end
-  -- composite: -input[n, target[n]] (class dim 2)
-  if input:dim() ~= 2 then error("F.nll_loss: this build handles only [N, C] input", 2) end
-  local tgt = target:view(-1, 1)
-  local valid = target:ne(ii)
-  local safe = torch.where(valid, target, torch.ones_like(target)):view(-1, 1)
-  local picked = -input:gather(2, safe):view(-1)
-  local wt = valid:to(input.dtype)
-  if w ~= nil then wt = wt * w:index_select(1, safe:view(-1)) end
-  local l = picked * wt
-  if red == "none" then return l end
-  if red == "sum" then return l:sum() end
-  return l:sum() / wt:sum()
+  return torch.nll_loss(input, target, w, red, o.ignore_index or -100)
 end
 
 function F.cross_entropy(input, target, weight, opts)
   local w, o, red = loss_opts("cross_entropy", weight, opts)
-  local ii, ls = o.ignore_index or -100, o.label_smoothing or 0
-  if has("cross_entropy") then return torch.cross_entropy(input, target, w, red, ii, ls) end
-  if ls ~= 0 or target:is_floating_point() then op("cross_entropy")() end
-  return F.nll_loss(F.log_softmax(input, 2), target, w, { reduction = red, ignore_index = ii })
+  return torch.cross_entropy(input, target, w, red, o.ignore_index or -100, o.label_smoothing or 0)
 end
 
-local function simple_loss(name, fallback, extra)
+-- mse_loss / l1_loss(input, target, {reduction=}); smooth_l1_loss {beta = 1}, huber_loss {delta = 1}
+local function simple_loss(name, extra)
   F[name] = function(input, target, opts)
     local _, o, red = loss_opts(name, nil, opts)
-    if has(name) then
-      if extra then return torch[name](input, target, red, extra(o)) end
-      return torch[name](input, target, red)
-    end
-    if not fallback then return op(name)() end
-    return reduce(fallback(input, target, o), red)
+    if extra then return torch[name](input, target, red, extra(o)) end
+    return torch[name](input, target, red)
   end
 end
-simple_loss("mse_loss", function(a, b) return (a - b):square() end)
-simple_loss("l1_loss", function(a, b) return (a - b):abs() end)
-simple_loss("smooth_l1_loss", function(a, b, o)
-  local beta = o.beta or 1
-  local d = (a - b):abs()
-  if beta == 0 then return d end
-  return torch.where(d:lt(beta), d:square() * (0.5 / beta), d - 0.5 * beta)
-end, function(o) return o.beta or 1.0 end)
-simple_loss("huber_loss", function(a, b, o)
-  local delta = o.delta or 1
-  local d = (a - b):abs()
-  return torch.where(d:lt(delta), d:square() * 0.5, (d - 0.5 * delta) * delta)
-end, function(o) return o.delta or 1.0 end)
+simple_loss("mse_loss")
+simple_loss("l1_loss")
+simple_loss("smooth_l1_loss", function(o) return o.beta or 1.0 end)
+simple_loss("huber_loss", function(o) return o.delta or 1.0 end)
 
 function F.binary_cross_entropy(input, target, weight, opts)
   local w, _, red = loss_opts("binary_cross_entropy", weight, opts)
-  if has("binary_cross_entropy") then return torch.binary_cross_entropy(input, target, w, red) end
-  local l = -(target * input:log():clamp_min(-100) + (1 - target) * (1 - input):log():clamp_min(-100))
-  if w ~= nil then l = l * w end
-  return reduce(l, red)
+  return torch.binary_cross_entropy(input, target, w, red)
 end
 
 function F.binary_cross_entropy_with_logits(input, target, weight, opts)
   local w, o, red = loss_opts("binary_cross_entropy_with_logits", weight, opts)
-  local pw = o.pos_weight
-  if has("binary_cross_entropy_with_logits") then
-    return torch.binary_cross_entropy_with_logits(input, target, w, pw, red)
-  end
-  local ls = F.logsigmoid(input)
-  local lns = F.logsigmoid(-input)
-  local l
-  if pw ~= nil then l = -(target * pw * ls + (1 - target) * lns)
-  else l = -(target * ls + (1 - target) * lns) end
-  if w ~= nil then l = l * w end
-  return reduce(l, red)
+  return torch.binary_cross_entropy_with_logits(input, target, w, o.pos_weight, red)
 end
 
 function F.kl_div(input, target, opts)
   local _, o, red = loss_opts("kl_div", nil, opts)
-  local log_target = o.log_target and true or false
-  if has("kl_div") then return torch.kl_div(input, target, red, log_target) end
-  local l
-  if log_target then l = target:exp() * (target - input)
-  else l = torch.xlogy and (torch.xlogy(target, target) - target * input) or target * (target:log() - input) end
-  if red == "batchmean" then return l:sum() / input:size(1) end
-  return reduce(l, red)
+  return torch.kl_div(input, target, red, o.log_target and true or false)
 end
 
 function F.soft_margin_loss(input, target, opts)

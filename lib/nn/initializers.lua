@@ -3,8 +3,16 @@
 -- come with and without PyTorch's trailing underscore (nn.init.xavier_uniform_ and
 -- nn.init.xavier_uniform are the same function).
 local torch = require "torch"
+local check_options = require("torch_class").check_options
 
 local I = {}
+
+-- the trailing options of the random initialisations: {generator = g}
+local GEN_OPTS = { "generator" }
+local function gen_opts(who, opts)
+  if opts ~= nil then check_options("nn.init." .. who, opts, GEN_OPTS) end
+  return opts
+end
 
 local function no_grad(f) return torch.no_grad(f) end
 
@@ -52,6 +60,7 @@ end
 
 function I.uniform_(t, a, b, opts)
   check(t, "uniform_")
+  gen_opts("uniform_", opts)
   return no_grad(function()
     if opts then return t:uniform_(a or 0, b or 1, opts) end
     return t:uniform_(a or 0, b or 1)
@@ -60,6 +69,7 @@ end
 
 function I.normal_(t, mean, std, opts)
   check(t, "normal_")
+  gen_opts("normal_", opts)
   return no_grad(function()
     if opts then return t:normal_(mean or 0, std or 1, opts) end
     return t:normal_(mean or 0, std or 1)
@@ -104,6 +114,7 @@ end
 
 function I.xavier_uniform_(t, gain, opts)
   check(t, "xavier_uniform_")
+  gen_opts("xavier_uniform_", opts)
   local fin, fout = I._calculate_fan_in_and_fan_out(t, "xavier_uniform_")
   local std = (gain or 1) * math.sqrt(2.0 / (fin + fout))
   local a = math.sqrt(3.0) * std
@@ -112,14 +123,17 @@ end
 
 function I.xavier_normal_(t, gain, opts)
   check(t, "xavier_normal_")
+  gen_opts("xavier_normal_", opts)
   local fin, fout = I._calculate_fan_in_and_fan_out(t, "xavier_normal_")
   local std = (gain or 1) * math.sqrt(2.0 / (fin + fout))
   return I.normal_(t, 0, std, opts)
 end
 
 -- kaiming_uniform_(t, a=0, mode="fan_in", nonlinearity="leaky_relu") (or an options table)
-local function kaiming_args(a, mode, nonlinearity)
+local KAIMING_OPTS = { "a", "mode", "nonlinearity", "generator" }
+local function kaiming_args(who, a, mode, nonlinearity)
   if type(a) == "table" then
+    check_options("nn.init." .. who, a, KAIMING_OPTS)
     return a.a or 0, a.mode or "fan_in", a.nonlinearity or "leaky_relu", a
   end
   return a or 0, mode or "fan_in", nonlinearity or "leaky_relu", nil
@@ -127,8 +141,9 @@ end
 
 function I.kaiming_uniform_(t, a, mode, nonlinearity, opts)
   check(t, "kaiming_uniform_")
+  gen_opts("kaiming_uniform_", opts)
   local o
-  a, mode, nonlinearity, o = kaiming_args(a, mode, nonlinearity)
+  a, mode, nonlinearity, o = kaiming_args("kaiming_uniform_", a, mode, nonlinearity)
   if t:numel() == 0 then return t end
   local f = fan(t, mode, "kaiming_uniform_")
   local gain = I.calculate_gain(nonlinearity, a)
@@ -138,8 +153,9 @@ end
 
 function I.kaiming_normal_(t, a, mode, nonlinearity, opts)
   check(t, "kaiming_normal_")
+  gen_opts("kaiming_normal_", opts)
   local o
-  a, mode, nonlinearity, o = kaiming_args(a, mode, nonlinearity)
+  a, mode, nonlinearity, o = kaiming_args("kaiming_normal_", a, mode, nonlinearity)
   if t:numel() == 0 then return t end
   local f = fan(t, mode, "kaiming_normal_")
   local std = I.calculate_gain(nonlinearity, a) / math.sqrt(f)
@@ -150,6 +166,7 @@ end
 -- inverse-CDF method (uniform in the CDF's range, then erfinv)
 function I.trunc_normal_(t, mean, std, a, b, opts)
   check(t, "trunc_normal_")
+  gen_opts("trunc_normal_", opts)
   mean, std, a, b = mean or 0, std or 1, a or -2, b or 2
   local function erf(x) return torch.tensor(x, { dtype = torch.float64 }):erf():item() end
   local function cdf(x) return (1 + erf(x / math.sqrt(2))) / 2 end
@@ -169,6 +186,7 @@ end
 -- signed like the Q of a QR factorisation with a positive diagonal in R.
 function I.orthogonal_(t, gain, opts)
   check(t, "orthogonal_")
+  gen_opts("orthogonal_", opts)
   if t:dim() < 2 then error("nn.init.orthogonal_: only tensors with 2 or more dimensions are supported", 2) end
   if t:numel() == 0 then return t end
   gain = gain or 1

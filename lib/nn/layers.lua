@@ -6,8 +6,12 @@ local base = require "nn.module"
 local F = require "nn.functional"
 local init = require "nn.initializers"
 local Module, Parameter, pyval = base.Module, base.Parameter, base.pyval
+local check_options = require("torch_class").check_options
 
 local L = {}
+
+-- an options table where a positional argument may stand: a plain table that is not a list
+local function is_opts(v) return type(v) == "table" and getmetatable(v) == nil and v[1] == nil end
 
 -- shared argument checks: errors name the layer
 local function check_int(who, name, v, min)
@@ -41,8 +45,9 @@ function Identity:forward(x) return x end
 local Linear = Module:extend("Linear")
 L.Linear = Linear
 
+local LINEAR_OPTS = { "bias", "dtype" }
 function Linear:__init(in_features, out_features, opts)
-  opts = opts or {}
+  opts = check_options("nn.Linear", opts, LINEAR_OPTS)
   check_int("Linear", "in_features", in_features, 0)
   check_int("Linear", "out_features", out_features, 0)
   self.in_features, self.out_features = in_features, out_features
@@ -85,7 +90,7 @@ local Bilinear = Module:extend("Bilinear")
 L.Bilinear = Bilinear
 
 function Bilinear:__init(in1, in2, out, opts)
-  opts = opts or {}
+  opts = check_options("nn.Bilinear", opts, LINEAR_OPTS)
   check_int("Bilinear", "in1_features", in1); check_int("Bilinear", "in2_features", in2)
   check_int("Bilinear", "out_features", out)
   self.in1_features, self.in2_features, self.out_features = in1, in2, out
@@ -121,8 +126,12 @@ end
 ------------------------------------------------------------------------------
 local Flatten = Module:extend("Flatten")
 L.Flatten = Flatten
+local FLATTEN_OPTS = { "start_dim", "end_dim" }
 function Flatten:__init(start_dim, end_dim)
-  if type(start_dim) == "table" then start_dim, end_dim = start_dim.start_dim, start_dim.end_dim end
+  if type(start_dim) == "table" then
+    check_options("nn.Flatten", start_dim, FLATTEN_OPTS)
+    start_dim, end_dim = start_dim.start_dim, start_dim.end_dim
+  end
   self.start_dim, self.end_dim = start_dim or 2, end_dim or -1
 end
 function Flatten:forward(x)
@@ -150,10 +159,14 @@ end
 ------------------------------------------------------------------------------
 -- dropouts: active in training mode only
 ------------------------------------------------------------------------------
+local DROPOUT_OPTS = { "p", "inplace" }
 local function dropout_class(name, fn)
   local D = Module:extend(name)
   function D:__init(p, inplace)
-    if type(p) == "table" then p, inplace = p.p, p.inplace end
+    if type(p) == "table" then
+      check_options("nn." .. name, p, DROPOUT_OPTS)
+      p, inplace = p.p, p.inplace
+    end
     if p == nil then p = 0.5 end
     if type(p) ~= "number" or p < 0 or p > 1 then
       error(("%s: dropout probability has to be between 0 and 1, but got %s"):format(name, tostring(p)), 3)
@@ -181,8 +194,10 @@ dropout_class("AlphaDropout", function(x, p, t) return F.alpha_dropout(x, p, t) 
 local Embedding = Module:extend("Embedding")
 L.Embedding = Embedding
 
+local EMBEDDING_OPTS = { "padding_idx", "max_norm", "norm_type", "scale_grad_by_freq", "sparse", "dtype",
+  "_weight", "_freeze" }
 function Embedding:__init(num_embeddings, embedding_dim, opts)
-  opts = opts or {}
+  opts = check_options("nn.Embedding", opts, EMBEDDING_OPTS)
   check_int("Embedding", "num_embeddings", num_embeddings)
   check_int("Embedding", "embedding_dim", embedding_dim)
   self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
@@ -230,18 +245,21 @@ function Embedding:extra_repr()
   return s
 end
 
--- Embedding.from_pretrained(embeddings, {freeze=true, padding_idx=, max_norm=})
+-- Embedding.from_pretrained(embeddings, {freeze=true, padding_idx=, max_norm=, norm_type=,
+-- scale_grad_by_freq=, sparse=})
+local PRETRAINED_OPTS = { "freeze", "padding_idx", "max_norm", "norm_type", "scale_grad_by_freq", "sparse" }
 function Embedding.from_pretrained(embeddings, opts)
   if Embedding == embeddings then
     error("Embedding.from_pretrained: call it with a dot: nn.Embedding.from_pretrained(t)", 2)
   end
-  opts = opts or {}
+  opts = check_options("nn.Embedding.from_pretrained", opts, PRETRAINED_OPTS)
   if not torch.is_tensor(embeddings) or embeddings:dim() ~= 2 then
     error("Embedding.from_pretrained: embeddings must be a 2-D tensor", 2)
   end
   return Embedding(embeddings:size(1), embeddings:size(2), {
     _weight = embeddings:detach():clone(), _freeze = opts.freeze ~= false, padding_idx = opts.padding_idx,
-    max_norm = opts.max_norm, norm_type = opts.norm_type })
+    max_norm = opts.max_norm, norm_type = opts.norm_type, scale_grad_by_freq = opts.scale_grad_by_freq,
+    sparse = opts.sparse })
 end
 
 ------------------------------------------------------------------------------
@@ -263,9 +281,10 @@ function PixelUnshuffle:extra_repr() return "downscale_factor=" .. self.downscal
 -- or Upsample(size, scale_factor, mode, align_corners, recompute_scale_factor)
 local Upsample = Module:extend("Upsample")
 L.Upsample = Upsample
+local UPSAMPLE_OPTS = { "size", "scale_factor", "mode", "align_corners", "recompute_scale_factor" }
 function Upsample:__init(size, scale_factor, mode, align_corners, recompute_scale_factor)
-  if type(size) == "table" and (size.size ~= nil or size.scale_factor ~= nil or size.mode ~= nil) then
-    local o = size
+  if is_opts(size) then
+    local o = check_options("nn.Upsample", size, UPSAMPLE_OPTS)
     size, scale_factor, mode, align_corners, recompute_scale_factor =
       o.size, o.scale_factor, o.mode, o.align_corners, o.recompute_scale_factor
   end
@@ -285,14 +304,21 @@ end
 
 local UpsamplingNearest2d = Upsample:extend("UpsamplingNearest2d")
 L.UpsamplingNearest2d = UpsamplingNearest2d
+local UPSAMPLING_OPTS = { "size", "scale_factor" }
 function UpsamplingNearest2d:__init(size, scale_factor)
-  if type(size) == "table" and (size.size or size.scale_factor) then size, scale_factor = size.size, size.scale_factor end
+  if is_opts(size) then
+    check_options("nn.UpsamplingNearest2d", size, UPSAMPLING_OPTS)
+    size, scale_factor = size.size, size.scale_factor
+  end
   Upsample.__init(self, size, scale_factor, "nearest")
 end
 local UpsamplingBilinear2d = Upsample:extend("UpsamplingBilinear2d")
 L.UpsamplingBilinear2d = UpsamplingBilinear2d
 function UpsamplingBilinear2d:__init(size, scale_factor)
-  if type(size) == "table" and (size.size or size.scale_factor) then size, scale_factor = size.size, size.scale_factor end
+  if is_opts(size) then
+    check_options("nn.UpsamplingBilinear2d", size, UPSAMPLING_OPTS)
+    size, scale_factor = size.size, size.scale_factor
+  end
   Upsample.__init(self, size, scale_factor, "bilinear", true)
 end
 
@@ -301,16 +327,24 @@ end
 ------------------------------------------------------------------------------
 local CosineSimilarity = Module:extend("CosineSimilarity")
 L.CosineSimilarity = CosineSimilarity
+local COSINE_OPTS = { "dim", "eps" }
 function CosineSimilarity:__init(dim, eps)
-  if type(dim) == "table" then dim, eps = dim.dim, dim.eps end
+  if type(dim) == "table" then
+    check_options("nn.CosineSimilarity", dim, COSINE_OPTS)
+    dim, eps = dim.dim, dim.eps
+  end
   self.dim, self.eps = dim or 2, eps or 1e-8
 end
 function CosineSimilarity:forward(a, b) return F.cosine_similarity(a, b, self.dim, self.eps) end
 
 local PairwiseDistance = Module:extend("PairwiseDistance")
 L.PairwiseDistance = PairwiseDistance
+local PAIRWISE_OPTS = { "p", "eps", "keepdim" }
 function PairwiseDistance:__init(p, eps, keepdim)
-  if type(p) == "table" then p, eps, keepdim = p.p, p.eps, p.keepdim end
+  if type(p) == "table" then
+    check_options("nn.PairwiseDistance", p, PAIRWISE_OPTS)
+    p, eps, keepdim = p.p, p.eps, p.keepdim
+  end
   self.norm, self.eps, self.keepdim = p or 2, eps or 1e-6, keepdim or false
 end
 function PairwiseDistance:forward(a, b) return F.pairwise_distance(a, b, self.norm, self.eps, self.keepdim) end

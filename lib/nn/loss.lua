@@ -6,10 +6,12 @@ local torch = require "torch"
 local base = require "nn.module"
 local F = require "nn.functional"
 local Module = base.Module
+local check_options = require("torch_class").check_options
 
 local Lo = {}
 
 local REDUCTIONS = { mean = true, sum = true, none = true }
+local LOSS_OPTS = { "reduction" }   -- and each loss's fields
 
 local function loss_class(name, fn, fields, arity)
   local C = Module:extend(name)
@@ -19,6 +21,7 @@ local function loss_class(name, fn, fields, arity)
     if type(opts) ~= "table" then
       error(("%s: expected an options table ({reduction = \"mean\", ...}), got %s"):format(name, type(opts)), 3)
     end
+    check_options("nn." .. name, opts, LOSS_OPTS, fields or LOSS_OPTS)
     local red = opts.reduction or "mean"
     if not REDUCTIONS[red] and not (red == "batchmean" and name == "KLDivLoss") then
       error(("%s: reduction must be \"mean\", \"sum\" or \"none\", got \"%s\""):format(name, tostring(red)), 3)

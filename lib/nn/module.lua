@@ -12,6 +12,7 @@
 -- four places, then in the class chain. Each registry keeps its insertion order, so
 -- named_parameters() and state_dict() list names the way PyTorch does.
 local torch = require "torch"
+local class = require "torch_class"
 
 local M = {}
 
@@ -110,9 +111,12 @@ function M.is_parameter(t) return PARAMS[t] == true end
 local is_parameter = M.is_parameter
 
 ------------------------------------------------------------------------------
--- Module
+-- Module: a class made with the libraries' class helper (torch_class.lua), like every
+-- other class of nn, optim and data. What it adds to a plain class: an instance starts
+-- with its registries (__new), fields are filed through __newindex and read through
+-- __index, and defining `forward` on a class goes through __define (below).
 ------------------------------------------------------------------------------
-local Module = {}
+local Module = class("nn.Module")
 M.Module = Module
 
 local function is_module(v)
@@ -121,23 +125,23 @@ end
 M.is_module = is_module
 
 -- what `self.k` finds: attributes, parameters, buffers, submodules, then the class chain
-local function make_index(cls)
-  return function(self, k)
-    local v = self._attrs[k]
-    if v ~= nil then return v end
-    v = self._parameters.vals[k]
-    if v ~= nil then return v end
-    v = self._buffers.vals[k]
-    if v ~= nil then return v end
-    v = self._modules.vals[k]
-    if v ~= nil then return v end
-    if type(k) ~= "string" then
-      local get = cls.__getitem
-      if get then return get(self, k) end
-      return nil
-    end
-    return cls[k]
+-- (one function for every Module class: it reaches the class as the metatable)
+local function index(self, k)
+  local v = self._attrs[k]
+  if v ~= nil then return v end
+  v = self._parameters.vals[k]
+  if v ~= nil then return v end
+  v = self._buffers.vals[k]
+  if v ~= nil then return v end
+  v = self._modules.vals[k]
+  if v ~= nil then return v end
+  local cls = getmetatable(self)
+  if type(k) ~= "string" then
+    local get = cls.__getitem
+    if get then return get(self, k) end
+    return nil
   end
+  return cls[k]
 end
 
 local function remove_from(self, name, except)
@@ -177,20 +181,6 @@ local function newindex(self, k, v)
   end
 end
 
--- the generic metamethods every class carries (they dispatch to methods, so subclasses
--- override methods, never metamethods)
-local function mm_tostring(self) return self:__repr() end
-local function mm_len(self)
-  local f = getmetatable(self).__len_impl
-  if f then return f(self) end
-  return 0
-end
-local function mm_pairs(self)
-  local f = getmetatable(self).__pairs_impl
-  if f then return f(self) end
-  return next, {}, nil
-end
-
 -- A class's forward() definition is kept as _forward_impl; `Class.forward` becomes a small
 -- wrapper that calls that very function through M.forward_entry, which torch7.lua replaces
 -- with Torch7's bookkeeping (remember the last input and output: module.output, which
@@ -199,7 +189,7 @@ end
 -- `Parent.forward(self, x)` from a subclass reaches the parent's own definition.
 M.forward_entry = function(self, impl, ...) return impl(self, ...) end
 
-local function class_newindex(cls, k, v)
+function Module.__define(cls, k, v)
   if k == "forward" and type(v) == "function" then
     rawset(cls, "_forward_impl", v)
     rawset(cls, "forward", function(self, ...) return M.forward_entry(self, v, ...) end)
@@ -208,74 +198,46 @@ local function class_newindex(cls, k, v)
   rawset(cls, k, v)
 end
 
-local function call(self, ...)
+-- a new instance starts with its registries, so that __init (and a subclass's __init that
+-- doesn't call its parent's) can assign fields at once. An instance's whole state is its
+-- raw fields _parameters, _buffers, _modules (ordered {keys = {...}, vals = {...}}), _attrs
+-- and _non_persistent; its class is getmetatable(m), which lets a loader (torch.load)
+-- rebuild a module from its class name without running code from the file.
+function Module.__new()
+  return {
+    _parameters = od_new(), _buffers = od_new(), _modules = od_new(),
+    _attrs = { training = true }, _non_persistent = {},
+  }
+end
+
+-- the generic metamethods every Module class carries (they dispatch to methods, so
+-- subclasses override methods, never metamethods)
+Module.__index = index
+Module.__newindex = newindex
+function Module.__call(self, ...)
   local attrs = self._attrs
   if attrs._forward_pre_hooks == nil and attrs._forward_hooks == nil then return self:_forward_impl(...) end
   return self:_call_with_hooks(...)
 end
-
-local function construct(cls, ...)
-  local obj = {
-    _parameters = od_new(), _buffers = od_new(), _modules = od_new(),
-    _attrs = { training = true }, _non_persistent = {},
-  }
-  setmetatable(obj, cls)
-  obj:__init(...)
-  return obj
+function Module.__tostring(self) return self:__repr() end
+function Module.__len(self)
+  local f = getmetatable(self).__len_impl
+  if f then return f(self) end
+  return 0
+end
+function Module.__pairs(self)
+  local f = getmetatable(self).__pairs_impl
+  if f then return f(self) end
+  return next, {}, nil
 end
 
-local function setup_class(cls, name, parent)
-  rawset(cls, "__name", name)
-  rawset(cls, "__index", make_index(cls))
-  rawset(cls, "__newindex", newindex)
-  rawset(cls, "__call", call)
-  rawset(cls, "__tostring", mm_tostring)
-  rawset(cls, "__len", mm_len)
-  rawset(cls, "__pairs", mm_pairs)
-  rawset(cls, "super", parent)
-  setmetatable(cls, {
-    __index = parent, __call = construct, __newindex = class_newindex,
-    __tostring = function() return "nn." .. name end,
-  })
-  return cls
-end
-
--- every class by name (the last one defined wins), so that a loader (torch.load) can
--- rebuild a module from its class name and registries without running code from the file:
--- an instance's whole state is its raw fields _parameters, _buffers, _modules (ordered
--- {keys = {...}, vals = {...}}), _attrs and _non_persistent; its class is getmetatable(m).
-M.classes = {}
-
--- Module:extend(name) makes a subclass; Sub.super is the parent class
-function Module.extend(parent, name, body)
-  if type(parent) ~= "table" or rawget(parent, "__index") == nil then
-    error("nn.Module.extend: call it as Parent:extend(\"Name\")", 2)
-  end
-  if type(name) ~= "string" then error("nn.Module.extend: expected a class name (string)", 2) end
-  local cls = setup_class({}, name, parent)
-  M.classes[name] = cls
-  if body then for k, v in pairs(body) do cls[k] = v end end
-  return cls
-end
-
-setup_class(Module, "Module", nil)
-M.classes.Module = Module
-setmetatable(Module, {
-  __call = construct, __newindex = class_newindex,
-  __tostring = function() return "nn.Module" end,
-})
+-- every Module class by its name in nn ("Linear", "Net" for nn.Module:extend("Net")); the
+-- last one defined under a name wins. Subclasses: Module:extend(name), from the helper.
+M.classes = class.namespace("nn")
 
 -- is `obj` an instance of class `cls` (or of a subclass)?
-function M.isinstance(obj, cls)
-  if type(obj) ~= "table" then return false end
-  local c = getmetatable(obj)
-  while c do
-    if c == cls then return true end
-    c = rawget(c, "super")
-  end
-  return false
-end
-function Module:is_a(cls) return M.isinstance(self, cls) end
+M.isinstance = class.isinstance
+function Module:is_a(cls) return class.isinstance(self, cls) end
 
 function Module:__init() end   -- no-op: registries exist before __init runs
 
@@ -446,27 +408,46 @@ local function named_members(self, field, prefix, recurse)
   return out
 end
 
--- named_parameters(prefix="", recurse=true): ordered {name, p} pairs; shared parameters once
+-- the options of a method: unknown names are errors naming the module's class and the method
+local function method_options(self, method, opts, allowed)
+  return class.check_options(self.__typename .. ":" .. method, opts, allowed)
+end
+local NAMED_OPTS, RECURSE_OPTS = { "prefix", "recurse" }, { "recurse" }
+
+-- named_parameters(prefix="", recurse=true) or ({prefix=, recurse=}): ordered {name, p}
+-- pairs; shared parameters once
 function Module:named_parameters(prefix, recurse)
-  if type(prefix) == "table" then prefix, recurse = prefix.prefix, prefix.recurse end
+  if type(prefix) == "table" then
+    method_options(self, "named_parameters", prefix, NAMED_OPTS)
+    prefix, recurse = prefix.prefix, prefix.recurse
+  end
   return named_list(named_members(self, "_parameters", prefix, recurse))
 end
 
 -- parameters(recurse=true): a list of parameter tensors
 function Module:parameters(recurse)
-  if type(recurse) == "table" then recurse = recurse.recurse end
+  if type(recurse) == "table" then
+    method_options(self, "parameters", recurse, RECURSE_OPTS)
+    recurse = recurse.recurse
+  end
   local out = {}
   for i, e in ipairs(named_members(self, "_parameters", "", recurse)) do out[i] = e[2] end
   return out
 end
 
 function Module:named_buffers(prefix, recurse)
-  if type(prefix) == "table" then prefix, recurse = prefix.prefix, prefix.recurse end
+  if type(prefix) == "table" then
+    method_options(self, "named_buffers", prefix, NAMED_OPTS)
+    prefix, recurse = prefix.prefix, prefix.recurse
+  end
   return named_list(named_members(self, "_buffers", prefix, recurse))
 end
 
 function Module:buffers(recurse)
-  if type(recurse) == "table" then recurse = recurse.recurse end
+  if type(recurse) == "table" then
+    method_options(self, "buffers", recurse, RECURSE_OPTS)
+    recurse = recurse.recurse
+  end
   local out = {}
   for i, e in ipairs(named_members(self, "_buffers", "", recurse)) do out[i] = e[2] end
   return out
@@ -512,8 +493,9 @@ end
 -- state_dict({prefix=, keep_vars=}): an ordered name -> tensor table (pairs() walks it in
 -- PyTorch's order: a module's parameters, then its buffers, then each child's, depth first).
 -- The tensors share storage with the module's (detached unless keep_vars).
+local STATE_DICT_OPTS = { "destination", "prefix", "keep_vars" }
 function Module:state_dict(opts)
-  opts = opts or {}
+  opts = method_options(self, "state_dict", opts, STATE_DICT_OPTS)
   local dest = opts.destination or ordered_dict()
   local function walk(m, prefix)
     m:_save_to_state_dict(dest, prefix, opts.keep_vars)
@@ -541,8 +523,9 @@ end
 
 -- load_state_dict(sd, {strict=true}): copies values in place (keeping the module's tensors);
 -- returns {missing_keys=..., unexpected_keys=...}. Errors name every offending key.
+local LOAD_OPTS = { "strict" }
 function Module:load_state_dict(sd, opts)
-  opts = opts or {}
+  opts = method_options(self, "load_state_dict", opts, LOAD_OPTS)
   local strict = opts.strict ~= false
   if type(sd) ~= "table" then
     error(("%s: load_state_dict expects a table of tensors, got %s"):format(self:_get_name(), type(sd)), 2)
@@ -626,9 +609,12 @@ function Module:requires_grad_(flag)
 end
 
 -- zero_grad({set_to_none=true}): drops the grads (or zeroes them in place)
+local ZERO_GRAD_OPTS = { "set_to_none" }
 function Module:zero_grad(opts)
   local set_to_none = true
-  if type(opts) == "table" and opts.set_to_none ~= nil then set_to_none = opts.set_to_none
+  if type(opts) == "table" then
+    method_options(self, "zero_grad", opts, ZERO_GRAD_OPTS)
+    if opts.set_to_none ~= nil then set_to_none = opts.set_to_none end
   elseif type(opts) == "boolean" then set_to_none = opts end
   for _, p in ipairs(self:parameters()) do
     local g = p.grad
@@ -708,11 +694,14 @@ end
 -- to(dtype) / to(device) / to(device, dtype) / to({dtype=, device=}):
 -- floating parameters and buffers change dtype (integer buffers such as
 -- num_batches_tracked keep theirs); the device must be one lutorch has.
+local TO_OPTS = { "dtype", "device" }
 function Module:to(a, b)
   local dtype, device
   local function take(x)
     if x == nil then return end
-    if type(x) == "table" and not dtype_of(x) and (x.dtype or x.device) then
+    -- an options table: a plain table (dtypes and devices are tables with a metatable)
+    if type(x) == "table" and getmetatable(x) == nil then
+      method_options(self, "to", x, TO_OPTS)
       dtype = x.dtype and (dtype_of(x.dtype) or x.dtype) or dtype
       device = x.device or device
       return
@@ -835,17 +824,31 @@ end
 ------------------------------------------------------------------------------
 if torch.serialization and torch.serialization.register_namespace then
   local HOOKS = { _forward_hooks = true, _forward_pre_hooks = true }
+  local function is_module_class(c)
+    if not class.is_class(c) then return false end
+    while c do
+      if c == Module then return true end
+      c = rawget(c, "super")
+    end
+    return false
+  end
   torch.serialization.register_namespace("nn", {
+    -- a Module class is named by its full name without the "nn." ("Linear", "Net"); one of
+    -- another namespace (class("mylib.Net", nn.Module)) by its full name ("nn.mylib.Net")
     name_of = function(mt)
-      local n = rawget(mt, "__name")
-      if type(n) ~= "string" then return nil end
-      if M.classes[n] == mt then return n end
-      if n == "OrderedDict" and type(rawget(mt, "__keys")) == "table" then return "OrderedDict" end
+      if is_module_class(mt) then
+        local full = rawget(mt, "__typename")
+        if class.find(full) ~= mt then return nil end   -- redefined since: no longer by that name
+        return full:match("^nn%.(.+)$") or full
+      end
+      if rawget(mt, "__name") == "OrderedDict" and type(rawget(mt, "__keys")) == "table" then return "OrderedDict" end
       return nil
     end,
     resolve = function(short)
       if short == "OrderedDict" then return "OrderedDict" end
-      return M.classes[short]
+      local cls = class.find("nn." .. short) or class.find(short)
+      if is_module_class(cls) then return cls end
+      return nil
     end,
     save = function(obj, mt)
       if rawget(mt, "__name") == "OrderedDict" and M.classes.OrderedDict ~= mt then

@@ -4,18 +4,28 @@ local base = require "nn.module"
 local F = require "nn.functional"
 local init = require "nn.initializers"
 local Module, Parameter, pyval = base.Module, base.Parameter, base.pyval
+local check_options = require("torch_class").check_options
 
 local N = {}
+
+-- (the options table, when it comes in place of eps) or (positional arguments, {dtype=})
+local DTYPE_OPTS = { "dtype" }
+local function norm_options(who, eps, allowed, opts)
+  if type(eps) == "table" then return check_options(who, eps, allowed) end
+  check_options(who, opts, DTYPE_OPTS)
+  return nil
+end
 
 ------------------------------------------------------------------------------
 -- BatchNorm1d/2d(num_features, {eps=1e-5, momentum=0.1, affine=true, track_running_stats=true})
 -- buffers running_mean, running_var, num_batches_tracked (int64) as PyTorch; momentum=nil
 -- (pass false) gives the cumulative moving average
 ------------------------------------------------------------------------------
+local BATCHNORM_OPTS = { "eps", "momentum", "affine", "track_running_stats", "dtype" }
 local function batchnorm_class(name, dims)
   local BN = Module:extend(name)
   function BN:__init(num_features, eps, momentum, affine, track_running_stats, opts)
-    local o = type(eps) == "table" and eps or {
+    local o = norm_options("nn." .. name, eps, BATCHNORM_OPTS, opts) or {
       eps = eps, momentum = momentum, affine = affine, track_running_stats = track_running_stats,
       dtype = opts and opts.dtype }
     if math.type(num_features) ~= "integer" or num_features < 1 then
@@ -97,8 +107,9 @@ batchnorm_class("BatchNorm3d", { [5] = true, text = "5-D" })
 local LayerNorm = Module:extend("LayerNorm")
 N.LayerNorm = LayerNorm
 
+local LAYERNORM_OPTS = { "eps", "elementwise_affine", "bias", "dtype" }
 function LayerNorm:__init(normalized_shape, eps, elementwise_affine, opts)
-  local o = type(eps) == "table" and eps or { eps = eps, elementwise_affine = elementwise_affine, dtype = opts and opts.dtype }
+  local o = norm_options("nn.LayerNorm", eps, LAYERNORM_OPTS, opts) or { eps = eps, elementwise_affine = elementwise_affine, dtype = opts and opts.dtype }
   if type(normalized_shape) == "number" then normalized_shape = { normalized_shape } end
   if type(normalized_shape) ~= "table" or #normalized_shape == 0 then
     error("LayerNorm: argument 'normalized_shape' must be a number or a non-empty list", 3)
@@ -141,8 +152,9 @@ end
 local GroupNorm = Module:extend("GroupNorm")
 N.GroupNorm = GroupNorm
 
+local GROUPNORM_OPTS = { "eps", "affine", "dtype" }
 function GroupNorm:__init(num_groups, num_channels, eps, affine, opts)
-  local o = type(eps) == "table" and eps or { eps = eps, affine = affine, dtype = opts and opts.dtype }
+  local o = norm_options("nn.GroupNorm", eps, GROUPNORM_OPTS, opts) or { eps = eps, affine = affine, dtype = opts and opts.dtype }
   if math.type(num_groups) ~= "integer" or num_groups < 1 then
     error(("GroupNorm: argument 'num_groups' must be a positive integer, got %s"):format(tostring(num_groups)), 3)
   end

@@ -17,6 +17,7 @@ local torch = require "torch"
 local base = require "nn.module"
 local Module, Parameter = base.Module, base.Parameter
 local pyval = base.pyval
+local check_options = require("torch_class").check_options
 
 local R = {}
 
@@ -37,12 +38,8 @@ local function check_int(who, name, v, min)
   end
 end
 
--- dropout between layers: torch.dropout when the misc helper's op is there, else a mask
-local function dropout(x, p)
-  if torch.dropout then return torch.dropout(x, p, true) end
-  local keep = torch.empty_like(x):bernoulli_(1 - p)
-  return x * keep / (1 - p)
-end
+-- dropout between layers
+local function dropout(x, p) return torch.dropout(x, p, true) end
 
 ------------------------------------------------------------------------------
 -- slicing with one backward node: torch.split/unbind are views made by narrow/select,
@@ -203,13 +200,18 @@ end
 local RNNBase = Module:extend("RNNBase")
 R.RNNBase = RNNBase
 
--- (input_size, hidden_size[, num_layers][, opts])
+-- (input_size, hidden_size[, num_layers][, opts]); RNN also takes nonlinearity (proj_size is
+-- taken by all three so that RNN and GRU can say it is LSTM's only)
+local SEQ_OPTS = { "num_layers", "bias", "batch_first", "dropout", "bidirectional", "proj_size" }
+local RNN_OPTS = { "nonlinearity" }
 local function parse_args(who, input_size, hidden_size, a, b)
+  local extra = who == "RNN" and RNN_OPTS or SEQ_OPTS
   local opts = {}
-  if type(a) == "table" then opts = a
+  if type(a) == "table" then opts = check_options("nn." .. who, a, SEQ_OPTS, extra)
   elseif a ~= nil then
     opts = b or {}
     if type(opts) ~= "table" then error(who .. ": options must be a table", 4) end
+    check_options("nn." .. who, opts, SEQ_OPTS, extra)
     local o = {}
     for k, v in pairs(opts) do o[k] = v end
     o.num_layers = a
@@ -540,8 +542,9 @@ end
 -- RNNCell(input_size, hidden_size[, {bias=true, nonlinearity="tanh"|"relu"}]); forward(x, h) -> h'
 local RNNCell = RNNCellBase:extend("RNNCell")
 R.RNNCell = RNNCell
+local CELL_OPTS, RNN_CELL_OPTS = { "bias" }, { "bias", "nonlinearity" }
 function RNNCell:__init(input_size, hidden_size, opts)
-  opts = opts or {}
+  opts = check_options("nn.RNNCell", opts, RNN_CELL_OPTS)
   local nl = opts.nonlinearity or "tanh"
   local mode
   if nl == "tanh" then mode = "RNN_TANH"
@@ -555,14 +558,14 @@ end
 local LSTMCell = RNNCellBase:extend("LSTMCell")
 R.LSTMCell = LSTMCell
 function LSTMCell:__init(input_size, hidden_size, opts)
-  RNNCellBase.__init(self, "LSTM", "LSTMCell", input_size, hidden_size, opts or {})
+  RNNCellBase.__init(self, "LSTM", "LSTMCell", input_size, hidden_size, check_options("nn.LSTMCell", opts, CELL_OPTS))
 end
 
 -- GRUCell(input_size, hidden_size[, {bias=true}]); forward(x, h) -> h'
 local GRUCell = RNNCellBase:extend("GRUCell")
 R.GRUCell = GRUCell
 function GRUCell:__init(input_size, hidden_size, opts)
-  RNNCellBase.__init(self, "GRU", "GRUCell", input_size, hidden_size, opts or {})
+  RNNCellBase.__init(self, "GRU", "GRUCell", input_size, hidden_size, check_options("nn.GRUCell", opts, CELL_OPTS))
 end
 
 return R

@@ -16,6 +16,7 @@ local torch = require "torch"
 local base = require "nn.module"
 local Module, Parameter = base.Module, base.Parameter
 local pyval = base.pyval
+local check_options = require("torch_class").check_options
 
 local TR = {}
 
@@ -94,8 +95,9 @@ end
 local MHA = Module:extend("MultiheadAttention")
 TR.MultiheadAttention = MHA
 
+local MHA_OPTS = { "dropout", "bias", "add_bias_kv", "add_zero_attn", "kdim", "vdim", "batch_first", "dtype" }
 function MHA:__init(embed_dim, num_heads, opts)
-  opts = opts or {}
+  opts = check_options("nn.MultiheadAttention", opts, MHA_OPTS)
   local who = "MultiheadAttention"
   if math.type(embed_dim) ~= "integer" or embed_dim <= 0 then
     error(("%s: embed_dim must be a positive integer, got %s"):format(who, tostring(embed_dim)), 3)
@@ -171,10 +173,11 @@ end
 --   average_attn_weights=true, is_causal=false}) -> attn_output, attn_weights (nil unless
 -- need_weights). PyTorch's positional form (q, k, v, key_padding_mask, need_weights,
 -- attn_mask, average_attn_weights, is_causal) works too.
+local MHA_FORWARD_OPTS = { "key_padding_mask", "need_weights", "attn_mask", "average_attn_weights", "is_causal" }
 function MHA:forward(query, key, value, a, ...)
   local who = "MultiheadAttention"
   local o
-  if is_opts(a) then o = a
+  if is_opts(a) then o = check_options("nn.MultiheadAttention:forward", a, MHA_FORWARD_OPTS)
   else
     local r = table.pack(...)
     o = { key_padding_mask = a, need_weights = r[1], attn_mask = r[2], average_attn_weights = r[3], is_causal = r[4] }
@@ -298,7 +301,7 @@ function MHA:forward(query, key, value, a, ...)
   local p = self.training and self.dropout or 0
   local need_weights = o.need_weights ~= false
   local out, w
-  if not need_weights and torch.scaled_dot_product_attention then
+  if not need_weights then
     out = torch.scaled_dot_product_attention(q, k, v, mask, p, false)
   else
     local qs = q / math.sqrt(hd)
@@ -335,8 +338,10 @@ local function activation_fn(a)
   error(("TransformerEncoderLayer: activation should be relu/gelu, not %s"):format(tostring(a)), 4)
 end
 
+local LAYER_OPTS = { "dim_feedforward", "dropout", "activation", "layer_norm_eps", "batch_first", "norm_first",
+  "bias", "dtype" }
 function EncoderLayer:__init(d_model, nhead, opts)
-  opts = opts or {}
+  opts = check_options("nn.TransformerEncoderLayer", opts, LAYER_OPTS)
   local nn = nnlib()
   local p = opts.dropout
   if p == nil then p = 0.1 end
@@ -379,9 +384,12 @@ function EncoderLayer:_ff_block(x)
 end
 
 -- forward(src, {src_mask=, src_key_padding_mask=, is_causal=}) or (src, src_mask, src_key_padding_mask, is_causal)
+local LAYER_FORWARD_OPTS = { "src_mask", "src_key_padding_mask", "is_causal" }
 function EncoderLayer:forward(src, a, b, c)
   local mask, kpm, causal
-  if is_opts(a) then mask, kpm, causal = a.src_mask, a.src_key_padding_mask, a.is_causal
+  if is_opts(a) then
+    check_options("nn.TransformerEncoderLayer:forward", a, LAYER_FORWARD_OPTS)
+    mask, kpm, causal = a.src_mask, a.src_key_padding_mask, a.is_causal
   else mask, kpm, causal = a, b, c end
   if not torch.is_tensor(src) then
     error(("TransformerEncoderLayer: argument 'src' must be a tensor, got %s"):format(type(src)), 2)
@@ -403,8 +411,9 @@ end
 local Encoder = Module:extend("TransformerEncoder")
 TR.TransformerEncoder = Encoder
 
+local ENCODER_OPTS = { "norm" }
 function Encoder:__init(encoder_layer, num_layers, opts)
-  opts = opts or {}
+  opts = check_options("nn.TransformerEncoder", opts, ENCODER_OPTS)
   if not base.is_module(encoder_layer) then
     error(("TransformerEncoder: argument 'encoder_layer' must be a Module, got %s"):format(type(encoder_layer)), 3)
   end
@@ -420,9 +429,12 @@ function Encoder:__init(encoder_layer, num_layers, opts)
 end
 
 -- forward(src, {mask=, src_key_padding_mask=, is_causal=}) or (src, mask, src_key_padding_mask, is_causal)
+local ENCODER_FORWARD_OPTS = { "mask", "src_key_padding_mask", "is_causal" }
 function Encoder:forward(src, a, b, c)
   local mask, kpm, causal
-  if is_opts(a) then mask, kpm, causal = a.mask, a.src_key_padding_mask, a.is_causal
+  if is_opts(a) then
+    check_options("nn.TransformerEncoder:forward", a, ENCODER_FORWARD_OPTS)
+    mask, kpm, causal = a.mask, a.src_key_padding_mask, a.is_causal
   else mask, kpm, causal = a, b, c end
   local x = src
   for _, layer in ipairs(self.layers:children()) do

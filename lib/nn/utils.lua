@@ -24,10 +24,11 @@ end
 
 -- clip_grad_norm_(parameters, max_norm, norm_type=2, error_if_nonfinite=false) -> total norm (0-d tensor)
 -- The total norm is the norm of all grads as one vector: the norm of the per-tensor norms
--- (torch._foreach_norm computes those in one call where the build has it).
+-- (torch._foreach_norm computes those in one call when the grads share a dtype).
+local CLIP_OPTS = { "norm_type", "error_if_nonfinite" }
 function U.clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite)
   if type(norm_type) == "table" then
-    local o = norm_type
+    local o = require("torch_class").check_options("nn.utils.clip_grad_norm_", norm_type, CLIP_OPTS)
     norm_type, error_if_nonfinite = o.norm_type, o.error_if_nonfinite
   end
   norm_type = norm_type or 2.0
@@ -43,7 +44,7 @@ function U.clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite)
     local same = true
     for _, g in ipairs(grads) do if g.dtype ~= dtype then same = false break end end
     local stacked
-    if torch._foreach_norm and same then
+    if same then
       stacked = torch._foreach_norm(grads, norm_type)   -- a 1-D tensor of per-grad norms
     else
       local norms = {}
@@ -61,8 +62,7 @@ function U.clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite)
     end
     local coef = max_norm / (tv + 1e-6)
     if coef < 1 then
-      if torch._foreach_mul_ then torch._foreach_mul_(grads, coef)
-      else for _, g in ipairs(grads) do g:mul_(coef) end end
+      torch._foreach_mul_(grads, coef)
     end
     return total
   end)

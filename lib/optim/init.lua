@@ -10,35 +10,18 @@
 -- fused op per parameter group (torch._fused_adam_, _fused_sgd_, ...), which
 -- updates all parameters of the group in one pass over memory.
 local torch = require "torch"
+local class = require "torch_class"
 
 local optim = {}
 
 ------------------------------------------------------------------------------
--- Optimizer: the base class
-------------------------------------------------------------------------------
-local Optimizer = {}
-optim.classes = { Optimizer = Optimizer }   -- by name, for torch.load
-Optimizer.__index = Optimizer
-Optimizer.__name = "Optimizer"
-optim.Optimizer = Optimizer
-
+-- Optimizer: the base class (a class of the libraries' helper, torch_class.lua).
 -- A subclass: `local MyOpt = optim.Optimizer:extend("MyOpt")`; MyOpt(params, opts)
 -- makes an instance through MyOpt:__init(params, opts).
-function Optimizer:extend(name)
-  local cls = setmetatable({}, { __index = self, __call = function(c, ...) return c.new(c, ...) end })
-  cls.__index = cls
-  cls.__name = name
-  cls.super = self
-  cls.__tostring = self.__tostring
-  optim.classes[name] = cls
-  return cls
-end
-
-function Optimizer.new(cls, ...)
-  local o = setmetatable({}, cls)
-  o:__init(...)
-  return o
-end
+------------------------------------------------------------------------------
+local Optimizer = class("optim.Optimizer")
+optim.Optimizer = Optimizer
+optim.classes = class.namespace("optim")   -- every optimizer class by name, for torch.load
 
 function Optimizer:__tostring()
   local lines = { self.__name .. " (" }
@@ -107,6 +90,9 @@ end
 -- Check option values; subclasses extend (self:_check(group) errors naming the option).
 function Optimizer:_check(g) end
 
+-- A param group is {params = {...}, <option> = value, ...}. Its other keys are kept, not
+-- checked (as in PyTorch): schedulers store initial_lr, max_lr, ... there, and scripts
+-- label groups with keys of their own.
 function Optimizer:add_param_group(group)
   local name = self.__name
   if type(group) ~= "table" or is_tensor(group) then
@@ -135,9 +121,11 @@ function Optimizer:add_param_group(group)
   self.param_groups[#self.param_groups + 1] = g
 end
 
+local ZERO_GRAD_OPTS = { "set_to_none" }
 function Optimizer:zero_grad(opts)
   local set_to_none = true
   if type(opts) == "table" then
+    class.check_options(self.__typename .. ":zero_grad", opts, ZERO_GRAD_OPTS)
     if opts.set_to_none ~= nil then set_to_none = opts.set_to_none end
   elseif type(opts) == "boolean" then set_to_none = opts end
   local grads = {}

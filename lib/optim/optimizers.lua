@@ -3,6 +3,10 @@
 -- have gradients (by dtype) and makes one fused call (src/ops/optim.lua);
 -- the math is PyTorch's (torch.optim, single-tensor form).
 local torch = require "torch"
+local class = require "torch_class"
+
+-- PyTorch's implementation switches: accepted and ignored (every step here is one fused call)
+local IMPL_FLAGS = { "foreach", "fused", "capturable", "differentiable" }
 
 return function(optim)
   local Optimizer, field, zeros_like, step_tensor = optim.Optimizer, optim._field, optim._zeros_like, optim._step_tensor
@@ -39,15 +43,11 @@ return function(optim)
       if type(g[k]) ~= "boolean" then error(("%s: option '%s' must be a boolean, got %s"):format(name, k, type(g[k])), 0) end
     end
   end
+  -- the defaults d (option -> value) with opts (a table, or a number: the lr) over them;
+  -- an option d does not name is an error naming the optimizer
   local function defaults(opts, d, name)
-    opts = opts or {}
     if type(opts) == "number" then opts = { lr = opts } end
-    if type(opts) ~= "table" then error(name .. ": options must be a table, got " .. type(opts), 0) end
-    for k in pairs(opts) do
-      if d[k] == nil and k ~= "foreach" and k ~= "fused" and k ~= "capturable" and k ~= "differentiable" then
-        error(("%s: unknown option '%s'"):format(name, tostring(k)), 0)
-      end
-    end
+    opts = class.check_options("optim." .. name, opts, d, IMPL_FLAGS)
     local r = {}
     for k, v in pairs(d) do r[k] = v end
     for k, v in pairs(opts) do if d[k] ~= nil then r[k] = v end end

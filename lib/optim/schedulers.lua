@@ -3,19 +3,17 @@
 -- sets each group's lr from the scheduler's (chainable) rule; step(epoch)
 -- uses the closed form where PyTorch has one. get_last_lr() is the list of
 -- lrs set by the last step.
+local class = require "torch_class"
+
 return function(optim)
   local S = {}
 
-  local function class(name, parent)
-    local cls = setmetatable({}, { __index = parent, __call = function(c, ...)
-      local o = setmetatable({}, c)
-      o:__init(...)
-      return o
-    end })
-    cls.__index = cls
-    cls.__name = name
-    cls.super = parent
-    return cls
+  -- the classes are optim.lr_scheduler.<Name> (torch_class.lua); a new scheduler is
+  -- LRScheduler:extend("Name") with __init(optimizer, ...) calling self:_base_init and get_lr()
+
+  -- a scheduler's options table, checked (unknown names are errors naming the scheduler)
+  local function options(name, opts, allowed)
+    return class.check_options("optim.lr_scheduler." .. name, opts, allowed)
   end
 
   local function check_optimizer(name, opt)
@@ -37,10 +35,14 @@ return function(optim)
   end
 
   ------------------------------------------------------------ LRScheduler
-  local LRScheduler = class("LRScheduler")
+  local LRScheduler = class("optim.lr_scheduler.LRScheduler")
   S.LRScheduler = LRScheduler
   S._LRScheduler = LRScheduler
-  S.class = class
+  -- lr_scheduler.class(name, parent), the old way to make one, kept for scripts that use it
+  function S.class(name, parent)
+    if parent then return parent:extend(name) end
+    return class("optim.lr_scheduler." .. name)
+  end
 
   function LRScheduler:_base_init(optimizer, last_epoch)
     check_optimizer(self.__name, optimizer)
@@ -123,10 +125,11 @@ return function(optim)
   end
 
   ------------------------------------------------------------ LambdaLR
-  local LambdaLR = class("LambdaLR", LRScheduler)
+  local LambdaLR = LRScheduler:extend("LambdaLR")
   S.LambdaLR = LambdaLR
+  local LAMBDALR_OPTS = { "last_epoch" }
   function LambdaLR:__init(optimizer, lr_lambda, opts)
-    opts = opts or {}
+    opts = options("LambdaLR", opts, LAMBDALR_OPTS)
     check_optimizer("LambdaLR", optimizer)
     if type(lr_lambda) ~= "function" and type(lr_lambda) ~= "table" then
       error("LambdaLR: argument 'lr_lambda' must be a function or a list of functions", 0)
@@ -141,10 +144,11 @@ return function(optim)
   end
 
   ------------------------------------------------------------ StepLR
-  local StepLR = class("StepLR", LRScheduler)
+  local StepLR = LRScheduler:extend("StepLR")
   S.StepLR = StepLR
+  local STEPLR_OPTS = { "gamma", "last_epoch" }
   function StepLR:__init(optimizer, step_size, opts)
-    opts = opts or {}
+    opts = options("StepLR", opts, STEPLR_OPTS)
     if math.type(step_size) ~= "integer" or step_size < 1 then
       error("StepLR: argument 'step_size' must be a positive integer, got " .. tostring(step_size), 0)
     end
@@ -164,10 +168,11 @@ return function(optim)
   end
 
   ------------------------------------------------------------ MultiStepLR
-  local MultiStepLR = class("MultiStepLR", LRScheduler)
+  local MultiStepLR = LRScheduler:extend("MultiStepLR")
   S.MultiStepLR = MultiStepLR
+  local MULTISTEPLR_OPTS = { "gamma", "last_epoch" }
   function MultiStepLR:__init(optimizer, milestones, opts)
-    opts = opts or {}
+    opts = options("MultiStepLR", opts, MULTISTEPLR_OPTS)
     if type(milestones) ~= "table" then error("MultiStepLR: argument 'milestones' must be a list of integers", 0) end
     self.milestones = {}
     for i, m in ipairs(milestones) do self.milestones[i] = m end
@@ -195,10 +200,11 @@ return function(optim)
   end
 
   ------------------------------------------------------------ ConstantLR
-  local ConstantLR = class("ConstantLR", LRScheduler)
+  local ConstantLR = LRScheduler:extend("ConstantLR")
   S.ConstantLR = ConstantLR
+  local CONSTANTLR_OPTS = { "factor", "total_iters", "last_epoch" }
   function ConstantLR:__init(optimizer, opts)
-    opts = opts or {}
+    opts = options("ConstantLR", opts, CONSTANTLR_OPTS)
     self.factor, self.total_iters = opts.factor or 1 / 3, opts.total_iters or 5
     if self.factor > 1 or self.factor < 0 then error("ConstantLR: option 'factor' must be between 0 and 1", 0) end
     self:_base_init(optimizer, opts.last_epoch)
@@ -220,10 +226,11 @@ return function(optim)
   end
 
   ------------------------------------------------------------ LinearLR
-  local LinearLR = class("LinearLR", LRScheduler)
+  local LinearLR = LRScheduler:extend("LinearLR")
   S.LinearLR = LinearLR
+  local LINEARLR_OPTS = { "start_factor", "end_factor", "total_iters", "last_epoch" }
   function LinearLR:__init(optimizer, opts)
-    opts = opts or {}
+    opts = options("LinearLR", opts, LINEARLR_OPTS)
     self.start_factor = opts.start_factor or 1 / 3
     self.end_factor = opts.end_factor or 1
     self.total_iters = opts.total_iters or 5
@@ -252,10 +259,11 @@ return function(optim)
   end
 
   ------------------------------------------------------------ ExponentialLR
-  local ExponentialLR = class("ExponentialLR", LRScheduler)
+  local ExponentialLR = LRScheduler:extend("ExponentialLR")
   S.ExponentialLR = ExponentialLR
+  local EXPONENTIALLR_OPTS = { "last_epoch" }
   function ExponentialLR:__init(optimizer, gamma, opts)
-    opts = opts or {}
+    opts = options("ExponentialLR", opts, EXPONENTIALLR_OPTS)
     if type(gamma) ~= "number" then error("ExponentialLR: argument 'gamma' must be a number", 0) end
     self.gamma = gamma
     self:_base_init(optimizer, opts.last_epoch)
@@ -273,10 +281,11 @@ return function(optim)
   end
 
   ------------------------------------------------------------ CosineAnnealingLR
-  local CosineAnnealingLR = class("CosineAnnealingLR", LRScheduler)
+  local CosineAnnealingLR = LRScheduler:extend("CosineAnnealingLR")
   S.CosineAnnealingLR = CosineAnnealingLR
+  local COSLR_OPTS = { "eta_min", "last_epoch" }
   function CosineAnnealingLR:__init(optimizer, T_max, opts)
-    opts = opts or {}
+    opts = options("CosineAnnealingLR", opts, COSLR_OPTS)
     if type(T_max) ~= "number" or T_max <= 0 then error("CosineAnnealingLR: argument 'T_max' must be a positive number", 0) end
     self.T_max, self.eta_min = T_max, opts.eta_min or 0
     self:_base_init(optimizer, opts.last_epoch)
@@ -305,10 +314,11 @@ return function(optim)
   end
 
   ------------------------------------------------------------ CosineAnnealingWarmRestarts
-  local CAWR = class("CosineAnnealingWarmRestarts", LRScheduler)
+  local CAWR = LRScheduler:extend("CosineAnnealingWarmRestarts")
   S.CosineAnnealingWarmRestarts = CAWR
+  local COSWARMRESTARTS_OPTS = { "T_mult", "eta_min", "last_epoch" }
   function CAWR:__init(optimizer, T_0, opts)
-    opts = opts or {}
+    opts = options("CosineAnnealingWarmRestarts", opts, COSWARMRESTARTS_OPTS)
     if math.type(T_0) ~= "integer" or T_0 <= 0 then
       error("CosineAnnealingWarmRestarts: argument 'T_0' must be a positive integer, got " .. tostring(T_0), 0)
     end
@@ -359,10 +369,12 @@ return function(optim)
   end
 
   ------------------------------------------------------------ OneCycleLR
-  local OneCycleLR = class("OneCycleLR", LRScheduler)
+  local OneCycleLR = LRScheduler:extend("OneCycleLR")
   S.OneCycleLR = OneCycleLR
+  local ONECYCLELR_OPTS = { "total_steps", "epochs", "steps_per_epoch", "pct_start", "anneal_strategy",
+    "cycle_momentum", "base_momentum", "max_momentum", "div_factor", "final_div_factor", "three_phase", "last_epoch" }
   function OneCycleLR:__init(optimizer, max_lr, opts)
-    opts = opts or {}
+    opts = options("OneCycleLR", opts, ONECYCLELR_OPTS)
     local name = "OneCycleLR"
     check_optimizer(name, optimizer)
     local total = opts.total_steps
@@ -452,10 +464,11 @@ return function(optim)
   end
 
   ------------------------------------------------------------ SequentialLR
-  local SequentialLR = class("SequentialLR", LRScheduler)
+  local SequentialLR = LRScheduler:extend("SequentialLR")
   S.SequentialLR = SequentialLR
+  local SEQUENTIALLR_OPTS = { "last_epoch" }
   function SequentialLR:__init(optimizer, schedulers, milestones, opts)
-    opts = opts or {}
+    opts = options("SequentialLR", opts, SEQUENTIALLR_OPTS)
     check_optimizer("SequentialLR", optimizer)
     if type(schedulers) ~= "table" or #schedulers < 1 then
       error("SequentialLR: argument 'schedulers' must be a non-empty list of schedulers", 0)
@@ -486,10 +499,12 @@ return function(optim)
   end
 
   ------------------------------------------------------------ ReduceLROnPlateau
-  local Plateau = class("ReduceLROnPlateau")
+  local Plateau = class("optim.lr_scheduler.ReduceLROnPlateau")
   S.ReduceLROnPlateau = Plateau
+  local REDUCELRONPLATEAU_OPTS = { "mode", "factor", "patience", "threshold", "threshold_mode",
+    "cooldown", "min_lr", "eps" }
   function Plateau:__init(optimizer, opts)
-    opts = opts or {}
+    opts = options("ReduceLROnPlateau", opts, REDUCELRONPLATEAU_OPTS)
     local name = "ReduceLROnPlateau"
     check_optimizer(name, optimizer)
     self.optimizer = optimizer

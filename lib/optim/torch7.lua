@@ -3,6 +3,11 @@
 -- config holds Torch7's option names (learningRate, ...), state (default:
 -- config itself) keeps the optimizer's buffers between calls. The updates
 -- run through the same fused ops as the PyTorch-style optimizers.
+--
+-- config and state are NOT checked for unknown names (unlike every other options table of
+-- the libraries, torch_class.check_options): as in Torch7, these functions write their
+-- buffers into state (evalCounter, dfdx, m, v, t, ...), and state defaults to config
+-- itself, so a Torch7 script passes back tables holding keys no option list names.
 local torch = require "torch"
 
 return function(optim)
