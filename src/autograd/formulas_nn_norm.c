@@ -10,28 +10,16 @@
 #include "lt_ops.h"
 #include "core/tpool.h"
 
-typedef struct pool { lt_tensor *t[24]; int n; } pool;
+typedef lt_tpool pool;
 
-static lt_tensor *keep(pool *p, lt_tensor *t) {
-  if (t) {
-    if (p->n == (int)(sizeof p->t / sizeof p->t[0])) {
-      lt_tensor_release(t);
-      return lt_error_null("autograd: too many temporaries in an nn derivative");
-    }
-    p->t[p->n++] = t;
-  }
-  return t;
-}
+static lt_tensor *keep(pool *p, lt_tensor *t) { return lt_tpool_keep(p, t); }
 
-static void drain(pool *p) {
-  for (int i = 0; i < p->n; i++) lt_tensor_release(p->t[i]);
-  p->n = 0;
-}
 
 /* the result out of the pool: retained before the pool is drained */
+/* r (usually one of the pool's) as a new reference; the pool is emptied */
 static lt_tensor *ret(pool *p, lt_tensor *r) {
   if (r) lt_tensor_retain(r);
-  drain(p);
+  lt_tpool_drop(p);
   return r;
 }
 

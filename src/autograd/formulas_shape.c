@@ -11,24 +11,13 @@
 #include <string.h>
 #include "formulas_shape.h"
 #include "lt_ops.h"
+#include "core/tpool.h"
 
-typedef struct pool { lt_tensor *t[16]; int n; } pool;
+typedef lt_tpool pool;
 
-static lt_tensor *keep(pool *p, lt_tensor *t) {
-  if (t) {
-    if (p->n == (int)(sizeof p->t / sizeof p->t[0])) {   /* cannot happen: helpers are short */
-      lt_tensor_release(t);
-      return lt_error_null("autograd: too many temporaries in a shape derivative");
-    }
-    p->t[p->n++] = t;
-  }
-  return t;
-}
+static lt_tensor *keep(pool *p, lt_tensor *t) { return lt_tpool_keep(p, t); }
 
-static void drain(pool *p) {
-  for (int i = 0; i < p->n; i++) lt_tensor_release(p->t[i]);
-  p->n = 0;
-}
+static void drain(pool *p) { lt_tpool_drop(p); }
 
 /* r (a new reference) after releasing the pool */
 static lt_tensor *done(pool *p, lt_tensor *r) {

@@ -6,17 +6,18 @@
 #include "core/dtype.h"
 #include "core/error.h"
 
+/* by enum (designated), sizes from the storage types of the X-macro's list */
 const lt_dtype_traits lt_dtype_traits_table[LT_NUM_DTYPES] = {
-  {"float64", "Double", 8, true, true},
-  {"float32", "Float", 4, true, true},
-  {"float16", "Half", 2, true, true},
-  {"bfloat16", "BFloat16", 2, true, true},
-  {"int64", "Long", 8, false, true},
-  {"int32", "Int", 4, false, true},
-  {"int16", "Short", 2, false, true},
-  {"int8", "Char", 1, false, true},
-  {"uint8", "Byte", 1, false, false},
-  {"bool", "Bool", 1, false, false},
+  [LT_FLOAT64] = {"float64", "Double", sizeof(double), true, true},
+  [LT_FLOAT32] = {"float32", "Float", sizeof(float), true, true},
+  [LT_FLOAT16] = {"float16", "Half", sizeof(lt_half), true, true},
+  [LT_BFLOAT16] = {"bfloat16", "BFloat16", sizeof(lt_bfloat16), true, true},
+  [LT_INT64] = {"int64", "Long", sizeof(int64_t), false, true},
+  [LT_INT32] = {"int32", "Int", sizeof(int32_t), false, true},
+  [LT_INT16] = {"int16", "Short", sizeof(int16_t), false, true},
+  [LT_INT8] = {"int8", "Char", sizeof(int8_t), false, true},
+  [LT_UINT8] = {"uint8", "Byte", sizeof(uint8_t), false, false},
+  [LT_BOOL] = {"bool", "Bool", sizeof(bool), false, false},
 };
 
 static const struct { const char *name; lt_dtype t; } aliases[] = {

@@ -12,15 +12,6 @@
 typedef uint16_t lt_half;
 typedef uint16_t lt_bfloat16;
 
-/* ORDER DTYPE: keep lt_dtype, LT_FORALL_DTYPES and lt_dtype_traits in step. */
-typedef enum lt_dtype {
-  LT_FLOAT64, LT_FLOAT32, LT_FLOAT16, LT_BFLOAT16,
-  LT_INT64, LT_INT32, LT_INT16, LT_INT8, LT_UINT8, LT_BOOL,
-  LT_NUM_DTYPES
-} lt_dtype;
-
-#define LT_DTYPE_NONE (-1)
-
 /*
 ** X-macro over every dtype: _(ENUM, C storage type, C compute type, name).
 ** Kernels instantiate one loop per dtype from it; the compute type is what
@@ -51,6 +42,25 @@ typedef enum lt_dtype {
   _(LT_INT8, int8_t, int8_t, int8) \
   _(LT_UINT8, uint8_t, uint8_t, uint8) \
   _(LT_BOOL, bool, bool, bool)
+
+/* The one list: the enum comes from it; the second copy above (needed for
+** nesting) is checked against it entry by entry, and tables indexed by dtype
+** use designated initializers (dtype.c), so nothing depends on keeping
+** several lists in the same order by hand. */
+#define LT_DTYPE_ENUM_(E, ST, CT, N) E,
+typedef enum lt_dtype { LT_FORALL_DTYPES(LT_DTYPE_ENUM_) LT_NUM_DTYPES } lt_dtype;
+#undef LT_DTYPE_ENUM_
+
+#define LT_DTYPE_NONE (-1)
+
+#define LT_DTYPE_POS_(E, ST, CT, N) LT_DTYPE_POS_##N,
+enum { LT_FORALL_DTYPES_INNER(LT_DTYPE_POS_) LT_DTYPE_POS_COUNT_ };
+#undef LT_DTYPE_POS_
+#define LT_DTYPE_SAME_(E, ST, CT, N) \
+  _Static_assert((int)E == (int)LT_DTYPE_POS_##N, "LT_FORALL_DTYPES_INNER differs from LT_FORALL_DTYPES at " #N);
+LT_FORALL_DTYPES(LT_DTYPE_SAME_)
+#undef LT_DTYPE_SAME_
+_Static_assert((int)LT_DTYPE_POS_COUNT_ == (int)LT_NUM_DTYPES, "LT_FORALL_DTYPES_INNER has another length");
 
 typedef struct lt_dtype_traits {
   const char *name;      /* "float32" */

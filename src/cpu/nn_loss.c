@@ -10,6 +10,7 @@
 #include <math.h>
 #include <string.h>
 #include "lt_ops.h"
+#include "core/tpool.h"
 #include "cpu/parallel.h"
 
 enum { RED_NONE, RED_MEAN, RED_SUM, RED_BATCHMEAN };
@@ -202,18 +203,12 @@ lt_tensor *lt_nll_loss_impl(lt_tensor *self, lt_tensor *target, lt_tensor *weigh
 /* ------------------------------------------------------- composite losses */
 
 /* a pool of temporaries released on every exit path */
-typedef struct pool { lt_tensor *t[32]; int n; } pool;
-static lt_tensor *keep(pool *p, lt_tensor *t) {
-  if (t) {
-    if (p->n == (int)(sizeof p->t / sizeof p->t[0])) { lt_tensor_release(t); return lt_error_null("loss: too many temporaries"); }
-    p->t[p->n++] = t;
-  }
-  return t;
-}
+typedef lt_tpool pool;
+static lt_tensor *keep(pool *p, lt_tensor *t) { return lt_tpool_keep(p, t); }
+/* r (usually one of the pool's) as a new reference; the pool is emptied */
 static lt_tensor *ret(pool *p, lt_tensor *r) {
   if (r) lt_tensor_retain(r);
-  for (int i = 0; i < p->n; i++) lt_tensor_release(p->t[i]);
-  p->n = 0;
+  lt_tpool_drop(p);
   return r;
 }
 #define TRY(var, e) do { if (!((var) = keep(&P, (e)))) goto out; } while (0)

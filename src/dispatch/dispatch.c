@@ -12,7 +12,11 @@ _Thread_local lt_keyset lt_tls_excluded = 0;
 lt_dispatch_hook_fn lt_dispatch_hook = NULL;
 static void *hook_ud = NULL;
 
-static const char *key_names[LT_NUM_KEYS] = {"CPU", "CUDA", "Autograd", "Autocast", "Profile"};
+static const char *key_names[LT_NUM_KEYS] = {
+  [LT_KEY_CPU] = "CPU", [LT_KEY_CUDA] = "CUDA", [LT_KEY_AUTOGRAD] = "Autograd",
+  [LT_KEY_AUTOCAST] = "Autocast", [LT_KEY_PROFILE] = "Profile",
+};
+_Static_assert(LT_NUM_KEYS == 5, "a new dispatch key needs its name in key_names");
 
 int lt_dispatch_find(const char *name) {
   for (int i = 0; i < lt_num_ops; i++)

@@ -12,6 +12,14 @@
 static int released;
 static void on_release(void *data, void *ctx) { (void)data; released += *(int *)ctx; }
 
+/* the traits table follows the X-macro list: names and element sizes */
+TEST(dtype_table_follows_the_list) {
+#define CHECK_DTYPE(E, ST, CT, N) \
+  CHECK(strcmp(lt_dtype_name(E), #N) == 0); CHECK_EQ_INT(lt_dtype_size(E), sizeof(ST));
+  LT_FORALL_DTYPES(CHECK_DTYPE)
+#undef CHECK_DTYPE
+}
+
 TEST(refcounts_and_views) {
   int64_t sizes[2] = {2, 3};
   int64_t live0 = lt_tensor_live_count();
@@ -120,6 +128,7 @@ TEST(dtypes) {
 
 int main(void) {
   lt_init();
+  RUN(dtype_table_follows_the_list);
   RUN(refcounts_and_views);
   RUN(from_blob_release);
   RUN(copy_broadcast_and_cast);
