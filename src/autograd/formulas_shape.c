@@ -221,9 +221,8 @@ lt_tensor *lt_composite_cat(lt_tensor *const *tensors, int tensors_n, int64_t di
   if (record && out)
     return lt_error_null("cat: out= arguments don't support automatic differentiation, but one of the arguments "
                          "requires grad");
-  lt_tensor *r = lt_cpu_cat(tensors, tensors_n, dim, out);
+  lt_tensor *r = out ? lt__cat_out(tensors, tensors_n, dim, out) : lt__cat(tensors, tensors_n, dim);
   if (!r) return NULL;
-  if (out) lt_tensor_bump_version(out);
   if (!record) return r;
   /* the kernel's layout: 1-D empty inputs are skipped unless one of them is the reference */
   const lt_tensor *ref = NULL;

@@ -26,9 +26,8 @@ lt_tensor *lt_grad_diag_back(lt_tensor *grad, const lt_input_meta *self_meta, in
 /* roll: rolled back by the negated shifts */
 lt_tensor *lt_grad_roll_back(lt_tensor *grad, lt_intlist shifts, lt_intlist dims);
 
-/* The cat op (a composite): the CPU kernel, plus a hand-made CatBackward0
+/* The cat op (a composite): the dispatched _cat, plus a hand-made CatBackward0
 ** node when an input requires grad. */
-lt_tensor *lt_cpu_cat(lt_tensor *const *tensors, int tensors_n, int64_t dim, lt_tensor *out);
 lt_tensor *lt_composite_cat(lt_tensor *const *tensors, int tensors_n, int64_t dim, lt_tensor *out);
 
 #endif

@@ -11,7 +11,6 @@
 #include <math.h>
 #include <string.h>
 #include "core/tensor.h"
-#include "cpu/iter.h"
 #include "lt_ops.h"
 #include "core/tpool.h"
 

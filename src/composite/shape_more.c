@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include "lt_ops.h"
+#include "core/backend.h"
 
 /* 0-based C index -> how Lua shows it */
 static long long lua_index(int64_t i) { return (long long)(i >= 0 ? i + 1 : i); }
@@ -401,8 +402,10 @@ static lt_tensor *interleave_index(const char *op, lt_tensor *repeats, int64_t o
     return lt_error_null("%s: argument 'repeats' must be an integer tensor, got %s", op,
                          repeats->is_wrapped_number ? "a number that is not an integer" : lt_dtype_name((lt_dtype)repeats->dtype));
   if (repeats->ndim > 1) return lt_error_null("%s: argument 'repeats' must be 0-d or 1-D, got %d dims", op, repeats->ndim);
-  if (lt_tensor_device(repeats).type != LT_DEV_CPU) return lt_error_null("%s: argument 'repeats' must be on the CPU", op);
-  lt_tensor *c = lt_tensor_to_dtype_contig(repeats, LT_INT64);
+  /* the counts are read on the host; the index goes back to repeats' device */
+  lt_tensor *h = lt_tensor_to_host(repeats);
+  lt_tensor *c = h ? lt_tensor_to_dtype_contig(h, LT_INT64) : NULL;
+  lt_tensor_release(h);
   if (!c) return fail_as(op);
   const int64_t *v = lt_tensor_data(c);
   int64_t total = 0;
@@ -423,7 +426,9 @@ static lt_tensor *interleave_index(const char *op, lt_tensor *repeats, int64_t o
   for (int64_t i = 0; i < c->numel; i++)
     for (int64_t j = 0; j < v[i]; j++) o[at++] = i + 1;
   lt_tensor_release(c);
-  return r;
+  lt_tensor *d = lt_tensor_to_device(r, lt_tensor_device(repeats));
+  lt_tensor_release(r);
+  return d ? d : fail_as(op);
 }
 
 lt_tensor *lt_composite_repeat_interleave(lt_tensor *self, int64_t repeats, int64_t dim, int64_t output_size) {

@@ -191,6 +191,15 @@ int lt_tensor_resize_out(const char *op, lt_tensor *out, int ndim, const int64_t
 /* format "[2, 3]" into buf */
 const char *lt_shape_str(int ndim, const int64_t *sizes, char *buf, size_t n);
 
+/* ---- type promotion (promote.c) ---- */
+/* PyTorch's result_type over tensors (NULL entries are skipped): tensors with
+** dims decide; 0-d tensors, then wrapped numbers, only count when they are of
+** a higher category (bool < integer < floating) than everything above them. A
+** wrapped float counts as the default dtype. LT_DTYPE_NONE when all are NULL. */
+int lt_result_type(int n, lt_tensor *const *ts);
+/* PyTorch's can_cast: no floating -> integral, no non-bool -> bool */
+bool lt_can_cast(lt_dtype from, lt_dtype to);
+
 /* ---- lists of tensors (returned by split, chunk, unbind, ...) ---- */
 typedef struct lt_tensor_list { lt_tensor **v; int n; } lt_tensor_list;   /* n < 0: error */
 lt_tensor_list lt_tensor_list_new(int n);   /* v zeroed */

@@ -16,15 +16,6 @@
 ** is the output), strides[k] is its step in bytes (0 for a broadcast value). */
 typedef void (*lt_ew_loop)(char **data, const int64_t *strides, int64_t n, void *ctx);
 
-/*
-** PyTorch's result_type over tensors (NULL entries are skipped): tensors with
-** dims decide; 0-d tensors, then wrapped numbers, only count when they are of
-** a higher category (bool < integer < floating) than everything above them. A
-** wrapped float counts as the default dtype. LT_DTYPE_NONE when all are NULL.
-*/
-int lt_result_type(int n, lt_tensor *const *ts);
-/* PyTorch's can_cast: no floating -> integral, no non-bool -> bool */
-bool lt_can_cast(lt_dtype from, lt_dtype to);
 
 /* A raw iteration over operands that already have the broadcast shape. */
 typedef struct lt_iter {

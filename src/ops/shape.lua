@@ -63,6 +63,10 @@ return {
   { "cat(Tensor[] tensors, Dim dim=1) -> Tensor", out = true, alias = { "concat", "concatenate" },
     composite = "lt_composite_cat",
     doc = "Concatenates tensors along dim (shapes must agree elsewhere; dtypes promote)." },
+  -- the kernel cat records around, dispatched to the tensors' backend
+  { "_cat(Tensor[] tensors, Dim dim=1) -> Tensor", out = true, nondiff = true, variants = "function",
+    cpu = "lt_cpu_cat",
+    doc = "cat without recording autograd history (cat's kernel); use cat." },
   { "cat2(Tensor self, Tensor other, Dim dim=-1) -> Tensor", lua = "cat", variants = "function",
     composite = "lt_composite_cat2",
     doc = "Torch7's torch.cat(a, b [, dim]): two tensors, along the last dim by default." },
