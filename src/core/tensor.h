@@ -47,6 +47,10 @@ typedef enum lt_dispatch_key {
 #define LT_KEYBIT(k) ((lt_keyset)1u << (k))
 /* keyset bits that name backends */
 #define LT_BACKEND_KEYS (LT_KEYBIT(LT_KEY_CPU) | LT_KEYBIT(LT_KEY_CUDA))
+/* the backend key of a device, for ops that take one (an absent device, type -1, is the CPU) */
+static inline lt_keyset lt_device_keys(lt_device d) {
+  return d.type == LT_DEV_CUDA ? LT_KEYBIT(LT_KEY_CUDA) : LT_KEYBIT(LT_KEY_CPU);
+}
 
 /* ---- scalars ---- */
 typedef enum lt_scalar_type { LT_SCALAR_NONE = 0, LT_SCALAR_INT, LT_SCALAR_FLOAT, LT_SCALAR_BOOL } lt_scalar_type;

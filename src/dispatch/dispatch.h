@@ -69,6 +69,12 @@ static inline bool lt_keyset_mixed_backends(lt_keyset ks) {
 int lt_dispatch_find(const char *name);
 /* register (or replace) a kernel at a key; fn NULL makes the key fall through */
 int lt_dispatch_register(int op, lt_dispatch_key key, void *fn);
+/* a backend's kernels at its key (LT_KEY_CPU, LT_KEY_CUDA): table has one entry per
+** op (LT_NUM_OPS, indexed by LT_OP_*, generated as lt_B_kernel_table in
+** build/gen/kernels_B.c); each non-NULL entry replaces the op's kernel at key,
+** NULL entries leave it as it is. 0, or -1 with an error for a key that is not a
+** backend's or a NULL table. */
+int lt_dispatch_register_backend(lt_dispatch_key key, void *const *table);
 
 /* Profiling: while a hook is set, the Profile key is in every thread's
 ** included set... of the thread that set it; the hook sees every op call. */
