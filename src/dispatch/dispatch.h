@@ -6,6 +6,10 @@
 ** lt_add_out, lt_add_, ... in build/gen/lt_ops.h), a Profile wrapper per op,
 ** the Lua bindings and the op reference.
 **
+** Backends fill their key's column from a generated table
+** (lt_dispatch_register_backend); the generated lt_op_table itself holds only
+** the Autograd and Profile kernels.
+**
 ** A call computes the keyset of its tensor arguments, adds the thread-local
 ** included keys, removes the excluded ones, and runs the kernel of the highest
 ** key that has one (a NULL kernel is a fallthrough). Backend kernels (CPU,

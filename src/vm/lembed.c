@@ -15,6 +15,7 @@
 #include "../../include/lutorch.h"
 #include "lutorch_vm.h"
 #include "ltensor.h"
+#include "cpu/register.h"
 
 const char *lutorch_version(void) { return LUTORCH_VERSION; }
 
@@ -105,7 +106,10 @@ static int p_openlibs(lua_State *L) {
   return 0;
 }
 
-int lutorch_openlibs(lua_State *L) { return protect(L, p_openlibs, NULL); }
+int lutorch_openlibs(lua_State *L) {
+  lt_cpu_register_kernels();   /* until lt_init */
+  return protect(L, p_openlibs, NULL);
+}
 
 static int p_openstd(lua_State *L) { luaL_openlibs(L); return 0; }
 

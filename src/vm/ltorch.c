@@ -13,6 +13,7 @@
 #include "largs.h"
 #include "lt_ops.h"
 #include "cpu/parallel.h"
+#include "cpu/register.h"
 
 /* embedded Lua sources (build/gen/embedded.c) */
 typedef struct lt_embedded { const char *name; const char *src; size_t len; } lt_embedded;
@@ -208,6 +209,7 @@ static void add_lib_paths(lua_State *L) {
 
 int luaopen_torch(lua_State *L) {
   luaL_checkversion(L);
+  lt_cpu_register_kernels();   /* until lt_init */
   lt_get_num_threads();   /* settles the thread count (and OpenBLAS's) before the first op */
   lua_getfield(L, LUA_REGISTRYINDEX, "lutorch.module");
   if (lua_istable(L, -1)) return 1;     /* one module per state */

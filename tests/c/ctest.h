@@ -2,7 +2,7 @@
 ** ctest.h — a tiny unit-test harness for the C core.
 **
 **   TEST(name) { CHECK(x > 0); CHECK_EQ_INT(n, 3); CHECK_NEAR(y, 0.5, 1e-6); }
-**   int main(void) { RUN(name); return ctest_summary(); }
+**   int main(void) { ctest_init(); RUN(name); return ctest_summary(); }
 **
 ** A failed check reports and carries on, so one run shows every failure.
 ** ctest_summary prints "N passed, N failed" and returns the exit status.
@@ -15,8 +15,14 @@
 #include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include "cpu/register.h"
 
 static atomic_int ctest_passed, ctest_failed;
+
+/* what starting the library takes, before any test runs an op */
+static void ctest_init(void) {
+  lt_cpu_register_kernels();   /* until lt_init */
+}
 static const char *ctest_current = "?";
 
 static void ctest_fail(const char *file, int line) {

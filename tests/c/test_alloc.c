@@ -216,6 +216,7 @@ TEST(test_threads) {
 }
 
 int main(void) {
+  ctest_init();
   A = lt_cpu_allocator();
   CHECK(A != NULL && A->alloc && A->free);
   RUN(test_alignment);

@@ -327,6 +327,7 @@ static void report_overhead(void) {
 }
 
 int main(void) {
+  ctest_init();
   RUN(test_env_default);
   RUN(test_coverage);
   RUN(test_threads_used);

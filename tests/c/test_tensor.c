@@ -118,6 +118,7 @@ TEST(dtypes) {
 }
 
 int main(void) {
+  ctest_init();
   RUN(refcounts_and_views);
   RUN(from_blob_release);
   RUN(copy_broadcast_and_cast);
