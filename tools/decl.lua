@@ -21,7 +21,7 @@ M.FIELDS = {
   variants = "string", lua = "string", alias = "table", doc = "string",
   out = "boolean", inplace = "boolean", view = "boolean", nondiff = "boolean",
   kernels = "table", inplace_kernel = "table", composite = "string",
-  derivatives = "table", node_name = "string",
+  cross_device = "boolean", derivatives = "table", node_name = "string",
 }
 
 local function op_name(decl)
@@ -68,7 +68,7 @@ function M.check(decl)
     if not decl.inplace then error(("op %s: field 'inplace_kernel' needs inplace = true"):format(name), 0) end
   end
   if decl.composite then
-    for _, f in ipairs({ "kernels", "inplace_kernel" }) do
+    for _, f in ipairs({ "kernels", "inplace_kernel", "cross_device" }) do
       if decl[f] ~= nil then
         error(("op %s: field '%s': a composite op is not dispatched (it runs other ops' entry points)"):format(name, f), 0)
       end

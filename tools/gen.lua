@@ -18,6 +18,7 @@
 --             backend; `any` is device-neutral and goes into every backend's
 --             table. Default { cpu = "lt_cpu_NAME" }; {} for no kernel at all
 --   inplace_kernel  the same for NAME_ (default: the generated wrappers)
+--   cross_device    dispatch on self's backend only (x:copy_(y) across devices)
 --   composite C function implementing the op with other ops (not dispatched)
 --   nondiff   the op has no derivative
 --   derivatives, node_name, view   see src/ops/README.md
@@ -228,6 +229,10 @@ local function add_op(decl, file)
   op.rkind = ret_kind(sch)
   op.kernels = D.kernels(decl)
   op.defaults = {}
+  op.cross_device = decl.cross_device
+  if op.cross_device and not (op.c_args[1] and op.c_args[1].type == "Tensor") then
+    error(("op %s: cross_device needs a Tensor first argument to dispatch on"):format(op.name), 0)
+  end
   op.view = decl.view or (sch.rets[1] ~= nil and sch.rets[1].alias ~= nil and not sch.rets[1].alias:find("!"))
   op.mutates = sch.args[1] and sch.args[1].type == "Tensor" and sch.args[1].mutable
   ops[#ops + 1] = op
@@ -238,7 +243,7 @@ local function add_op(decl, file)
       variants = "function,method", lua = op.lua .. "_", alias = {},
       out = false, doc = "In-place form of " .. op.name .. ": writes into self and returns it.",
       nondiff = decl.nondiff, c_args = op.c_args, lua_only = {}, rkind = "tensor",
-      inplace_of = op, mutates = true,
+      inplace_of = op, mutates = true, cross_device = op.cross_device,
       kernels = {}, defaults = {},
     }
     for _, a in ipairs(decl.alias or {}) do ip.alias[#ip.alias + 1] = a .. "_" end
@@ -333,16 +338,24 @@ local function cstr(s)
   return '"' .. s:gsub("\\", "\\\\"):gsub('"', '\\"'):gsub("\n", "\\n") .. '"'
 end
 
+-- The keyset an entry point dispatches on: every tensor argument's keys, a
+-- Device? argument's backend. A cross_device op takes its backend from its
+-- first argument (self) alone; the other tensors add their non-backend keys
+-- (Autograd), so an input that requires grad is still seen.
 local function keyset_expr(op)
   local parts = {}
-  for _, a in ipairs(op.c_args) do
-    if a.type == "Tensor" then parts[#parts + 1] = a.name .. "->keys"
-    elseif a.type == "Tensor?" then parts[#parts + 1] = ("(%s ? %s->keys : 0)"):format(a.name, a.name)
-    elseif a.type == "Tensor[]" then parts[#parts + 1] = ("lt_tensors_keys(%s, %s_n)"):format(a.name, a.name)
-    elseif a.type == "Device?" then parts[#parts + 1] = ("lt_device_keys(%s)"):format(a.name)
+  for i, a in ipairs(op.c_args) do
+    local other = op.cross_device and i > 1
+    local function k(e) return other and ("(%s & ~LT_BACKEND_KEYS)"):format(e) or e end
+    if a.type == "Tensor" then parts[#parts + 1] = k(a.name .. "->keys")
+    elseif a.type == "Tensor?" then parts[#parts + 1] = k(("(%s ? %s->keys : 0)"):format(a.name, a.name))
+    elseif a.type == "Tensor[]" then parts[#parts + 1] = k(("lt_tensors_keys(%s, %s_n)"):format(a.name, a.name))
+    elseif a.type == "Device?" and not other then parts[#parts + 1] = ("lt_device_keys(%s)"):format(a.name)
     end
   end
-  if op.out and not op.inplace_of then parts[#parts + 1] = "(out ? out->keys : 0)" end
+  if op.out and not op.inplace_of then
+    parts[#parts + 1] = op.cross_device and "(out ? out->keys & ~LT_BACKEND_KEYS : 0)" or "(out ? out->keys : 0)"
+  end
   if #parts == 0 then return "LT_KEYBIT(LT_KEY_CPU)" end
   return join(parts, " | ")
 end
@@ -413,9 +426,11 @@ for _, op in ipairs(ops) do
         for j, a in ipairs(args) do if a == "out" then args[j] = "NULL" end end
       end
       local ks = keyset_expr(op)
-      if op.out and not with_out then ks = ks:gsub(" | %(out %? out%->keys : 0%)", "") end
+      if op.out and not with_out then ks = ks:gsub(" | %(out %? out%->keys[^)]*%)", "") end
       c(("  lt_keyset lt__ks = %s;"):format(ks))
-      c(("  if (lt_keyset_mixed_backends(lt__ks)) { lt_dispatch_device_mismatch(LT_OP_%s, lt__ks); return %s; }"):format(op.name, fail_value(op)))
+      if not op.cross_device then
+        c(("  if (lt_keyset_mixed_backends(lt__ks)) { lt_dispatch_device_mismatch(LT_OP_%s, lt__ks); return %s; }"):format(op.name, fail_value(op)))
+      end
       c(("  %s lt__r = lt_%s_redispatch(%s);"):format(rt, op.name, join({ "lt_dispatch_keys(lt__ks)", table.unpack(args) })))
       local okx = op.rkind == "tensor" and "lt__r" or (op.rkind == "list" and "lt__r.n >= 0" or "lt__r >= 0")
       if op.inplace_of or op.mutates then c(("  if (%s) lt_tensor_bump_version(self);"):format(okx)) end

@@ -16,6 +16,7 @@ local ops = {
   -- whole-tensor writes: self's old value gets a zero gradient
   { "copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)", kernels = { any = "lt_core_copy_" },
     alias = { "copy" }, node_name = "CopyBackwards",
+    cross_device = true,   -- x:copy_(y) copies between devices: dispatched on self's backend
     derivatives = { self = "lt_ew_grad_zeros(grad)", src = "lt_grad_identity(grad)" },
     doc = "Copies src into self, broadcasting and converting dtype; returns self." },
   { "fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)", kernels = { any = "lt_core_fill_" }, alias = { "fill" }, node_name = "FillBackward0",

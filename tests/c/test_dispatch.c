@@ -1,8 +1,8 @@
 /*
 ** test_dispatch.c — the dispatcher: kernel selection by keyset, fallthrough,
 ** wrapper keys receiving the keyset below them, thread-local exclusion, the
-** profiling hook, the missing-kernel error, and backends registering their
-** kernel tables.
+** profiling hook, the missing-kernel error, backends registering their
+** kernel tables, and copy_ dispatching across devices.
 */
 #include <string.h>
 #include "ctest.h"
@@ -110,6 +110,37 @@ TEST(backend_tables) {
   CHECK(lt_device_keys(cuda) == LT_KEYBIT(LT_KEY_CUDA));
 }
 
+static int copy_calls;
+static lt_tensor *fake_copy_(lt_tensor *self, lt_tensor *src) {
+  copy_calls++;
+  lt_tensor_retain(self);
+  return self;
+}
+
+/* copy_ is cross_device: it runs self's backend's kernel whatever src's device;
+** other ops refuse tensors of two backends */
+TEST(cross_device_copy) {
+  int64_t n = 2;
+  lt_device cpu = {LT_DEV_CPU, 0};
+  lt_tensor *dst = lt_tensor_new_zeros(LT_FLOAT32, cpu, 1, &n);
+  lt_tensor *src = lt_tensor_new_zeros(LT_FLOAT32, cpu, 1, &n);
+  lt_keyset saved_keys = src->keys;
+  src->keys = (src->keys & ~LT_KEYBIT(LT_KEY_CPU)) | LT_KEYBIT(LT_KEY_CUDA);   /* as if on cuda */
+  void *saved = lt_op_table[LT_OP_copy_].kernel[LT_KEY_CPU];
+  lt_dispatch_register(LT_OP_copy_, LT_KEY_CPU, (void *)fake_copy_);
+  lt_tensor *r = lt_copy_(dst, src);
+  CHECK(r == dst);
+  CHECK_EQ_INT(copy_calls, 1);
+  lt_tensor_release(r);
+  lt_dispatch_register(LT_OP_copy_, LT_KEY_CPU, saved);
+  r = lt_add(dst, src, lt_scalar_int(1));
+  CHECK(r == NULL);
+  CHECK(strstr(lt_error_message(), "expected all tensors to be on the same device") != NULL);
+  src->keys = saved_keys;
+  lt_tensor_release(src);
+  lt_tensor_release(dst);
+}
+
 TEST(inference_mode_tensors) {
   int64_t n = 2;
   lt_tls_inference_mode = true;
@@ -123,6 +154,7 @@ int main(void) {
   ctest_init();
   RUN(select_and_fallthrough);
   RUN(backend_tables);
+  RUN(cross_device_copy);
   RUN(inference_mode_tensors);
   return ctest_summary();
 }
