@@ -3,6 +3,7 @@
 -- src/ops/*.lua.
 --
 --   lua5.4 tools/gen.lua OUTDIR src/ops/a.lua src/ops/b.lua ...
+--   lua5.4 tools/gen.lua --check src/ops/*.lua    which ops lack a kernel, per backend
 --
 -- A declaration is a table whose first element is a PyTorch-style schema:
 --   { "add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
@@ -33,9 +34,10 @@
 
 local D = dofile((arg[0]:match("^(.*)[/\\]") or ".") .. "/decl.lua")
 
+local check_mode = arg[1] == "--check"
 local outdir = arg[1]
 if not outdir then
-  io.stderr:write("usage: lua5.4 tools/gen.lua OUTDIR decl.lua...\n")
+  io.stderr:write("usage: lua5.4 tools/gen.lua OUTDIR decl.lua... | --check decl.lua...\n")
   os.exit(2)
 end
 
@@ -290,6 +292,46 @@ local function kernel_of(op, b)
   if op.kernels[b] then return op.kernels[b], "own" end
   if op.kernels.any then return op.kernels.any, "any" end
   return nil
+end
+
+------------------------------------------------------------------------------
+-- --check: per backend, the dispatched ops that have no kernel there
+------------------------------------------------------------------------------
+-- names joined by ", " into lines of at most width columns, each indented
+local function wrap(names, indent, width)
+  local lines, cur = {}, indent
+  for i, n in ipairs(names) do
+    local piece = n .. (i < #names and "," or "")
+    if #cur > #indent and #cur + 1 + #piece > width then
+      lines[#lines + 1] = cur; cur = indent .. piece
+    else
+      cur = cur .. (#cur > #indent and " " or "") .. piece
+    end
+  end
+  if #cur > #indent then lines[#lines + 1] = cur end
+  return lines
+end
+
+if check_mode then
+  local dispatched, n_any = 0, 0
+  for _, op in ipairs(ops) do
+    if not op.composite and not op.composite_inplace then
+      dispatched = dispatched + 1
+      if op.kernels.any then n_any = n_any + 1 end
+    end
+  end
+  print(("%d ops, %d dispatched (the others are composite)"):format(#ops, dispatched))
+  for _, b in ipairs(D.BACKENDS) do
+    local missing = {}
+    for _, op in ipairs(ops) do
+      if not op.composite and not op.composite_inplace and not kernel_of(op, b) then missing[#missing + 1] = op.name end
+    end
+    table.sort(missing)
+    print(("%s: %d of %d ops lack a kernel%s"):format(b, #missing, dispatched, #missing > 0 and ":" or ""))
+    for _, line in ipairs(wrap(missing, "  ", 78)) do print(line) end
+  end
+  print(("any: %d ops have a device-neutral kernel (counted on every backend)"):format(n_any))
+  os.exit(0)
 end
 
 ------------------------------------------------------------------------------
