@@ -272,7 +272,7 @@ define lt_man
 	 else echo "  MAN $@ skipped: no $(LUA)"; fi
 endef
 # every page lists the others under SEE ALSO, so a new chapter remakes them all
-$(BUILD)/man/lutorch-ops.7: tools/man.lua $(OPS_DECL) $(MAN_MD)
+$(BUILD)/man/lutorch-ops.7: tools/man.lua tools/decl.lua $(OPS_DECL) $(MAN_MD)
 	$(call lt_man,ops $@ $(OPS_DECL) -- $(MAN_MD))
 $(BUILD)/man/lutorch.7: man/tensor.md tools/man.lua $(MAN_MD)
 	$(call lt_man,page $< $@ $(MAN_MD))

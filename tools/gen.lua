@@ -1019,7 +1019,17 @@ l("  {NULL, NULL, NULL, 0}\n};")
 local M = {}
 M[#M + 1] = "# lutorch op reference\n"
 M[#M + 1] = "Generated from the op declarations in `src/ops/`. Dims and indices are 1-based;"
-M[#M + 1] = "negative dims count from the end. `out=` is given in the trailing options table.\n"
+M[#M + 1] = "negative dims count from the end. `out=` is given in the trailing options table."
+M[#M + 1] = "Under each op, its kernels: ✓ for a backend that has one (a device-neutral kernel counts"
+M[#M + 1] = "for every backend), — for none yet; a composite op runs other ops, wherever they run.\n"
+
+-- "kernels: cpu ✓, cuda —" or "kernels: composite"
+local function kernels_line(op)
+  if op.composite or op.composite_inplace then return "kernels: composite" end
+  local ks = {}
+  for _, b in ipairs(D.BACKENDS) do ks[#ks + 1] = b .. " " .. (kernel_of(op, b) and "✓" or "—") end
+  return "kernels: " .. join(ks)
+end
 local byfile = {}
 local fileorder = {}
 for _, op in ipairs(ops) do
@@ -1036,6 +1046,7 @@ for _, f in ipairs(fileorder) do
     for _, a in ipairs(op.alias) do forms[#forms + 1] = a end
     M[#M + 1] = ("- `%s` — %s (%s%s%s)"):format(sig, op.doc, join(forms), op.out and "; out=" or "",
       op.nondiff and "; not differentiable" or "")
+    M[#M + 1] = "  " .. kernels_line(op)
   end
   M[#M + 1] = ""
 end
