@@ -34,14 +34,21 @@ REPL_SRC := $(wildcard src/repl/*.c)
 VM_SRC := $(wildcard src/vm/*.c)
 OPS_DECL := $(sort $(wildcard src/ops/*.lua))
 EMBED_LUA := $(sort $(wildcard src/vm/lua/*.lua))
-GEN_SRC := $(BUILD)/gen/lt_ops.c $(BUILD)/gen/lua_ops.c $(BUILD)/gen/embedded.c
+# the generator's output (tools/gen.lua): the op table and entry points, each backend's
+# kernel table (kernels_B.{h,c}), the Lua bindings, the op reference
+GEN_BACKENDS := cpu cuda
+GEN_OUT := $(BUILD)/gen/lt_ops.h $(BUILD)/gen/lt_ops.c $(BUILD)/gen/lua_ops.c $(BUILD)/gen/ops.md \
+           $(foreach b,$(GEN_BACKENDS),$(BUILD)/gen/kernels_$(b).h $(BUILD)/gen/kernels_$(b).c)
+# kernels_cpu.c goes into the library with the CPU backend; kernels_cuda.c belongs to the
+# CUDA backend's own module (make check-gen compiles it)
+GEN_SRC := $(BUILD)/gen/lt_ops.c $(BUILD)/gen/kernels_cpu.c $(BUILD)/gen/lua_ops.c $(BUILD)/gen/embedded.c
 OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRC) $(VM_SRC)) \
        $(patsubst $(BUILD)/gen/%.c,$(BUILD)/obj/gen/%.o,$(GEN_SRC))
-HDRS := $(wildcard src/*/*.h) $(BUILD)/gen/lt_ops.h
+HDRS := $(wildcard src/*/*.h) $(BUILD)/gen/lt_ops.h $(BUILD)/gen/kernels_cpu.h
 
 all: $(BUILD)/lutorch $(BUILD)/liblutorch.a $(BUILD)/liblutorch.so $(BUILD)/torch.so
 
-$(BUILD)/gen/lt_ops.h $(BUILD)/gen/lt_ops.c $(BUILD)/gen/lua_ops.c $(BUILD)/gen/ops.md &: tools/gen.lua $(OPS_DECL)
+$(GEN_OUT) &: tools/gen.lua tools/decl.lua $(OPS_DECL)
 	@mkdir -p $(BUILD)/gen
 	$(LUA) tools/gen.lua $(BUILD)/gen $(OPS_DECL)
 
@@ -49,10 +56,19 @@ $(BUILD)/gen/embedded.c: tools/embed.lua $(EMBED_LUA)
 	@mkdir -p $(BUILD)/gen
 	$(LUA) tools/embed.lua $@ $(EMBED_LUA)
 
+# a kernel whose prototype differs from its op's kernel type is an error, not a warning
+GEN_CFLAGS = -Werror=incompatible-pointer-types
 $(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c $(HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  CC $<"
-	@$(CC) $(CFLAGS) -c $< -o $@
+	@$(CC) $(CFLAGS) $(GEN_CFLAGS) -c $< -o $@
+
+# the kernel tables of backends not built here compile too (nothing is kept)
+check-gen: $(GEN_OUT)
+	@for b in $(filter-out cpu,$(GEN_BACKENDS)); do \
+	  echo "  CC $(BUILD)/gen/kernels_$$b.c (check)"; \
+	  $(CC) $(CFLAGS) $(GEN_CFLAGS) -fsyntax-only $(BUILD)/gen/kernels_$$b.c || exit 1; \
+	done
 
 $(BUILD)/obj/src/cpu/%.o: CFLAGS += $(KERNEL_OPT)
 # GCC 12.2 dies (internal compiler error in extract_insn) vectorising the special functions'
@@ -113,6 +129,7 @@ run: deps
 
 test: deps
 	$(MAKE) all
+	$(MAKE) check-gen
 	$(MAKE) test-c
 	@BUILD=$(BUILD) sh tests/run.sh
 
@@ -141,7 +158,7 @@ bench: all
 clean:
 	rm -rf $(BUILD) build-asan
 
-.PHONY: all deps run test test-c asan bench clean
+.PHONY: all deps run test test-c check-gen asan bench clean
 
 # ---- embedding and install: public headers, lutorch.pc, make install / uninstall ----
 # include/lutorch.h includes copies of the core headers it needs, made under
@@ -260,7 +277,7 @@ define lt_man
 	 else echo "  MAN $@ skipped: no $(LUA)"; fi
 endef
 # every page lists the others under SEE ALSO, so a new chapter remakes them all
-$(BUILD)/man/lutorch-ops.7: tools/man.lua $(OPS_DECL) $(MAN_MD)
+$(BUILD)/man/lutorch-ops.7: tools/man.lua tools/decl.lua $(OPS_DECL) $(MAN_MD)
 	$(call lt_man,ops $@ $(OPS_DECL) -- $(MAN_MD))
 $(BUILD)/man/lutorch.7: man/tensor.md tools/man.lua $(MAN_MD)
 	$(call lt_man,page $< $@ $(MAN_MD))

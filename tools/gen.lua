@@ -1,26 +1,51 @@
--- gen.lua — generates the op table, C entry points, Lua bindings and the op
--- reference from the declarations in src/ops/*.lua.
+-- gen.lua — generates the op table, C entry points, the backends' kernel
+-- tables, Lua bindings and the op reference from the declarations in
+-- src/ops/*.lua.
 --
 --   lua5.4 tools/gen.lua OUTDIR src/ops/a.lua src/ops/b.lua ...
+--   lua5.4 tools/gen.lua --check src/ops/*.lua    which ops lack a kernel, per backend
 --
 -- A declaration is a table whose first element is a PyTorch-style schema:
 --   { "add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
 --     out = true, inplace = true, doc = "...", alias = {"cadd"} }
--- Fields:
+-- Fields (tools/decl.lua lists them; any other field is an error):
 --   variants  "function,method" (default), "function" or "method"
 --   lua       Lua name when it differs from the C name (overloads share one)
 --   alias     further Lua names (Torch7 spellings)
 --   out       the kernel takes a trailing `out` tensor (NULL when absent)
 --   inplace   also declare NAME_ (in place on self); its kernels call the
 --             out= kernel with out = self unless `inplace_kernel` names one
---   cpu       CPU kernel name (default lt_cpu_NAME); false: no CPU kernel
+--   kernels   { cpu = "fn", cuda = "fn", any = "fn" }: the kernel of each
+--             backend; `any` is device-neutral and goes into every backend's
+--             table. Default { cpu = "lt_cpu_NAME" }; {} for no kernel at all
+--   inplace_kernel  the same for NAME_ (default: the generated wrappers)
+--   cross_device    dispatch on self's backend only (x:copy_(y) across devices)
 --   composite C function implementing the op with other ops (not dispatched)
 --   nondiff   the op has no derivative
+--   derivatives, node_name, view   see src/ops/README.md
 --   doc       one line for the reference
 -- Dims (`Dim`, `Dim?`, `Dim[]`) and indices (`Index`) are 1-based in Lua and
 -- 0-based in C; the binding converts. Defaults are written as Lua sees them.
+--
+-- Output, in OUTDIR: lt_ops.h / lt_ops.c (ids, entry points, redispatch,
+-- kernel typedefs, the op table with its Autograd and Profile kernels),
+-- kernels_B.h / kernels_B.c for each backend B (B's kernel prototypes, the
+-- default in-place kernels, lt_B_kernel_table), lua_ops.c, ops.md.
 
-local outdir = assert(arg[1], "usage: gen.lua OUTDIR decl.lua...")
+local D = dofile((arg[0]:match("^(.*)[/\\]") or ".") .. "/decl.lua")
+
+local check_mode = arg[1] == "--check"
+local outdir = arg[1]
+if not outdir then
+  io.stderr:write("usage: lua5.4 tools/gen.lua OUTDIR decl.lua... | --check decl.lua...\n")
+  os.exit(2)
+end
+
+-- a declaration error names the file and the op, without a Lua traceback
+local function die(msg)
+  io.stderr:write("gen.lua: " .. msg .. "\n")
+  os.exit(1)
+end
 
 local ops = {}        -- in declaration order, after expansion of inplace
 local by_name = {}
@@ -195,7 +220,7 @@ local function add_op(decl, file)
     composite = decl.composite, nondiff = decl.nondiff,
     inplace_self = false,
   }
-  assert(not by_name[op.name], "op declared twice: " .. op.name)
+  if by_name[op.name] then error("op declared twice: " .. op.name, 0) end
   op.c_args = {}
   op.lua_only = {}
   for _, a in ipairs(sch.args) do
@@ -204,8 +229,12 @@ local function add_op(decl, file)
     else op.c_args[#op.c_args + 1] = a end
   end
   op.rkind = ret_kind(sch)
-  if decl.cpu == false or op.composite then op.cpu = nil
-  else op.cpu = decl.cpu or ("lt_cpu_" .. op.name) end
+  op.kernels = D.kernels(decl)
+  op.defaults = {}
+  op.cross_device = decl.cross_device
+  if op.cross_device and not (op.c_args[1] and op.c_args[1].type == "Tensor") then
+    error(("op %s: cross_device needs a Tensor first argument to dispatch on"):format(op.name), 0)
+  end
   op.view = decl.view or (sch.rets[1] ~= nil and sch.rets[1].alias ~= nil and not sch.rets[1].alias:find("!"))
   op.mutates = sch.args[1] and sch.args[1].type == "Tensor" and sch.args[1].mutable
   ops[#ops + 1] = op
@@ -216,13 +245,23 @@ local function add_op(decl, file)
       variants = "function,method", lua = op.lua .. "_", alias = {},
       out = false, doc = "In-place form of " .. op.name .. ": writes into self and returns it.",
       nondiff = decl.nondiff, c_args = op.c_args, lua_only = {}, rkind = "tensor",
-      inplace_of = op, mutates = true,
+      inplace_of = op, mutates = true, cross_device = op.cross_device,
+      kernels = {}, defaults = {},
     }
     for _, a in ipairs(decl.alias or {}) do ip.alias[#ip.alias + 1] = a .. "_" end
-    if decl.inplace_kernel then ip.cpu = decl.inplace_kernel
-    elseif op.cpu then ip.cpu_default = true end
+    -- each backend: the named in-place kernel, else a generated default that
+    -- runs the backend's out= kernel with out = self (lt_B_NAME__default)
+    local ik = decl.inplace_kernel or {}
+    ip.kernels.any = ik.any
+    for _, b in ipairs(D.BACKENDS) do
+      if ik[b] then ip.kernels[b] = ik[b]
+      elseif not ik.any and (op.kernels[b] or op.kernels.any) then
+        if not op.out then error(("op %s: inplace without out = true needs inplace_kernel"):format(op.name), 0) end
+        ip.defaults[b] = true
+      end
+    end
     if op.composite then ip.composite_inplace = true end
-    assert(op.rkind == "tensor", "inplace needs a Tensor result: " .. op.name)
+    if op.rkind ~= "tensor" then error("op " .. op.name .. ": inplace needs a Tensor result", 0) end
     ops[#ops + 1] = ip
     by_name[ip.name] = ip
   end
@@ -232,8 +271,67 @@ local files = {}
 for i = 2, #arg do files[#files + 1] = arg[i] end
 table.sort(files)
 for _, f in ipairs(files) do
-  local decls = dofile(f)
-  for _, d in ipairs(decls) do add_op(d, f) end
+  local okf, decls = pcall(dofile, f)
+  if not okf then die(tostring(decls)) end
+  if type(decls) ~= "table" then die(f .. ": must return a list of declarations") end
+  for _, d in ipairs(decls) do
+    local ok, err = pcall(function()
+      if type(d) ~= "table" then error("a declaration must be a table", 0) end
+      D.check(d)
+      add_op(d, f)
+    end)
+    if not ok then die(f .. ": " .. tostring(err)) end
+  end
+end
+
+-- the function in backend b's table for op (nil: none), and whether it is the
+-- op's own kernel for b (declared in kernels_b.h) rather than `any` or a default
+local function kernel_of(op, b)
+  if op.composite or op.composite_inplace then return nil end
+  if op.defaults[b] then return ("lt_%s_%s_default"):format(b, op.name), "default" end
+  if op.kernels[b] then return op.kernels[b], "own" end
+  if op.kernels.any then return op.kernels.any, "any" end
+  return nil
+end
+
+------------------------------------------------------------------------------
+-- --check: per backend, the dispatched ops that have no kernel there
+------------------------------------------------------------------------------
+-- names joined by ", " into lines of at most width columns, each indented
+local function wrap(names, indent, width)
+  local lines, cur = {}, indent
+  for i, n in ipairs(names) do
+    local piece = n .. (i < #names and "," or "")
+    if #cur > #indent and #cur + 1 + #piece > width then
+      lines[#lines + 1] = cur; cur = indent .. piece
+    else
+      cur = cur .. (#cur > #indent and " " or "") .. piece
+    end
+  end
+  if #cur > #indent then lines[#lines + 1] = cur end
+  return lines
+end
+
+if check_mode then
+  local dispatched, n_any = 0, 0
+  for _, op in ipairs(ops) do
+    if not op.composite and not op.composite_inplace then
+      dispatched = dispatched + 1
+      if op.kernels.any then n_any = n_any + 1 end
+    end
+  end
+  print(("%d ops, %d dispatched (the others are composite)"):format(#ops, dispatched))
+  for _, b in ipairs(D.BACKENDS) do
+    local missing = {}
+    for _, op in ipairs(ops) do
+      if not op.composite and not op.composite_inplace and not kernel_of(op, b) then missing[#missing + 1] = op.name end
+    end
+    table.sort(missing)
+    print(("%s: %d of %d ops lack a kernel%s"):format(b, #missing, dispatched, #missing > 0 and ":" or ""))
+    for _, line in ipairs(wrap(missing, "  ", 78)) do print(line) end
+  end
+  print(("any: %d ops have a device-neutral kernel (counted on every backend)"):format(n_any))
+  os.exit(0)
 end
 
 ------------------------------------------------------------------------------
@@ -262,9 +360,6 @@ for _, op in ipairs(ops) do
     h(("%s lt_%s_redispatch(%s);"):format(rt, op.name, plist({ "lt_keyset ks", table.unpack(full_params(op, with_out)) })))
     h(("typedef %s (*lt_%s_backend_fn)(%s);"):format(rt, op.name, plist(full_params(op, with_out))))
     h(("typedef %s (*lt_%s_wrapper_fn)(%s);"):format(rt, op.name, plist({ "lt_keyset ks", table.unpack(full_params(op, with_out)) })))
-    if op.cpu and not op.cpu_default then
-      h(("%s %s(%s);"):format(rt, op.cpu, plist(full_params(op, with_out))))
-    end
   end
   if op.composite then
     h(("%s %s(%s);"):format(rt, op.composite, plist(full_params(op, with_out))))
@@ -285,17 +380,24 @@ local function cstr(s)
   return '"' .. s:gsub("\\", "\\\\"):gsub('"', '\\"'):gsub("\n", "\\n") .. '"'
 end
 
+-- The keyset an entry point dispatches on: every tensor argument's keys, a
+-- Device? argument's backend. A cross_device op takes its backend from its
+-- first argument (self) alone; the other tensors add their non-backend keys
+-- (Autograd), so an input that requires grad is still seen.
 local function keyset_expr(op)
   local parts = {}
-  for _, a in ipairs(op.c_args) do
-    if a.type == "Tensor" then parts[#parts + 1] = a.name .. "->keys"
-    elseif a.type == "Tensor?" then parts[#parts + 1] = ("(%s ? %s->keys : 0)"):format(a.name, a.name)
-    elseif a.type == "Tensor[]" then parts[#parts + 1] = ("lt_tensors_keys(%s, %s_n)"):format(a.name, a.name)
-    elseif a.type == "Device?" then
-      parts[#parts + 1] = ("(%s.type == LT_DEV_CUDA ? LT_KEYBIT(LT_KEY_CUDA) : LT_KEYBIT(LT_KEY_CPU))"):format(a.name)
+  for i, a in ipairs(op.c_args) do
+    local other = op.cross_device and i > 1
+    local function k(e) return other and ("(%s & ~LT_BACKEND_KEYS)"):format(e) or e end
+    if a.type == "Tensor" then parts[#parts + 1] = k(a.name .. "->keys")
+    elseif a.type == "Tensor?" then parts[#parts + 1] = k(("(%s ? %s->keys : 0)"):format(a.name, a.name))
+    elseif a.type == "Tensor[]" then parts[#parts + 1] = k(("lt_tensors_keys(%s, %s_n)"):format(a.name, a.name))
+    elseif a.type == "Device?" and not other then parts[#parts + 1] = ("lt_device_keys(%s)"):format(a.name)
     end
   end
-  if op.out and not op.inplace_of then parts[#parts + 1] = "(out ? out->keys : 0)" end
+  if op.out and not op.inplace_of then
+    parts[#parts + 1] = op.cross_device and "(out ? out->keys & ~LT_BACKEND_KEYS : 0)" or "(out ? out->keys : 0)"
+  end
   if #parts == 0 then return "LT_KEYBIT(LT_KEY_CPU)" end
   return join(parts, " | ")
 end
@@ -337,14 +439,6 @@ for i, op in ipairs(ops) do
     c(("  %s lt__r = lt_%s_redispatch(%s);"):format(rt, op.name, join({ "ks", table.unpack(args) })))
     c(("  lt_dispatch_call_hook(LT_OP_%s, 1);"):format(op.name))
     c("  return lt__r;\n}\n")
-    -- default in-place kernel: the out= kernel writing into self
-    if op.cpu_default then
-      c(("static lt_tensor *lt_cpu_%s_default(%s) {"):format(op.name, plist(full_params(op, false))))
-      c("  lt_tls_inplace_op = true;")
-      c(("  lt_tensor *lt__r = %s(%s);"):format(op.inplace_of.cpu, join(cat(c_argnames(op, false), { "self" }))))
-      c("  lt_tls_inplace_op = false;")
-      c("  return lt__r;\n}\n")
-    end
   end
 end
 
@@ -374,9 +468,11 @@ for _, op in ipairs(ops) do
         for j, a in ipairs(args) do if a == "out" then args[j] = "NULL" end end
       end
       local ks = keyset_expr(op)
-      if op.out and not with_out then ks = ks:gsub(" | %(out %? out%->keys : 0%)", "") end
+      if op.out and not with_out then ks = ks:gsub(" | %(out %? out%->keys[^)]*%)", "") end
       c(("  lt_keyset lt__ks = %s;"):format(ks))
-      c(("  if (lt_keyset_mixed_backends(lt__ks)) { lt_dispatch_device_mismatch(LT_OP_%s, lt__ks); return %s; }"):format(op.name, fail_value(op)))
+      if not op.cross_device then
+        c(("  if (lt_keyset_mixed_backends(lt__ks)) { lt_dispatch_device_mismatch(LT_OP_%s, lt__ks); return %s; }"):format(op.name, fail_value(op)))
+      end
       c(("  %s lt__r = lt_%s_redispatch(%s);"):format(rt, op.name, join({ "lt_dispatch_keys(lt__ks)", table.unpack(args) })))
       local okx = op.rkind == "tensor" and "lt__r" or (op.rkind == "list" and "lt__r.n >= 0" or "lt__r >= 0")
       if op.inplace_of or op.mutates then c(("  if (%s) lt_tensor_bump_version(self);"):format(okx)) end
@@ -663,9 +759,8 @@ for _, op in ipairs(ops) do
   if op.out then flags[#flags + 1] = "LT_OPF_OUT" end
   if op.composite or op.composite_inplace then flags[#flags + 1] = "LT_OPF_COMPOSITE" end
   if op.nondiff then flags[#flags + 1] = "LT_OPF_NONDIFF" end
+  -- backend kernels come from the backends' tables (lt_dispatch_register_backend)
   local kern = {}
-  if op.cpu_default then kern[#kern + 1] = ("[LT_KEY_CPU] = (void *)lt_cpu_%s_default"):format(op.name)
-  elseif op.cpu and not op.composite then kern[#kern + 1] = ("[LT_KEY_CPU] = (void *)%s"):format(op.cpu) end
   if op.autograd_kernel then kern[#kern + 1] = ("[LT_KEY_AUTOGRAD] = (void *)%s"):format(op.autograd_kernel) end
   if not op.composite and not op.composite_inplace then
     kern[#kern + 1] = ("[LT_KEY_PROFILE] = (void *)profile_%s"):format(op.name)
@@ -676,6 +771,80 @@ for _, op in ipairs(ops) do
 end
 c("};")
 c("const int lt_num_ops = LT_NUM_OPS;")
+
+------------------------------------------------------------------------------
+-- kernels_B.h, kernels_B.c: each backend's kernels and its table
+------------------------------------------------------------------------------
+-- the hand-written headers declaring the `any` kernels (device-neutral, in src/core)
+local ANY_HEADERS = { "core/views.h", "core/copy_ops.h" }
+
+local KERNEL_FILES = {}   -- name -> lines
+for _, b in ipairs(D.BACKENDS) do
+  local B = b:upper()
+  local KH, KC = {}, {}
+  local function kh(x) KH[#KH + 1] = x end
+  local function kc(x) KC[#KC + 1] = x end
+  kh("/* generated by tools/gen.lua from the declarations in src/ops — do not edit */")
+  kh(("/* kernels_%s.h — the %s backend's kernels: the prototype of each kernel an op"):format(b, B))
+  kh(("** declares for %s (its lt_NAME_backend_fn type), the generated default in-place"):format(b))
+  kh(("** kernels, and the table the backend registers. Only src/%s includes it. */"):format(b))
+  kh(("#ifndef LT_KERNELS_%s_H\n#define LT_KERNELS_%s_H\n"):format(B, B))
+  kh('#include "lt_ops.h"\n')
+  local declared = {}
+  local function proto(op, fn)
+    if declared[fn] then return end
+    declared[fn] = true
+    local rt = RET_CTYPE[op.rkind]
+    kh(("%s%s%s(%s);"):format(rt, rt:sub(-1) == "*" and "" or " ", fn, plist(full_params(op, op.out))))
+  end
+  for _, op in ipairs(ops) do
+    local fn, kind = kernel_of(op, b)
+    if kind == "own" then proto(op, fn) end
+  end
+  kh("")
+  kh("/* the default in-place kernels (NAME_ through NAME's out= kernel) */")
+  for _, op in ipairs(ops) do
+    local fn, kind = kernel_of(op, b)
+    if kind == "default" then proto(op, fn) end
+  end
+  kh("")
+  kh(("/* indexed by op id (LT_OP_*); NULL where %s has no kernel */"):format(b))
+  kh(("extern void *const lt_%s_kernel_table[LT_NUM_OPS];\n"):format(b))
+  kh("#endif")
+
+  kc("/* generated by tools/gen.lua from the declarations in src/ops — do not edit */")
+  kc(('#include "kernels_%s.h"'):format(b))
+  for _, hdr in ipairs(ANY_HEADERS) do kc(('#include "%s"'):format(hdr)) end
+  kc("")
+  kc("/* default in-place kernels: the out= kernel writing into self */")
+  for _, op in ipairs(ops) do
+    if op.defaults[b] then
+      local base_fn = kernel_of(op.inplace_of, b)
+      kc(("lt_tensor *lt_%s_%s_default(%s) {"):format(b, op.name, plist(full_params(op, false))))
+      kc("  lt_tls_inplace_op = true;")
+      kc(("  lt_tensor *lt__r = %s(%s);"):format(base_fn, join(cat(c_argnames(op, false), { "self" }))))
+      kc("  lt_tls_inplace_op = false;")
+      kc("  return lt__r;\n}\n")
+    end
+  end
+  kc("/* each kernel has its op's kernel type: a prototype that differs is an")
+  kc("** incompatible-pointer-types error (the Makefile makes it one) */")
+  for _, op in ipairs(ops) do
+    local fn = kernel_of(op, b)
+    if fn then
+      kc(("static const lt_%s_backend_fn lt__type_%s __attribute__((unused)) = %s;"):format(op.name, op.name, fn))
+    end
+  end
+  kc("")
+  kc(("void *const lt_%s_kernel_table[LT_NUM_OPS] = {"):format(b))
+  for _, op in ipairs(ops) do
+    local fn = kernel_of(op, b)
+    if fn then kc(("  [LT_OP_%s] = (void *)%s,"):format(op.name, fn)) end
+  end
+  kc("};")
+  KERNEL_FILES["kernels_" .. b .. ".h"] = KH
+  KERNEL_FILES["kernels_" .. b .. ".c"] = KC
+end
 
 ------------------------------------------------------------------------------
 -- lua_ops.c: the Lua bindings
@@ -850,7 +1019,17 @@ l("  {NULL, NULL, NULL, 0}\n};")
 local M = {}
 M[#M + 1] = "# lutorch op reference\n"
 M[#M + 1] = "Generated from the op declarations in `src/ops/`. Dims and indices are 1-based;"
-M[#M + 1] = "negative dims count from the end. `out=` is given in the trailing options table.\n"
+M[#M + 1] = "negative dims count from the end. `out=` is given in the trailing options table."
+M[#M + 1] = "Under each op, its kernels: ✓ for a backend that has one (a device-neutral kernel counts"
+M[#M + 1] = "for every backend), — for none yet; a composite op runs other ops, wherever they run.\n"
+
+-- "kernels: cpu ✓, cuda —" or "kernels: composite"
+local function kernels_line(op)
+  if op.composite or op.composite_inplace then return "kernels: composite" end
+  local ks = {}
+  for _, b in ipairs(D.BACKENDS) do ks[#ks + 1] = b .. " " .. (kernel_of(op, b) and "✓" or "—") end
+  return "kernels: " .. join(ks)
+end
 local byfile = {}
 local fileorder = {}
 for _, op in ipairs(ops) do
@@ -867,6 +1046,7 @@ for _, f in ipairs(fileorder) do
     for _, a in ipairs(op.alias) do forms[#forms + 1] = a end
     M[#M + 1] = ("- `%s` — %s (%s%s%s)"):format(sig, op.doc, join(forms), op.out and "; out=" or "",
       op.nondiff and "; not differentiable" or "")
+    M[#M + 1] = "  " .. kernels_line(op)
   end
   M[#M + 1] = ""
 end
@@ -879,5 +1059,9 @@ local function write(name, lines)
 end
 write("lt_ops.h", H)
 write("lt_ops.c", C)
+for _, b in ipairs(D.BACKENDS) do
+  write("kernels_" .. b .. ".h", KERNEL_FILES["kernels_" .. b .. ".h"])
+  write("kernels_" .. b .. ".c", KERNEL_FILES["kernels_" .. b .. ".c"])
+end
 write("lua_ops.c", L)
 write("ops.md", M)

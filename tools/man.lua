@@ -15,6 +15,8 @@
 -- `groff -man -ww` and `man -l`; it needs no preprocessor.
 
 local mode = arg[1]
+-- the declaration fields and the backends, as tools/gen.lua reads them
+local D = dofile((arg[0]:match("^(.*)[/\\]") or ".") .. "/decl.lua")
 
 ------------------------------------------------------------------------------
 -- names and dates
@@ -449,6 +451,7 @@ local function load_ops(files)
     order[#order + 1] = fam
     fams[fam] = {}
     for _, d in ipairs(dofile(f)) do
+      D.check(d)
       local name, args, ret = d[1]:match("^%s*([%w_]+)%s*%((.*)%)%s*%->%s*(.-)%s*$")
       assert(name, "bad schema " .. d[1])
       local sch = { args = {}, ret = ret }
@@ -509,6 +512,13 @@ local function op_entry(out, op, fam)
     facts[#facts + 1] = "Differentiable" .. (#ins > 0 and (" in " .. word_list(ins)) or "") .. "."
   elseif d.composite then facts[#facts + 1] = "Differentiable (written with differentiable ops)."
   else facts[#facts + 1] = "Differentiable." end
+  -- per backend: ✓ a kernel (a device-neutral one counts for all), — none yet
+  if d.composite then facts[#facts + 1] = "Kernels: composite."
+  else
+    local ks = {}
+    for _, b in ipairs(D.BACKENDS) do ks[#ks + 1] = b .. " " .. (D.status(d, b) and "✓" or "—") end
+    facts[#facts + 1] = esc("Kernels: " .. word_list(ks) .. ".")
+  end
   out:raw(".br")
   out:raw(guard(table.concat(facts, " ")))
 end
@@ -516,6 +526,8 @@ end
 local function ops_page(dst, files, others)
   local fams, order = load_ops(files)
   local out = new_out()
+  -- the check mark of the Kernels lines, on a terminal without it
+  out:raw(".fchar \\[u2713] yes")
   out:raw(".SH NAME")
   out:raw("lutorch-ops \\- every tensor op: signatures, dtypes, broadcasting, autograd")
   out:raw(".SH SYNOPSIS")
@@ -529,7 +541,9 @@ local function ops_page(dst, files, others)
 Generated from the op declarations in src/ops/ (the same tables the bindings and the
 autograd nodes are generated from). Each entry gives the Lua call forms, a line of
 description, the schema, other Lua names (Torch7 spellings), the in-place form, dtypes
-where the op narrows or widens them, broadcasting, and whether the op is differentiable.]])
+where the op narrows or widens them, broadcasting, whether the op is differentiable, and
+its kernels: ✓ for each backend (cpu, cuda) that has one, — where none is written yet;
+a composite op is written with other ops and runs wherever they do.]])
   out:raw(".SS Reading a schema")
   out:raw(".IP \\(bu 2")
   out:text([[

@@ -13,6 +13,8 @@
 void lt_cpu_init(void);
 /* the CPU backend's function table; a test backend may borrow its copy and fill */
 const lt_backend *lt_cpu_backend(void);
+/* the CPU's kernel table (op id -> kernel), for lt_dispatch_register_backend */
+void *const *lt_cpu_kernels(void);
 
 /* dst[...] = src on the CPU: src broadcast to dst's shape, dtype converted */
 int lt_cpu_copy(lt_tensor *dst, const lt_tensor *src);

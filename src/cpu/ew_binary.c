@@ -5,7 +5,7 @@
 */
 #include <tgmath.h>
 #include "cpu/ew.h"
-#include "lt_ops.h"
+#include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
 
 lt_ew_loop lt_ew_pick(const char *op, const lt_ew_loop *tbl, lt_dtype dt) {
   lt_ew_loop fn = tbl[dt];

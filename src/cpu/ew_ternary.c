@@ -5,7 +5,7 @@
 */
 #include <tgmath.h>
 #include "cpu/ew.h"
-#include "lt_ops.h"
+#include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
 
 #define TY(x) __typeof__(x)
 

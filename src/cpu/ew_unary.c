@@ -9,7 +9,7 @@
 */
 #include <tgmath.h>
 #include "cpu/ew.h"
-#include "lt_ops.h"
+#include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
 
 /* glibc's vector variants (libmvec) of the functions the loops call; with
 ** these declarations GCC vectorises the calls without -ffast-math */

@@ -10,7 +10,7 @@
 */
 #include <string.h>
 #include <stdlib.h>
-#include "lt_ops.h"
+#include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
 #include "cpu/parallel.h"
 
 /* run BODY with E the unsigned type of the element width `es` */

@@ -9,7 +9,7 @@
 */
 #include <stdlib.h>
 #include <string.h>
-#include "lt_ops.h"
+#include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
 #include "cpu/la_gemm.h"
 #include "cpu/la_einsum.h"
 

@@ -5,7 +5,7 @@
 */
 #include <stdio.h>
 #include <string.h>
-#include "lt_ops.h"
+#include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
 #include "cpu/la_gemm.h"
 
 /* "2x3x4", as PyTorch prints shapes in product errors */

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <tgmath.h>
 #include "cpu/ew.h"
-#include "lt_ops.h"
+#include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
 #include "cpu/parallel.h"
 
 #define TY(x) __typeof__(x)

@@ -12,7 +12,7 @@
 ** if-convert (vectorise) the piecewise activations */
 #include <tgmath.h>
 #include "cpu/ew.h"
-#include "lt_ops.h"
+#include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
 
 /* glibc's vector variants (libmvec), so GCC vectorises these calls
 ** without -ffast-math (as in ew_unary.c) */

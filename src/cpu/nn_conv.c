@@ -23,7 +23,7 @@
 #include "core/tensor.h"
 #include "core/error.h"
 #include "cpu/parallel.h"
-#include "lt_ops.h"
+#include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
 #include "cpu/la_gemm.h"
 #include "cpu/nn_conv_shift.h"
 

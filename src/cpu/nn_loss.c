@@ -9,7 +9,7 @@
 */
 #include <math.h>
 #include <string.h>
-#include "lt_ops.h"
+#include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
 #include "core/tpool.h"
 #include "cpu/parallel.h"
 

@@ -10,7 +10,7 @@
 #include "core/tensor.h"
 #include "cpu/parallel.h"
 #include "core/rng.h"
-#include "lt_ops.h"
+#include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
 #include "meta/meta.h"
 
 #define NN_ERR_LEN 200

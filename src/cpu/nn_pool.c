@@ -12,7 +12,7 @@
 #include "core/tensor.h"
 #include "core/error.h"
 #include "cpu/parallel.h"
-#include "lt_ops.h"
+#include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
 
 typedef struct pool_geom {
   int64_t P, H, W, OH, OW;      /* planes, input and output plane sizes */

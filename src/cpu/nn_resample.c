@@ -11,7 +11,7 @@
 #include "core/tensor.h"
 #include "core/error.h"
 #include "cpu/parallel.h"
-#include "lt_ops.h"
+#include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
 
 static int float_ok(const char *op, const char *arg, const lt_tensor *t) {
   lt_dtype d = lt_tensor_dtype(t);

@@ -11,7 +11,7 @@
 */
 #include <math.h>
 #include <string.h>
-#include "lt_ops.h"
+#include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
 #include "cpu/parallel.h"
 
 /* glibc's vector exp/log (libmvec) so the exp loops vectorise; see ew_unary.c */

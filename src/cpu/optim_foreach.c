@@ -18,7 +18,7 @@
 #include "core/tensor.h"
 #include "core/error.h"
 #include "cpu/parallel.h"
-#include "lt_ops.h"
+#include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
 
 #define FE_MAXBUF 6          /* tensors per parameter: param, grad, up to 4 states */
 #define FE_CHUNK 32768       /* elements per parallel work item */

@@ -9,7 +9,7 @@
 #if defined(__GNUC__) && !defined(__clang__)
 #endif
 #include <stdlib.h>
-#include "lt_ops.h"
+#include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
 #include "cpu/red.h"
 
 typedef struct scan_ctx {

@@ -16,7 +16,7 @@
 #endif
 #include <stdlib.h>
 #include <string.h>
-#include "lt_ops.h"
+#include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
 #include "cpu/red.h"
 
 /* ---- planning ------------------------------------------------------------ */

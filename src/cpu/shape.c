@@ -6,7 +6,8 @@
 */
 #include <string.h>
 #include <stdlib.h>
-#include "lt_ops.h"
+#include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
+#include "core/views.h"
 
 static lt_tensor *same_view(const lt_tensor *t) {
   return lt_tensor_alias(t, t->offset, t->ndim, t->sizes, t->strides);

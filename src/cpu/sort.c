@@ -13,7 +13,7 @@
 #endif
 #include <stdlib.h>
 #include <string.h>
-#include "lt_ops.h"
+#include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
 #include "cpu/red.h"
 
 enum { Q_SORT, Q_TOPK, Q_KTH, Q_MEDIAN, Q_NANMEDIAN, Q_MODE };

@@ -31,6 +31,15 @@ int lt_dispatch_register(int op, lt_dispatch_key key, void *fn) {
   return 0;
 }
 
+int lt_dispatch_register_backend(lt_dispatch_key key, void *const *table) {
+  if ((int)key < 0 || key >= LT_FIRST_WRAPPER_KEY)
+    return lt_error("dispatch: key number %d is not a backend's key", (int)key);
+  if (!table) return lt_error("dispatch: no kernel table for %s", key_names[key]);
+  for (int i = 0; i < lt_num_ops; i++)
+    if (table[i]) lt_op_table[i].kernel[key] = table[i];
+  return 0;
+}
+
 int lt_dispatch_no_kernel(int op, lt_keyset ks) {
   const char *dev = (ks & LT_KEYBIT(LT_KEY_CUDA)) ? "cuda" : "cpu";
   /* no kernel because the device's whole backend is missing: say that */

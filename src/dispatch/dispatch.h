@@ -6,6 +6,10 @@
 ** lt_add_out, lt_add_, ... in build/gen/lt_ops.h), a Profile wrapper per op,
 ** the Lua bindings and the op reference.
 **
+** Backends fill their key's column from a generated table
+** (lt_dispatch_register_backend); the generated lt_op_table itself holds only
+** the Autograd and Profile kernels.
+**
 ** A call computes the keyset of its tensor arguments, adds the thread-local
 ** included keys, removes the excluded ones, and runs the kernel of the highest
 ** key that has one (a NULL kernel is a fallthrough). Backend kernels (CPU,
@@ -76,6 +80,12 @@ void lt_init(void);
 int lt_dispatch_find(const char *name);
 /* register (or replace) a kernel at a key; fn NULL makes the key fall through */
 int lt_dispatch_register(int op, lt_dispatch_key key, void *fn);
+/* a backend's kernels at its key (LT_KEY_CPU, LT_KEY_CUDA): table has one entry per
+** op (LT_NUM_OPS, indexed by LT_OP_*, generated as lt_B_kernel_table in
+** build/gen/kernels_B.c); each non-NULL entry replaces the op's kernel at key,
+** NULL entries leave it as it is. 0, or -1 with an error for a key that is not a
+** backend's or a NULL table. */
+int lt_dispatch_register_backend(lt_dispatch_key key, void *const *table);
 
 /* Profiling: while a hook is set, the Profile key is in every thread's
 ** included set... of the thread that set it; the hook sees every op call. */

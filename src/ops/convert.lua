@@ -1,25 +1,28 @@
 -- Conversions and whole-tensor writes: to(dtype), float()/long()/..., clone,
--- copy_, fill_, zero_. Kernels: src/cpu/ew_convert.c, copy.c, ew_cast.c.
+-- copy_, fill_, zero_. Kernels: src/core/copy_ops.c (device-neutral, `any`), over each
+-- backend's copy and cast loops (src/cpu/copy.c, ew_cast.c).
 -- The to_float()/... casts and type_as are composites over to(), differentiable through it.
 local ops = {
   { "to(Tensor self, ScalarType dtype, *, bool copy=False) -> Tensor", composite = "lt_to_impl",
     doc = "self converted to dtype; self itself when it already has it (unless copy)." },
   -- the converting part of to(); differentiable when the result is floating
-  { "_to_copy(Tensor self, ScalarType dtype) -> Tensor", cpu = "lt_core__to_copy", variants = "function",
+  { "_to_copy(Tensor self, ScalarType dtype) -> Tensor", kernels = { any = "lt_core__to_copy" }, variants = "function",
     derivatives = { self = "lt_grad_identity(grad)" },
     doc = "A new tensor with self's values converted to dtype (what to() does when it converts)." },
   { "type_as(Tensor self, Tensor other) -> Tensor", composite = "lt_type_as_impl",
     doc = "self converted to other's dtype." },
-  { "clone(Tensor self) -> Tensor", cpu = "lt_core_clone", derivatives = { self = "lt_grad_identity(grad)" },
+  { "clone(Tensor self) -> Tensor", kernels = { any = "lt_core_clone" }, derivatives = { self = "lt_grad_identity(grad)" },
     doc = "A contiguous copy of self." },
   -- whole-tensor writes: self's old value gets a zero gradient
-  { "copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)", cpu = "lt_core_copy_", alias = { "copy" }, node_name = "CopyBackwards",
+  { "copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)", kernels = { any = "lt_core_copy_" },
+    alias = { "copy" }, node_name = "CopyBackwards",
+    cross_device = true,   -- x:copy_(y) copies between devices: dispatched on self's backend
     derivatives = { self = "lt_ew_grad_zeros(grad)", src = "lt_grad_identity(grad)" },
     doc = "Copies src into self, broadcasting and converting dtype; returns self." },
-  { "fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)", cpu = "lt_core_fill_", alias = { "fill" }, node_name = "FillBackward0",
+  { "fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)", kernels = { any = "lt_core_fill_" }, alias = { "fill" }, node_name = "FillBackward0",
     derivatives = { self = "lt_ew_grad_zeros(grad)" },
     doc = "Sets every element of self to value; returns self." },
-  { "zero_(Tensor(a!) self) -> Tensor(a!)", cpu = "lt_core_zero_", alias = { "zero" }, node_name = "ZeroBackward0",
+  { "zero_(Tensor(a!) self) -> Tensor(a!)", kernels = { any = "lt_core_zero_" }, alias = { "zero" }, node_name = "ZeroBackward0",
     derivatives = { self = "lt_ew_grad_zeros(grad)" },
     doc = "Sets every element of self to 0; returns self." },
 }

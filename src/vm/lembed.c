@@ -105,7 +105,10 @@ static int p_openlibs(lua_State *L) {
   return 0;
 }
 
-int lutorch_openlibs(lua_State *L) { return protect(L, p_openlibs, NULL); }
+int lutorch_openlibs(lua_State *L) {
+  lt_init();   /* luaopen_torch does it too; here it is done before any Lua runs */
+  return protect(L, p_openlibs, NULL);
+}
 
 static int p_openstd(lua_State *L) { luaL_openlibs(L); return 0; }
 

@@ -2,7 +2,7 @@
 ** ctest.h — a tiny unit-test harness for the C core.
 **
 **   TEST(name) { CHECK(x > 0); CHECK_EQ_INT(n, 3); CHECK_NEAR(y, 0.5, 1e-6); }
-**   int main(void) { RUN(name); return ctest_summary(); }
+**   int main(void) { lt_init(); RUN(name); return ctest_summary(); }
 **
 ** A failed check reports and carries on, so one run shows every failure.
 ** ctest_summary prints "N passed, N failed" and returns the exit status.
@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 static atomic_int ctest_passed, ctest_failed;
+
 static const char *ctest_current = "?";
 
 static void ctest_fail(const char *file, int line) {

@@ -107,9 +107,7 @@ static const lt_backend fake_backend = {
 static int fake_backend_install(void) {
   lt_init();
   if (lt_backend_register(&fake_backend) < 0) return -1;
-  for (int i = 0; i < lt_num_ops; i++)
-    if (lt_dispatch_register(i, LT_KEY_CUDA, lt_op_table[i].kernel[LT_KEY_CPU]) < 0) return -1;
-  return 0;
+  return lt_dispatch_register_backend(LT_KEY_CUDA, lt_cpu_kernels());
 }
 
 #endif
