@@ -399,6 +399,19 @@ local function keyset_expr(op)
     parts[#parts + 1] = op.cross_device and "(out ? out->keys & ~LT_BACKEND_KEYS : 0)" or "(out ? out->keys : 0)"
   end
   if #parts == 0 then return "LT_KEYBIT(LT_KEY_CPU)" end
+  -- an op with tensors and a device (zeros_like(x, {device=})): the device, when given,
+  -- names the backend; the tensors then add only their other keys
+  local dev
+  for _, a in ipairs(op.c_args) do if a.type == "Device?" then dev = a.name end end
+  if dev and not op.cross_device then
+    local tens = {}
+    for _, p in ipairs(parts) do if p ~= ("lt_device_keys(%s)"):format(dev) then tens[#tens + 1] = p end end
+    if #tens > 0 then
+      local t = join(tens, " | ")
+      return ("((%s) & ~LT_BACKEND_KEYS) | (%s.type >= 0 ? lt_device_keys(%s) : ((%s) & LT_BACKEND_KEYS))"):format(
+        t, dev, dev, t)
+    end
+  end
   return join(parts, " | ")
 end
 

@@ -161,6 +161,8 @@ lt_tensor *lt_grad_to_meta(lt_tensor *grad, const lt_input_meta *meta);
 lt_tensor *lt_zeros_from_meta(const lt_input_meta *meta);
 lt_tensor *lt_grad_scale(lt_tensor *grad, lt_scalar alpha);   /* alpha * grad (grad itself when 1) */
 lt_tensor *lt_grad_identity(lt_tensor *grad);                 /* grad, a new reference */
+/* to(device)'s backward: grad moved back to the input's device */
+lt_tensor *lt_grad_to_device(lt_tensor *grad, const lt_input_meta *self_meta);
 
 void lt_autograd_init(void);    /* installs the tensor free hook; idempotent */
 

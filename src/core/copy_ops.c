@@ -37,3 +37,10 @@ lt_tensor *lt_core__to_copy(lt_tensor *self, int dtype) {
   if (dtype < 0 || dtype >= LT_NUM_DTYPES) return lt_error_null("to: argument 'dtype' is not a dtype");
   return lt_tensor_clone_as(self, (lt_dtype)dtype);
 }
+
+lt_tensor *lt_core__to_device(lt_tensor *self, lt_device device) {
+  if (device.type < 0) device = lt_device_cpu();
+  lt_tensor *r = lt_tensor_new((lt_dtype)self->dtype, device, self->ndim, self->sizes);
+  if (r && lt_tensor_copy_(r, self) < 0) { lt_tensor_release(r); return NULL; }
+  return r;
+}

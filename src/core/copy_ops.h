@@ -13,5 +13,7 @@ lt_tensor *lt_core_copy_(lt_tensor *self, lt_tensor *src);
 lt_tensor *lt_core_fill_(lt_tensor *self, lt_scalar value);
 lt_tensor *lt_core_zero_(lt_tensor *self);
 lt_tensor *lt_core__to_copy(lt_tensor *self, int dtype);
+/* always a new tensor on device (absent: the cpu) */
+lt_tensor *lt_core__to_device(lt_tensor *self, lt_device device);
 
 #endif

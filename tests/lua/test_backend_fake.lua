@@ -33,6 +33,10 @@ T.test("creation on the device, and device indices", function()
   local r = torch.randn(4, { device = "cuda" })
   T.eq(tostring(r.device), "cuda:0")
   T.eq(tostring(torch.arange(5, { device = "cuda" }).device), "cuda:0")
+  -- *_like keep the input's device unless told another
+  T.eq(tostring(torch.zeros_like(r).device), "cuda:0")
+  T.eq(tostring(torch.ones_like(r, { device = "cpu" }).device), "cpu")
+  T.eq(tostring(torch.empty_like(torch.ones(2), { device = "cuda:1" }).device), "cuda:1")
 end)
 
 T.test("ops route by device; results stay on it; numbers go with any device", function()
@@ -84,6 +88,44 @@ T.test("saving a device tensor writes its host copy; it loads on the cpu", funct
   T.eq(tostring(t.a.device), "cpu")
   T.eq(t.a:sum():item(), 10)
   T.eq(t.b[{ 2, 1 }], 3)
+end)
+
+T.test("to(device), cuda() and cpu() move data and gradients between devices", function()
+  local x = torch.tensor({ 1, 2, 3 }, { dtype = "float64", requires_grad = true })
+  -- to the device a tensor is on: the tensor itself (the same storage)
+  local y = torch.zeros(2)
+  y:to("cpu")[1] = 7; y:cpu()[2] = 8
+  T.eq(y[1], 7); T.eq(y[2], 8)
+  local before = fake.counters().from_host
+  local d = x:to("cuda")
+  T.ok(fake.counters().from_host > before, "moved through copy_from_host")
+  T.eq(tostring(d.device), "cuda:0")
+  local e = torch.zeros(2, { device = "cuda" })
+  e:cuda()[1] = 3
+  T.eq(e[1], 3)
+  T.eq(tostring(x:cuda("cuda:1").device), "cuda:1")
+  local f = x:to("cuda", torch.float32)
+  T.eq(tostring(f.device), "cuda:0"); T.eq(tostring(f.dtype), "torch.float32")
+  T.eq(d:cpu():sum():item(), 6)
+  -- the gradient comes back to the cpu leaf
+  local loss = (d * d):sum()
+  loss:backward()
+  T.eq(tostring(x.grad.device), "cpu")
+  T.eq(x.grad[1], 2); T.eq(x.grad[3], 6)
+  -- copy_ crosses devices; other ops do not
+  local h = torch.zeros(3)
+  h:copy_(d)
+  T.eq(h[2]:item(), 2)
+  local ok, err = pcall(function() return x:cuda("cpu") end)
+  T.ok(not ok and err:find("cuda: argument 'device' must be a cuda device", 1, true), err)
+  ok, err = pcall(function() return x:to("cuda:5") end)
+  T.ok(not ok and err:find("cuda:5 does not exist", 1, true), err)
+end)
+
+T.test("gradcheck through to(device) and back", function()
+  local x = torch.randn(3, 2, { dtype = "float64", requires_grad = true })
+  T.ok(torch.autograd.gradcheck(function(a) return (a:to("cuda") * 3):cpu() end, { x }))
+  T.ok(torch.autograd.gradcheck(function(a) return a:to("cuda"):t():exp():sum() end, { x }))
 end)
 
 T.test("the backend's memory statistics", function()
