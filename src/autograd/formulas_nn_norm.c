@@ -16,12 +16,7 @@ static lt_tensor *keep(pool *p, lt_tensor *t) { return lt_tpool_keep(p, t); }
 
 
 /* the result out of the pool: retained before the pool is drained */
-/* r (usually one of the pool's) as a new reference; the pool is emptied */
-static lt_tensor *ret(pool *p, lt_tensor *r) {
-  if (r) lt_tensor_retain(r);
-  lt_tpool_drop(p);
-  return r;
-}
+static lt_tensor *ret(pool *p, lt_tensor *r) { return lt_tpool_give(p, r); }
 
 #define TRY(var, e) do { if (!((var) = keep(&P, (e)))) goto out; } while (0)
 

@@ -26,3 +26,9 @@ lt_tensor *lt_tpool_finish(lt_tpool *p, lt_tensor *r) {
   lt_tpool_drop(p);
   return r;
 }
+
+lt_tensor *lt_tpool_give(lt_tpool *p, lt_tensor *r) {
+  if (r) lt_tensor_retain(r);
+  lt_tpool_drop(p);
+  return r;
+}

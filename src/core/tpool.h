@@ -21,5 +21,8 @@ lt_tensor *lt_tpool_keep(lt_tpool *p, lt_tensor *t);
 lt_tensor *lt_tpool_finish(lt_tpool *p, lt_tensor *r);
 /* empties the pool */
 void lt_tpool_drop(lt_tpool *p);
+/* r (usually one of the pool's; NULL passes) as a new reference, the pool emptied:
+** for code that checks each step itself and ignores the failed mark */
+lt_tensor *lt_tpool_give(lt_tpool *p, lt_tensor *r);
 
 #endif

@@ -205,12 +205,7 @@ lt_tensor *lt_nll_loss_impl(lt_tensor *self, lt_tensor *target, lt_tensor *weigh
 /* a pool of temporaries released on every exit path */
 typedef lt_tpool pool;
 static lt_tensor *keep(pool *p, lt_tensor *t) { return lt_tpool_keep(p, t); }
-/* r (usually one of the pool's) as a new reference; the pool is emptied */
-static lt_tensor *ret(pool *p, lt_tensor *r) {
-  if (r) lt_tensor_retain(r);
-  lt_tpool_drop(p);
-  return r;
-}
+static lt_tensor *ret(pool *p, lt_tensor *r) { return lt_tpool_give(p, r); }
 #define TRY(var, e) do { if (!((var) = keep(&P, (e)))) goto out; } while (0)
 
 static lt_tensor *num(double v) { return lt_tensor_wrapped_number(lt_scalar_float(v)); }
