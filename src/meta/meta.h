@@ -31,4 +31,9 @@ int lt_meta_widen_1d(const char *op, const char *arg, lt_intlist l, int64_t fill
 /* the input of a 1-D conv or pool: (C, L) or (N, C, L) */
 int lt_meta_check_1d_input(const char *op, int ndim);
 
+/* The result of an op: out resized to sizes (retained; it must be on dev), or a new
+** tensor of dtype dt on dev (lt_tensor_new allocates through dev's backend). NULL on error. */
+lt_tensor *lt_meta_result(const char *op, lt_tensor *out, lt_dtype dt, lt_device dev, int ndim,
+                          const int64_t *sizes);
+
 #endif
