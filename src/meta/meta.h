@@ -6,7 +6,8 @@
 ** Functions return 0 / -1 (error slot set, message naming op and argument).
 **
 ** This header has the checks every topic uses; the topics have their own:
-** meta/conv.h, meta/pool.h, meta/resample.h, meta/norm.h, meta/einsum.h, meta/reduce.h.
+** meta/conv.h, meta/pool.h, meta/resample.h, meta/norm.h, meta/loss.h, meta/einsum.h,
+** meta/reduce.h.
 */
 #ifndef LT_META_H
 #define LT_META_H
