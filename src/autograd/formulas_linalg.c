@@ -7,7 +7,7 @@
 #include <string.h>
 #include "formulas_linalg.h"
 #include "lt_ops.h"
-#include "cpu/la_einsum.h"
+#include "meta/einsum.h"
 
 /* alpha * r, consuming r */
 static lt_tensor *scaled(lt_tensor *r, lt_scalar alpha) {
@@ -231,15 +231,14 @@ lt_tensor *lt_grad_kron_other(lt_tensor *grad, lt_tensor *self, const lt_input_m
 
 /*
 ** The differentiable form of einsum, used when an operand needs a gradient:
-** the same plan as the BLAS kernel (la_einsum.c), written with view and
+** the same plan (meta/einsum.h) as the BLAS kernel, written with view and
 ** product ops so that autograd records every step and double backward works:
 ** repeated subscripts become diagonals, subscripts of size 1 broadcast against
 ** a larger size are squeezed away, subscripts only one operand has and the
 ** output does not keep are summed, then the operands are contracted left to
 ** right as one bmm each (batch, rows, inner) x (batch, inner, cols).
 */
-#define EIN_NLET 52
-#define EIN_MAXL (EIN_NLET + LT_MAX_DIMS)   /* letters, then the dims "..." covers */
+#define EIN_MAXL LT_EINSUM_MAXL   /* labels (meta/einsum.h) */
 
 typedef struct ein_term {
   lt_tensor *t;                 /* owned */
@@ -309,98 +308,22 @@ static int ein_contract(ein_term *X, ein_term *Y, const bool *keep) {
   return 0;
 }
 
-/* an error while einsum_graph holds allocations */
-#define ERRGOTO(...) do { lt_error(__VA_ARGS__); goto done; } while (0)
-
 static lt_tensor *einsum_graph(const char *equation, lt_tensor *const *tensors, int n) {
-  const char *arrow = strstr(equation, "->");
-  const char *lhs_end = arrow ? arrow : equation + strlen(equation);
-  int (*labels)[EIN_MAXL] = calloc((size_t)n, sizeof *labels), *nl = calloc((size_t)n, sizeof(int));
+  /* the kernel's plan, with an operand's bad sizes reported by dim as this path always has */
+  lt_einsum_plan P;
+  if (lt_meta_einsum_terms(&P, equation, n, tensors) < 0 || lt_meta_einsum_sizes(&P, tensors, true) < 0 ||
+      lt_meta_einsum_output(&P, equation) < 0)
+    return NULL;
   ein_term *ts = calloc((size_t)n, sizeof *ts);
-  bool (*has)[EIN_MAXL] = calloc((size_t)n, sizeof *has);
-  int nterms = 0, ell_max = 0;
-  bool any_ell = false, computed = false;
+  bool (*has)[EIN_MAXL] = P.has;   /* what each operand keeps once diagonals and squeezes are done */
+  bool computed = false;
   lt_tensor *result = NULL;
-  if (!labels || !nl || !ts || !has) { lt_error("einsum: out of memory"); goto done; }
-  /* the operands' terms */
-  for (const char *s = equation;;) {
-    const char *e = s;
-    while (e < lhs_end && *e != ',') e++;
-    if (nterms >= n)
-      ERRGOTO("einsum: the equation has more operands than the %d tensor%s given", n, n == 1 ? "" : "s");
-    if ((nl[nterms] = lt_einsum_parse_term(s, e, labels[nterms], nterms)) < 0) goto done;
-    int nlet = 0;
-    bool ell = false;
-    for (int j = 0; j < nl[nterms]; j++) { if (labels[nterms][j] == -2) ell = true; else nlet++; }
-    int nd = tensors[nterms]->ndim;
-    if (nlet > nd || (!ell && nlet != nd))
-      ERRGOTO("einsum: operand %d has %d dims but its subscripts in the equation name %d", nterms + 1, nd, nlet);
-    if (ell) { any_ell = true; if (nd - nlet > ell_max) ell_max = nd - nlet; }
-    nterms++;
-    if (e >= lhs_end) break;
-    s = e + 1;
-  }
-  if (nterms != n)
-    ERRGOTO("einsum: the equation has %d operand%s but %d tensors were given", nterms, nterms == 1 ? "" : "s", n);
-  /* each dim's label and every label's broadcast size */
-  int64_t size[EIN_MAXL];
-  int count[EIN_MAXL] = {0};
-  for (int l = 0; l < EIN_MAXL; l++) size[l] = -1;
-  for (int i = 0; i < n; i++) {
-    lt_tensor *t = tensors[i];
-    int d = 0;
-    for (int j = 0; j < nl[i]; j++) {
-      int l = labels[i][j];
-      if (l == -2) {
-        int ne = t->ndim - (nl[i] - 1);
-        for (int q = 0; q < ne; q++) ts[i].lab[d++] = EIN_NLET + ell_max - ne + q;
-      } else {
-        count[l]++;
-        ts[i].lab[d++] = l;
-      }
-    }
-    for (d = 0; d < t->ndim; d++) {
-      int l = ts[i].lab[d];
-      int64_t s = t->sizes[d];
-      for (int e = 0; e < d; e++)
-        if (ts[i].lab[e] == l && t->sizes[e] != s)
-          ERRGOTO("einsum: subscript '%c' is repeated for operand %d but the sizes don't match, %lld != %lld",
-                               lt_einsum_char(l), i + 1, (long long)t->sizes[e], (long long)s);
-      if (size[l] < 0 || size[l] == 1) size[l] = s;
-      else if (s != 1 && s != size[l]) {
-        if (l < EIN_NLET)
-          ERRGOTO("einsum: subscript '%c' has size %lld in one operand and %lld in another",
-                               lt_einsum_char(l), (long long)s, (long long)size[l]);
-        ERRGOTO("einsum: the dims covered by '...' do not broadcast (%lld vs %lld)", (long long)s,
-                             (long long)size[l]);
-      }
-    }
-  }
-  /* the output's labels */
-  int out[EIN_MAXL], nout = 0;
-  if (arrow) {
-    int ol[EIN_MAXL + 1];
-    const char *os = arrow + 2;
-    int no = lt_einsum_parse_term(os, os + strlen(os), ol, -1);
-    if (no < 0) goto done;
-    bool seen[EIN_MAXL] = {false};
-    for (int j = 0; j < no; j++) {
-      int l = ol[j];
-      if (l == -2) { for (int q = 0; q < ell_max; q++) out[nout++] = EIN_NLET + q; continue; }
-      if (!count[l])
-        ERRGOTO("einsum: output subscript '%c' does not appear in the equation for any operand", lt_einsum_char(l));
-      if (seen[l]) ERRGOTO("einsum: output subscript '%c' appears more than once in the output", lt_einsum_char(l));
-      seen[l] = true;
-      out[nout++] = l;
-    }
-  } else {
-    if (any_ell) for (int q = 0; q < ell_max; q++) out[nout++] = EIN_NLET + q;
-    for (int l = 0; l < EIN_NLET; l++) if (count[l] == 1) out[nout++] = l;
-  }
-  if (nout > LT_MAX_DIMS) ERRGOTO("einsum: the output would have more than %d dims", LT_MAX_DIMS);
-  bool outl[EIN_MAXL] = {false};
-  for (int j = 0; j < nout; j++) outl[out[j]] = true;
-
+  const int64_t *size = P.size;
+  const int *out = P.out;
+  const bool *outl = P.outl;
+  int nout = P.nout;
+  if (!ts) { lt_error("einsum: out of memory"); goto done; }
+  for (int i = 0; i < n; i++) memcpy(ts[i].lab, P.lab[i], sizeof ts[i].lab);
   /* each operand on its own: diagonals, then broadcast size-1 dims dropped */
   for (int i = 0; i < n; i++) {
     ein_term *x = &ts[i];
@@ -424,7 +347,6 @@ static lt_tensor *einsum_graph(const char *equation, lt_tensor *const *tensors, 
         if (ein_set(x, lt_squeeze(x->t, d)) < 0) goto done;
         ein_drop(x, d);
       }
-    for (int d = 0; d < x->t->ndim; d++) has[i][x->lab[d]] = true;
   }
   /* labels only one operand has and the output drops: summed right away */
   for (int i = 0; i < n; i++) {
@@ -472,17 +394,14 @@ static lt_tensor *einsum_graph(const char *equation, lt_tensor *const *tensors, 
   }
 done:
   if (ts) for (int i = 0; i < n; i++) lt_tensor_release(ts[i].t);
-  free(labels); free(nl); free(ts); free(has);
+  free(ts);
+  lt_meta_einsum_free(&P);
   return result;
 }
 
 lt_tensor *lt_la_einsum_autograd(const char *equation, lt_tensor *const *tensors, int tensors_n) {
   if (!lt_grad_enabled() || !lt_any_requires_grad(tensors, tensors_n))
     return lt_einsum_fast(equation, tensors, tensors_n);
-  if (tensors_n < 1) return lt_error_null("einsum: must provide at least one operand");
-  for (int i = 1; i < tensors_n; i++)
-    if (tensors[i]->dtype != tensors[0]->dtype)
-      return lt_error_null("einsum: expected all operands to have the same dtype, but operand 1 is %s and operand %d is %s",
-                           lt_dtype_name((lt_dtype)tensors[0]->dtype), i + 1, lt_dtype_name((lt_dtype)tensors[i]->dtype));
+  if (lt_meta_einsum_operands(tensors_n, tensors) < 0) return NULL;
   return einsum_graph(equation, tensors, tensors_n);
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 #include "core/tensor.h"
 #include "cpu/iter.h"
+#include "meta/meta.h"
 
 /* 16-bit floats through the compiler's _Float16 when it has one: with F16C
 ** each conversion is one instruction instead of a call */

@@ -226,13 +226,8 @@ static lt_tensor *identity(const char *op, lt_tensor *self, lt_tensor *out) {
 
 /* a tensor of self's shape filled with a constant (isnan of integers, ...) */
 static lt_tensor *constant(const char *op, lt_tensor *self, lt_tensor *out, lt_dtype dt, lt_scalar v) {
-  lt_tensor *r = out;
-  if (out) {
-    if (lt_tensor_resize_out(op, out, self->ndim, self->sizes) < 0) return NULL;
-    lt_tensor_retain(out);
-  } else if (!(r = lt_tensor_new(dt, lt_tensor_device(self), self->ndim, self->sizes))) {
-    return NULL;
-  }
+  lt_tensor *r = lt_meta_result(op, out, dt, lt_tensor_device(self), self->ndim, self->sizes);
+  if (!r) return NULL;
   if (lt_tensor_fill_(r, v) < 0) { lt_tensor_release(r); return NULL; }
   return r;
 }

@@ -51,14 +51,8 @@ static int check_indices(const char *op, const int64_t *v, int64_t n, int64_t si
 
 static inline int64_t norm_index(int64_t x, int64_t size) { return x > 0 ? x - 1 : x + size; }
 
-static lt_tensor *new_result(const char *op, lt_tensor *out, lt_dtype dt, lt_device dev, int ndim,
-                             const int64_t *sizes) {
-  if (!out) return lt_tensor_new(dt, dev, ndim, sizes);
-  if (!lt_device_eq(lt_tensor_device(out), dev)) return lt_error_null("%s: argument 'out' is on another device", op);
-  if (lt_tensor_resize_out(op, out, ndim, sizes) < 0) return NULL;
-  lt_tensor_retain(out);
-  return out;
-}
+/* results: out= resized, or a new tensor (lt_meta_result) */
+#include "meta/meta.h"
 
 /* The buffer a kernel writes into: r itself when contiguous and of dtype dt,
 ** else a contiguous scratch tensor that finish() copies into r. */
@@ -90,8 +84,8 @@ static int begin_update(const char *op, lt_tensor *self, lt_tensor *out, int ndi
     r = self;
     lt_tensor_retain(r);
   } else {
-    r = new_result(op, out == self ? NULL : out, out && out != self ? (lt_dtype)out->dtype : (lt_dtype)self->dtype,
-                   lt_tensor_device(self), ndim, sizes);
+    r = lt_meta_result(op, out == self ? NULL : out, out && out != self ? (lt_dtype)out->dtype : (lt_dtype)self->dtype,
+                       lt_tensor_device(self), ndim, sizes);
     if (out == self && r) {
       char b1[128], b2[128];
       lt_tensor_release(r);
@@ -163,8 +157,8 @@ lt_tensor *lt_cpu_index_select(lt_tensor *self, int64_t dim, lt_tensor *index, l
   memcpy(ns, self->sizes, sizeof(int64_t) * (size_t)nd);
   if (nd) ns[d] = n;
   else if (index->ndim == 1) { ns[0] = n; nd = 1; }
-  lt_tensor *r = new_result("index_select", out, out ? (lt_dtype)out->dtype : (lt_dtype)self->dtype,
-                            lt_tensor_device(self), nd, ns);
+  lt_tensor *r = lt_meta_result("index_select", out, out ? (lt_dtype)out->dtype : (lt_dtype)self->dtype,
+                                lt_tensor_device(self), nd, ns);
   lt_tensor *src = r ? lt_tensor_contiguous(self) : NULL;
   lt_tensor *w = src ? work_buffer(r, (lt_dtype)self->dtype) : NULL;
   if (!w) { lt_tensor_release(src); lt_tensor_release(r); lt_tensor_release(idx); return NULL; }
@@ -280,8 +274,8 @@ lt_tensor *lt_cpu_gather(lt_tensor *self, int64_t dim, lt_tensor *index, lt_tens
   if (!idx) return NULL;
   int64_t S = self->ndim ? self->sizes[d] : 1;
   if (check_indices("gather", lt_tensor_data(idx), idx->numel, S, d) < 0) { lt_tensor_release(idx); return NULL; }
-  lt_tensor *r = new_result("gather", out, out ? (lt_dtype)out->dtype : (lt_dtype)self->dtype, lt_tensor_device(self),
-                            index->ndim, index->sizes);
+  lt_tensor *r = lt_meta_result("gather", out, out ? (lt_dtype)out->dtype : (lt_dtype)self->dtype, lt_tensor_device(self),
+                                index->ndim, index->sizes);
   lt_tensor *w = r ? work_buffer(r, (lt_dtype)self->dtype) : NULL;
   if (!w) { lt_tensor_release(r); lt_tensor_release(idx); return NULL; }
   if (idx->numel > 0) {
@@ -535,8 +529,8 @@ lt_tensor *lt_cpu_masked_select(lt_tensor *self, lt_tensor *mask, lt_tensor *out
   if (!s) { lt_tensor_release(m); return NULL; }
   const bool *mb = lt_tensor_data(m);
   int64_t n = count_true(mb, m->numel);
-  lt_tensor *r = new_result("masked_select", out, out ? (lt_dtype)out->dtype : (lt_dtype)self->dtype,
-                            lt_tensor_device(self), 1, &n);
+  lt_tensor *r = lt_meta_result("masked_select", out, out ? (lt_dtype)out->dtype : (lt_dtype)self->dtype,
+                                lt_tensor_device(self), 1, &n);
   lt_tensor *w = r ? work_buffer(r, (lt_dtype)self->dtype) : NULL;
   if (!w) { lt_tensor_release(r); lt_tensor_release(s); lt_tensor_release(m); return NULL; }
   const char *sp = lt_tensor_data(s);
@@ -598,7 +592,7 @@ lt_tensor *lt_cpu_nonzero(lt_tensor *self, lt_tensor *out) {
   int64_t k = count_true(flags, n);
   int nd = self->ndim;
   int64_t sz[2] = {k, nd};
-  lt_tensor *r = new_result("nonzero", out, out ? (lt_dtype)out->dtype : LT_INT64, lt_tensor_device(self), 2, sz);
+  lt_tensor *r = lt_meta_result("nonzero", out, out ? (lt_dtype)out->dtype : LT_INT64, lt_tensor_device(self), 2, sz);
   lt_tensor *w = r ? work_buffer(r, LT_INT64) : NULL;
   if (!w) { lt_tensor_release(r); free(flags); lt_tensor_release(c); return NULL; }
   int64_t *o = lt_tensor_data(w);
@@ -625,8 +619,8 @@ lt_tensor *lt_cpu_take(lt_tensor *self, lt_tensor *index, lt_tensor *out) {
   const int64_t *iv = lt_tensor_data(idx);
   int64_t N = self->numel;
   if (check_indices("take", iv, idx->numel, N, -1) < 0) { lt_tensor_release(idx); return NULL; }
-  lt_tensor *r = new_result("take", out, out ? (lt_dtype)out->dtype : (lt_dtype)self->dtype, lt_tensor_device(self),
-                            index->ndim, index->sizes);
+  lt_tensor *r = lt_meta_result("take", out, out ? (lt_dtype)out->dtype : (lt_dtype)self->dtype, lt_tensor_device(self),
+                                index->ndim, index->sizes);
   lt_tensor *s = r ? lt_tensor_contiguous(self) : NULL;
   lt_tensor *w = s ? work_buffer(r, (lt_dtype)self->dtype) : NULL;
   if (!w) { lt_tensor_release(s); lt_tensor_release(r); lt_tensor_release(idx); return NULL; }

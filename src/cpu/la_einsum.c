@@ -13,8 +13,9 @@
 #include "cpu/la_gemm.h"
 #include "cpu/la_einsum.h"
 
-#define NLETTERS 52
-#define MAXL (NLETTERS + LT_MAX_DIMS)   /* letters, then the dims "..." covers */
+/* the equation's plan is device-neutral (meta/einsum.h, through cpu/la_einsum.h) */
+#define NLETTERS LT_EINSUM_NLETTERS
+#define MAXL LT_EINSUM_MAXL
 
 typedef struct ein_opd {
   lt_tensor *t;                 /* owned: holds the memory the strides index */
@@ -22,54 +23,10 @@ typedef struct ein_opd {
   int64_t stride[MAXL];
 } ein_opd;
 
-typedef struct ein {
-  int64_t size[MAXL];           /* broadcast size of every label */
-  int out[MAXL], nout;          /* output labels in order */
-} ein;
-
-int lt_einsum_letter(char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return 26 + (c - 'a');
-  return -1;
-}
-
-char lt_einsum_char(int l) { return l < 26 ? (char)('A' + l) : (char)('a' + l - 26); }
-
-/* labels of one operand's subscripts; -2 marks "...". Returns the count or -1. */
-int lt_einsum_parse_term(const char *s, const char *e, int *labels, int opi) {
-  int n = 0;
-  bool ell = false;
-  for (const char *c = s; c < e; c++) {
-    if (*c == ' ') continue;
-    if (*c == '.') {
-      if (e - c < 3 || c[1] != '.' || c[2] != '.')
-        return lt_error("einsum: found a '.' that is not part of an ellipsis ('...') in the subscripts of %s",
-                        opi < 0 ? "the output" : "an operand");
-      if (ell) return lt_error("einsum: more than one ellipsis ('...') in one term of the equation");
-      ell = true;
-      labels[n++] = -2;
-      c += 2;
-      continue;
-    }
-    int l = lt_einsum_letter(*c);
-    if (l < 0) return lt_error("einsum: invalid subscript '%c': subscripts must be letters a-z or A-Z", *c);
-    if (n >= MAXL) return lt_error("einsum: too many subscripts in one term");
-    labels[n++] = l;
-  }
-  return n;
-}
+/* what the products read of the plan: size[], out[], nout */
+typedef lt_einsum_plan ein;
 
 static void opd_release(ein_opd *o) { lt_tensor_release(o->t); o->t = NULL; }
-
-/* gsize: the broadcast size of a label so far (-1: none yet) */
-static int merge_size(int64_t *g, int64_t s, int l) {
-  if (*g < 0 || *g == 1) { *g = s; return 0; }
-  if (s == 1 || s == *g) return 0;
-  if (l < NLETTERS)
-    return lt_error("einsum: subscript '%c' has size %lld in one operand and %lld in another",
-                    lt_einsum_char(l), (long long)s, (long long)*g);
-  return lt_error("einsum: the dims covered by '...' do not broadcast (%lld vs %lld)", (long long)s, (long long)*g);
-}
 
 /* the view order of one operand inside a product: batch dims, then two groups */
 typedef struct ein_group { int l[MAXL]; int n; } ein_group;
@@ -184,139 +141,23 @@ static int contract(const ein *E, ein_opd *X, ein_opd *Y, const bool *keep) {
 }
 
 lt_tensor *lt_cpu_einsum(const char *equation, lt_tensor *const *tensors, int n) {
-  if (n < 1) return lt_error_null("einsum: must provide at least one operand");
-  for (int i = 1; i < n; i++)
-    if (tensors[i]->dtype != tensors[0]->dtype)
-      return lt_error_null("einsum: expected all operands to have the same dtype, but operand 1 is %s and operand %d is %s",
-                           lt_dtype_name((lt_dtype)tensors[0]->dtype), i + 1, lt_dtype_name((lt_dtype)tensors[i]->dtype));
-  const char *arrow = strstr(equation, "->");
-  const char *lhs_end = arrow ? arrow : equation + strlen(equation);
   ein E;
+  if (lt_meta_einsum_plan(&E, equation, n, tensors) < 0) return NULL;
   ein_opd *ops = calloc((size_t)n, sizeof(ein_opd));
-  int (*labels)[MAXL] = calloc((size_t)n, sizeof *labels);
-  int *nl = calloc((size_t)n, sizeof(int));
   lt_tensor *result = NULL;
   ein_opd ones = {0};
-  if (!ops || !labels || !nl) { lt_error("einsum: out of memory"); goto done; }
-  /* operand terms */
-  int nterms = 0;
-  const char *s = equation;
-  int ell_max = 0;
-  bool any_ell = false;
-  for (;;) {
-    const char *e = s;
-    while (e < lhs_end && *e != ',') e++;
-    if (nterms >= n) {
-      lt_error("einsum: the equation has more operands than the %d tensor%s given", n, n == 1 ? "" : "s");
-      goto done;
-    }
-    if ((nl[nterms] = lt_einsum_parse_term(s, e, labels[nterms], nterms)) < 0) goto done;
-    int nlet = 0;
-    bool ell = false;
-    for (int j = 0; j < nl[nterms]; j++) { if (labels[nterms][j] == -2) ell = true; else nlet++; }
-    int nd = tensors[nterms]->ndim;
-    if (nlet > nd || (!ell && nlet != nd)) {
-      lt_error("einsum: operand %d has %d dims but its subscripts in the equation name %d", nterms + 1, nd, nlet);
-      goto done;
-    }
-    if (ell) { any_ell = true; if (nd - nlet > ell_max) ell_max = nd - nlet; }
-    nterms++;
-    if (e >= lhs_end) break;
-    s = e + 1;
-  }
-  if (nterms != n) {
-    lt_error("einsum: the equation has %d operand%s but %d tensors were given", nterms, nterms == 1 ? "" : "s", n);
-    goto done;
-  }
-  /* each operand as strides over the labels; the broadcast size of each label */
-  int64_t opsize[MAXL];
-  for (int l = 0; l < MAXL; l++) E.size[l] = -1;
-  int count[MAXL] = {0};
+  if (!ops) { lt_error("einsum: out of memory"); goto done; }
+  /* each operand as strides over the labels (a repeated label is a diagonal) */
   for (int i = 0; i < n; i++) {
     lt_tensor *t = tensors[i];
     ein_opd *o = &ops[i];
     lt_tensor_retain(t);
     o->t = t;
-    for (int l = 0; l < MAXL; l++) opsize[l] = -1;
-    int d = 0;
-    for (int j = 0; j < nl[i]; j++) {
-      int l = labels[i][j];
-      if (l == -2) {
-        int ne = t->ndim - (nl[i] - 1);
-        for (int q = 0; q < ne; q++, d++) {
-          int el = NLETTERS + ell_max - ne + q;
-          o->has[el] = true; o->stride[el] = t->strides[d]; opsize[el] = t->sizes[d];
-        }
-        continue;
-      }
-      count[l]++;
-      if (o->has[l]) {
-        if (opsize[l] != t->sizes[d]) {
-          lt_error("einsum: subscript '%c' is repeated for operand %d but the sizes don't match, %lld != %lld",
-                   lt_einsum_char(l), i + 1, (long long)opsize[l], (long long)t->sizes[d]);
-          goto done;
-        }
-        o->stride[l] += t->strides[d];   /* a diagonal */
-      } else {
-        o->has[l] = true; o->stride[l] = t->strides[d]; opsize[l] = t->sizes[d];
-      }
-      d++;
-    }
-    for (int l = 0; l < MAXL; l++)
-      if (o->has[l] && merge_size(&E.size[l], opsize[l], l) < 0) goto done;
-  }
-  for (int l = 0; l < MAXL; l++) if (E.size[l] < 0) E.size[l] = 1;
-  /* output labels */
-  E.nout = 0;
-  if (arrow) {
-    int ol[MAXL + 1];
-    const char *os = arrow + 2;
-    int no = lt_einsum_parse_term(os, os + strlen(os), ol, -1);
-    if (no < 0) goto done;
-    bool seen[MAXL] = {false};
-    for (int j = 0; j < no; j++) {
-      int l = ol[j];
-      if (l == -2) {
-        for (int q = 0; q < ell_max; q++) E.out[E.nout++] = NLETTERS + q;
-        continue;
-      }
-      if (!count[l]) {
-        lt_error("einsum: output subscript '%c' does not appear in the equation for any operand", lt_einsum_char(l));
-        goto done;
-      }
-      if (seen[l]) { lt_error("einsum: output subscript '%c' appears more than once in the output", lt_einsum_char(l)); goto done; }
-      seen[l] = true;
-      E.out[E.nout++] = l;
-    }
-  } else {
-    if (any_ell) for (int q = 0; q < ell_max; q++) E.out[E.nout++] = NLETTERS + q;
-    for (int l = 0; l < NLETTERS; l++) if (count[l] == 1) E.out[E.nout++] = l;
-  }
-  if (E.nout > LT_MAX_DIMS) { lt_error("einsum: the output would have more than %d dims", LT_MAX_DIMS); goto done; }
-  /* a label of size 1 broadcast against a larger size is absent from that operand */
-  {
-    for (int i = 0; i < n; i++) {
-      lt_tensor *t = tensors[i];
-      ein_opd *o = &ops[i];
-      int d = 0;
-      for (int j = 0; j < nl[i]; j++) {
-        int l = labels[i][j];
-        if (l == -2) {
-          int ne = t->ndim - (nl[i] - 1);
-          for (int q = 0; q < ne; q++, d++) {
-            int el = NLETTERS + ell_max - ne + q;
-            if (t->sizes[d] == 1 && E.size[el] != 1) o->has[el] = false;
-          }
-          continue;
-        }
-        if (t->sizes[d] == 1 && E.size[l] != 1) o->has[l] = false;
-        d++;
-      }
-    }
+    for (int d = 0; d < t->ndim; d++) o->stride[E.lab[i][d]] += t->strides[d];
+    memcpy(o->has, E.has[i], sizeof o->has);
   }
   /* contract left to right */
-  bool outl[MAXL] = {false};
-  for (int j = 0; j < E.nout; j++) outl[E.out[j]] = true;
+  const bool *outl = E.outl;
   ein_opd cur = ops[0];
   ops[0].t = NULL;
   if (n == 1) {
@@ -352,6 +193,7 @@ lt_tensor *lt_cpu_einsum(const char *equation, lt_tensor *const *tensors, int n)
 done:
   if (ops) for (int i = 0; i < n; i++) opd_release(&ops[i]);
   opd_release(&ones);
-  free(ops); free(labels); free(nl);
+  free(ops);
+  lt_meta_einsum_free(&E);
   return result;
 }

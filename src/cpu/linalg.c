@@ -45,15 +45,8 @@ static int int_scalars(const char *op, lt_dtype dt, lt_scalar beta, lt_scalar al
   return 0;
 }
 
-static lt_tensor *make_result(const char *op, lt_tensor *like, lt_tensor *out, lt_dtype dt, int nd,
-                              const int64_t *sizes) {
-  if (out) {
-    if (lt_tensor_resize_out(op, out, nd, sizes) < 0) return NULL;
-    lt_tensor_retain(out);
-    return out;
-  }
-  return lt_tensor_new(dt, lt_tensor_device(like), nd, sizes);
-}
+/* results: out= resized, or a new tensor on like's device (lt_meta_result) */
+#include "meta/meta.h"
 
 static lt_tensor *view(lt_tensor *t, int nd, const int64_t *sizes, const int64_t *strides) {
   return lt_tensor_alias(t, t->offset, nd, sizes, strides);
@@ -149,7 +142,7 @@ static lt_tensor *finish(const char *op, lt_tensor *like, lt_tensor *out, lt_dty
                          int cnd, const int64_t *cshape) {
   lt_tensor *selfx = NULL;
   if (self && !(selfx = expand_self(op, self, rnd, rsizes))) return NULL;
-  lt_tensor *R = make_result(op, like, out, dt, rnd, rsizes);
+  lt_tensor *R = lt_meta_result(op, out, dt, lt_tensor_device(like), rnd, rsizes);
   if (R && product_into(op, R, selfx, A, B, alpha, beta, reduce, cnd, cshape) < 0) {
     lt_tensor_release(R);
     R = NULL;
@@ -419,7 +412,7 @@ lt_tensor *lt_cpu_kron(lt_tensor *self, lt_tensor *other, lt_tensor *out) {
   B = lt_tensor_alias(b, b->offset, 2, bsz, NULL);
   P = A && B ? lt_tensor_new(dt, lt_tensor_device(self), 2, psz) : NULL;
   if (!P || lt_la_gemm(op, P, A, B, ONE, ZERO, false) < 0) goto done;
-  R = make_result(op, self, out, dt, nd, rs);
+  R = lt_meta_result(op, out, dt, lt_tensor_device(self), nd, rs);
   if (!R) goto done;
   /* ... copied into the result seen with the same (a dims..., b dims...) index order */
   int64_t vsz[LT_MAX_DIMS], vst[LT_MAX_DIMS];

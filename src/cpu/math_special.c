@@ -227,13 +227,8 @@ lt_tensor *lt_cpu_polygamma(int64_t n, lt_tensor *self, lt_tensor *out) {
 
 /* a bool tensor of self's shape filled with v (predicates of integer tensors) */
 static lt_tensor *bool_const(const char *op, lt_tensor *self, lt_tensor *out, bool v) {
-  lt_tensor *r = out;
-  if (out) {
-    if (lt_tensor_resize_out(op, out, self->ndim, self->sizes) < 0) return NULL;
-    lt_tensor_retain(out);
-  } else if (!(r = lt_tensor_new(LT_BOOL, lt_tensor_device(self), self->ndim, self->sizes))) {
-    return NULL;
-  }
+  lt_tensor *r = lt_meta_result(op, out, LT_BOOL, lt_tensor_device(self), self->ndim, self->sizes);
+  if (!r) return NULL;
   if (lt_tensor_fill_(r, lt_scalar_bool(v)) < 0) { lt_tensor_release(r); return NULL; }
   return r;
 }

@@ -32,100 +32,20 @@
 /* bytes of one chunk's columns matrix */
 #define CONV_CHUNK_BYTES (256 << 10)
 
-typedef struct conv_geom {
-  int64_t N, C, H, W;           /* input (N = 1 when unbatched) */
-  int64_t O, kh, kw;            /* weight: O x C/g x kh x kw */
-  int64_t OH, OW;
-  int64_t sh, sw, ph, pw, dh, dw, g;
-  int64_t cg, og, K, L;         /* C/g, O/g, cg*kh*kw, OH*OW */
-  int64_t Hp, Wp, Lw;           /* wide path: padded plane, OH * Wp columns per image */
-  bool wide;                    /* stride 1: columns are whole padded rows (see below) */
-  bool batched;
-  bool f32;
-  size_t es;
-} conv_geom;
+#include "meta/conv.h"
 
-/* ---- argument checks ---- */
+/* the geometry and its checks are device-neutral (meta/conv.h); this file adds the
+** CPU's layouts of the products below */
+typedef lt_conv_geom conv_geom;
 
-static int dtype_ok(const char *op, const char *arg, const lt_tensor *t) {
-  lt_dtype d = lt_tensor_dtype(t);
-  if (d != LT_FLOAT32 && d != LT_FLOAT64)
-    return lt_error("%s: argument '%s' must be float32 or float64, got %s", op, arg, lt_dtype_name(d));
-  return 0;
+/* stride 1 (but not pointwise): columns are whole padded rows (the wide layout, below) */
+static inline bool is_wide(const conv_geom *q) {
+  return q->sh == 1 && q->sw == 1 && !(q->kh == 1 && q->kw == 1 && q->ph == 0 && q->pw == 0);
 }
-
-static int same_dtype(const char *op, const char *arg, const lt_tensor *t, const lt_tensor *ref) {
-  if (t->dtype != ref->dtype)
-    return lt_error("%s: argument '%s' has dtype %s but input has dtype %s", op, arg,
-                    lt_dtype_name(lt_tensor_dtype(t)), lt_dtype_name(lt_tensor_dtype(ref)));
-  return 0;
-}
-
-/* an int list of 1 or n entries (n = spatial dims) into v[n]; entries >= lo */
-static int pair(const char *op, const char *arg, lt_intlist l, int n, int64_t lo, int64_t *v) {
-  if (l.n != 1 && l.n != n)
-    return lt_error("%s: argument '%s' must have 1 or %d entries, got %d", op, arg, n, l.n < 0 ? 0 : l.n);
-  for (int i = 0; i < n; i++) {
-    v[i] = l.v[l.n == 1 ? 0 : i];
-    if (v[i] < lo) return lt_error("%s: argument '%s' must be %s, got %lld", op, arg,
-                                   lo > 0 ? "positive" : "non-negative", (long long)v[i]);
-  }
-  return 0;
-}
-
-static int check_params(const char *op, conv_geom *q, lt_intlist stride, lt_intlist padding,
-                        lt_intlist dilation, int64_t groups) {
-  int64_t s[2] = {0, 0}, p[2] = {0, 0}, d[2] = {0, 0};
-  if (pair(op, "stride", stride, 2, 1, s) || pair(op, "padding", padding, 2, 0, p) ||
-      pair(op, "dilation", dilation, 2, 1, d)) return -1;
-  if (groups < 1) return lt_error("%s: argument 'groups' must be positive, got %lld", op, (long long)groups);
-  q->sh = s[0]; q->sw = s[1]; q->ph = p[0]; q->pw = p[1]; q->dh = d[0]; q->dw = d[1]; q->g = groups;
-  return 0;
-}
-
-/* output size of one spatial dim; -1 when the kernel does not fit */
-static int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) {
-  int64_t span = in + 2 * p - d * (k - 1) - 1;
-  return span < 0 ? -1 : span / s + 1;
-}
-
-/* input (C,H,W) or (N,C,H,W) against a weight (O, C/g, kh, kw); fills q and the output size */
-static int conv_geometry(const char *op, conv_geom *q, int in_ndim, const int64_t *in,
-                         const lt_tensor *w, const char *wname) {
-  if (in_ndim != 3 && in_ndim != 4)
-    return lt_error("%s: argument 'input' must be 3-D (C, H, W) or 4-D (N, C, H, W), got %d-D", op, in_ndim);
-  if (w->ndim != 4) {
-    char buf[128];
-    return lt_error("%s: argument '%s' must be 4-D ([out_channels, in_channels/groups, kH, kW]), got %s", op,
-                    wname, lt_shape_str(w->ndim, w->sizes, buf, sizeof buf));
-  }
-  q->batched = in_ndim == 4;
-  int b = q->batched ? 1 : 0;
-  q->N = q->batched ? in[0] : 1;
-  q->C = in[b]; q->H = in[b + 1]; q->W = in[b + 2];
-  q->O = w->sizes[0]; q->kh = w->sizes[2]; q->kw = w->sizes[3];
-  if (q->O % q->g)
-    return lt_error("%s: argument '%s' has %lld output channels, not divisible by groups=%lld", op, wname,
-                    (long long)q->O, (long long)q->g);
-  if (q->C != w->sizes[1] * q->g)
-    return lt_error("%s: argument 'input' has %lld channels but %s expects %lld (in_channels/groups=%lld x groups=%lld)",
-                    op, (long long)q->C, wname, (long long)(w->sizes[1] * q->g), (long long)w->sizes[1],
-                    (long long)q->g);
-  if (q->kh < 1 || q->kw < 1) return lt_error("%s: argument '%s' has an empty kernel", op, wname);
-  q->OH = out_size(q->H, q->kh, q->sh, q->ph, q->dh);
-  q->OW = out_size(q->W, q->kw, q->sw, q->pw, q->dw);
-  if (q->OH < 1 || q->OW < 1)
-    return lt_error("%s: argument 'input' (padded %lld x %lld) is smaller than the dilated kernel (%lld x %lld)", op,
-                    (long long)(q->H + 2 * q->ph), (long long)(q->W + 2 * q->pw),
-                    (long long)(q->dh * (q->kh - 1) + 1), (long long)(q->dw * (q->kw - 1) + 1));
-  q->cg = q->C / q->g; q->og = q->O / q->g;
-  q->K = q->cg * q->kh * q->kw; q->L = q->OH * q->OW;
-  q->Hp = q->H + 2 * q->ph; q->Wp = q->W + 2 * q->pw; q->Lw = q->OH * q->Wp;
-  q->wide = q->sh == 1 && q->sw == 1 && !(q->kh == 1 && q->kw == 1 && q->ph == 0 && q->pw == 0);
-  q->f32 = w->dtype == LT_FLOAT32;
-  q->es = q->f32 ? 4 : 8;
-  return 0;
-}
+/* columns of one image in the wide layout: OH padded rows */
+static inline int64_t wide_len(const conv_geom *q) { return q->OH * q->Wp; }
+static inline bool is_f32(const conv_geom *q) { return q->dtype == LT_FLOAT32; }
+static inline size_t elem_size(const conv_geom *q) { return is_f32(q) ? 4 : 8; }
 
 /* the output rows ow with 0 <= ow*s + off < in: [*lo, *hi) */
 static void valid_range(int64_t out, int64_t s, int64_t off, int64_t in, int64_t *lo, int64_t *hi) {
@@ -182,7 +102,7 @@ IM2COL(float, s)
 IM2COL(double, d)
 
 static void im2col(const conv_geom *q, const char *x, char *col, int64_t ld) {
-  if (q->f32) im2col_s(q, (const float *)x, (float *)col, ld);
+  if (is_f32(q)) im2col_s(q, (const float *)x, (float *)col, ld);
   else im2col_d(q, (const double *)x, (double *)col, ld);
 }
 
@@ -210,14 +130,14 @@ COL2IM(float, s)
 COL2IM(double, d)
 
 static void col2im(const conv_geom *q, const char *col, char *x, int64_t ld) {
-  if (q->f32) col2im_s(q, (const float *)col, (float *)x, ld);
+  if (is_f32(q)) col2im_s(q, (const float *)col, (float *)x, ld);
   else col2im_d(q, (const double *)col, (double *)x, ld);
 }
 
 /* row-major C (m x n) = A B + beta C, A stored transposed when ta (la_gemm.h) */
 static void gemm(const conv_geom *q, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const void *A,
                  int64_t lda, const void *B, int64_t ldb, double beta, void *C, int64_t ldc) {
-  lt_la_blas_gemm(q->f32, ta, tb, m, n, k, 1.0, A, lda, B, ldb, beta, C, ldc);
+  lt_la_blas_gemm(is_f32(q), ta, tb, m, n, k, 1.0, A, lda, B, ldb, beta, C, ldc);
 }
 
 static bool is_pointwise(const conv_geom *q) {
@@ -227,13 +147,13 @@ static bool is_pointwise(const conv_geom *q) {
 /* q as a stride-1 shifted-gemm problem (nn_conv_shift.c); false when q is strided */
 static bool as_shift(const conv_geom *q, lt_conv_shift *s) {
   if (q->sh != 1 || q->sw != 1) return false;
-  *s = (lt_conv_shift){q->N, q->C, q->H, q->W, q->O, q->kh, q->kw, q->ph, q->pw, q->dh, q->dw, q->g, q->f32};
+  *s = (lt_conv_shift){q->N, q->C, q->H, q->W, q->O, q->kh, q->kw, q->ph, q->pw, q->dh, q->dw, q->g, is_f32(q)};
   return true;
 }
 
 /* items per chunk: the columns fit CONV_CHUNK_BYTES, and with threads there are enough chunks */
 static int64_t chunk_items(const conv_geom *q, bool threaded) {
-  int64_t per = q->K * (q->wide ? q->Lw : q->L) * (int64_t)q->es;
+  int64_t per = q->K * (is_wide(q) ? wide_len(q) : q->L) * (int64_t)elem_size(q);
   int64_t nb = per > 0 ? CONV_CHUNK_BYTES / per : q->N;
   if (nb < 1) nb = 1;
   if (nb > q->N) nb = q->N;
@@ -247,7 +167,7 @@ static int64_t chunk_items(const conv_geom *q, bool threaded) {
 
 /* whether chunks go to the pool: only products OpenBLAS keeps on the calling thread */
 static bool use_pool(const conv_geom *q, int64_t nb) {
-  return lt_get_num_threads() > 1 && q->N > 1 && q->og * q->K * (q->wide ? q->Lw : q->L) * nb < CONV_SMALL_GEMM;
+  return lt_get_num_threads() > 1 && q->N > 1 && q->og * q->K * (is_wide(q) ? wide_len(q) : q->L) * nb < CONV_SMALL_GEMM;
 }
 
 /* ---- the wide layout for stride 1 ----
@@ -263,7 +183,7 @@ static size_t padded_elems(const conv_geom *q) {
 }
 
 static void pad_planes(const conv_geom *q, const char *x, char *xp) {
-  size_t es = q->es;
+  size_t es = elem_size(q);
   memset(xp, 0, padded_elems(q) * es);
   for (int64_t c = 0; c < q->cg; c++)
     for (int64_t h = 0; h < q->H; h++)
@@ -275,7 +195,7 @@ static void pad_planes(const conv_geom *q, const char *x, char *xp) {
 #define IM2COL_WIDE(T, X)                                                                    \
 static void im2col_wide_##X(const conv_geom *q, const T *xp, T *col, int64_t ld) {           \
   const int64_t kh = q->kh, kw = q->kw, HW = q->Hp * q->Wp, dhw = q->dh * q->Wp, dw = q->dw; \
-  const int64_t Lw = q->Lw, cg = q->cg;                                                      \
+  const int64_t Lw = wide_len(q), cg = q->cg;                                                \
   for (int64_t c = 0; c < cg; c++)                                                           \
     for (int64_t ki = 0; ki < kh; ki++)                                                      \
       for (int64_t kj = 0; kj < kw; kj++)                                                    \
@@ -285,19 +205,20 @@ IM2COL_WIDE(float, s)
 IM2COL_WIDE(double, d)
 
 static void im2col_wide(const conv_geom *q, const char *xp, char *col, int64_t ld) {
-  if (q->f32) im2col_wide_s(q, (const float *)xp, (float *)col, ld);
+  if (is_f32(q)) im2col_wide_s(q, (const float *)xp, (float *)col, ld);
   else im2col_wide_d(q, (const double *)xp, (double *)col, ld);
 }
 
 #define WIDE(T, X)                                                                           \
 /* xp (padded planes) += the shifted rows of col */                                          \
 static void col2im_wide_##X(const conv_geom *q, const T *col, T *xp, int64_t ld) {           \
+  const int64_t Lw = wide_len(q);                                                            \
   for (int64_t c = 0; c < q->cg; c++)                                                        \
     for (int64_t ki = 0; ki < q->kh; ki++)                                                   \
       for (int64_t kj = 0; kj < q->kw; kj++) {                                               \
         const T *restrict s = col + ((c * q->kh + ki) * q->kw + kj) * ld;                    \
         T *restrict d = xp + c * q->Hp * q->Wp + ki * q->dh * q->Wp + kj * q->dw;            \
-        for (int64_t i = 0; i < q->Lw; i++) d[i] += s[i];                                    \
+        for (int64_t i = 0; i < Lw; i++) d[i] += s[i];                                       \
       }                                                                                      \
 }                                                                                            \
 /* y rows (OH x OW) from a wide row set (OH x Wp), plus bias */                              \
@@ -313,7 +234,7 @@ WIDE(double, d)
 
 /* dst (OH x Wp, junk columns zero) from grad rows (OH x OW) */
 static void widen_rows(const conv_geom *q, const char *src, char *dst) {
-  size_t es = q->es;
+  size_t es = elem_size(q);
   for (int64_t oh = 0; oh < q->OH; oh++) {
     memcpy(dst + (size_t)(oh * q->Wp) * es, src + (size_t)(oh * q->OW) * es, (size_t)q->OW * es);
     memset(dst + (size_t)(oh * q->Wp + q->OW) * es, 0, (size_t)(q->Wp - q->OW) * es);
@@ -322,21 +243,21 @@ static void widen_rows(const conv_geom *q, const char *src, char *dst) {
 
 /* the gradient rows of chunk items [n0, n0+nb), group g, side by side (og x nb*Lw) */
 static void widen_grad(const conv_geom *q, const char *gy, char *tmp, int64_t n0, int64_t nb, int64_t g) {
-  size_t es = q->es;
-  int64_t ld = nb * q->Lw;
+  size_t es = elem_size(q);
+  int64_t ld = nb * wide_len(q);
   for (int64_t i = 0; i < nb; i++)
     for (int64_t o = 0; o < q->og; o++)
       widen_rows(q, gy + (size_t)(((n0 + i) * q->O + g * q->og + o) * q->L) * es,
-                 tmp + (size_t)(o * ld + i * q->Lw) * es);
+                 tmp + (size_t)(o * ld + i * wide_len(q)) * es);
 }
 
 /* the columns of chunk items [n0, n0+nb), group g (K x nb*Lw); xp is scratch */
 static void wide_cols(const conv_geom *q, const char *x, char *xp, char *col, int64_t n0, int64_t nb, int64_t g) {
-  size_t es = q->es;
-  int64_t ld = nb * q->Lw;
+  size_t es = elem_size(q);
+  int64_t ld = nb * wide_len(q);
   for (int64_t i = 0; i < nb; i++) {
     pad_planes(q, x + (size_t)(((n0 + i) * q->C + g * q->cg) * q->H * q->W) * es, xp);
-    im2col_wide(q, xp, col + (size_t)(i * q->Lw) * es, ld);
+    im2col_wide(q, xp, col + (size_t)(i * wide_len(q)) * es, ld);
   }
 }
 
@@ -354,7 +275,7 @@ typedef struct conv_job {
 static void fwd_chunks(void *ctx, int64_t c0, int64_t c1) {
   conv_job *j = ctx;
   const conv_geom *q = j->q;
-  size_t es = q->es;
+  size_t es = elem_size(q);
   bool direct = is_pointwise(q);
   char *col = NULL, *tmp = NULL;
   size_t colb = (size_t)(q->K * q->L * j->nb) * es;
@@ -389,7 +310,7 @@ static void fwd_chunks(void *ctx, int64_t c0, int64_t c1) {
       for (int64_t i = 0; i < nb; i++)
         for (int64_t o = 0; o < q->O; o++) {
           char *row = j->y + (size_t)(((n0 + i) * q->O + o) * q->L) * es;
-          if (q->f32) { float bv = ((const float *)j->b)[o]; float *r = (float *)row;
+          if (is_f32(q)) { float bv = ((const float *)j->b)[o]; float *r = (float *)row;
                         for (int64_t l = 0; l < q->L; l++) r[l] += bv; }
           else { double bv = ((const double *)j->b)[o]; double *r = (double *)row;
                  for (int64_t l = 0; l < q->L; l++) r[l] += bv; }
@@ -406,8 +327,8 @@ oom:
 static void fwd_wide_chunks(void *ctx, int64_t c0, int64_t c1) {
   conv_job *j = ctx;
   const conv_geom *q = j->q;
-  size_t es = q->es;
-  size_t colb = (size_t)(q->K * q->Lw * j->nb) * es, tmpb = (size_t)(q->og * q->Lw * j->nb) * es;
+  size_t es = elem_size(q);
+  size_t colb = (size_t)(q->K * wide_len(q) * j->nb) * es, tmpb = (size_t)(q->og * wide_len(q) * j->nb) * es;
   char *col = lt_conv_scratch(colb), *tmp = lt_conv_scratch(tmpb);
   char *xp = malloc(padded_elems(q) * es);
   if (!col || !tmp || !xp) {
@@ -416,16 +337,16 @@ static void fwd_wide_chunks(void *ctx, int64_t c0, int64_t c1) {
     return;
   }
   for (int64_t c = c0; c < c1; c++) {
-    int64_t n0 = c * j->nb, nb = q->N - n0 < j->nb ? q->N - n0 : j->nb, ld = nb * q->Lw;
+    int64_t n0 = c * j->nb, nb = q->N - n0 < j->nb ? q->N - n0 : j->nb, ld = nb * wide_len(q);
     for (int64_t g = 0; g < q->g; g++) {
       wide_cols(q, j->x, xp, col, n0, nb, g);
       gemm(q, false, false, q->og, ld, q->K, j->w + (size_t)(g * q->og * q->K) * es, q->K, col, ld, 0.0, tmp, ld);
       for (int64_t i = 0; i < nb; i++)
         for (int64_t o = 0; o < q->og; o++) {
           int64_t oc = g * q->og + o;
-          const char *src = tmp + (size_t)(o * ld + i * q->Lw) * es;
+          const char *src = tmp + (size_t)(o * ld + i * wide_len(q)) * es;
           char *dst = j->y + (size_t)(((n0 + i) * q->O + oc) * q->L) * es;
-          if (q->f32) unwiden_s(q, (const float *)src, (float *)dst, j->b ? ((const float *)j->b)[oc] : 0.0f);
+          if (is_f32(q)) unwiden_s(q, (const float *)src, (float *)dst, j->b ? ((const float *)j->b)[oc] : 0.0f);
           else unwiden_d(q, (const double *)src, (double *)dst, j->b ? ((const double *)j->b)[oc] : 0.0);
         }
     }
@@ -436,8 +357,8 @@ static void fwd_wide_chunks(void *ctx, int64_t c0, int64_t c1) {
 static void bwd_input_wide_chunks(void *ctx, int64_t c0, int64_t c1) {
   conv_job *j = ctx;
   const conv_geom *q = j->q;
-  size_t es = q->es;
-  size_t colb = (size_t)(q->K * q->Lw * j->nb) * es, tmpb = (size_t)(q->og * q->Lw * j->nb) * es;
+  size_t es = elem_size(q);
+  size_t colb = (size_t)(q->K * wide_len(q) * j->nb) * es, tmpb = (size_t)(q->og * wide_len(q) * j->nb) * es;
   char *col = lt_conv_scratch(colb), *tmp = lt_conv_scratch(tmpb);
   char *xp = malloc(padded_elems(q) * es);
   if (!col || !tmp || !xp) {
@@ -446,14 +367,14 @@ static void bwd_input_wide_chunks(void *ctx, int64_t c0, int64_t c1) {
     return;
   }
   for (int64_t c = c0; c < c1; c++) {
-    int64_t n0 = c * j->nb, nb = q->N - n0 < j->nb ? q->N - n0 : j->nb, ld = nb * q->Lw;
+    int64_t n0 = c * j->nb, nb = q->N - n0 < j->nb ? q->N - n0 : j->nb, ld = nb * wide_len(q);
     for (int64_t g = 0; g < q->g; g++) {
       widen_grad(q, j->gy, tmp, n0, nb, g);
       gemm(q, true, false, q->K, ld, q->og, j->w + (size_t)(g * q->og * q->K) * es, q->K, tmp, ld, 0.0, col, ld);
       for (int64_t i = 0; i < nb; i++) {
         memset(xp, 0, padded_elems(q) * es);
-        if (q->f32) col2im_wide_s(q, (const float *)col + i * q->Lw, (float *)xp, ld);
-        else col2im_wide_d(q, (const double *)col + i * q->Lw, (double *)xp, ld);
+        if (is_f32(q)) col2im_wide_s(q, (const float *)col + i * wide_len(q), (float *)xp, ld);
+        else col2im_wide_d(q, (const double *)col + i * wide_len(q), (double *)xp, ld);
         char *xg = j->y + (size_t)(((n0 + i) * q->C + g * q->cg) * q->H * q->W) * es;
         for (int64_t ch = 0; ch < q->cg; ch++)
           for (int64_t h = 0; h < q->H; h++)
@@ -469,7 +390,7 @@ static void bwd_input_wide_chunks(void *ctx, int64_t c0, int64_t c1) {
 static void bwd_input_chunks(void *ctx, int64_t c0, int64_t c1) {
   conv_job *j = ctx;
   const conv_geom *q = j->q;
-  size_t es = q->es;
+  size_t es = elem_size(q);
   bool direct = is_pointwise(q);
   char *col = NULL, *tmp = NULL;
   size_t colb = (size_t)(q->K * q->L * j->nb) * es;
@@ -513,14 +434,14 @@ oom:
 
 /* gw = sum_n gy[n] col(x[n])^T, one gemm per group and chunk (serial: it accumulates) */
 static int bwd_weight_wide(const conv_geom *q, const char *x, const char *gy, char *gw) {
-  size_t es = q->es;
+  size_t es = elem_size(q);
   int64_t nbmax = chunk_items(q, false);
-  size_t colb = (size_t)(q->K * q->Lw * nbmax) * es, tmpb = (size_t)(q->og * q->Lw * nbmax) * es;
+  size_t colb = (size_t)(q->K * wide_len(q) * nbmax) * es, tmpb = (size_t)(q->og * wide_len(q) * nbmax) * es;
   char *col = lt_conv_scratch(colb), *tmp = lt_conv_scratch(tmpb);
   char *xp = malloc(padded_elems(q) * es);
   if (!col || !tmp || !xp) { lt_conv_unscratch(col, colb); lt_conv_unscratch(tmp, tmpb); free(xp); return -1; }
   for (int64_t n0 = 0; n0 < q->N; n0 += nbmax) {
-    int64_t nb = q->N - n0 < nbmax ? q->N - n0 : nbmax, ld = nb * q->Lw;
+    int64_t nb = q->N - n0 < nbmax ? q->N - n0 : nbmax, ld = nb * wide_len(q);
     for (int64_t g = 0; g < q->g; g++) {
       widen_grad(q, gy, tmp, n0, nb, g);
       wide_cols(q, x, xp, col, n0, nb, g);
@@ -533,10 +454,10 @@ static int bwd_weight_wide(const conv_geom *q, const char *x, const char *gy, ch
 }
 
 static int bwd_weight(const conv_geom *q, const char *x, const char *gy, char *gw) {
-  size_t es = q->es;
+  size_t es = elem_size(q);
   lt_conv_shift sh;
   if (as_shift(q, &sh) && lt_conv_shift_ok(&sh)) return lt_conv_shift_backward_weight(&sh, x, gy, gw);
-  if (q->wide) return bwd_weight_wide(q, x, gy, gw);
+  if (is_wide(q)) return bwd_weight_wide(q, x, gy, gw);
   int64_t nbmax = chunk_items(q, false);
   bool direct = is_pointwise(q);
   size_t colb = (size_t)(q->K * q->L * nbmax) * es;
@@ -589,26 +510,9 @@ static int run_chunks(const char *op, conv_job *j, lt_parallel_fn fn) {
 /* ---- ops ---- */
 
 static lt_tensor *new_out(const conv_geom *q, lt_dtype dt, int64_t ch, int64_t h, int64_t w) {
-  int64_t sz[4] = {q->N, ch, h, w};
-  return q->batched ? lt_tensor_new(dt, lt_device_cpu(), 4, sz) : lt_tensor_new(dt, lt_device_cpu(), 3, sz + 1);
-}
-
-static int check_bias(const char *op, const lt_tensor *bias, const lt_tensor *input, int64_t ch) {
-  if (!bias) return 0;
-  if (same_dtype(op, "bias", bias, input)) return -1;
-  if (bias->ndim != 1 || bias->sizes[0] != ch) {
-    char buf[128];
-    return lt_error("%s: argument 'bias' must be 1-D of size %lld (out_channels), got %s", op, (long long)ch,
-                    lt_shape_str(bias->ndim, bias->sizes, buf, sizeof buf));
-  }
-  return 0;
-}
-
-static int conv_prepare(const char *op, conv_geom *q, lt_tensor *input, lt_tensor *weight,
-                        lt_intlist stride, lt_intlist padding, lt_intlist dilation, int64_t groups) {
-  if (dtype_ok(op, "input", input) || same_dtype(op, "weight", weight, input)) return -1;
-  if (check_params(op, q, stride, padding, dilation, groups)) return -1;
-  return conv_geometry(op, q, input->ndim, input->sizes, weight, "weight");
+  int64_t sz[4];
+  int nd = lt_meta_conv_sizes(q, ch, h, w, sz);
+  return lt_tensor_new(dt, lt_device_cpu(), nd, sz);
 }
 
 /* contiguous copies (or new references) of up to four tensors; NULLs stay NULL */
@@ -649,10 +553,10 @@ static lt_tensor *conv_forward(const char *op, conv_geom *q, lt_tensor *input, l
       release_n(c, 3);
       return y;
     }
-    if (q->K == 0) memset(lt_tensor_data(y), 0, (size_t)(q->N * q->O * q->L) * q->es);
+    if (q->K == 0) memset(lt_tensor_data(y), 0, (size_t)(q->N * q->O * q->L) * elem_size(q));
     conv_job j = {q, lt_tensor_data(c[0]), lt_tensor_data(c[1]), c[2] ? lt_tensor_data(c[2]) : NULL, NULL,
                   lt_tensor_data(y), 1};
-    if (q->K > 0 && run_chunks(op, &j, q->wide ? fwd_wide_chunks : fwd_chunks)) { lt_tensor_release(y); y = NULL; }
+    if (q->K > 0 && run_chunks(op, &j, is_wide(q) ? fwd_wide_chunks : fwd_chunks)) { lt_tensor_release(y); y = NULL; }
   }
   release_n(c, 3);
   return y;
@@ -661,8 +565,7 @@ static lt_tensor *conv_forward(const char *op, conv_geom *q, lt_tensor *input, l
 lt_tensor *lt_cpu_conv2d(lt_tensor *input, lt_tensor *weight, lt_tensor *bias, lt_intlist stride,
                          lt_intlist padding, lt_intlist dilation, int64_t groups) {
   conv_geom q;
-  if (conv_prepare("conv2d", &q, input, weight, stride, padding, dilation, groups)) return NULL;
-  if (check_bias("conv2d", bias, input, q.O)) return NULL;
+  if (lt_meta_conv2d("conv2d", input, weight, bias, stride, padding, dilation, groups, &q)) return NULL;
   return conv_forward("conv2d", &q, input, weight, bias);
 }
 
@@ -673,7 +576,7 @@ static lt_tensor *backward_input(const char *op, conv_geom *q, lt_tensor *grad_o
   lt_tensor *x = new_out(q, lt_tensor_dtype(weight), q->C, q->H, q->W);
   lt_conv_shift sh;
   if (x && q->N > 0 && q->C * q->H * q->W > 0) {
-    if (q->og == 0 || q->L == 0) memset(lt_tensor_data(x), 0, (size_t)(q->N * q->C * q->H * q->W) * q->es);
+    if (q->og == 0 || q->L == 0) memset(lt_tensor_data(x), 0, (size_t)(q->N * q->C * q->H * q->W) * elem_size(q));
     else if (as_shift(q, &sh) && lt_conv_shift_backward_input_ok(&sh)) {
       if (lt_conv_shift_backward_input(&sh, lt_tensor_data(c[0]), lt_tensor_data(c[1]), lt_tensor_data(x))) {
         lt_tensor_release(x);
@@ -681,33 +584,19 @@ static lt_tensor *backward_input(const char *op, conv_geom *q, lt_tensor *grad_o
       }
     } else {
       conv_job j = {q, NULL, lt_tensor_data(c[1]), NULL, lt_tensor_data(c[0]), lt_tensor_data(x), 1};
-      if (run_chunks(op, &j, q->wide ? bwd_input_wide_chunks : bwd_input_chunks)) { lt_tensor_release(x); x = NULL; }
+      if (run_chunks(op, &j, is_wide(q) ? bwd_input_wide_chunks : bwd_input_chunks)) { lt_tensor_release(x); x = NULL; }
     }
   }
   release_n(c, 2);
   return x;
 }
 
-static int check_grad_output(const char *op, const conv_geom *q, const lt_tensor *gy) {
-  int64_t want[4] = {q->N, q->O, q->OH, q->OW};
-  const int64_t *w = q->batched ? want : want + 1;
-  int nd = q->batched ? 4 : 3;
-  if (!(gy->ndim == nd && memcmp(gy->sizes, w, sizeof(int64_t) * (size_t)nd) == 0)) {
-    char a[128], b[128];
-    return lt_error("%s: argument 'grad_output' has shape %s, expected %s", op,
-                    lt_shape_str(gy->ndim, gy->sizes, a, sizeof a), lt_shape_str(nd, w, b, sizeof b));
-  }
-  return 0;
-}
-
 lt_tensor *lt_cpu_conv2d_backward_input(lt_tensor *grad_output, lt_tensor *weight, lt_intlist input_size,
                                         lt_intlist stride, lt_intlist padding, lt_intlist dilation, int64_t groups) {
   const char *op = "conv2d_backward_input";
   conv_geom q;
-  if (dtype_ok(op, "grad_output", grad_output) || same_dtype(op, "weight", weight, grad_output)) return NULL;
-  if (check_params(op, &q, stride, padding, dilation, groups)) return NULL;
-  if (conv_geometry(op, &q, input_size.n, input_size.v, weight, "weight")) return NULL;
-  if (check_grad_output(op, &q, grad_output)) return NULL;
+  if (lt_meta_conv2d_backward_input(op, grad_output, weight, input_size, stride, padding, dilation, groups, &q))
+    return NULL;
   return backward_input(op, &q, grad_output, weight);
 }
 
@@ -717,7 +606,7 @@ static lt_tensor *backward_weight(const char *op, conv_geom *q, lt_tensor *grad_
   if (contig(c, src, 2)) return NULL;
   lt_tensor *gw = lt_tensor_new(lt_tensor_dtype(input), lt_device_cpu(), 4, wsize);
   if (gw && q->O * q->K > 0) {
-    if (q->N == 0 || q->L == 0) memset(lt_tensor_data(gw), 0, (size_t)(q->O * q->K) * q->es);
+    if (q->N == 0 || q->L == 0) memset(lt_tensor_data(gw), 0, (size_t)(q->O * q->K) * elem_size(q));
     else if (bwd_weight(q, lt_tensor_data(c[1]), lt_tensor_data(c[0]), lt_tensor_data(gw)) < 0) {
       lt_tensor_release(gw);
       gw = lt_error_null("%s: out of memory", op);
@@ -731,66 +620,20 @@ lt_tensor *lt_cpu_conv2d_backward_weight(lt_tensor *grad_output, lt_tensor *inpu
                                          lt_intlist stride, lt_intlist padding, lt_intlist dilation, int64_t groups) {
   const char *op = "conv2d_backward_weight";
   conv_geom q;
-  if (dtype_ok(op, "grad_output", grad_output) || same_dtype(op, "input", input, grad_output)) return NULL;
-  if (check_params(op, &q, stride, padding, dilation, groups)) return NULL;
-  if (weight_size.n != 4) return lt_error_null("%s: argument 'weight_size' must have 4 entries", op);
-  for (int i = 0; i < 4; i++)
-    if (weight_size.v[i] < 0) return lt_error_null("%s: argument 'weight_size' has a negative entry", op);
-  /* a shape-only stand-in for the weight */
-  lt_tensor fake;
-  memset(&fake, 0, sizeof fake);
-  fake.ndim = 4; fake.dtype = input->dtype;
-  memcpy(fake.sizes, weight_size.v, sizeof(int64_t) * 4);
-  if (conv_geometry(op, &q, input->ndim, input->sizes, &fake, "weight_size")) return NULL;
-  if (check_grad_output(op, &q, grad_output)) return NULL;
+  if (lt_meta_conv2d_backward_weight(op, grad_output, input, weight_size, stride, padding, dilation, groups, &q))
+    return NULL;
   return backward_weight(op, &q, grad_output, input, weight_size.v);
 }
 
 /* ---- conv_transpose2d: the input gradient of the conv that maps its output to its input ---- */
-
-static int transpose_geometry(const char *op, conv_geom *q, lt_tensor *input, lt_tensor *weight,
-                              lt_intlist stride, lt_intlist padding, lt_intlist output_padding, int64_t groups,
-                              lt_intlist dilation, int64_t *out_sizes) {
-  if (dtype_ok(op, "input", input) || same_dtype(op, "weight", weight, input)) return -1;
-  if (check_params(op, q, stride, padding, dilation, groups)) return -1;
-  int64_t op2[2] = {0, 0};
-  if (pair(op, "output_padding", output_padding, 2, 0, op2)) return -1;
-  if (input->ndim != 3 && input->ndim != 4)
-    return lt_error("%s: argument 'input' must be 3-D (C, H, W) or 4-D (N, C, H, W), got %d-D", op, input->ndim);
-  if (weight->ndim != 4) {
-    char buf[128];
-    return lt_error("%s: argument 'weight' must be 4-D ([in_channels, out_channels/groups, kH, kW]), got %s", op,
-                    lt_shape_str(weight->ndim, weight->sizes, buf, sizeof buf));
-  }
-  if (op2[0] >= (q->sh > q->dh ? q->sh : q->dh) || op2[1] >= (q->sw > q->dw ? q->sw : q->dw))
-    return lt_error("%s: argument 'output_padding' must be smaller than stride or dilation", op);
-  int b = input->ndim == 4;
-  int64_t cin = input->sizes[b], h = input->sizes[b + 1], w = input->sizes[b + 2];
-  if (cin != weight->sizes[0])
-    return lt_error("%s: argument 'input' has %lld channels but weight expects %lld (weight is [in_channels, out_channels/groups, kH, kW])",
-                    op, (long long)cin, (long long)weight->sizes[0]);
-  int64_t oh = (h - 1) * q->sh - 2 * q->ph + q->dh * (weight->sizes[2] - 1) + op2[0] + 1;
-  int64_t ow = (w - 1) * q->sw - 2 * q->pw + q->dw * (weight->sizes[3] - 1) + op2[1] + 1;
-  if (oh < 1 || ow < 1)
-    return lt_error("%s: the output size (%lld x %lld) is not positive", op, (long long)oh, (long long)ow);
-  int64_t *s = out_sizes;
-  int k = 0;
-  if (b) s[k++] = input->sizes[0];
-  s[k++] = weight->sizes[1] * groups; s[k++] = oh; s[k++] = ow;
-  /* the conv from the output (out_sizes) back to input */
-  if (conv_geometry(op, q, input->ndim, out_sizes, weight, "weight")) return -1;
-  if (q->OH != h || q->OW != w) return lt_error("%s: inconsistent output size", op);
-  return 0;
-}
 
 lt_tensor *lt_cpu_conv_transpose2d(lt_tensor *input, lt_tensor *weight, lt_tensor *bias, lt_intlist stride,
                                    lt_intlist padding, lt_intlist output_padding, int64_t groups,
                                    lt_intlist dilation) {
   const char *op = "conv_transpose2d";
   conv_geom q;
-  int64_t osz[4];
-  if (transpose_geometry(op, &q, input, weight, stride, padding, output_padding, groups, dilation, osz)) return NULL;
-  if (check_bias(op, bias, input, q.C)) return NULL;
+  if (lt_meta_conv_transpose2d(op, input, weight, bias, stride, padding, output_padding, groups, dilation, &q))
+    return NULL;
   lt_tensor *y = backward_input(op, &q, input, weight);
   if (!y || !bias || q.N * q.C * q.H * q.W == 0) return y;
   lt_tensor *b = lt_tensor_contiguous(bias);
@@ -798,7 +641,7 @@ lt_tensor *lt_cpu_conv_transpose2d(lt_tensor *input, lt_tensor *weight, lt_tenso
   int64_t hw = q.H * q.W;
   for (int64_t n = 0; n < q.N; n++)
     for (int64_t c = 0; c < q.C; c++) {
-      if (q.f32) { float *r = (float *)lt_tensor_data(y) + (n * q.C + c) * hw, bv = ((float *)lt_tensor_data(b))[c];
+      if (is_f32(&q)) { float *r = (float *)lt_tensor_data(y) + (n * q.C + c) * hw, bv = ((float *)lt_tensor_data(b))[c];
                    for (int64_t i = 0; i < hw; i++) r[i] += bv; }
       else { double *r = (double *)lt_tensor_data(y) + (n * q.C + c) * hw, bv = ((double *)lt_tensor_data(b))[c];
              for (int64_t i = 0; i < hw; i++) r[i] += bv; }
@@ -813,21 +656,12 @@ lt_tensor *lt_cpu_conv_transpose2d(lt_tensor *input, lt_tensor *weight, lt_tenso
 lt_tensor *lt_conv2d_padstr_impl(lt_tensor *input, lt_tensor *weight, lt_tensor *bias, lt_intlist stride,
                                  const char *padding, lt_intlist dilation, int64_t groups) {
   const char *op = "conv2d";
-  conv_geom q;
-  int64_t zero = 0;
-  if (strcmp(padding, "valid") == 0)
-    return lt_conv2d(input, weight, bias, stride, lt_intlist_make(&zero, 1), dilation, groups);
-  if (strcmp(padding, "same") != 0)
-    return lt_error_null("%s: argument 'padding' must be \"same\", \"valid\" or integers, got \"%s\"", op, padding);
-  if (check_params(op, &q, stride, lt_intlist_make(&zero, 1), dilation, groups)) return NULL;
-  if (q.sh != 1 || q.sw != 1)
-    return lt_error_null("%s: argument 'padding' \"same\" is not supported for strided convolutions", op);
-  if (weight->ndim != 4) {
-    char buf[128];
-    return lt_error_null("%s: argument 'weight' must be 4-D ([out_channels, in_channels/groups, kH, kW]), got %s",
-                         op, lt_shape_str(weight->ndim, weight->sizes, buf, sizeof buf));
-  }
-  int64_t th = q.dh * (weight->sizes[2] - 1), tw = q.dw * (weight->sizes[3] - 1);
+  int64_t zero = 0, total[2];
+  int mode = lt_meta_conv_padding_mode(op, padding);
+  if (mode < 0) return NULL;
+  if (mode == 0) return lt_conv2d(input, weight, bias, stride, lt_intlist_make(&zero, 1), dilation, groups);
+  if (lt_meta_conv_same_padding(op, weight, stride, dilation, groups, total)) return NULL;
+  int64_t th = total[0], tw = total[1];
   int64_t p[2] = {th / 2, tw / 2};
   if (th % 2 == 0 && tw % 2 == 0)
     return lt_conv2d(input, weight, bias, stride, lt_intlist_make(p, 2), dilation, groups);
@@ -840,22 +674,9 @@ lt_tensor *lt_conv2d_padstr_impl(lt_tensor *input, lt_tensor *weight, lt_tensor 
   return y;
 }
 
-/* a 1-D list argument as the 2-D list {fill, v} */
-static int widen(const char *op, const char *arg, lt_intlist l, int64_t fill, int64_t *v) {
-  if (l.n != 1) return lt_error("%s: argument '%s' must have 1 entry, got %d", op, arg, l.n < 0 ? 0 : l.n);
-  v[0] = fill; v[1] = l.v[0];
-  return 0;
-}
-
 /* input (C, L) / (N, C, L) and weight (O, C/g, K) as 2-D with a height of 1 */
 static int conv1d_views(const char *op, lt_tensor *input, lt_tensor *weight, lt_tensor **xi, lt_tensor **wi) {
-  char buf[128];
-  if (input->ndim != 2 && input->ndim != 3)
-    return lt_error("%s: argument 'input' must be 2-D (C, L) or 3-D (N, C, L), got %d-D", op, input->ndim);
-  if (weight->ndim != 3)
-    return lt_error("%s: argument 'weight' must be 3-D ([out_channels, in_channels/groups, kW]), got %s", op,
-                    lt_shape_str(weight->ndim, weight->sizes, buf, sizeof buf));
-  if (dtype_ok(op, "input", input) || same_dtype(op, "weight", weight, input)) return -1;
+  if (lt_meta_conv1d_check(op, input, weight)) return -1;
   if (!(*xi = lt_unsqueeze(input, input->ndim - 1))) return -1;
   if (!(*wi = lt_unsqueeze(weight, 2))) { lt_tensor_release(*xi); return -1; }
   return 0;
@@ -883,14 +704,15 @@ lt_tensor *lt_conv1d_impl(lt_tensor *input, lt_tensor *weight, lt_tensor *bias, 
                           lt_intlist padding, lt_intlist dilation, int64_t groups) {
   const char *op = "conv1d";
   int64_t s[2] = {0, 0}, p[2] = {0, 0}, d[2] = {0, 0};
-  if (widen(op, "stride", stride, 1, s) || widen(op, "padding", padding, 0, p) ||
-      widen(op, "dilation", dilation, 1, d)) return NULL;
+  if (lt_meta_widen_1d(op, "stride", stride, 1, false, s) || lt_meta_widen_1d(op, "padding", padding, 0, false, p) ||
+      lt_meta_widen_1d(op, "dilation", dilation, 1, false, d)) return NULL;
   lt_tensor *xi, *wi;
   if (conv1d_views(op, input, weight, &xi, &wi)) return NULL;
   conv_geom q;
   lt_tensor *y = NULL;
-  if (check_params(op, &q, lt_intlist_make(s, 2), lt_intlist_make(p, 2), lt_intlist_make(d, 2), groups) == 0 &&
-      conv_geometry(op, &q, xi->ndim, xi->sizes, wi, "weight") == 0 && check_bias(op, bias, input, q.O) == 0)
+  if (lt_meta_conv_params(op, &q, lt_intlist_make(s, 2), lt_intlist_make(p, 2), lt_intlist_make(d, 2), groups) == 0 &&
+      lt_meta_conv_shape(op, &q, xi->ndim, xi->sizes, wi->ndim, wi->sizes, "weight") == 0 &&
+      lt_meta_conv_bias(op, bias, input, q.O) == 0)
     y = squeeze_h(lt_conv2d(xi, wi, bias, lt_intlist_make(s, 2), lt_intlist_make(p, 2), lt_intlist_make(d, 2), groups));
   lt_tensor_release(xi);
   lt_tensor_release(wi);
@@ -901,7 +723,8 @@ lt_tensor *lt_conv1d_padstr_impl(lt_tensor *input, lt_tensor *weight, lt_tensor 
                                  const char *padding, lt_intlist dilation, int64_t groups) {
   const char *op = "conv1d";
   int64_t s[2], d[2];
-  if (widen(op, "stride", stride, 1, s) || widen(op, "dilation", dilation, 1, d)) return NULL;
+  if (lt_meta_widen_1d(op, "stride", stride, 1, false, s) || lt_meta_widen_1d(op, "dilation", dilation, 1, false, d))
+    return NULL;
   lt_tensor *xi, *wi;
   if (conv1d_views(op, input, weight, &xi, &wi)) return NULL;
   lt_tensor *y = squeeze_h(lt_conv2d_padstr(xi, wi, bias, lt_intlist_make(s, 2), padding, lt_intlist_make(d, 2), groups));

@@ -13,58 +13,17 @@
 #include "core/tpool.h"
 #include "cpu/parallel.h"
 
-enum { RED_NONE, RED_MEAN, RED_SUM, RED_BATCHMEAN };
-
-static int parse_reduction(const char *op, const char *r, bool batchmean) {
-  if (!r || !strcmp(r, "mean")) return RED_MEAN;
-  if (!strcmp(r, "sum")) return RED_SUM;
-  if (!strcmp(r, "none")) return RED_NONE;
-  if (batchmean && !strcmp(r, "batchmean")) return RED_BATCHMEAN;
-  return lt_error("%s: argument 'reduction' must be 'mean', 'sum'%s or 'none', got '%s'", op,
-                  batchmean ? ", 'batchmean'" : "", r);
-}
+/* the reduction argument and the shape checks are device-neutral (meta/loss.h) */
+#include "meta/loss.h"
 
 /* ---------------------------------------------------------------- nll_loss */
 
-typedef struct nll_geom { int64_t N, C, S; } nll_geom;
+typedef lt_nll_geom nll_geom;
 
-/* check shapes, dtypes and class indices; fills the (N, C, S) view of self */
+/* shapes and dtypes (lt_meta_nll_loss), then the class indices; fills the (N, C, S) view of self */
 static int nll_check(const char *op, lt_tensor *self, lt_tensor *target, lt_tensor *weight, int64_t ignore_index,
                      nll_geom *g) {
-  char a[96], b[96];
-  if (!lt_dtype_is_float(lt_tensor_dtype(self)))
-    return lt_error("%s: argument 'input' must be a floating point tensor, got %s", op,
-                    lt_dtype_name(lt_tensor_dtype(self)));
-  lt_dtype tdt = lt_tensor_dtype(target);
-  if (lt_dtype_is_float(tdt) || tdt == LT_BOOL)
-    return lt_error("%s: argument 'target' must be an integer tensor of (1-based) class indices, got %s", op,
-                    lt_dtype_name(tdt));
-  if (self->ndim == 0) return lt_error("%s: argument 'input' must have at least 1 dim, got a 0-d tensor", op);
-  if (self->ndim == 1) {
-    g->N = 1, g->C = self->sizes[0], g->S = 1;
-    if (target->ndim != 0)
-      return lt_error("%s: argument 'target' must be 0-d for a 1-D input, got shape %s", op,
-                      lt_shape_str(target->ndim, target->sizes, a, sizeof a));
-  } else {
-    g->N = self->sizes[0], g->C = self->sizes[1], g->S = 1;
-    bool ok = target->ndim == self->ndim - 1 && target->sizes[0] == g->N;
-    for (int d = 2; d < self->ndim; d++) {
-      g->S *= self->sizes[d];
-      if (ok && target->sizes[d - 1] != self->sizes[d]) ok = false;
-    }
-    if (!ok)
-      return lt_error("%s: argument 'target' has shape %s, expected %s for input of shape %s (input without dim 2)", op,
-                      lt_shape_str(target->ndim, target->sizes, a, sizeof a),
-                      "the input's shape", lt_shape_str(self->ndim, self->sizes, b, sizeof b));
-  }
-  if (weight) {
-    if (weight->ndim != 1 || weight->sizes[0] != g->C)
-      return lt_error("%s: argument 'weight' must be 1-D with one value per class (%lld), got shape %s", op,
-                      (long long)g->C, lt_shape_str(weight->ndim, weight->sizes, a, sizeof a));
-    if (!lt_dtype_is_float(lt_tensor_dtype(weight)))
-      return lt_error("%s: argument 'weight' must be a floating point tensor, got %s", op,
-                      lt_dtype_name(lt_tensor_dtype(weight)));
-  }
+  if (lt_meta_nll_loss(op, self, target, weight, g) < 0) return -1;
   int64_t n = target->numel;
   if (n == 0) return 0;
   lt_tensor *t = lt_tensor_to_dtype_contig(target, LT_INT64);
@@ -90,7 +49,7 @@ int lt_cpu_nll_loss_forward(lt_tensor *self, lt_tensor *target, lt_tensor *weigh
   const char *op = "nll_loss";
   *output = *total_weight = NULL;
   nll_geom g;
-  int red = parse_reduction(op, reduction, false);
+  int red = lt_meta_loss_reduction(op, reduction, false);
   if (red < 0 || nll_check(op, self, target, weight, ignore_index, &g) < 0) return -1;
   lt_dtype cdt = nll_cdt(self), odt = lt_tensor_dtype(self);
   lt_tensor *x = lt_tensor_to_dtype_contig(self, cdt);
@@ -98,7 +57,7 @@ int lt_cpu_nll_loss_forward(lt_tensor *self, lt_tensor *target, lt_tensor *weigh
   lt_tensor *w = t && weight ? lt_tensor_to_dtype_contig(weight, LT_FLOAT64) : NULL;
   lt_tensor *o = NULL, *tw = NULL;
   if (!x || !t || (weight && !w)) goto fail;
-  o = red == RED_NONE ? lt_tensor_new(cdt, lt_tensor_device(self), target->ndim, target->sizes)
+  o = red == LT_LOSS_NONE ? lt_tensor_new(cdt, lt_tensor_device(self), target->ndim, target->sizes)
                       : lt_tensor_new(cdt, lt_tensor_device(self), 0, NULL);
   tw = lt_tensor_new(cdt, lt_tensor_device(self), 0, NULL);
   if (!o || !tw) goto fail;
@@ -118,18 +77,18 @@ int lt_cpu_nll_loss_forward(lt_tensor *self, lt_tensor *target, lt_tensor *weigh
           int64_t xi = (n * C + (c - 1)) * S + s;
           l = -wc * (f32 ? (double)((const float *)xv)[xi] : ((const double *)xv)[xi]);
         }
-        if (red == RED_NONE) {
+        if (red == LT_LOSS_NONE) {
           if (f32) ((float *)lt_tensor_data(o))[i] = (float)l;
           else ((double *)lt_tensor_data(o))[i] = l;
         }
         sum += l, wsum += wc;
       }
-    double r = red == RED_MEAN ? sum / wsum : sum;   /* every target ignored: 0/0, NaN as in PyTorch */
+    double r = red == LT_LOSS_MEAN ? sum / wsum : sum;   /* every target ignored: 0/0, NaN as in PyTorch */
     if (f32) {
-      if (red != RED_NONE) *(float *)lt_tensor_data(o) = (float)r;
+      if (red != LT_LOSS_NONE) *(float *)lt_tensor_data(o) = (float)r;
       *(float *)lt_tensor_data(tw) = (float)wsum;
     } else {
-      if (red != RED_NONE) *(double *)lt_tensor_data(o) = r;
+      if (red != LT_LOSS_NONE) *(double *)lt_tensor_data(o) = r;
       *(double *)lt_tensor_data(tw) = wsum;
     }
   }
@@ -152,17 +111,17 @@ lt_tensor *lt_cpu_nll_loss_backward(lt_tensor *grad_output, lt_tensor *self, lt_
                                     const char *reduction, int64_t ignore_index, lt_tensor *total_weight) {
   const char *op = "nll_loss_backward";
   nll_geom g;
-  int red = parse_reduction(op, reduction, false);
+  int red = lt_meta_loss_reduction(op, reduction, false);
   if (red < 0 || nll_check(op, self, target, weight, ignore_index, &g) < 0) return NULL;
-  if (red == RED_NONE ? grad_output->numel != target->numel : grad_output->numel != 1)
+  if (red == LT_LOSS_NONE ? grad_output->numel != target->numel : grad_output->numel != 1)
     return lt_error_null("%s: argument 'grad_output' has %lld elements, expected %lld", op,
-                         (long long)grad_output->numel, (long long)(red == RED_NONE ? target->numel : 1));
+                         (long long)grad_output->numel, (long long)(red == LT_LOSS_NONE ? target->numel : 1));
   lt_dtype cdt = nll_cdt(self), odt = lt_tensor_dtype(self);
   lt_tensor *go = lt_tensor_to_dtype_contig(grad_output, LT_FLOAT64);
   lt_tensor *t = go ? lt_tensor_to_dtype_contig(target, LT_INT64) : NULL;
   lt_tensor *w = t && weight ? lt_tensor_to_dtype_contig(weight, LT_FLOAT64) : NULL;
   lt_tensor *gi = NULL;
-  double twv = red == RED_MEAN ? lt_tensor_get_double(total_weight, 0) : 1.0;
+  double twv = red == LT_LOSS_MEAN ? lt_tensor_get_double(total_weight, 0) : 1.0;
   if (!go || !t || (weight && !w)) goto done;
   gi = lt_tensor_new_zeros(cdt, lt_tensor_device(self), self->ndim, self->sizes);
   if (!gi) goto done;
@@ -176,7 +135,7 @@ lt_tensor *lt_cpu_nll_loss_backward(lt_tensor *grad_output, lt_tensor *self, lt_
       for (int64_t s = 0; s < S; s++) {
         int64_t i = n * S + s, c = tv[i];
         if (c == ignore_index) continue;
-        double v = -(wv ? wv[c - 1] : 1.0) * (red == RED_NONE ? gv[i] : gv[0] / twv);
+        double v = -(wv ? wv[c - 1] : 1.0) * (red == LT_LOSS_NONE ? gv[i] : gv[0] / twv);
         int64_t xi = (n * C + (c - 1)) * S + s;
         if (f32) ((float *)o)[xi] = (float)v;
         else ((double *)o)[xi] = v;
@@ -214,9 +173,9 @@ static const lt_scalar ONE = { LT_SCALAR_INT, { 1 } };
 static lt_tensor *reduce(lt_tensor *l, int red) {
   lt_intlist all = lt_intlist_none();
   switch (red) {
-    case RED_MEAN: return lt_mean(l, all, false, -1);
-    case RED_SUM: return lt_sum(l, all, false, -1);
-    case RED_BATCHMEAN: {
+    case LT_LOSS_MEAN: return lt_mean(l, all, false, -1);
+    case LT_LOSS_SUM: return lt_sum(l, all, false, -1);
+    case LT_LOSS_BATCHMEAN: {
       lt_tensor *s = lt_sum(l, all, false, -1), *d, *r;
       if (!s) return NULL;
       d = num(l->ndim ? (double)l->sizes[0] : 1.0);
@@ -228,25 +187,9 @@ static lt_tensor *reduce(lt_tensor *l, int red) {
   }
 }
 
-static int float_input(const char *op, const char *arg, lt_tensor *t) {
-  if (!lt_dtype_is_float(lt_tensor_dtype(t)))
-    return lt_error("%s: argument '%s' must be a floating point tensor, got %s", op, arg,
-                    lt_dtype_name(lt_tensor_dtype(t)));
-  return 0;
-}
-
-static int same_shape(const char *op, lt_tensor *self, lt_tensor *target) {
-  char a[96], b[96];
-  if (!lt_tensor_same_shape(self, target))
-    return lt_error("%s: argument 'target' has shape %s, expected the input's shape %s", op,
-                    lt_shape_str(target->ndim, target->sizes, a, sizeof a),
-                    lt_shape_str(self->ndim, self->sizes, b, sizeof b));
-  return 0;
-}
-
 lt_tensor *lt_mse_loss_impl(lt_tensor *self, lt_tensor *target, const char *reduction) {
-  int red = parse_reduction("mse_loss", reduction, false);
-  if (red < 0 || float_input("mse_loss", "input", self) < 0) return NULL;
+  int red = lt_meta_loss_reduction("mse_loss", reduction, false);
+  if (red < 0 || lt_meta_check_float("mse_loss", "input", self) < 0) return NULL;
   pool P = {0};
   lt_tensor *d, *sq, *r = NULL;
   TRY(d, lt_sub(self, target, ONE));
@@ -257,8 +200,8 @@ out:
 }
 
 lt_tensor *lt_l1_loss_impl(lt_tensor *self, lt_tensor *target, const char *reduction) {
-  int red = parse_reduction("l1_loss", reduction, false);
-  if (red < 0 || float_input("l1_loss", "input", self) < 0) return NULL;
+  int red = lt_meta_loss_reduction("l1_loss", reduction, false);
+  if (red < 0 || lt_meta_check_float("l1_loss", "input", self) < 0) return NULL;
   pool P = {0};
   lt_tensor *d, *a, *r = NULL;
   TRY(d, lt_sub(self, target, ONE));
@@ -272,8 +215,8 @@ out:
 ** huber: qs = 1, ls = delta, lc = delta^2/2) */
 static lt_tensor *piecewise(const char *op, lt_tensor *self, lt_tensor *target, const char *reduction, double k,
                             double qs, double ls, double lc) {
-  int red = parse_reduction(op, reduction, false);
-  if (red < 0 || float_input(op, "input", self) < 0) return NULL;
+  int red = lt_meta_loss_reduction(op, reduction, false);
+  if (red < 0 || lt_meta_check_float(op, "input", self) < 0) return NULL;
   pool P = {0};
   lt_tensor *d, *a, *sq, *q, *lin, *cond, *kk, *l, *r = NULL;
   TRY(d, lt_sub(self, target, ONE));
@@ -310,9 +253,9 @@ lt_tensor *lt_huber_loss_impl(lt_tensor *self, lt_tensor *target, const char *re
 lt_tensor *lt_binary_cross_entropy_impl(lt_tensor *self, lt_tensor *target, lt_tensor *weight,
                                         const char *reduction) {
   const char *op = "binary_cross_entropy";
-  int red = parse_reduction(op, reduction, false);
-  if (red < 0 || float_input(op, "input", self) < 0 || float_input(op, "target", target) < 0 ||
-      same_shape(op, self, target) < 0)
+  int red = lt_meta_loss_reduction(op, reduction, false);
+  if (red < 0 || lt_meta_check_float(op, "input", self) < 0 || lt_meta_check_float(op, "target", target) < 0 ||
+      lt_meta_loss_same_shape(op, self, target) < 0)
     return NULL;
   pool P = {0};
   lt_tensor *lo, *hi, *bad, *lx, *om, *l1x, *lim, *a, *b, *omt, *s, *l, *r = NULL;
@@ -343,9 +286,9 @@ out:
 lt_tensor *lt_binary_cross_entropy_with_logits_impl(lt_tensor *self, lt_tensor *target, lt_tensor *weight,
                                                     lt_tensor *pos_weight, const char *reduction) {
   const char *op = "binary_cross_entropy_with_logits";
-  int red = parse_reduction(op, reduction, false);
-  if (red < 0 || float_input(op, "input", self) < 0 || float_input(op, "target", target) < 0 ||
-      same_shape(op, self, target) < 0)
+  int red = lt_meta_loss_reduction(op, reduction, false);
+  if (red < 0 || lt_meta_check_float(op, "input", self) < 0 || lt_meta_check_float(op, "target", target) < 0 ||
+      lt_meta_loss_same_shape(op, self, target) < 0)
     return NULL;
   pool P = {0};
   lt_tensor *one, *nx, *sp, *omt, *a, *lw, *l, *r = NULL;
@@ -370,8 +313,9 @@ out:
 
 lt_tensor *lt_kl_div_impl(lt_tensor *self, lt_tensor *target, const char *reduction, bool log_target) {
   const char *op = "kl_div";
-  int red = parse_reduction(op, reduction, true);
-  if (red < 0 || float_input(op, "input", self) < 0 || float_input(op, "target", target) < 0) return NULL;
+  int red = lt_meta_loss_reduction(op, reduction, true);
+  if (red < 0 || lt_meta_check_float(op, "input", self) < 0 || lt_meta_check_float(op, "target", target) < 0)
+    return NULL;
   pool P = {0};
   lt_tensor *a, *b, *l, *zero, *pos, *safe, *lt_, *r = NULL;
   if (log_target) {   /* exp(t) (t - x) */
@@ -399,8 +343,8 @@ lt_tensor *lt_cross_entropy_impl(lt_tensor *self, lt_tensor *target, lt_tensor *
                                  int64_t ignore_index, double label_smoothing) {
   const char *op = "cross_entropy";
   char a_[96], b_[96];
-  int red = parse_reduction(op, reduction, false);
-  if (red < 0 || float_input(op, "input", self) < 0) return NULL;
+  int red = lt_meta_loss_reduction(op, reduction, false);
+  if (red < 0 || lt_meta_check_float(op, "input", self) < 0) return NULL;
   if (!(label_smoothing >= 0 && label_smoothing <= 1))
     return lt_error_null("%s: argument 'label_smoothing' must be in [0, 1], got %g", op, label_smoothing);
   if (self->ndim == 0) return lt_error_null("%s: argument 'input' must have at least 1 dim, got a 0-d tensor", op);
@@ -441,7 +385,7 @@ lt_tensor *lt_cross_entropy_impl(lt_tensor *self, lt_tensor *target, lt_tensor *
     }
     TRY(s, lt_sum(l, cdl, false, -1));
     TRY(s, lt_neg(s));
-    if (red == RED_MEAN) {   /* over the batch elements, weights or not */
+    if (red == LT_LOSS_MEAN) {   /* over the batch elements, weights or not */
       TRY(s, lt_sum(s, lt_intlist_none(), false, -1));
       TRY(k, num((double)(self->numel / (C ? C : 1))));
       TRY(r, lt_div(s, k, NULL));
@@ -468,7 +412,7 @@ lt_tensor *lt_cross_entropy_impl(lt_tensor *self, lt_tensor *target, lt_tensor *
     TRY(tt, lt_tensor_wrapped_number(lt_scalar_int(ignore_index)));
     TRY(ign, lt_eq(target, tt));
     TRY(sm, lt_masked_fill(sm, ign, lt_scalar_int(0)));
-    if (red == RED_MEAN) {   /* normalised like nll_loss: by the total weight of the targets kept */
+    if (red == LT_LOSS_MEAN) {   /* normalised like nll_loss: by the total weight of the targets kept */
       lt_tensor *den = tw;
       if (weight && weight->requires_grad) {
         /* tw carries no gradient back to the weights: sum weight[target] over the kept

@@ -17,22 +17,13 @@
 
 static lt_dtype cdt_of(lt_dtype dt) { return dt == LT_FLOAT64 ? LT_FLOAT64 : LT_FLOAT32; }
 
-static int check_float(const char *op, const char *arg, const lt_tensor *t) {
-  if (t && !lt_dtype_is_float(lt_tensor_dtype(t)))
-    return lt_error("%s: argument '%s' must be a floating point tensor, got %s", op, arg,
-                    lt_dtype_name(lt_tensor_dtype(t)));
-  return 0;
-}
+/* the shapes and checks are device-neutral (meta/norm.h) */
+#include "meta/norm.h"
 
-/* a float64 contiguous copy of an optional per-feature tensor of n elements (NULL stays NULL) */
-static int vec64(const char *op, const char *arg, lt_tensor *t, int64_t n, lt_tensor **out) {
+/* a float64 contiguous copy of an optional per-feature tensor (NULL stays NULL; checked) */
+static int vec64(lt_tensor *t, lt_tensor **out) {
   *out = NULL;
   if (!t) return 0;
-  char b[96];
-  if (t->numel != n)
-    return lt_error("%s: argument '%s' must have %lld elements, got shape %s", op, arg, (long long)n,
-                    lt_shape_str(t->ndim, t->sizes, b, sizeof b));
-  if (check_float(op, arg, t) < 0) return -1;
   *out = lt_tensor_to_dtype_contig(t, LT_FLOAT64);
   return *out ? 0 : -1;
 }
@@ -147,33 +138,15 @@ static void ln_bwd_chunk(void *ctx, int64_t b, int64_t e) {
 }
 
 /* M rows of D elements: checks normalized_shape against input's trailing dims */
-static int ln_geom(const char *op, lt_tensor *input, lt_intlist ns, int64_t *M, int64_t *D) {
-  char a[96], b[96];
-  if (ns.n < 1 || ns.n > input->ndim)
-    return lt_error("%s: argument 'normalized_shape' must name 1 to %d trailing dims of the input, got %d", op,
-                    input->ndim, ns.n < 0 ? 0 : ns.n);
-  int k = input->ndim - ns.n;
-  *D = 1;
-  for (int i = 0; i < ns.n; i++) {
-    if (ns.v[i] != input->sizes[k + i])
-      return lt_error("%s: argument 'normalized_shape' is %s but the input's trailing dims are %s", op,
-                      lt_shape_str(ns.n, ns.v, a, sizeof a), lt_shape_str(ns.n, input->sizes + k, b, sizeof b));
-    *D *= ns.v[i];
-  }
-  *M = 1;
-  for (int i = 0; i < k; i++) *M *= input->sizes[i];
-  return 0;
-}
-
 int lt_cpu_native_layer_norm(lt_tensor *input, lt_intlist normalized_shape, lt_tensor *weight, lt_tensor *bias,
                              double eps, lt_tensor **output, lt_tensor **mean, lt_tensor **rstd) {
   const char *op = "layer_norm";
   *output = *mean = *rstd = NULL;
   int64_t M = 0, D = 0;
-  if (check_float(op, "input", input) < 0 || ln_geom(op, input, normalized_shape, &M, &D) < 0) return -1;
+  if (lt_meta_layer_norm(op, input, normalized_shape, weight, bias, &M, &D) < 0) return -1;
   lt_dtype odt = lt_tensor_dtype(input), cdt = cdt_of(odt);
   lt_tensor *w = NULL, *b = NULL, *x = NULL, *o = NULL, *mt = NULL, *rt = NULL;
-  if (vec64(op, "weight", weight, D, &w) < 0 || vec64(op, "bias", bias, D, &b) < 0) goto fail;
+  if (vec64(weight, &w) < 0 || vec64(bias, &b) < 0) goto fail;
   if (!(x = lt_tensor_to_dtype_contig(input, cdt))) goto fail;
   int64_t ss[LT_MAX_DIMS];
   int k = input->ndim - normalized_shape.n;
@@ -204,12 +177,11 @@ lt_tensor *lt_cpu_layer_norm_backward(lt_tensor *grad_output, lt_tensor *input, 
                                       lt_tensor *weight, lt_intlist normalized_shape) {
   const char *op = "layer_norm_backward";
   int64_t M = 0, D = 0;
-  if (ln_geom(op, input, normalized_shape, &M, &D) < 0) return NULL;
-  if (!lt_tensor_same_shape(grad_output, input) || mean->numel != M || rstd->numel != M)
-    return lt_error_null("%s: arguments 'grad_output', 'mean' and 'rstd' do not match the input", op);
+  if (lt_meta_layer_norm_backward(op, grad_output, input, mean, rstd, weight, normalized_shape, &M, &D) < 0)
+    return NULL;
   lt_dtype odt = lt_tensor_dtype(input), cdt = cdt_of(odt);
   lt_tensor *w = NULL, *x = NULL, *g = NULL, *m = NULL, *r = NULL, *o = NULL;
-  if (vec64(op, "weight", weight, D, &w) < 0) goto done;
+  if (vec64(weight, &w) < 0) goto done;
   if (!(x = lt_tensor_to_dtype_contig(input, cdt)) || !(g = lt_tensor_to_dtype_contig(grad_output, cdt)) ||
       !(m = lt_tensor_to_dtype_contig(mean, cdt)) || !(r = lt_tensor_to_dtype_contig(rstd, cdt)))
     goto done;
@@ -245,9 +217,8 @@ lt_tensor *lt_cpu_layer_norm_backward_weight(lt_tensor *grad_output, lt_tensor *
                                              lt_tensor *rstd, lt_intlist normalized_shape) {
   const char *op = "layer_norm_backward_weight";
   int64_t M = 0, D = 0;
-  if (ln_geom(op, input, normalized_shape, &M, &D) < 0) return NULL;
-  if (!lt_tensor_same_shape(grad_output, input) || mean->numel != M || rstd->numel != M)
-    return lt_error_null("%s: arguments 'grad_output', 'mean' and 'rstd' do not match the input", op);
+  if (lt_meta_layer_norm_backward(op, grad_output, input, mean, rstd, NULL, normalized_shape, &M, &D) < 0)
+    return NULL;
   lt_dtype odt = lt_tensor_dtype(input), cdt = cdt_of(odt);
   lt_tensor *x = NULL, *g = NULL, *m = NULL, *r = NULL, *acc = NULL;
   if (!(x = lt_tensor_to_dtype_contig(input, cdt)) || !(g = lt_tensor_to_dtype_contig(grad_output, cdt)) ||
@@ -434,16 +405,6 @@ static void bn_run(bn_job *j, int mode) {
   lt_parallel_for(j->C, grain > 0 ? grain : 1, bn_chunk, j);
 }
 
-static int bn_geom(const char *op, lt_tensor *input, int64_t *N, int64_t *C, int64_t *S) {
-  char a[96];
-  if (input->ndim < 2)
-    return lt_error("%s: argument 'input' must have at least 2 dims (N, C, ...), got shape %s", op,
-                    lt_shape_str(input->ndim, input->sizes, a, sizeof a));
-  *N = input->sizes[0], *C = input->sizes[1], *S = 1;
-  for (int d = 2; d < input->ndim; d++) *S *= input->sizes[d];
-  return 0;
-}
-
 /* running = (1 - momentum) running + momentum v, in place in running's dtype */
 static int bn_update(lt_tensor *running, const double *v, int64_t C, double momentum) {
   lt_tensor *old = lt_tensor_to_dtype_contig(running, LT_FLOAT64);
@@ -464,19 +425,12 @@ int lt_cpu_native_batch_norm(lt_tensor *input, lt_tensor *weight, lt_tensor *bia
                              lt_tensor *running_var, bool training, double momentum, double eps,
                              lt_tensor **output, lt_tensor **save_mean, lt_tensor **save_invstd) {
   const char *op = "batch_norm";
-  char a[96];
   *output = *save_mean = *save_invstd = NULL;
   int64_t N = 0, C = 0, S = 0;
-  if (check_float(op, "input", input) < 0 || bn_geom(op, input, &N, &C, &S) < 0) return -1;
-  if (training && N * S <= 1)
-    return lt_error("%s: expected more than 1 value per channel when training, got input of shape %s", op,
-                    lt_shape_str(input->ndim, input->sizes, a, sizeof a));
-  if (!training && (!running_mean || !running_var))
-    return lt_error("%s: arguments 'running_mean' and 'running_var' are required when not training", op);
+  if (lt_meta_batch_norm(op, input, weight, bias, running_mean, running_var, training, &N, &C, &S) < 0) return -1;
   lt_dtype odt = lt_tensor_dtype(input), cdt = cdt_of(odt);
   lt_tensor *w = NULL, *b = NULL, *rm = NULL, *rv = NULL, *x = NULL, *o = NULL, *st = NULL;
-  if (vec64(op, "weight", weight, C, &w) < 0 || vec64(op, "bias", bias, C, &b) < 0 ||
-      vec64(op, "running_mean", running_mean, C, &rm) < 0 || vec64(op, "running_var", running_var, C, &rv) < 0)
+  if (vec64(weight, &w) < 0 || vec64(bias, &b) < 0 || vec64(running_mean, &rm) < 0 || vec64(running_var, &rv) < 0)
     goto fail;
   if (!(x = lt_tensor_to_dtype_contig(input, cdt))) goto fail;
   int64_t c3[2] = { 3, C };
@@ -524,14 +478,11 @@ fail:
 static lt_tensor *bn_backward(const char *op, int which, lt_tensor *grad_output, lt_tensor *input,
                               lt_tensor *weight, lt_tensor *save_mean, lt_tensor *save_invstd, bool training) {
   int64_t N = 0, C = 0, S = 0;
-  if (bn_geom(op, input, &N, &C, &S) < 0) return NULL;
-  if (!lt_tensor_same_shape(grad_output, input))
-    return lt_error_null("%s: argument 'grad_output' does not match the input's shape", op);
+  if (lt_meta_batch_norm_backward(op, grad_output, input, weight, save_mean, save_invstd, &N, &C, &S) < 0)
+    return NULL;
   lt_dtype odt = lt_tensor_dtype(input), cdt = cdt_of(odt);
   lt_tensor *w = NULL, *m = NULL, *is = NULL, *x = NULL, *g = NULL, *st = NULL, *r = NULL;
-  if (vec64(op, "weight", weight, C, &w) < 0 || vec64(op, "save_mean", save_mean, C, &m) < 0 ||
-      vec64(op, "save_invstd", save_invstd, C, &is) < 0)
-    goto done;
+  if (vec64(weight, &w) < 0 || vec64(save_mean, &m) < 0 || vec64(save_invstd, &is) < 0) goto done;
   /* the bias needs only sum(g): g stands in for x, so no second tensor is read */
   if (!(g = lt_tensor_to_dtype_contig(grad_output, cdt))) goto done;
   if (which == 2) lt_tensor_retain(g), x = g;
@@ -595,20 +546,8 @@ lt_tensor *lt_layer_norm_impl(lt_tensor *input, lt_intlist normalized_shape, lt_
 /* group_norm: layer_norm over (N, G, C/G * spatial), then the per-channel affine */
 lt_tensor *lt_group_norm_impl(lt_tensor *input, int64_t num_groups, lt_tensor *weight, lt_tensor *bias, double eps) {
   const char *op = "group_norm";
-  char a[96];
-  if (input->ndim < 2)
-    return lt_error_null("%s: argument 'input' must have at least 2 dims (N, C, ...), got shape %s", op,
-                         lt_shape_str(input->ndim, input->sizes, a, sizeof a));
+  if (lt_meta_group_norm(op, input, num_groups, weight, bias) < 0) return NULL;
   int64_t N = input->sizes[0], C = input->sizes[1];
-  if (num_groups <= 0 || C % num_groups)
-    return lt_error_null("%s: argument 'num_groups' (%lld) must divide the number of channels (%lld)", op,
-                         (long long)num_groups, (long long)C);
-  if (weight && (weight->ndim != 1 || weight->sizes[0] != C))
-    return lt_error_null("%s: argument 'weight' must be 1-D with %lld elements, got shape %s", op, (long long)C,
-                         lt_shape_str(weight->ndim, weight->sizes, a, sizeof a));
-  if (bias && (bias->ndim != 1 || bias->sizes[0] != C))
-    return lt_error_null("%s: argument 'bias' must be 1-D with %lld elements, got shape %s", op, (long long)C,
-                         lt_shape_str(bias->ndim, bias->sizes, a, sizeof a));
   int64_t K = N ? input->numel / (N * num_groups) : 0;
   int64_t g3[3] = { N, num_groups, K }, wsh[LT_MAX_DIMS], orig[LT_MAX_DIMS];
   for (int d = 0; d < input->ndim; d++) wsh[d] = d == 1 ? C : 1, orig[d] = input->sizes[d];

@@ -7,12 +7,15 @@
 ** after them in memory), the kernel writes an [O, I] buffer, and
 ** lt_red_finish turns that buffer into the result (logical order, result
 ** dtype, out=). Only the output-sized buffer is ever copied for the layout.
+** The device-neutral part (the reduced dims, the result's shape and dtype,
+** the checks) is meta/reduce.h's; this is the CPU's layout of the data.
 */
 #ifndef LT_RED_H
 #define LT_RED_H
 
 #include "core/tensor.h"
 #include "cpu/parallel.h"
+#include "meta/reduce.h"
 
 typedef struct lt_red {
   const char *op;

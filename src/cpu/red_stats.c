@@ -191,15 +191,11 @@ static int stats_run(const char *op, st_ctx *c, lt_tensor *self, lt_intlist dim,
 static int var_impl(const char *op, bool sq, lt_tensor *self, lt_intlist dim, int unbiased, bool keepdim,
                     lt_scalar correction, lt_tensor *out, lt_tensor **r1, lt_tensor **r2) {
   lt_dtype dt = (lt_dtype)self->dtype;
-  if (!lt_dtype_is_float(dt))
-    return lt_error("%s: input dtype %s is not supported (only floating point dtypes)", op, lt_dtype_name(dt));
-  if (unbiased >= 0 && !lt_scalar_is_none(correction))
-    return lt_error("%s: pass either 'unbiased' or 'correction', not both", op);
   st_ctx c;
   memset(&c, 0, sizeof c);
+  if (lt_meta_var_correction(op, dt, unbiased, correction, &c.corr) < 0) return -1;
   c.kind = S_VAR;
   c.sqrt_out = sq;
-  c.corr = unbiased >= 0 ? (unbiased ? 1.0 : 0.0) : lt_scalar_is_none(correction) ? 1.0 : lt_scalar_to_double(correction);
   return stats_run(op, &c, self, dim, keepdim, dt, out, r1, r2);
 }
 
@@ -223,11 +219,7 @@ int lt_cpu_std_mean(lt_tensor *self, lt_intlist dim, int unbiased, bool keepdim,
 static lt_tensor *norm_impl(const char *op, double p, lt_tensor *self, lt_intlist dim, bool keepdim, int dtype,
                             lt_tensor *out) {
   lt_dtype dt = (lt_dtype)self->dtype;
-  if (!lt_dtype_is_float(dt))
-    return lt_error_null("%s: input dtype %s is not supported (only floating point dtypes)", op, lt_dtype_name(dt));
-  if (dtype >= 0 && !lt_dtype_is_float((lt_dtype)dtype))
-    return lt_error_null("%s: argument 'dtype' must be a floating point dtype, got %s", op, lt_dtype_name((lt_dtype)dtype));
-  if (p != p) return lt_error_null("%s: argument 'p' must not be NaN", op);
+  if (lt_meta_norm_check(op, dt, dtype, p) < 0) return NULL;
   st_ctx c;
   memset(&c, 0, sizeof c);
   c.kind = S_NORM;

@@ -35,22 +35,8 @@ int lt_red_plan(lt_red *g, const char *op, lt_tensor *x, lt_intlist dims, bool k
   bool mask[LT_MAX_DIMS] = {0};
   memset(g, 0, sizeof *g);
   g->op = op;
-  if (dims.n <= 0) {
-    for (int d = 0; d < nd; d++) mask[d] = true;
-  } else {
-    for (int k = 0; k < dims.n; k++) {
-      int d = lt_wrap_dim(op, dims.v[k], nd);
-      if (d < 0) return -1;
-      if (nd == 0) continue;
-      if (mask[d]) return lt_error("%s: argument 'dim': dim %d appears more than once in the list of dims", op, d + 1);
-      mask[d] = true;
-    }
-  }
-  g->ndim_out = 0;
-  for (int d = 0; d < nd; d++) {
-    if (!mask[d]) g->osizes[g->ndim_out++] = x->sizes[d];
-    else if (keepdim) g->osizes[g->ndim_out++] = 1;
-  }
+  /* the reduced dims and the result's shape (meta/reduce.h); the rest is the CPU's layout */
+  if (lt_meta_reduce(op, nd, x->sizes, dims, keepdim, mask, &g->ndim_out, g->osizes) < 0) return -1;
   /* dims that matter (size != 1), in memory order, outermost first */
   int md[LT_MAX_DIMS], mn = 0;
   for (int d = 0; d < nd; d++) if (x->sizes[d] != 1) md[mn++] = d;
@@ -152,15 +138,9 @@ lt_tensor *lt_red_finish(lt_red *g, lt_tensor *buf, lt_dtype rdt, lt_tensor *out
 
 int lt_line_plan(lt_line *g, const char *op, lt_tensor *x, int64_t dim) {
   memset(g, 0, sizeof *g);
-  int d = lt_wrap_dim(op, dim, x->ndim);
-  if (d < 0) return -1;
-  g->d = d;
-  g->O = g->R = g->I = 1;
-  for (int k = 0; k < x->ndim; k++) {
-    if (k < d) g->O *= x->sizes[k];
-    else if (k == d) g->R = x->sizes[k];
-    else g->I *= x->sizes[k];
-  }
+  lt_line_geom lg;
+  if (lt_meta_line(op, x->ndim, x->sizes, dim, &lg) < 0) return -1;
+  g->d = lg.d; g->O = lg.O; g->R = lg.R; g->I = lg.I;
   g->src = lt_tensor_contiguous(x);
   return g->src ? 0 : -1;
 }
@@ -328,12 +308,8 @@ enum { K_SUM, K_NANSUM, K_PROD, K_MEAN, K_NANMEAN };
 static lt_tensor *fold_op(const char *op, int kind, lt_tensor *self, lt_intlist dim, bool keepdim, int dtype,
                           lt_tensor *out) {
   lt_dtype in = (lt_dtype)self->dtype;
-  bool mean = kind == K_MEAN || kind == K_NANMEAN;
-  if (mean && !lt_dtype_is_float(dtype >= 0 ? (lt_dtype)dtype : in))
-    return lt_error_null("%s: could not infer the output dtype: input dtype %s is not floating point "
-                         "(pass dtype= a floating point dtype, or convert the input)", op,
-                         lt_dtype_name(dtype >= 0 ? (lt_dtype)dtype : in));
-  lt_dtype rdt = dtype >= 0 ? (lt_dtype)dtype : lt_dtype_is_integral(in) ? LT_INT64 : in;
+  lt_dtype rdt;
+  if (lt_meta_reduce_dtype(op, in, dtype, kind == K_MEAN || kind == K_NANMEAN, &rdt) < 0) return NULL;
   lt_tensor *x = self;
   if (dtype >= 0 && dtype != (int)in) {
     x = lt_tensor_clone_as(self, (lt_dtype)dtype);
@@ -546,10 +522,9 @@ static int select_op(const char *op, bool is_max, lt_tensor *self, lt_intlist di
   lt_red g;
   if (lt_red_plan(&g, op, self, dims, keepdim, logical) < 0) return -1;
   int64_t n = g.O * g.I;
-  if (g.R == 0 && n > 0) {
+  if (lt_meta_reduce_nonempty(op, g.R, n, dims.n <= 0) < 0) {
     lt_red_free(&g);
-    if (dims.n <= 0) return lt_error("%s: cannot reduce an empty tensor (it has no elements; pass a dim whose size is not 0)", op);
-    return lt_error("%s: cannot reduce over a dim of size 0 (argument 'dim')", op);
+    return -1;
   }
   lt_dtype dt = (lt_dtype)g.src->dtype;
   lt_tensor *vb = val ? lt_red_buffer(dt, n, lt_tensor_device(g.src)) : NULL;

@@ -29,15 +29,8 @@ lt_tensor *lt_cpu_contiguous(lt_tensor *self) {
   return lt_tensor_clone_as(self, (lt_dtype)self->dtype);
 }
 
-/* the result of an op: `out` resized to the shape (retained), or a new tensor */
-static lt_tensor *result_tensor(const char *op, lt_tensor *out, lt_dtype dt, lt_device dev, int ndim,
-                                const int64_t *sizes) {
-  if (!out) return lt_tensor_new(dt, dev, ndim, sizes);
-  if (!lt_device_eq(lt_tensor_device(out), dev)) return lt_error_null("%s: argument 'out' is on another device", op);
-  if (lt_tensor_resize_out(op, out, ndim, sizes) < 0) return NULL;
-  lt_tensor_retain(out);
-  return out;
-}
+/* results: out= resized, or a new tensor (lt_meta_result) */
+#include "meta/meta.h"
 
 lt_tensor *lt_cpu_cat(lt_tensor *const *tensors, int tensors_n, int64_t dim, lt_tensor *out) {
   if (tensors_n == 0) return lt_error_null("cat: argument 'tensors' must be a non-empty list of tensors");
@@ -74,7 +67,7 @@ lt_tensor *lt_cpu_cat(lt_tensor *const *tensors, int tensors_n, int64_t dim, lt_
   if (out && out->dtype != dt && !(lt_dtype_is_float((lt_dtype)out->dtype) || !lt_dtype_is_float(dt)))
     return lt_error_null("cat: argument 'out' has dtype %s, which cannot hold the result type %s",
                          lt_dtype_name((lt_dtype)out->dtype), lt_dtype_name(dt));
-  lt_tensor *r = result_tensor("cat", out, out ? (lt_dtype)out->dtype : dt, lt_tensor_device(ref), ref->ndim, ns);
+  lt_tensor *r = lt_meta_result("cat", out, out ? (lt_dtype)out->dtype : dt, lt_tensor_device(ref), ref->ndim, ns);
   if (!r) return NULL;
   int64_t at = 0, ps[LT_MAX_DIMS];
   memcpy(ps, ns, sizeof(int64_t) * ref->ndim);
@@ -189,8 +182,8 @@ static lt_tensor *triangle(const char *op, lt_tensor *self, int64_t k, lt_tensor
   lt_tensor *r;
   if (out == self) { r = self; lt_tensor_retain(r); }
   else {
-    r = result_tensor(op, out, out ? (lt_dtype)out->dtype : (lt_dtype)self->dtype, lt_tensor_device(self), self->ndim,
-                      self->sizes);
+    r = lt_meta_result(op, out, out ? (lt_dtype)out->dtype : (lt_dtype)self->dtype, lt_tensor_device(self), self->ndim,
+                       self->sizes);
     if (!r) return NULL;
     if (lt_tensor_copy_(r, self) < 0) { lt_tensor_release(r); return NULL; }
   }
@@ -226,7 +219,7 @@ lt_tensor *lt_cpu_diag(lt_tensor *self, int64_t diagonal, lt_tensor *out) {
   if (self->ndim == 1) {
     int64_t n = self->sizes[0] + (diagonal < 0 ? -diagonal : diagonal);
     int64_t sz[2] = {n, n};
-    lt_tensor *r = result_tensor("diag", out, out ? (lt_dtype)out->dtype : (lt_dtype)self->dtype, lt_tensor_device(self), 2, sz);
+    lt_tensor *r = lt_meta_result("diag", out, out ? (lt_dtype)out->dtype : (lt_dtype)self->dtype, lt_tensor_device(self), 2, sz);
     if (!r) return NULL;
     lt_tensor *dg = NULL;
     int rc = lt_tensor_fill_(r, lt_scalar_int(0));
@@ -238,7 +231,7 @@ lt_tensor *lt_cpu_diag(lt_tensor *self, int64_t diagonal, lt_tensor *out) {
   if (self->ndim == 2) {
     lt_tensor *dg = lt_strided_diagonal(self, diagonal, 0, 1);
     if (!dg) return NULL;
-    lt_tensor *r = result_tensor("diag", out, out ? (lt_dtype)out->dtype : (lt_dtype)self->dtype, lt_tensor_device(self), 1, dg->sizes);
+    lt_tensor *r = lt_meta_result("diag", out, out ? (lt_dtype)out->dtype : (lt_dtype)self->dtype, lt_tensor_device(self), 1, dg->sizes);
     if (!r || lt_tensor_copy_(r, dg) < 0) { lt_tensor_release(r); lt_tensor_release(dg); return NULL; }
     lt_tensor_release(dg);
     return r;

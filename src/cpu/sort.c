@@ -120,14 +120,10 @@ static int sort_run(const char *op, int kind, lt_tensor *self, int64_t dim, bool
                     bool want_val, lt_tensor **values, lt_tensor **indices) {
   lt_line g;
   if (lt_line_plan(&g, op, self, dim) < 0) return -1;
-  int nd = self->ndim, on = 0;
   int64_t osz[LT_MAX_DIMS];
   bool per_line = kind != Q_SORT && kind != Q_TOPK;
   int64_t n = kind == Q_SORT ? g.R : kind == Q_TOPK ? k : 1;
-  for (int d = 0; d < nd; d++) {
-    if (d != g.d) osz[on++] = self->sizes[d];
-    else if (!per_line || keepdim) osz[on++] = n;
-  }
+  int on = lt_meta_line_shape(self->ndim, self->sizes, g.d, n, !per_line || keepdim, osz);
   lt_tensor *v = want_val ? lt_tensor_new((lt_dtype)self->dtype, lt_tensor_device(self), on, osz) : NULL;
   lt_tensor *ix = lt_tensor_new(LT_INT64, lt_tensor_device(self), on, osz);
   if ((want_val && !v) || !ix) goto fail;
@@ -161,40 +157,20 @@ lt_tensor *lt_cpu_argsort(lt_tensor *self, int64_t dim, bool descending, bool st
   return sort_run("argsort", Q_SORT, self, dim, descending, 0, false, false, NULL, &ix) < 0 ? NULL : ix;
 }
 
-static int64_t dim_size(const lt_tensor *t, int64_t dim) {
-  int d = lt_wrap_dim("", dim, t->ndim);
-  return t->ndim == 0 || d < 0 ? 1 : t->sizes[d];
-}
-
 int lt_cpu_topk(lt_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted, lt_tensor **values,
                 lt_tensor **indices) {
-  if (lt_wrap_dim("topk", dim, self->ndim) < 0) return -1;
-  int64_t n = dim_size(self, dim);
-  if (k < 0 || k > n)
-    return lt_error("topk: argument 'k' (%lld) out of range: the dim has %lld elements", (long long)k, (long long)n);
+  if (lt_meta_topk_check(self->ndim, self->sizes, k, dim) < 0) return -1;
   return sort_run("topk", Q_TOPK, self, dim, largest, k, false, true, values, indices);
 }
 
 static int one_per_line(const char *op, int kind, lt_tensor *self, int64_t dim, int64_t k, bool keepdim,
                         lt_tensor **values, lt_tensor **indices) {
-  if (lt_wrap_dim(op, dim, self->ndim) < 0) return -1;
-  int64_t n = dim_size(self, dim);
-  if (n == 0 && self->numel == 0 && kind != Q_KTH) {
-    /* an empty line has no median or mode; a shape [0, 3] reduced over 2 is fine */
-    bool other_empty = false;
-    int d = lt_wrap_dim(op, dim, self->ndim);
-    for (int i = 0; i < self->ndim; i++) if (i != d && self->sizes[i] == 0) other_empty = true;
-    if (!other_empty) return lt_error("%s: cannot reduce over a dim of size 0 (argument 'dim')", op);
-  }
+  if (lt_meta_line_select_check(op, self->ndim, self->sizes, dim) < 0) return -1;
   return sort_run(op, kind, self, dim, false, k, keepdim, true, values, indices);
 }
 
 int lt_cpu_kthvalue(lt_tensor *self, int64_t k, int64_t dim, bool keepdim, lt_tensor **values, lt_tensor **indices) {
-  if (lt_wrap_dim("kthvalue", dim, self->ndim) < 0) return -1;
-  int64_t n = dim_size(self, dim);
-  if (k < 1 || k > n)
-    return lt_error("kthvalue: argument 'k' (%lld) out of range: the dim has %lld elements (k is 1-based)",
-                    (long long)k, (long long)n);
+  if (lt_meta_kthvalue_check(self->ndim, self->sizes, k, dim) < 0) return -1;
   return sort_run("kthvalue", Q_KTH, self, dim, false, k - 1, keepdim, true, values, indices);
 }
 

@@ -14,3 +14,39 @@ int lt_meta_check_float(const char *op, const char *arg, const lt_tensor *t) {
                     lt_dtype_name((lt_dtype)t->dtype));
   return 0;
 }
+
+int lt_meta_check_f32_or_f64(const char *op, const char *arg, const lt_tensor *t) {
+  lt_dtype d = lt_tensor_dtype(t);
+  if (d != LT_FLOAT32 && d != LT_FLOAT64)
+    return lt_error("%s: argument '%s' must be float32 or float64, got %s", op, arg, lt_dtype_name(d));
+  return 0;
+}
+
+int lt_meta_int_tuple(const char *op, const char *arg, lt_intlist l, int n, int64_t lo, const int64_t *dflt,
+                      int64_t *v) {
+  if (l.n <= 0 && dflt) {
+    for (int i = 0; i < n; i++) v[i] = dflt[i];
+    return 0;
+  }
+  if (l.n != 1 && l.n != n)
+    return lt_error("%s: argument '%s' must have 1 or %d entries, got %d", op, arg, n, l.n < 0 ? 0 : l.n);
+  for (int i = 0; i < n; i++) {
+    v[i] = l.v[l.n == 1 ? 0 : i];
+    if (v[i] < lo) return lt_error("%s: argument '%s' must be %s, got %lld", op, arg,
+                                   lo > 0 ? "positive" : "non-negative", (long long)v[i]);
+  }
+  return 0;
+}
+
+int lt_meta_widen_1d(const char *op, const char *arg, lt_intlist l, int64_t fill, bool optional, int64_t *v) {
+  if (optional && l.n <= 0) return 0;
+  if (l.n != 1) return lt_error("%s: argument '%s' must have 1 entry, got %d", op, arg, l.n < 0 ? 0 : l.n);
+  v[0] = fill; v[1] = l.v[0];
+  return 0;
+}
+
+int lt_meta_check_1d_input(const char *op, int ndim) {
+  if (ndim != 2 && ndim != 3)
+    return lt_error("%s: argument 'input' must be 2-D (C, L) or 3-D (N, C, L), got %d-D", op, ndim);
+  return 0;
+}
