@@ -103,10 +103,6 @@ lt_tensor *lt_cpu_where(lt_tensor *condition, lt_tensor *self, lt_tensor *other,
   return run("where", 3, in, idt, dt, fn, NULL, out);
 }
 
-lt_tensor *lt_where_m_impl(lt_tensor *self, lt_tensor *condition, lt_tensor *other) {
-  return lt_where(condition, self, other);
-}
-
 lt_tensor *lt_cpu_clamp(lt_tensor *self, lt_tensor *min, lt_tensor *max, lt_tensor *out) {
   if (!min && !max) return lt_error_null("clamp: at least one of 'min' and 'max' must be given");
   lt_tensor *ts[3] = {self, min, max};

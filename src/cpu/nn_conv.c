@@ -1,6 +1,7 @@
 /*
 ** nn_conv.c — convolutions (src/ops/nn_conv.lua): conv2d, its two backward
-** products, conv_transpose2d, and the composites conv1d and padding="same".
+** products and conv_transpose2d (conv1d and padding="same" are composites:
+** src/composite/nn_conv.c).
 **
 ** Every product is im2col + one BLAS gemm per group. Batch items are taken in
 ** chunks laid side by side in the columns matrix, so that small images (LeNet)
@@ -648,87 +649,4 @@ lt_tensor *lt_cpu_conv_transpose2d(lt_tensor *input, lt_tensor *weight, lt_tenso
     }
   lt_tensor_release(b);
   return y;
-}
-
-/* ---- composites: padding strings, conv1d ---- */
-
-/* conv2d with padding "valid" or "same" (stride 1; an odd total pads one more on the right, as PyTorch) */
-lt_tensor *lt_conv2d_padstr_impl(lt_tensor *input, lt_tensor *weight, lt_tensor *bias, lt_intlist stride,
-                                 const char *padding, lt_intlist dilation, int64_t groups) {
-  const char *op = "conv2d";
-  int64_t zero = 0, total[2];
-  int mode = lt_meta_conv_padding_mode(op, padding);
-  if (mode < 0) return NULL;
-  if (mode == 0) return lt_conv2d(input, weight, bias, stride, lt_intlist_make(&zero, 1), dilation, groups);
-  if (lt_meta_conv_same_padding(op, weight, stride, dilation, groups, total)) return NULL;
-  int64_t th = total[0], tw = total[1];
-  int64_t p[2] = {th / 2, tw / 2};
-  if (th % 2 == 0 && tw % 2 == 0)
-    return lt_conv2d(input, weight, bias, stride, lt_intlist_make(p, 2), dilation, groups);
-  /* asymmetric: pad explicitly, the extra element on the right/bottom */
-  int64_t pl[4] = {tw / 2, tw - tw / 2, th / 2, th - th / 2};
-  lt_tensor *xp = lt_pad(input, lt_intlist_make(pl, 4), "constant", 0.0);
-  if (!xp) return NULL;
-  lt_tensor *y = lt_conv2d(xp, weight, bias, stride, lt_intlist_make(&zero, 1), dilation, groups);
-  lt_tensor_release(xp);
-  return y;
-}
-
-/* input (C, L) / (N, C, L) and weight (O, C/g, K) as 2-D with a height of 1 */
-static int conv1d_views(const char *op, lt_tensor *input, lt_tensor *weight, lt_tensor **xi, lt_tensor **wi) {
-  if (lt_meta_conv1d_check(op, input, weight)) return -1;
-  if (!(*xi = lt_unsqueeze(input, input->ndim - 1))) return -1;
-  if (!(*wi = lt_unsqueeze(weight, 2))) { lt_tensor_release(*xi); return -1; }
-  return 0;
-}
-
-/* a conv2d error raised under conv1d names conv1d */
-static lt_tensor *renamed(lt_tensor *y) {
-  const char *m = lt_error_message();
-  if (!y && m && strncmp(m, "conv2d:", 7) == 0) {
-    char msg[512];
-    snprintf(msg, sizeof msg, "conv1d:%s", m + 7);
-    lt_error("%s", msg);
-  }
-  return y;
-}
-
-static lt_tensor *squeeze_h(lt_tensor *y) {
-  if (!y) return NULL;
-  lt_tensor *r = lt_squeeze(y, y->ndim - 2);
-  lt_tensor_release(y);
-  return r;
-}
-
-lt_tensor *lt_conv1d_impl(lt_tensor *input, lt_tensor *weight, lt_tensor *bias, lt_intlist stride,
-                          lt_intlist padding, lt_intlist dilation, int64_t groups) {
-  const char *op = "conv1d";
-  int64_t s[2] = {0, 0}, p[2] = {0, 0}, d[2] = {0, 0};
-  if (lt_meta_widen_1d(op, "stride", stride, 1, false, s) || lt_meta_widen_1d(op, "padding", padding, 0, false, p) ||
-      lt_meta_widen_1d(op, "dilation", dilation, 1, false, d)) return NULL;
-  lt_tensor *xi, *wi;
-  if (conv1d_views(op, input, weight, &xi, &wi)) return NULL;
-  conv_geom q;
-  lt_tensor *y = NULL;
-  if (lt_meta_conv_params(op, &q, lt_intlist_make(s, 2), lt_intlist_make(p, 2), lt_intlist_make(d, 2), groups) == 0 &&
-      lt_meta_conv_shape(op, &q, xi->ndim, xi->sizes, wi->ndim, wi->sizes, "weight") == 0 &&
-      lt_meta_conv_bias(op, bias, input, q.O) == 0)
-    y = squeeze_h(lt_conv2d(xi, wi, bias, lt_intlist_make(s, 2), lt_intlist_make(p, 2), lt_intlist_make(d, 2), groups));
-  lt_tensor_release(xi);
-  lt_tensor_release(wi);
-  return renamed(y);
-}
-
-lt_tensor *lt_conv1d_padstr_impl(lt_tensor *input, lt_tensor *weight, lt_tensor *bias, lt_intlist stride,
-                                 const char *padding, lt_intlist dilation, int64_t groups) {
-  const char *op = "conv1d";
-  int64_t s[2], d[2];
-  if (lt_meta_widen_1d(op, "stride", stride, 1, false, s) || lt_meta_widen_1d(op, "dilation", dilation, 1, false, d))
-    return NULL;
-  lt_tensor *xi, *wi;
-  if (conv1d_views(op, input, weight, &xi, &wi)) return NULL;
-  lt_tensor *y = squeeze_h(lt_conv2d_padstr(xi, wi, bias, lt_intlist_make(s, 2), padding, lt_intlist_make(d, 2), groups));
-  lt_tensor_release(xi);
-  lt_tensor_release(wi);
-  return renamed(y);
 }

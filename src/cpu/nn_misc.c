@@ -285,8 +285,6 @@ lt_tensor *lt_cpu_one_hot(lt_tensor *self, int64_t num_classes) {
   return o;
 }
 
-/* ---- composites --------------------------------------------------------- */
-
 /* the 2-D product behind linear; its own op so that the weight's gradient is
 ** computed as grad^T @ input, already [out, in] (through addmm's derivative it
 ** would come out transposed and cost a strided copy) */
@@ -300,6 +298,3 @@ lt_tensor *lt_cpu__linear(lt_tensor *input, lt_tensor *weight, lt_tensor *bias) 
   lt_tensor_release(wt);
   return y;
 }
-
-/* ---- scaled_dot_product_attention --------------------------------------- */
-

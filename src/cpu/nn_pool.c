@@ -1,6 +1,7 @@
 /*
 ** nn_pool.c — pooling over the last two dims (src/ops/nn_conv.lua): max, average
-** and adaptive pools, their backward kernels, and the 1-D composites. Every dim
+** and adaptive pools and their backward kernels (the 1-D pools are composites:
+** src/composite/nn_conv.c). Every dim
 ** before the last two is a plane; planes are independent, so they are spread
 ** over the pool. Max-pool indices are 1-based flat positions in the input plane.
 */
@@ -249,86 +250,4 @@ lt_tensor *lt_cpu_adaptive_avg_pool2d_backward(lt_tensor *grad_output, lt_intlis
   pool_geom q;
   if (lt_meta_adaptive_avg_pool2d_backward(op, grad_output, input_size, &q)) return NULL;
   return avg_backward(&q, grad_output, input_size);
-}
-
-/* ---- 1-D composites: a height of 1 ---- */
-
-static lt_tensor *unsq(const char *op, lt_tensor *self) {
-  if (lt_meta_check_1d_input(op, self->ndim)) return NULL;
-  return lt_unsqueeze(self, self->ndim - 1);
-}
-
-static lt_tensor *sq(lt_tensor *y) {
-  if (!y) return NULL;
-  lt_tensor *r = lt_squeeze(y, y->ndim - 2);
-  lt_tensor_release(y);
-  return r;
-}
-
-/* errors of the 2-D op carry its name; the user called the 1-D one */
-static void rename_error(const char *from, const char *to) {
-  const char *m = lt_error_message();
-  size_t n = strlen(from);
-  if (m && strncmp(m, from, n) == 0 && m[n] == ':') {
-    char msg[512];
-    snprintf(msg, sizeof msg, "%s%s", to, m + n);
-    lt_error("%s", msg);
-  }
-}
-
-int lt_max_pool1d_with_indices_impl(lt_tensor *self, lt_intlist kernel_size, lt_intlist stride, lt_intlist padding,
-                                    lt_intlist dilation, bool ceil_mode, lt_tensor **values, lt_tensor **indices) {
-  const char *op = "max_pool1d";
-  int64_t k[2] = {0, 0}, s[2] = {0, 0}, p[2] = {0, 0}, d[2] = {1, 1};
-  *values = *indices = NULL;
-  if (lt_meta_widen_1d(op, "kernel_size", kernel_size, 1, false, k) || lt_meta_widen_1d(op, "stride", stride, 1, true, s) ||
-      lt_meta_widen_1d(op, "padding", padding, 0, false, p) || lt_meta_widen_1d(op, "dilation", dilation, 1, false, d))
-    return -1;
-  lt_tensor *x = unsq(op, self);
-  if (!x) return -1;
-  lt_tensor *v, *i;
-  int rc = lt_max_pool2d_with_indices(x, lt_intlist_make(k, 2), stride.n > 0 ? lt_intlist_make(s, 2) : stride,
-                                      lt_intlist_make(p, 2), lt_intlist_make(d, 2), ceil_mode, &v, &i);
-  lt_tensor_release(x);
-  if (rc < 0) { rename_error("max_pool2d", op); return -1; }
-  *values = sq(v);
-  *indices = sq(i);
-  if (!*values || !*indices) {
-    lt_tensor_release(*values); lt_tensor_release(*indices);
-    *values = *indices = NULL;
-    return -1;
-  }
-  return 0;
-}
-
-lt_tensor *lt_max_pool1d_impl(lt_tensor *self, lt_intlist kernel_size, lt_intlist stride, lt_intlist padding,
-                              lt_intlist dilation, bool ceil_mode) {
-  lt_tensor *v, *i;
-  if (lt_max_pool1d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode, &v, &i) < 0) return NULL;
-  lt_tensor_release(i);
-  return v;
-}
-
-lt_tensor *lt_max_pool2d_impl(lt_tensor *self, lt_intlist kernel_size, lt_intlist stride, lt_intlist padding,
-                              lt_intlist dilation, bool ceil_mode) {
-  lt_tensor *v, *i;
-  if (lt_max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode, &v, &i) < 0) return NULL;
-  lt_tensor_release(i);
-  return v;
-}
-
-lt_tensor *lt_avg_pool1d_impl(lt_tensor *self, lt_intlist kernel_size, lt_intlist stride, lt_intlist padding,
-                              bool ceil_mode, bool count_include_pad) {
-  const char *op = "avg_pool1d";
-  int64_t k[2] = {0, 0}, s[2] = {0, 0}, p[2] = {0, 0};
-  if (lt_meta_widen_1d(op, "kernel_size", kernel_size, 1, false, k) || lt_meta_widen_1d(op, "stride", stride, 1, true, s) ||
-      lt_meta_widen_1d(op, "padding", padding, 0, false, p))
-    return NULL;
-  lt_tensor *x = unsq(op, self);
-  if (!x) return NULL;
-  lt_tensor *y = lt_avg_pool2d(x, lt_intlist_make(k, 2), stride.n > 0 ? lt_intlist_make(s, 2) : stride,
-                               lt_intlist_make(p, 2), ceil_mode, count_include_pad, LT_NOINT);
-  lt_tensor_release(x);
-  if (!y) rename_error("avg_pool2d", op);
-  return sq(y);
 }

@@ -1,7 +1,7 @@
 /*
 ** nn_resample.c — pad (constant / reflect / replicate), nearest and bilinear
-** 2-D upsampling with their backward kernels, and pixel_(un)shuffle as
-** composites of reshape and permute (src/ops/nn_conv.lua).
+** 2-D upsampling with their backward kernels (src/ops/nn_conv.lua);
+** pixel_(un)shuffle is a composite (src/composite/nn_conv.c).
 */
 #include <math.h>
 #include <stdio.h>
@@ -281,29 +281,3 @@ lt_tensor *lt_cpu_upsample_bilinear2d_backward(lt_tensor *grad_output, lt_intlis
 
 /* ---- pixel shuffle: reshape, permute, reshape ---- */
 
-static lt_tensor *reshape_permute_reshape(lt_tensor *self, int n1, const int64_t *s1, const int64_t *perm,
-                                          int n2, const int64_t *s2) {
-  lt_tensor *a = lt_reshape(self, lt_intlist_make(s1, n1));
-  if (!a) return NULL;
-  lt_tensor *b = lt_permute(a, lt_intlist_make(perm, n1));
-  lt_tensor_release(a);
-  if (!b) return NULL;
-  lt_tensor *c = lt_reshape(b, lt_intlist_make(s2, n2));
-  lt_tensor_release(b);
-  return c;
-}
-
-static lt_tensor *shuffle(const char *op, lt_tensor *self, int64_t r, bool un) {
-  int64_t s1[LT_MAX_DIMS], s2[LT_MAX_DIMS], perm[LT_MAX_DIMS];
-  int n1, n2;
-  if (lt_meta_pixel_shuffle(op, self->ndim, self->sizes, r, un, &n1, s1, perm, &n2, s2)) return NULL;
-  return reshape_permute_reshape(self, n1, s1, perm, n2, s2);
-}
-
-lt_tensor *lt_pixel_shuffle_impl(lt_tensor *self, int64_t upscale_factor) {
-  return shuffle("pixel_shuffle", self, upscale_factor, false);
-}
-
-lt_tensor *lt_pixel_unshuffle_impl(lt_tensor *self, int64_t downscale_factor) {
-  return shuffle("pixel_unshuffle", self, downscale_factor, true);
-}

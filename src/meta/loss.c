@@ -3,6 +3,7 @@
 */
 #include <string.h>
 #include "meta/loss.h"
+#include "core/backend.h"
 
 int lt_meta_loss_reduction(const char *op, const char *r, bool batchmean) {
   if (!r || !strcmp(r, "mean")) return LT_LOSS_MEAN;
@@ -59,4 +60,22 @@ int lt_meta_loss_same_shape(const char *op, const lt_tensor *self, const lt_tens
                     lt_shape_str(target->ndim, target->sizes, a, sizeof a),
                     lt_shape_str(self->ndim, self->sizes, b, sizeof b));
   return 0;
+}
+
+int lt_meta_nll_targets(const char *op, const lt_tensor *target, int64_t C, int64_t ignore_index) {
+  if (target->numel == 0) return 0;
+  lt_tensor *h = lt_tensor_to_host((lt_tensor *)target);
+  lt_tensor *t = h ? lt_tensor_to_dtype_contig(h, LT_INT64) : NULL;
+  lt_tensor_release(h);
+  if (!t) return -1;
+  const int64_t *tv = lt_tensor_data(t);
+  int rc = 0;
+  for (int64_t i = 0; i < t->numel && rc == 0; i++) {
+    int64_t c = tv[i];
+    if (c != ignore_index && (c < 1 || c > C))
+      rc = lt_error("%s: argument 'target' holds class index %lld, out of range [1, %lld] (class indices are 1-based)",
+                    op, (long long)c, (long long)C);
+  }
+  lt_tensor_release(t);
+  return rc;
 }

@@ -22,4 +22,8 @@ int lt_meta_nll_loss(const char *op, const lt_tensor *self, const lt_tensor *tar
 /* a pointwise loss's target: the input's shape */
 int lt_meta_loss_same_shape(const char *op, const lt_tensor *self, const lt_tensor *target);
 
+/* every class index of target in [1, C] or ignore_index: the one check here that
+** reads values, through a host copy of target */
+int lt_meta_nll_targets(const char *op, const lt_tensor *target, int64_t C, int64_t ignore_index);
+
 #endif
