@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
 #include "cpu/parallel.h"
+#include "meta/meta.h"
 
 /* run BODY with E the unsigned type of the element width `es` */
 #define BY_WIDTH(es, ...) do { \
@@ -50,9 +51,6 @@ static int check_indices(const char *op, const int64_t *v, int64_t n, int64_t si
 }
 
 static inline int64_t norm_index(int64_t x, int64_t size) { return x > 0 ? x - 1 : x + size; }
-
-/* results: out= resized, or a new tensor (lt_meta_result) */
-#include "meta/meta.h"
 
 /* The buffer a kernel writes into: r itself when contiguous and of dtype dt,
 ** else a contiguous scratch tensor that finish() copies into r. */

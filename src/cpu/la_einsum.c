@@ -11,9 +11,8 @@
 #include <string.h>
 #include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
 #include "cpu/la_gemm.h"
-#include "cpu/la_einsum.h"
+#include "meta/einsum.h"   /* the equation's syntax and plan, device-neutral */
 
-/* the equation's plan is device-neutral (meta/einsum.h, through cpu/la_einsum.h) */
 #define NLETTERS LT_EINSUM_NLETTERS
 #define MAXL LT_EINSUM_MAXL
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
 #include "cpu/la_gemm.h"
+#include "meta/meta.h"
 
 /* "2x3x4", as PyTorch prints shapes in product errors */
 static const char *xshape(const lt_tensor *t, char *buf, size_t n) {
@@ -44,9 +45,6 @@ static int int_scalars(const char *op, lt_dtype dt, lt_scalar beta, lt_scalar al
     return lt_error("%s: for integral input tensors, argument 'alpha' must not be a floating point number", op);
   return 0;
 }
-
-/* results: out= resized, or a new tensor on like's device (lt_meta_result) */
-#include "meta/meta.h"
 
 static lt_tensor *view(lt_tensor *t, int nd, const int64_t *sizes, const int64_t *strides) {
   return lt_tensor_alias(t, t->offset, nd, sizes, strides);

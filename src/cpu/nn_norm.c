@@ -12,13 +12,11 @@
 #include <string.h>
 #include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
 #include "cpu/parallel.h"
+#include "meta/norm.h"
 
 #define LANES 8
 
 static lt_dtype cdt_of(lt_dtype dt) { return dt == LT_FLOAT64 ? LT_FLOAT64 : LT_FLOAT32; }
-
-/* the shapes and checks are device-neutral (meta/norm.h) */
-#include "meta/norm.h"
 
 /* a float64 contiguous copy of an optional per-feature tensor (NULL stays NULL; checked) */
 static int vec64(lt_tensor *t, lt_tensor **out) {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
 #include "core/views.h"
+#include "meta/meta.h"
 
 static lt_tensor *same_view(const lt_tensor *t) {
   return lt_tensor_alias(t, t->offset, t->ndim, t->sizes, t->strides);
@@ -28,9 +29,6 @@ lt_tensor *lt_cpu_contiguous(lt_tensor *self) {
   if (lt_tensor_is_contiguous(self)) return same_view(self);
   return lt_tensor_clone_as(self, (lt_dtype)self->dtype);
 }
-
-/* results: out= resized, or a new tensor (lt_meta_result) */
-#include "meta/meta.h"
 
 lt_tensor *lt_cpu_cat(lt_tensor *const *tensors, int tensors_n, int64_t dim, lt_tensor *out) {
   if (tensors_n == 0) return lt_error_null("cat: argument 'tensors' must be a non-empty list of tensors");
