@@ -14,7 +14,7 @@
 #include "formulas_nn_conv.h"
 #include "formulas_nn_norm.h"
 #include "formulas_nn_misc.h"
-#include "formulas_shape_more.h"
-#include "formulas_math_more.h"
+#include "formulas_shape_numpy.h"
+#include "formulas_math.h"
 
 #endif

@@ -1,10 +1,10 @@
 /*
-** formulas_math_more.c — derivative helpers of the ops in src/ops/math_more.lua,
+** formulas_math.c — derivative helpers of the ops in src/ops/math.lua,
 ** written with the ops' entry points so that create_graph records them.
 ** Intermediates go into a pool; the wrappers pass a NULL (an earlier failure,
 ** error already set) straight through.
 */
-#include "formulas_math_more.h"
+#include "formulas_math.h"
 #include "lt_ops.h"
 #include "core/tpool.h"
 

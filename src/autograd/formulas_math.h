@@ -1,5 +1,5 @@
 /*
-** formulas_math_more.h — derivative helpers of the ops in src/ops/math_more.lua.
+** formulas_math.h — derivative helpers of the ops in src/ops/math.lua.
 ** Each returns a new reference, or NULL with the error set; the generated code
 ** reduces it to the input's shape and dtype.
 */

@@ -1,5 +1,5 @@
 /*
-** math.c — the composite ops of src/ops/math_more.lua, written with
+** math.c — the composite ops of src/ops/math.lua, written with
 ** other ops' entry points (lt_mul, lt_norm, lt_sort, ...) so that autograd
 ** records them: deg2rad, ldexp, float_power, mvlgamma, cov, cross, cdist,
 ** pdist, dist, renorm, quantile, msort, trapezoid, tensordot.

@@ -1,5 +1,5 @@
 /*
-** shape_more.c — the composites of src/ops/shape_more.lua: PyTorch's
+** shape_numpy.c — the composites of src/ops/shape_numpy.lua: PyTorch's
 ** broadcast_to, hstack, tensor_split, rot90, repeat_interleave, meshgrid,
 ** tril_indices, diag_embed, take_along_dim, select/slice_scatter, diff, vander, ...
 ** Each is written with the dispatched entry points of other ops (views, cat,

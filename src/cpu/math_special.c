@@ -1,5 +1,5 @@
 /*
-** math_special.c — elementwise kernels of src/ops/math_more.lua: special
+** math_special.c — elementwise kernels of src/ops/math.lua: special
 ** functions (lgamma, digamma, polygamma, i0, i1, sinc), binary math
 ** (logaddexp, xlogy, fmax, gcd, nextafter, heaviside, ...) and predicates.
 ** Loops come from the templates in ew.h; lt_ew_run does broadcasting,

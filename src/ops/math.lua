@@ -1,7 +1,7 @@
 -- More math: special functions, binary math ops, statistics, binning and search.
 -- Kernels: src/cpu/math_special.c (elementwise, through lt_ew) and
 -- src/composite/math.c (composites, scans, binning). Derivative helpers:
--- src/autograd/formulas_math_more.c. Indices returned (searchsorted, bucketize)
+-- src/autograd/formulas_math.c. Indices returned (searchsorted, bucketize)
 -- are 1-based like argmax and sort.
 local ops = {
   -- elementwise, binary

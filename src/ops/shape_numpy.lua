@@ -1,6 +1,6 @@
 -- More shape ops, after PyTorch: broadcasting, stacking, splitting, rotating, repeating,
 -- grids, triangle indices, diagonal embedding, scatters into slices, differences.
--- Every one is a composite (src/composite/shape_more.c) written with the entry points of
+-- Every one is a composite (src/composite/shape_numpy.c) written with the entry points of
 -- the ops in shape.lua, index.lua and elementwise.lua, so autograd comes through them.
 -- Index values are 1-based, as everywhere in lutorch: the split points of tensor_split
 -- are the 1-based positions where a new piece starts, tril_indices and

@@ -1,4 +1,4 @@
--- Derivatives of the ops of src/ops/math_more.lua: float64 gradcheck of every
+-- Derivatives of the ops of src/ops/math.lua: float64 gradcheck of every
 -- differentiable op (broadcast operands, non-contiguous inputs, in-place forms on
 -- non-leaves), gradgradcheck where the backward is itself differentiated, and
 -- hand-checked values at ties and special points.

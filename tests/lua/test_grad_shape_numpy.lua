@@ -1,4 +1,4 @@
--- Derivatives of the ops of src/ops/shape_more.lua: float64 gradcheck for every
+-- Derivatives of the ops of src/ops/shape_numpy.lua: float64 gradcheck for every
 -- differentiable one (they are composites: the gradient comes through the ops they call),
 -- with non-contiguous, broadcast, empty and 0-d inputs; gradgradcheck for a few;
 -- hand-checked gradients where the rule is easy to state.

@@ -1,4 +1,4 @@
--- The ops of src/ops/math_more.lua against PyTorch (one Python run for all the
+-- The ops of src/ops/math.lua against PyTorch (one Python run for all the
 -- value checks), then argument errors, in-place and out= forms, help text.
 local T = require "testing"
 local P = require "pyref"
@@ -238,7 +238,7 @@ case("histc f32 method", function() return I.a32:histc(7, -2, 2) end, "a32.histc
 case("histc constant", function() return torch.histc(torch.ones(5), 3) end, "torch.histc(torch.ones(5, dtype=torch.float32), 3)")
 
 if not P.available() then
-  T.skip("math_more against PyTorch", P.why())
+  T.skip("math against PyTorch", P.why())
 else
   local DT = [==[
 _dt = {torch.float64: 'float64', torch.float32: 'float32', torch.int64: 'int64', torch.int32: 'int32',

@@ -1,4 +1,4 @@
--- The shape ops of src/ops/shape_more.lua (broadcast_to, hstack, tensor_split, rot90,
+-- The shape ops of src/ops/shape_numpy.lua (broadcast_to, hstack, tensor_split, rot90,
 -- repeat_interleave, meshgrid, tril_indices, diag_embed, take_along_dim, select_scatter,
 -- slice_scatter, diff, vander, numel, ...): values against PyTorch on several shapes,
 -- non-contiguous, empty and 0-d inputs; views where PyTorch gives views; dtypes; errors.
