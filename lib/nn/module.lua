@@ -693,7 +693,8 @@ end
 
 -- to(dtype) / to(device) / to(device, dtype) / to({dtype=, device=}):
 -- floating parameters and buffers change dtype (integer buffers such as
--- num_batches_tracked keep theirs); the device must be one lutorch has.
+-- num_batches_tracked keep theirs); parameters and buffers move to the device
+-- (its backend must be loaded), keeping their identity.
 local TO_OPTS = { "dtype", "device" }
 function Module:to(a, b)
   local dtype, device
@@ -715,15 +716,16 @@ function Module:to(a, b)
   if dtype and not dtype.is_floating_point then
     error(("%s: to() only accepts floating point dtypes, got %s"):format(self:_get_name(), dtype.name), 2)
   end
-  local dev = device and tostring(device) or nil
-  if dev and dev ~= "cpu" and not dev:match("^cpu") then
-    error(("%s: to(): device '%s' is not available (lutorch is CPU-only in this build)"):format(
-      self:_get_name(), dev), 2)
+  if not dtype and not device then return self end
+  if device then   -- a device whose backend is not loaded fails here, before anything moves
+    local ok, err = pcall(torch.empty, 0, { device = device })
+    if not ok then error(("%s: to(): %s"):format(self:_get_name(), tostring(err):gsub("^empty: ", "")), 2) end
   end
-  if not dtype then return self end
   return self:_apply(function(t)
-    if t:is_floating_point() and t.dtype ~= dtype then return t:to(dtype) end
-    return t
+    local r = t
+    if device then r = r:to(device) end
+    if dtype and r:is_floating_point() and r.dtype ~= dtype then r = r:to(dtype) end
+    return r
   end)
 end
 
@@ -731,7 +733,7 @@ function Module:float() return self:to(torch.float32) end
 function Module:double() return self:to(torch.float64) end
 function Module:half() return self:to(torch.float16) end
 function Module:bfloat16() return self:to(torch.bfloat16) end
-function Module:cpu() return self end
+function Module:cpu() return self:to("cpu") end
 function Module:cuda() return self:to("cuda") end
 
 ------------------------------------------------------------------------------

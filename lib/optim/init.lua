@@ -200,7 +200,8 @@ optim._field = field
 
 local function zeros_like(p) return torch.zeros_like(p) end
 optim._zeros_like = zeros_like
-function optim._step_tensor() return torch.zeros({}, { dtype = torch.float64 }) end
+-- the step count beside its parameter (the fused update ops take every tensor on one device)
+function optim._step_tensor(p) return torch.zeros({}, { dtype = torch.float64, device = p and p.device }) end
 
 ------------------------------------------------------------------------------
 -- state_dict / load_state_dict: state by parameter index (1-based, across

@@ -102,7 +102,7 @@ return function(optim)
     end
   end
   local function adam_state(p, g)
-    local st = { step = step_tensor(), exp_avg = zeros_like(p), exp_avg_sq = zeros_like(p) }
+    local st = { step = step_tensor(p), exp_avg = zeros_like(p), exp_avg_sq = zeros_like(p) }
     if g.amsgrad then st.max_exp_avg_sq = zeros_like(p) end
     return st
   end
@@ -150,7 +150,7 @@ return function(optim)
     nonneg("Adamax", g, "lr", "learning rate"); nonneg("Adamax", g, "eps", "epsilon value")
     betas("Adamax", g); nonneg("Adamax", g, "weight_decay", "weight_decay value"); flags("Adamax", g, "maximize")
   end
-  local function adamax_state(p) return { step = step_tensor(), exp_avg = zeros_like(p), exp_inf = zeros_like(p) } end
+  local function adamax_state(p) return { step = step_tensor(p), exp_avg = zeros_like(p), exp_inf = zeros_like(p) } end
   function Adamax:_step_group(g)
     for _, b in ipairs(self:_gather(g, adamax_state)) do
       torch._fused_adamax_(b.params, b.grads, field(b, "exp_avg"), field(b, "exp_inf"), field(b, "step"),
@@ -173,7 +173,7 @@ return function(optim)
     flags("NAdam", g, "maximize", "decoupled_weight_decay")
   end
   local function nadam_state(p)
-    return { step = step_tensor(), mu_product = torch.ones({}, { dtype = torch.float64 }),
+    return { step = step_tensor(p), mu_product = torch.ones({}, { dtype = torch.float64, device = p.device }),
              exp_avg = zeros_like(p), exp_avg_sq = zeros_like(p) }
   end
   function NAdam:_step_group(g)
@@ -197,7 +197,7 @@ return function(optim)
     betas("RAdam", g); nonneg("RAdam", g, "weight_decay", "weight_decay value")
     flags("RAdam", g, "maximize", "decoupled_weight_decay")
   end
-  local function radam_state(p) return { step = step_tensor(), exp_avg = zeros_like(p), exp_avg_sq = zeros_like(p) } end
+  local function radam_state(p) return { step = step_tensor(p), exp_avg = zeros_like(p), exp_avg_sq = zeros_like(p) } end
   function RAdam:_step_group(g)
     for _, b in ipairs(self:_gather(g, radam_state)) do
       torch._fused_radam_(b.params, b.grads, field(b, "exp_avg"), field(b, "exp_avg_sq"), field(b, "step"),
@@ -218,7 +218,7 @@ return function(optim)
     nonneg("RMSprop", g, "momentum", "momentum value"); nonneg("RMSprop", g, "weight_decay", "weight_decay value")
     nonneg("RMSprop", g, "alpha", "alpha value"); flags("RMSprop", g, "centered", "maximize")
   end
-  local function rmsprop_state(p) return { step = step_tensor(), square_avg = zeros_like(p) } end
+  local function rmsprop_state(p) return { step = step_tensor(p), square_avg = zeros_like(p) } end
   function RMSprop:_step_group(g)
     for _, b in ipairs(self:_gather(g, rmsprop_state)) do
       local bufs, gavgs = {}, {}
@@ -242,7 +242,7 @@ return function(optim)
     -- PyTorch makes the state at construction
     for _, g in ipairs(self.param_groups) do
       for _, p in ipairs(g.params) do
-        self.state[p] = { step = step_tensor(), sum = torch.full_like(p, g.initial_accumulator_value) }
+        self.state[p] = { step = step_tensor(p), sum = torch.full_like(p, g.initial_accumulator_value) }
       end
     end
   end
@@ -252,7 +252,7 @@ return function(optim)
     nonneg("Adagrad", g, "initial_accumulator_value", "initial_accumulator_value"); flags("Adagrad", g, "maximize")
   end
   function Adagrad:_step_group(g)
-    local init = function(p) return { step = step_tensor(), sum = torch.full_like(p, g.initial_accumulator_value) } end
+    local init = function(p) return { step = step_tensor(p), sum = torch.full_like(p, g.initial_accumulator_value) } end
     for _, b in ipairs(self:_gather(g, init)) do
       torch._fused_adagrad_(b.params, b.grads, field(b, "sum"), field(b, "step"),
         { lr = g.lr, lr_decay = g.lr_decay, weight_decay = g.weight_decay, eps = g.eps, maximize = g.maximize })
@@ -271,7 +271,7 @@ return function(optim)
     nonneg("Adadelta", g, "eps", "epsilon value"); nonneg("Adadelta", g, "weight_decay", "weight_decay value")
     flags("Adadelta", g, "maximize")
   end
-  local function adadelta_state(p) return { step = step_tensor(), square_avg = zeros_like(p), acc_delta = zeros_like(p) } end
+  local function adadelta_state(p) return { step = step_tensor(p), square_avg = zeros_like(p), acc_delta = zeros_like(p) } end
   function Adadelta:_step_group(g)
     for _, b in ipairs(self:_gather(g, adadelta_state)) do
       for _, st in ipairs(b.states) do st.step:add_(1) end

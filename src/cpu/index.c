@@ -25,13 +25,12 @@
 
 static long long lua_dim(int d) { return (long long)d + 1; }
 
-/* int64 contiguous copy of an index argument (int32 accepted), or NULL */
+/* int64 contiguous copy of an index argument (int32 accepted), or NULL. The dispatcher
+** put the index on self's backend (it is in the call's keyset), so its data is readable here. */
 static lt_tensor *index_arg(const char *op, const char *name, lt_tensor *index) {
   if (index->dtype != LT_INT64 && index->dtype != LT_INT32)
     return lt_error_null("%s: argument '%s' must be an int64 tensor, got %s", op, name,
                          lt_dtype_name((lt_dtype)index->dtype));
-  if (lt_tensor_device(index).type != LT_DEV_CPU)
-    return lt_error_null("%s: argument '%s' must be on the cpu", op, name);
   return lt_tensor_to_dtype_contig(index, LT_INT64);
 }
 
@@ -471,7 +470,6 @@ lt_tensor *lt_cpu_index_fill(lt_tensor *self, int64_t dim, lt_tensor *index, lt_
 static int check_mask(const char *op, const lt_tensor *mask) {
   if (mask->dtype != LT_BOOL)
     return lt_error("%s: argument 'mask' must be a bool tensor, got %s", op, lt_dtype_name((lt_dtype)mask->dtype));
-  if (lt_tensor_device(mask).type != LT_DEV_CPU) return lt_error("%s: argument 'mask' must be on the cpu", op);
   return 0;
 }
 

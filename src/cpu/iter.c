@@ -141,12 +141,15 @@ static int broadcast_all(const lt_ew *e, int64_t *shape) {
   return nd;
 }
 
-/* results live where the tensor inputs do (a Lua number is a host 0-d tensor
-** that goes with any device) */
-static lt_device result_device(const lt_ew *e) {
+/* A new result where the tensor inputs live (a Lua number is a host 0-d tensor
+** that goes with any device). Numbers combined only with numbers (a derivative's
+** `exponent - 1`) give a number again, which still goes with any device. */
+static lt_tensor *new_result(const lt_ew *e, lt_dtype dt, int nd, const int64_t *shape) {
   for (int k = 0; k < e->nin; k++)
-    if (!e->in[k]->is_wrapped_number) return lt_tensor_device(e->in[k]);
-  return lt_device_cpu();
+    if (!e->in[k]->is_wrapped_number) return lt_tensor_new(dt, lt_tensor_device(e->in[k]), nd, shape);
+  lt_tensor *r = lt_tensor_new(dt, lt_device_cpu(), nd, shape);
+  if (r && e->nin > 0 && nd == 0) { r->is_wrapped_number = true; r->keys &= ~LT_BACKEND_KEYS; }
+  return r;
 }
 
 /* a new tensor laid out like `ref` when ref is a dense permutation of
@@ -175,7 +178,7 @@ static lt_tensor *alloc_result(lt_dtype dt, int nd, const int64_t *shape, const 
     lt_storage_release(s);
     return r;
   }
-  return lt_tensor_new(dt, result_device(e), nd, shape);
+  return new_result(e, dt, nd, shape);
 }
 
 /* 16-byte slots for inputs read once (one element broadcast everywhere) */
@@ -229,7 +232,7 @@ lt_tensor *lt_ew_run(lt_ew *e, lt_tensor *out) {
       }
     }
     if (fast) {
-      lt_tensor *res = lt_tensor_new(e->out_dt, result_device(e), nd, shape);
+      lt_tensor *res = new_result(e, e->out_dt, nd, shape);
       if (!res || numel == 0) return res;
       r.data[0] = lt_tensor_data(res);
       r.st[0] = (int64_t)lt_dtype_size(e->out_dt);

@@ -88,8 +88,9 @@ static int fe_prepare(fe_job *j, const char *op, int nbuf, lt_tensor *const *con
         lt_shape_str(t->ndim, t->sizes, s1, sizeof s1); lt_shape_str(p->ndim, p->sizes, s2, sizeof s2);
         fe_free(j); return lt_error("%s: argument '%s' element %d has shape %s, expected %s like '%s'",
                                     op, names[b], i + 1, s1, s2, names[0]); }
-      if (t->storage->device.type != LT_DEV_CPU) {
-        fe_free(j); return lt_error("%s: argument '%s' element %d is not a CPU tensor", op, names[b], i + 1); }
+      if (!lt_device_eq(t->storage->device, p->storage->device)) {
+        fe_free(j); return lt_error("%s: argument '%s' element %d is on another device than '%s'", op, names[b], i + 1,
+                                    names[0]); }
       j->orig[i * nbuf + b] = t;
       j->work[i * nbuf + b] = lt_tensor_contiguous(t);
       if (!j->work[i * nbuf + b]) { fe_free(j); return -1; }
@@ -238,7 +239,7 @@ lt_tensor *lt_cpu__foreach_norm(lt_tensor *const *self, int self_n, double ord) 
                            i + 1, lt_dtype_name((lt_dtype)self[i]->dtype));
   }
   int64_t sz = self_n;
-  lt_tensor *res = lt_tensor_new((lt_dtype)dt, lt_device_cpu(), 1, &sz);
+  lt_tensor *res = lt_tensor_new((lt_dtype)dt, self_n ? lt_tensor_device(self[0]) : lt_device_cpu(), 1, &sz);
   if (!res) return NULL;
   norm_ctx nc = { &j, NORM_P, ord };
   if (ord == 2) nc.kind = NORM_2; else if (ord == 1) nc.kind = NORM_1;

@@ -405,7 +405,6 @@ static lt_tensor *probs_of(const char *op, const lt_tensor *p, int ndim, const i
 }
 
 lt_tensor *lt_cpu_bernoulli_tensor_(lt_tensor *self, lt_tensor *p, struct lt_generator *generator) {
-  if (lt_tensor_device(p).type != LT_DEV_CPU) return lt_error_null("bernoulli_: argument 'p' must be on the cpu");
   int64_t st[LT_MAX_DIMS];
   if (lt_expand_strides("bernoulli_", p, self->ndim, self->sizes, st) < 0) return NULL;
   lt_tensor *pr = probs_of("bernoulli_", p, self->ndim, self->sizes);

@@ -94,8 +94,8 @@ return {
     doc = "1-D: a square matrix with self on the given diagonal. 2-D: a copy of that diagonal." },
   { "movedim(Tensor(a) self, Dim[] source, Dim[] destination) -> Tensor(a)", composite = "lt_composite_movedim",
     alias = { "moveaxis" }, doc = "Moves dims source to positions destination, keeping the others in order (a view)." },
-  { "set_(Tensor(a!) self, Tensor source) -> Tensor(a!)", kernels = { any = "lt_strided_set_" }, nondiff = true, variants = "method",
+  { "set_(Tensor(a!) self, Tensor source) -> Tensor(a!)", kernels = { any = "lt_strided_set_" }, cross_device = true, nondiff = true, variants = "method",
     doc = "self takes source's storage, offset, sizes and strides (same dtype): both see the same memory." },
-  { "_set_data(Tensor(a!) self, Tensor source) -> Tensor(a!)", kernels = { any = "lt_strided__set_data" }, nondiff = true, variants = "function",
+  { "_set_data(Tensor(a!) self, Tensor source) -> Tensor(a!)", kernels = { any = "lt_strided__set_data" }, cross_device = true, nondiff = true, variants = "function",
     doc = "What `t.data = source` runs: like set_, and the dtype may change; t keeps its identity and requires_grad." },
 }

@@ -128,6 +128,37 @@ T.test("gradcheck through to(device) and back", function()
   T.ok(torch.autograd.gradcheck(function(a) return a:to("cuda"):t():exp():sum() end, { x }))
 end)
 
+T.test("indexing, masks and the fused optimizers run on the device", function()
+  local x = torch.tensor({ 1, -2, 3, -4 }, { device = "cuda" })
+  local m = x:gt(0)
+  T.eq(tostring(m.device), "cuda:0")
+  local pos = x[m]
+  T.eq(tostring(pos.device), "cuda:0"); T.eq(pos:sum():item(), 4)
+  local idx = torch.tensor({ 4, 1 }, { device = "cuda" })
+  T.eq(x:index_select(1, idx):cpu()[1], -4)
+  local nn, optim = require "nn", require "optim"
+  local lin = nn.Linear(3, 2)
+  local w = lin.weight
+  local opt = optim.AdamW(lin:parameters(), { lr = 0.1 })   -- made before the move: still the same parameters
+  lin:cuda()
+  T.ok(rawequal(lin.weight, w), "the parameter keeps its identity")
+  T.eq(tostring(w.device), "cuda:0")
+  local inp = torch.randn(5, 3, { device = "cuda" })
+  local before = lin.weight:cpu():clone()
+  local loss = lin(inp):pow(2):sum()
+  loss:backward()
+  T.eq(tostring(lin.weight.grad.device), "cuda:0")
+  opt:step()
+  T.eq(tostring(lin.weight.device), "cuda:0")
+  T.ok((lin.weight:cpu() - before):abs():sum():item() > 0, "the step moved the weights")
+  lin:cpu()
+  T.eq(tostring(lin.bias.device), "cpu")
+  -- p.data = q takes q's device, as in PyTorch
+  local p = torch.zeros(2)
+  p.data = torch.ones(2, { device = "cuda:1" })
+  T.eq(tostring(p.device), "cuda:1")
+end)
+
 T.test("the backend's memory statistics", function()
   local before = torch.memory_stats("cuda").allocated
   local x <close> = torch.empty(1024, { device = "cuda" })
