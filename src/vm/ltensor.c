@@ -181,12 +181,12 @@ int lt_vm_todevice(lua_State *L, int idx, lt_device *out) {
   int t = lua_type(L, idx);
   if (t == LUA_TSTRING) return lt_device_parse(lua_tostring(L, idx), out);
   if (t == LUA_TTABLE) {
-    int r = -1;
-    if (lua_getfield(L, idx, "_str") == LUA_TSTRING) r = lt_device_parse(lua_tostring(L, -1), out);
+    int r = lua_getfield(L, idx, "_str") == LUA_TSTRING ? lt_device_parse(lua_tostring(L, -1), out)
+                                                        : lt_error("expected a device, got a table that is not one");
     lua_pop(L, 1);
     return r;
   }
-  return lt_error("expected a device");
+  return lt_error("expected a device, got %s", luaL_typename(L, idx));
 }
 
 static int device_tostring(lua_State *L) {

@@ -58,7 +58,10 @@ static int l_get_num_threads(lua_State *L) {
 /* the backend of the device at idx (default cpu); raises "cuda: backend not loaded" */
 static const lt_backend *arg_backend(lua_State *L, int idx, const char *op, lt_device *dev) {
   *dev = lt_device_cpu();
-  if (!lua_isnoneornil(L, idx) && lt_vm_todevice(L, idx, dev) < 0) { lt_vm_raise(L, op); return NULL; }
+  if (!lua_isnoneornil(L, idx) && lt_vm_todevice(L, idx, dev) < 0) {
+    luaL_error(L, "%s: argument 'device': %s", op, lt_error_message());
+    return NULL;
+  }
   const lt_backend *b = lt_backend_of(*dev);
   if (!b) lt_vm_raise(L, op);
   return b;
