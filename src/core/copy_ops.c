@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "core/copy_ops.h"
+#include "core/backend.h"
 
 lt_tensor *lt_core_clone(lt_tensor *self) {
   return lt_tensor_clone_as(self, (lt_dtype)self->dtype);
@@ -40,7 +41,7 @@ lt_tensor *lt_core__to_copy(lt_tensor *self, int dtype) {
 
 lt_tensor *lt_core__to_device(lt_tensor *self, lt_device device) {
   if (device.type < 0) device = lt_device_cpu();
-  lt_tensor *r = lt_tensor_new((lt_dtype)self->dtype, device, self->ndim, self->sizes);
-  if (r && lt_tensor_copy_(r, self) < 0) { lt_tensor_release(r); return NULL; }
-  return r;
+  /* a kernel's result is never self (autograd hangs its node on it): same device, a clone */
+  if (lt_device_eq(lt_tensor_device(self), device)) return lt_tensor_clone_as(self, (lt_dtype)self->dtype);
+  return lt_tensor_to_device(self, device);
 }
