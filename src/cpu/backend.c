@@ -52,8 +52,6 @@ static const lt_backend cpu_backend = {
   .empty_cache = lt_cpu_empty_cache,
 };
 
-const lt_backend *lt_cpu_backend(void) { return &cpu_backend; }
-
 void *const *lt_cpu_kernels(void) { return lt_cpu_kernel_table; }
 
 void lt_cpu_init(void) {

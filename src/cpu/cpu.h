@@ -11,9 +11,8 @@
 
 /* register the CPU backend (lt_init calls it; once is enough, more is harmless) */
 void lt_cpu_init(void);
-/* the CPU backend's function table; a test backend may borrow its copy and fill */
-const lt_backend *lt_cpu_backend(void);
-/* the CPU's kernel table (op id -> kernel), for lt_dispatch_register_backend */
+/* the CPU's kernel table (op id -> kernel), for lt_dispatch_register_backend (a test
+** backend borrows it, and lt_cpu_copy/lt_cpu_fill below) */
 void *const *lt_cpu_kernels(void);
 
 /* dst[...] = src on the CPU: src broadcast to dst's shape, dtype converted */
