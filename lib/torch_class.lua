@@ -191,10 +191,68 @@ local function set_of(allowed)
   return s
 end
 
+-- closest(name, candidates): the candidate a misspelt name most likely meant, or nil.
+-- Candidates are a list or a set; the distance is Levenshtein's with a swap of two neighbours
+-- counting as one edit ("is_casual" -> "is_causal"), and a name is suggested only when it is
+-- near (at most 2 edits, or a third of the name's length).
+local function edit_distance(a, b)
+  local la, lb = #a, #b
+  local prev2, prev, cur = {}, {}, {}
+  for j = 0, lb do prev[j] = j end
+  for i = 1, la do
+    cur = { [0] = i }
+    local ca = a:byte(i)
+    for j = 1, lb do
+      local cb = b:byte(j)
+      local d = math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca == cb and 0 or 1))
+      if i > 1 and j > 1 and ca == b:byte(j - 1) and a:byte(i - 1) == cb then
+        d = math.min(d, prev2[j - 2] + 1)
+      end
+      cur[j] = d
+    end
+    prev2, prev = prev, cur
+  end
+  return prev[lb]
+end
+M.edit_distance = edit_distance
+
+function M.closest(name, candidates)
+  if type(name) ~= "string" then return nil end
+  local best, best_d
+  local lname = name:lower()
+  local function consider(c)
+    if type(c) ~= "string" then return end
+    local d = edit_distance(lname, c:lower())
+    if (d <= 2 or d <= #name // 3) and d < #name and (not best_d or d < best_d) then best, best_d = c, d end
+  end
+  for k, v in next, candidates do
+    if math.type(k) == "integer" then consider(v) else consider(k) end
+  end
+  return best
+end
+
+-- "f: unknown option 'x'" with " (did you mean 'y'?)" when a known name is near
+local function unknown_option(fname, k, ...)
+  if type(k) ~= "string" then
+    return ("%s: unknown option [%s] (options are named: {name = value})"):format(fname, tostring(k))
+  end
+  local best, best_d
+  for i = 1, select("#", ...) do
+    local c = M.closest(k, (select(i, ...)))
+    if c then
+      local d = edit_distance(k:lower(), c:lower())
+      if not best_d or d < best_d then best, best_d = c, d end
+    end
+  end
+  if best then return ("%s: unknown option '%s' (did you mean '%s'?)"):format(fname, k, best) end
+  return ("%s: unknown option '%s'"):format(fname, k)
+end
+M.unknown_option = unknown_option
+
 -- check_options(fname, opts, allowed, ...): opts (nil, or a table of name = value) may hold
 -- only the names of `allowed` (and of any further tables given); an unknown name is an
--- error naming fname and the option:
---   optim.SGD: unknown option 'lerning_rate'
+-- error naming fname, the option and the nearest known name:
+--   optim.SGD: unknown option 'lerning_rate' (did you mean 'learning_rate'?)
 -- Returns opts, or a new empty table when opts is nil.
 function M.check_options(fname, opts, allowed, ...)
   if opts == nil then return {} end
@@ -210,12 +268,141 @@ function M.check_options(fname, opts, allowed, ...)
       if ok then break end
       ok = set_of((select(i, ...)))[k]
     end
-    if not ok then
-      if type(k) == "string" then error(("%s: unknown option '%s'"):format(fname, k), 0) end
-      error(("%s: unknown option [%s] (options are named: {name = value})"):format(fname, tostring(k)), 0)
-    end
+    if not ok then error(unknown_option(fname, k, allowed, ...), 0) end
   end
   return opts
+end
+
+------------------------------------------------------------------------------
+-- signatures: a Lua function's parameters, declared once, in Python's notation
+------------------------------------------------------------------------------
+-- local CONV2D = class.signature("nn.Conv2d",
+--   "in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=true, " ..
+--   "padding_mode='zeros', *, device=nil, dtype=nil")
+-- function Conv2d:__init(...)
+--   local a = CONV2D(...)          -- a.in_channels, a.stride, ... by name
+--
+-- The call takes PyTorch's positional arguments, and any of them by name in a trailing
+-- options table, as PyTorch's keywords: nn.Conv2d(1, 16, 3, 2), nn.Conv2d(1, 16, {kernel_size
+-- = 3, stride = 2}) and nn.Conv2d{in_channels = 1, out_channels = 16, kernel_size = 3} are one
+-- call. Names after `*` are keyword-only. A default that is a literal (a number, true, false,
+-- nil or a quoted string) is filled in; any other default text is only shown by help, and
+-- the function supplies the value. Errors name the function: an unknown name (with the nearest
+-- known one), an argument given both by position and by name, too many positional arguments.
+--
+-- The trailing options table is told from a positional table argument (a list such as a
+-- kernel size {3, 3}, a list of modules) by its keys: all strings, or none at all ({}). A
+-- last table with both list entries and names is an error, as either reading could be wrong.
+-- Every signature is kept in class.signatures by name: help prints it, and the tests walk it.
+M.signatures = {}
+
+-- "a, b={1, 2}, c='x,y'" -> {"a", "b={1, 2}", "c='x,y'"}: commas inside braces or quotes stay
+local function split_params(spec)
+  local out, depth, quote, start = {}, 0, nil, 1
+  for i = 1, #spec do
+    local c = spec:sub(i, i)
+    if quote then
+      if c == quote then quote = nil end
+    elseif c == "'" or c == '"' then quote = c
+    elseif c == "{" or c == "(" then depth = depth + 1
+    elseif c == "}" or c == ")" then depth = depth - 1
+    elseif c == "," and depth == 0 then
+      out[#out + 1] = spec:sub(start, i - 1); start = i + 1
+    end
+  end
+  out[#out + 1] = spec:sub(start)
+  for i, p in ipairs(out) do out[i] = p:match("^%s*(.-)%s*$") end
+  return out
+end
+
+local LITERALS = { ["true"] = true, ["false"] = false }
+local function literal(text)
+  if text == "nil" then return true, nil end
+  if LITERALS[text] ~= nil then return true, LITERALS[text] end
+  local n = math.tointeger(tonumber(text)) or tonumber(text)
+  if n then return true, n end
+  local str = text:match("^'(.*)'$") or text:match('^"(.*)"$')
+  if str then return true, str end
+  return false
+end
+
+-- a plain table whose keys are all strings (or that is empty): a trailing options table
+local function options_kind(v)
+  if type(v) ~= "table" or getmetatable(v) ~= nil then return nil end
+  local names, list = false, false
+  for k in next, v do
+    if type(k) == "string" then names = true else list = true end
+  end
+  if names and list then return "mixed" end
+  if list then return nil end
+  return "options"
+end
+M.is_options = function(v) return options_kind(v) == "options" end
+
+function M.signature(fname, spec)
+  local sig = { name = fname, text = spec, params = {}, index = {}, npos = 0 }
+  local kwonly = false
+  for _, item in ipairs(split_params(spec)) do
+    if item == "*" then
+      kwonly = true
+    elseif item ~= "" then
+      local name, def = item:match("^([%a_][%w_]*)%s*=%s*(.-)$")
+      name = name or item:match("^([%a_][%w_]*)$")
+      if not name then error(("class.signature: bad parameter '%s' in %s"):format(item, fname), 2) end
+      if sig.index[name] then error(("class.signature: parameter '%s' twice in %s"):format(name, fname), 2) end
+      local p = { name = name, default_text = def, keyword_only = kwonly }
+      if def then p.has_default, p.default = literal(def) end
+      sig.params[#sig.params + 1] = p
+      sig.index[name] = #sig.params
+      if not kwonly then sig.npos = #sig.params end
+    end
+  end
+  local params, index, npos = sig.params, sig.index, sig.npos
+  local names = {}
+  for i, p in ipairs(params) do names[i] = p.name end
+  sig.names = names
+  function sig.parse(...)
+    local n = select("#", ...)
+    local opts
+    if n > 0 then
+      local last = select(n, ...)
+      local kind = options_kind(last)
+      if kind == "mixed" then
+        error(("%s: the last argument mixes list entries and named options; give a list and the options as two tables"):format(fname), 0)
+      elseif kind == "options" then
+        opts = last; n = n - 1
+      end
+    end
+    if n > npos then
+      error(("%s: too many arguments (%d given, at most %d positional)"):format(fname, n, npos), 0)
+    end
+    local a = {}
+    for i = 1, n do a[names[i]] = (select(i, ...)) end
+    if opts then
+      for k, v in next, opts do
+        local i = index[k]
+        if not i then error(unknown_option(fname, k, names), 0) end
+        if i <= n and a[k] ~= nil then
+          error(("%s: argument '%s' given twice, as argument #%d and by name"):format(fname, k, i), 0)
+        end
+        a[k] = v
+      end
+    end
+    for _, p in ipairs(params) do
+      if a[p.name] == nil and p.has_default then a[p.name] = p.default end
+    end
+    return a
+  end
+  setmetatable(sig, { __call = function(_, ...) return sig.parse(...) end })
+  M.signatures[fname] = sig
+  return sig
+end
+
+-- "F.conv2d(input, weight, bias=nil, stride=1, ...)": the call form help prints
+function M.call_form(fname)
+  local sig = M.signatures[fname]
+  if not sig then return nil end
+  return ("%s(%s)"):format(fname, sig.text)
 end
 
 -- the module is callable: class(name [, parent])

@@ -138,4 +138,40 @@ T.test("torch.distributed: collectives, point to point, init_process_group", fun
     "torch.distributed.init_process_group", "world")
 end)
 
+T.test("closest: the misspellings PyTorch users make find the option they meant", function()
+  local names = { "is_causal", "batch_first", "dim_feedforward", "reduction", "shuffle", "training",
+    "batch_size", "learning_rate", "lr", "momentum" }
+  for bad, good in pairs({ is_casual = "is_causal", batch_firts = "batch_first", dim_feedfoward =
+      "dim_feedforward", reductin = "reduction", shufle = "shuffle", trainig = "training", batch_sz =
+      "batch_size", Momentum = "momentum" }) do
+    T.eq(class.closest(bad, names), good, bad)
+  end
+  T.eq(class.closest("xyz", names), nil)                  -- nothing near: no suggestion
+  T.raises(function() class.check_options("F.sdpa", { is_casual = true }, { "is_causal", "scale" }) end,
+    "F.sdpa: unknown option 'is_casual' (did you mean 'is_causal'?)")
+end)
+
+T.test("signature: positional arguments by position or by name, defaults, errors", function()
+  local S = class.signature("test.Conv", "in_channels, out_channels, kernel_size, stride=1, " ..
+    "padding={0, 0}, bias=true, mode='zeros', *, device=nil")
+  local a = S(1, 16, { kernel_size = 3, stride = 2 })
+  T.eq({ a.in_channels, a.out_channels, a.kernel_size, a.stride, a.bias, a.mode }, { 1, 16, 3, 2, true, "zeros" })
+  T.eq(a.padding, nil)                                    -- a default that is not a literal: the caller's
+  local b = S(1, 16, { 3, 3 })                            -- a list is a positional argument
+  T.eq(b.kernel_size, { 3, 3 })
+  local c = S { in_channels = 1, out_channels = 2, kernel_size = 5, device = "cpu" }
+  T.eq({ c.in_channels, c.kernel_size, c.device }, { 1, 5, "cpu" })
+  local d = S(1, 2, 3, nil, nil, false)                   -- holes stay holes, false stays false
+  T.eq({ d.stride, d.bias }, { 1, false })
+  T.raises(function() S(1, 16, { kernel_size = 3, strid = 2 }) end,
+    "test.Conv: unknown option 'strid' (did you mean 'stride'?)")
+  T.raises(function() S(1, 16, 3, { kernel_size = 3 }) end, "test.Conv: argument 'kernel_size' given twice")
+  T.raises(function() S(1, 16, { 3, 3, stride = 2 }) end, "test.Conv: the last argument mixes list entries")
+  T.raises(function() S(1, 2, 3, 4, 5, 6, 7, 8) end, "test.Conv: too many arguments (8 given, at most 7 positional)")
+  T.raises(function() S(1, 2, 3, 4, 5, 6, 7, "cpu") end, "too many arguments")   -- device is keyword-only
+  T.eq(class.call_form("test.Conv"), "test.Conv(in_channels, out_channels, kernel_size, stride=1, " ..
+    "padding={0, 0}, bias=true, mode='zeros', *, device=nil)")
+  T.ok(class.signatures["test.Conv"] == S)
+end)
+
 T.done()
