@@ -5,7 +5,8 @@
 **      model's predict() without a copy, and the result is read in place.
 **   2. The same tensors and autograd straight from C, no Lua at all.
 **
-** Build: make (uses `pkg-config --cflags --libs lutorch`); run: ./embed [model.lua]
+** Build: make (pkg-config finds lutorch.pc; in the source tree: make PKG_CONFIG_PATH=../../build);
+** run: ./embed [model.lua]. See README.md here.
 */
 #include <stdio.h>
 #include <stdlib.h>

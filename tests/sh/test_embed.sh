@@ -37,6 +37,17 @@ else bad "make in examples/embed" "$(cat "$tmp/make.log")"; finish; fi
 out=$(cd "$tmp" && $TO ./embed model.lua 2>&1); rc=$?
 if [ $rc -eq 0 ]; then ok; else bad "embed runs" "rc=$rc: $out"; fi
 
+# -- the line the example documents: PKG_CONFIG_PATH as a make variable on the command line
+# (GNU make 4.3 does not pass it to $(shell ...) by itself), not in the environment; and without
+# it, a message that says what to give
+mkdir -p "$tmp/cl"
+if (cd "$tmp" && env -u PKG_CONFIG_PATH make -s O=cl PKG_CONFIG_PATH="$BUILD" CFLAGS="-O2 $SANFLAGS" \
+      LDFLAGS="$SANFLAGS" >"$tmp/make-cl.log" 2>&1) && [ -x "$tmp/cl/embed" ]; then ok
+else bad "make PKG_CONFIG_PATH=<build> builds the example" "$(cat "$tmp/make-cl.log")"; fi
+o=$(cd "$tmp" && env -u PKG_CONFIG_PATH PKG_CONFIG_LIBDIR=/nonexistent make -s O=cl2 2>&1); rc=$?
+[ $rc -ne 0 ] && ok || bad "make without lutorch.pc fails"
+contains "make without lutorch.pc says what to give" "give PKG_CONFIG_PATH=" "$o"
+
 # -- the numbers, against numpy computing the same model and gradients in float64
 nums() { tr ' ;' '\n\n' | grep -E '^-?[0-9]+\.[0-9]{6}$'; }
 echo "$out" | nums >"$tmp/got"
