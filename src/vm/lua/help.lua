@@ -157,6 +157,15 @@ local function doc_search(item, chapters, loose)
   end
   local hits = #defs > 0 and defs or uses
   if #hits == 0 then return nil end
+  if loose then
+    -- prose, lists and tables that name the item before code examples that merely use it
+    local text, code = {}, {}
+    for _, b in ipairs(hits) do
+      if b.kind == "code" then code[#code + 1] = b else text[#text + 1] = b end
+    end
+    for _, b in ipairs(code) do text[#text + 1] = b end
+    hits = text
+  end
   local max = loose and 8 or 4
   local out, seen = {}, {}
   for i = 1, math.min(#hits, max) do
@@ -241,7 +250,7 @@ local function no_help(what)
   return ("help: no help for '%s' (no reference in the manual; torch.help() says how to look)"):format(what)
 end
 
-local function lib_help(lib, item, functional)
+local function lib_doc(lib, item, functional)
   if not blocks_of(lib) then
     return ("help: no reference for '%s.%s' (man/%s.md not found)"):format(lib, item, lib)
   end
@@ -257,7 +266,43 @@ local function lib_help(lib, item, functional)
   return no_help(lib .. "." .. item)
 end
 
+-- the call form a library function or class declares (torch_class.signature), e.g.
+-- "F.conv2d(input, weight, bias=nil, stride=1, padding=0, dilation=1, groups=1)"; the
+-- library is loaded first, since its signatures are declared as it loads
+local function call_form(lib, item, functional)
+  if not pcall(require, lib) then return nil end
+  local ok, class = pcall(require, "torch_class")
+  if not ok or type(class) ~= "table" or not class.call_form then return nil end
+  local form = class.call_form((functional and "F" or lib) .. "." .. item)
+  if form and functional then form = form .. "   (nn.functional." .. item .. ")" end
+  return form
+end
+
+local function lib_help(lib, item, functional)
+  local form = call_form(lib, item, functional)
+  local r = lib_doc(lib, item, functional)
+  if not form then return r end
+  -- an F function that runs one op: the op's own entry says what each argument is
+  if functional and op_help(item) and not r:find("the functional form", 1, true) then
+    form = form .. "\n\nThe op it runs:\n" .. op_help(item)
+  end
+  if r:find("^help: no ") then return form end
+  return form .. "\n\n" .. r
+end
+
+
+-- PyTorch's module paths name the same things: torch.nn.functional.X is F.X, torch.nn.X
+-- is nn.X, torch.optim.X is optim.X, torch.utils.data.X is data.X
+local PYTORCH_PATHS = {
+  { "^torch%.nn%.functional%.", "F." }, { "^nn%.functional%.", "F." }, { "^torch%.nn%.", "nn." },
+  { "^torch%.optim%.", "optim." }, { "^torch%.utils%.data%.", "data." },
+}
+
 local function lookup(name)
+  for _, p in ipairs(PYTORCH_PATHS) do
+    local n, k = name:gsub(p[1], p[2])
+    if k > 0 then name = n; break end
+  end
   local lib, item = name:match("^(%a+)%.(.+)$")
   for _, l in ipairs(LIBS) do
     if lib == l then
