@@ -106,7 +106,14 @@ function M.rows(key, n, fname)
     if dt.is_floating_point or dt.is_complex then
       error(("%s: index tensors must be integer or bool, got %s"):format(fname, dt.name), 0)
     end
-    if key:dim() == 0 then return "one", key:item() end
+    if dt == torch.uint8 then   -- PyTorch reads a uint8 index as a mask, an old convention
+      error(("%s: a uint8 index tensor is ambiguous (PyTorch takes it as a mask): give :bool() for a " ..
+        "mask or :long() for indices"):format(fname), 0)
+    end
+    if key:dim() == 0 then
+      local i = key:item()
+      return "one", i < 0 and n + 1 + i or i
+    end
     if key:dim() ~= 1 then
       error(("%s: an index tensor must be 1-D, got shape %s"):format(fname, tostring(key.shape)), 0)
     end

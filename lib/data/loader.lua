@@ -415,17 +415,20 @@ end
 local function deliver(it, b)
   local loader = it.loader
   if b == nil or not loader.unpack then return b end
-  local n = type(b) == "table" and #b or 0
-  local ok = type(b) == "table" and getmetatable(b) == nil and n > 0
-  if ok then
+  local plain = type(b) == "table" and getmetatable(b) == nil
+  local n, count, named = plain and #b or 0, 0, false
+  if plain then
     for k in next, b do
-      if math.type(k) ~= "integer" or k < 1 or k > n then ok = false; break end
+      count = count + 1
+      if math.type(k) ~= "integer" or k < 1 or k > n then named = true end
     end
   end
+  -- a list with no names and no holes (a hole first would end the loop)
+  local ok = plain and n > 0 and not named and count == n
   if not ok then
     local what = torch.is_tensor(b) and "a tensor" or type(b) ~= "table" and ("a " .. type(b))
-      or (getmetatable(b) ~= nil and "an object") or (n == 0 and next(b) == nil and "an empty table")
-      or "a table with named fields"
+      or (getmetatable(b) ~= nil and "an object") or (next(b) == nil and "an empty table")
+      or (named and "a table with named fields") or "a list with nil fields"
     it:close()
     error(("data.DataLoader: unpack = true gives the fields of a list batch {x, y, ...} as separate values, " ..
       "but the batch is %s; use `for batch in loader do` (unpack = false) for such batches"):format(what), 0)

@@ -90,7 +90,8 @@ T.test("ds[{{first, last}}] and ds[idx]: batches as PyTorch's slices and index t
   T.tensor(train[torch.tensor({ 3, 1, -1 })][2], { 3, 1, 62 })
   local mask = y:gt(60)
   T.tensor(train[mask][2], { 61, 62 })
-  T.tensor(train[torch.tensor(4)][2], 4)
+  T.tensor(train[torch.tensor(4)][2], 4); T.tensor(train[torch.tensor(-1)][2], 62)
+  T.raises(function() return train[torch.tensor({ 1, 0 }, { dtype = torch.uint8 })] end, "uint8", "ambiguous")
   -- bad keys: errors naming the dataset, never nil
   T.raises(function() return train[{ { 0, 5 } }] end, "data.TensorDataset", "index 0")
   T.raises(function() return train[{ 3, 1 }] end, "data.TensorDataset", "range {{first, last}}", "torch.tensor")
@@ -185,6 +186,8 @@ T.test("for xb, yb in loader: unpack = true", function()
   T.raises(function() for a, b in dd do end end, "data.DataLoader", "unpack = true", "named fields")
   local dt = data.DataLoader(data.TensorDataset(X), { batch_size = 2, unpack = true, collate_fn = function(s) return X end })
   T.raises(function() for a in dt:iter() do end end, "unpack = true", "a tensor")
+  local dh = data.DataLoader(ds, { batch_size = 2, unpack = true, collate_fn = function(s) return { nil, 1 } end })
+  T.raises(function() for a, b in dh do end end, "unpack = true", "nil fields")   -- not a silent end
   T.raises(function() data.DataLoader(ds, { unpack = 1 }) end, "data.DataLoader", "unpack should be a boolean")
   clean("unpack")
 end)
