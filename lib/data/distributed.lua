@@ -1,7 +1,7 @@
 -- data/distributed.lua — DistributedSampler: each rank its own share of a dataset.
 --
---   local sampler = data.DistributedSampler(ds, {shuffle = true, seed = 0})
---   local loader = data.DataLoader(ds, {batch_size = 64, sampler = sampler})
+--   local sampler = data.DistributedSampler(ds, {shuffle = true, seed = 0})   -- PyTorch's order too
+--   local loader = data.DataLoader(ds, {batch_size = 64, sampler = sampler, unpack = true})
 --   for epoch = 1, E do sampler:set_epoch(epoch); for x, y in loader do ... end end
 --
 -- Every rank draws the same permutation (seeded with seed + epoch), pads it by
@@ -26,22 +26,33 @@ local function dist_default()
   return 1, 0
 end
 
-local OPTS = { "num_replicas", "rank", "shuffle", "seed", "drop_last" }
-function DistributedSampler:__init(ds, opts)
-  opts = require("torch_class").check_options("data.DistributedSampler", opts, OPTS)
+local SIG = require("torch_class").signature("data.DistributedSampler",
+  "dataset, num_replicas=nil, rank=nil, shuffle=true, seed=0, drop_last=false")
+function DistributedSampler:__init(...)
+  local a = dataset.parse(SIG, 1, ...)
+  if a.dataset == nil then error("data.DistributedSampler: argument 'dataset' is required", 3) end
   local world, rank = dist_default()
-  self.num_replicas = opts.num_replicas or world
-  self.rank = opts.rank or rank
+  self.num_replicas = a.num_replicas or world
+  self.rank = a.rank or rank
   if math.type(self.num_replicas) ~= "integer" or self.num_replicas < 1 then
-    error("DistributedSampler: num_replicas must be a positive integer, got " .. tostring(self.num_replicas), 3)
+    error("data.DistributedSampler: num_replicas must be a positive integer, got " .. tostring(self.num_replicas), 3)
   end
   if math.type(self.rank) ~= "integer" or self.rank < 0 or self.rank >= self.num_replicas then
-    error(("DistributedSampler: invalid rank %s, rank should be in the interval [0, %d]"):format(
+    error(("data.DistributedSampler: invalid rank %s, rank should be in the interval [0, %d]"):format(
       tostring(self.rank), self.num_replicas - 1), 3)
   end
-  self.shuffle = opts.shuffle ~= false
-  self.seed = opts.seed or 0
-  self.drop_last = opts.drop_last or false
+  for _, k in ipairs({ "shuffle", "drop_last" }) do
+    if type(a[k]) ~= "boolean" then
+      error(("data.DistributedSampler: %s should be a boolean, got %s"):format(k, tostring(a[k])), 3)
+    end
+  end
+  if math.type(a.seed) ~= "integer" then
+    error("data.DistributedSampler: seed should be an integer, got " .. tostring(a.seed), 3)
+  end
+  self.shuffle = a.shuffle
+  self.seed = a.seed
+  self.drop_last = a.drop_last
+  local ds = a.dataset
   self.epoch = 0
   self.n = dataset.len(ds)
   if self.drop_last and self.n % self.num_replicas ~= 0 then
@@ -53,7 +64,12 @@ function DistributedSampler:__init(ds, opts)
 end
 
 --- set_epoch(e): a different shuffle each epoch, the same on every rank
-function DistributedSampler:set_epoch(e) self.epoch = e end
+function DistributedSampler:set_epoch(e)
+  if math.type(e) ~= "integer" then
+    error("data.DistributedSampler:set_epoch: argument 'epoch' must be an integer, got " .. tostring(e), 2)
+  end
+  self.epoch = e
+end
 
 function DistributedSampler:len() return self.num_samples end
 

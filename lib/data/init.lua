@@ -1,15 +1,21 @@
 -- data — datasets, samplers, DataLoader (with worker processes over shared
 -- memory), readers, transforms and a progress bar. `local data = require "data"`.
 -- Mirrors torch.utils.data; indices are 1-based (sample i of a dataset is
--- ds:get(i), worker ids run 1..num_workers).
+-- ds:get(i), worker ids run 1..num_workers). Every constructor takes PyTorch's
+-- arguments in PyTorch's order, any of them by name in a trailing options table.
 --
---   local loader = data.DataLoader(data.TensorDataset(x, y),
---     {batch_size=64, shuffle=true, num_workers=2, generator=torch.Generator():manual_seed(0)})
---   for b in loader do ... end                -- a new epoch each time a loop starts
---   for b in loader:iter() do ... end         -- the same; `break` stops its workers at once
+--   local loader = data.DataLoader(data.TensorDataset(x, y), 64, true)   -- batch_size, shuffle
+--   local loader = data.DataLoader(ds, {batch_size=64, shuffle=true, num_workers=2,
+--     generator=torch.Generator():manual_seed(0), unpack=true})
+--   for xb, yb in loader do ... end           -- unpack=true: the batch's fields; else `for b in`
+--   for b in loader:iter() do ... end         -- `break` stops its workers at once
 --   #loader; loader:shutdown()                -- batches per epoch; stop workers now
---   for b in data.progress(loader, {desc="train"}) do ... end
+--   for b in data.progress(loader, "train") do ... end
+--   local xb, yb = table.unpack(ds[{{1, 64}}])   -- a TensorDataset batch by range (clamped)
 --
+-- A new epoch each time a loop starts, nested loops included; a plain `for b in loader`
+-- left by break ends its workers when its epoch is collected (at the latest when the next
+-- loop over the loader starts), loader:iter() at the break (data/loader.lua, DataLoader:__call).
 -- Datasets: Dataset (extend it: len, get), IterableDataset (iter), TensorDataset,
 -- Subset, ConcatDataset, random_split(ds, {lengths | fractions}, generator).
 -- A plain Lua list is a map-style dataset too. Samplers: SequentialSampler,

@@ -156,6 +156,7 @@ Pool.shutdown = shutdown_pool
 -- Pool(loader, base_seed): forks loader.num_workers workers
 function Pool:__init(loader, base_seed)
   self.workers, self.owner, self.closed = {}, D.getpid(), false
+  self.user = setmetatable({}, { __mode = "v" })   -- the epoch it serves, held weakly
   local nw = loader.num_workers
   for id = 1, nw do
     local a, b = D.socketpair()
@@ -199,9 +200,51 @@ local function draw_seed(gen)
   return torch.randint(0, 1 << 62, { 1 }, G(gen))[1]
 end
 
+-- does an unfinished iterator of loader hold live workers?
+local function workers_held(loader)
+  for it in pairs(loader._iters) do
+    if not it.finished and it.pool and not it.pool.closed then return true end
+  end
+  return false
+end
+
+-- the persistent pool, drained of what an abandoned epoch left in flight, when no unfinished
+-- iterator uses it; nil when there is none or it is busy
+local function take_persistent(loader)
+  local pool = loader._pool
+  if pool and pool.closed then loader._pool = nil; return nil end
+  if not pool then return nil end
+  local user = pool.user[1]
+  if user and not user.finished then return nil end   -- another loop of this loader is on it
+  for _, w in ipairs(pool.workers) do
+    while w.outstanding > 0 do
+      local ready = D.poll({ w.sock }, loader.timeout > 0 and math.floor(loader.timeout * 1000) or -1)
+      if #ready == 0 then
+        shutdown_pool(pool); loader._pool = nil
+        error("DataLoader: timed out draining a persistent worker", 0)
+      end
+      local ok = D.recv(w.sock)
+      if not ok then shutdown_pool(pool); loader._pool = nil; return nil end
+      w.outstanding = w.outstanding - 1
+    end
+    w.active = true
+    if dataset.is_iterable(loader.dataset) then D.send(w.sock, { reset = true }) end
+  end
+  return pool
+end
+
 -- Iter(loader): one epoch of loader
+--
+-- Several epochs of one loader may be open at once (nested loops, a loop left by break
+-- whose iterator is not collected yet). Each has workers of its own, except that the
+-- persistent pool serves one epoch at a time: an epoch that finds it busy gets a pool of its
+-- own that ends with it. Before forking, an epoch whose loader has another unfinished epoch
+-- holding workers runs a full garbage collection: an abandoned `for b in loader do` loop is
+-- found dead that way (nothing refers to its last batch any more) and its workers end then,
+-- rather than at some later collection.
 function Iter:__init(loader)
   self.loader, self.owner = loader, D.getpid()
+  loader._iters[self] = true
   self.base_seed = draw_seed(loader.generator)
   if not dataset.is_iterable(loader.dataset) then
     self.next_idx = sampler.iter_of(loader.index_sampler)
@@ -210,27 +253,25 @@ function Iter:__init(loader)
     self.fetcher = make_fetcher(loader)
     return
   end
-  local pool = loader._pool
-  if pool and pool.closed then pool = nil end
+  -- twice: an abandoned loop's last value may be a tensor, whose finalizer keeps the
+  -- loop's entry (and so its iterator) for one more cycle
+  if workers_held(loader) then
+    collectgarbage()
+    if workers_held(loader) then collectgarbage() end
+  end
+  local pool = loader.persistent_workers and take_persistent(loader)
   if pool then
-    -- persistent workers: finish what an abandoned epoch left in flight
-    for _, w in ipairs(pool.workers) do
-      while w.outstanding > 0 do
-        local ready = D.poll({ w.sock }, loader.timeout > 0 and math.floor(loader.timeout * 1000) or -1)
-        if #ready == 0 then shutdown_pool(pool); error("DataLoader: timed out draining a persistent worker", 0) end
-        local ok = D.recv(w.sock)
-        if not ok then shutdown_pool(pool); pool = nil; break end
-        w.outstanding = w.outstanding - 1
-      end
-      if not pool then break end
-      w.active = true
-      if dataset.is_iterable(loader.dataset) then D.send(w.sock, { reset = true }) end
+    self.owns_pool = false
+  else
+    pool = Pool(loader, self.base_seed)
+    if loader.persistent_workers and not loader._pool then
+      loader._pool = pool
+      self.owns_pool = false
+    else
+      self.owns_pool = true
     end
   end
-  if not pool then
-    pool = Pool(loader, self.base_seed)
-    if loader.persistent_workers then loader._pool = pool end
-  end
+  pool.user[1] = self
   self.pool = pool
   self.send_idx, self.rcvd_idx, self.buffer, self.task_worker, self.rr = 0, 1, {}, {}, 0
   for _ = 1, loader.prefetch_factor * loader.num_workers do self:_try_put() end
@@ -345,15 +386,16 @@ function Iter:next()
   end
 end
 
--- end the epoch: non-persistent workers go now; persistent ones stay with the
--- loader (an abandoned epoch's batches are drained when the next one starts).
+-- end the epoch: its own workers go now; the persistent ones stay with the loader (an
+-- abandoned epoch's batches are drained when the next one starts).
 -- force: shut the pool down even when persistent (after an error).
 function Iter:close(force)
   if self.finished then return end
   self.finished = true
+  self.loader._iters[self] = nil
   local pool = self.pool
   if pool and D.getpid() == self.owner then
-    if force or not self.loader.persistent_workers then
+    if force or self.owns_pool then
       shutdown_pool(pool)
       if self.loader._pool == pool then self.loader._pool = nil end
     end
@@ -362,64 +404,131 @@ function Iter:close(force)
 end
 Iter.__close = function(self) self:close() end
 Iter.__gc = function(self)
-  -- a dropped iterator of non-persistent workers takes them along
-  if not self.finished and self.pool and D.getpid() == self.owner and not self.loader.persistent_workers then
+  -- a dropped iterator takes its own workers along (the persistent ones stay)
+  if not self.finished and self.pool and self.owns_pool and D.getpid() == self.owner then
     shutdown_pool(self.pool)
   end
+  self.finished = true
 end
-Iter.__call = function(self) return self:next() end
+
+-- what a step of a loop gives for batch b: b, or with unpack = true its fields
+local function deliver(it, b)
+  local loader = it.loader
+  if b == nil or not loader.unpack then return b end
+  local plain = type(b) == "table" and getmetatable(b) == nil
+  local n, count, named = plain and #b or 0, 0, false
+  if plain then
+    for k in next, b do
+      count = count + 1
+      if math.type(k) ~= "integer" or k < 1 or k > n then named = true end
+    end
+  end
+  -- a list with no names and no holes (a hole first would end the loop)
+  local ok = plain and n > 0 and not named and count == n
+  if not ok then
+    local what = torch.is_tensor(b) and "a tensor" or type(b) ~= "table" and ("a " .. type(b))
+      or (getmetatable(b) ~= nil and "an object") or (next(b) == nil and "an empty table")
+      or (named and "a table with named fields") or "a list with nil fields"
+    it:close()
+    error(("data.DataLoader: unpack = true gives the fields of a list batch {x, y, ...} as separate values, " ..
+      "but the batch is %s; use `for batch in loader do` (unpack = false) for such batches"):format(what), 0)
+  end
+  return table.unpack(b, 1, n)
+end
+
+Iter.__call = function(self) return deliver(self, self:next()) end
 
 -- ---- DataLoader ---------------------------------------------------------------------
 
 local DataLoader = data_class("data.DataLoader")
 M.DataLoader = DataLoader
 
-local function opt(o, k, default)
-  local v = o[k]
-  if v == nil then return default end
-  return v
+-- PyTorch's order (1.13), then lutorch's own `unpack`
+local SIG = class.signature("data.DataLoader",
+  "dataset, batch_size=1, shuffle=false, sampler=nil, batch_sampler=nil, num_workers=0, collate_fn=nil, " ..
+  "pin_memory=false, drop_last=false, timeout=0, worker_init_fn=nil, multiprocessing_context=nil, " ..
+  "generator=nil, *, prefetch_factor=2, persistent_workers=false, pin_memory_device='', unpack=false")
+
+-- warnings go through here (tests replace it)
+function M.warn(msg) io.stderr:write("warning: ", msg, "\n") end
+local warned = {}
+local function warn_once(key, msg)
+  if warned[key] then return end
+  warned[key] = true
+  M.warn(msg)
 end
 
-local LOADER_OPTS = { "batch_size", "shuffle", "sampler", "batch_sampler", "drop_last", "collate_fn",
-  "num_workers", "prefetch_factor", "persistent_workers", "worker_init_fn", "generator", "timeout" }
+local function callable(f)
+  if type(f) == "function" then return true end
+  local mt = getmetatable(f)
+  return mt ~= nil and mt.__call ~= nil
+end
 
-function DataLoader:__init(ds, o)
-  o = class.check_options("data.DataLoader", o, LOADER_OPTS)
-  if ds == nil then error("DataLoader: argument 'dataset' is required", 3) end
+function DataLoader:__init(...)
+  local o = dataset.parse(SIG, 1, ...)
+  local ds = o.dataset
+  if ds == nil then error("data.DataLoader: argument 'dataset' is required", 3) end
   self.dataset = ds
   local iterable = dataset.is_iterable(ds)
-  self.batch_size = opt(o, "batch_size", 1)
-  self.drop_last = opt(o, "drop_last", false)
-  self.num_workers = opt(o, "num_workers", 0)
-  self.prefetch_factor = opt(o, "prefetch_factor", 2)
-  self.persistent_workers = opt(o, "persistent_workers", false)
+  self.batch_size = o.batch_size
+  self.drop_last = o.drop_last
+  self.num_workers = o.num_workers
+  self.prefetch_factor = o.prefetch_factor
+  self.persistent_workers = o.persistent_workers
   self.worker_init_fn = o.worker_init_fn
   self.generator = o.generator
-  self.timeout = opt(o, "timeout", 0)
+  self.timeout = o.timeout
+  self.unpack = o.unpack
+  self.pin_memory = o.pin_memory
+  for _, k in ipairs({ "shuffle", "drop_last", "persistent_workers", "pin_memory", "unpack" }) do
+    if type(o[k]) ~= "boolean" then
+      error(("data.DataLoader: %s should be a boolean, got %s"):format(k, tostring(o[k])), 3)
+    end
+  end
   local bs = self.batch_size
   if bs ~= false and (math.type(bs) ~= "integer" or bs < 1) then
-    error("DataLoader: batch_size should be a positive integer (or false to turn batching off), got " .. tostring(bs), 3)
+    error("data.DataLoader: batch_size should be a positive integer (or false to turn batching off), got " .. tostring(bs), 3)
   end
   if math.type(self.num_workers) ~= "integer" or self.num_workers < 0 then
-    error("DataLoader: num_workers should be a non-negative integer, got " .. tostring(self.num_workers), 3)
+    error("data.DataLoader: num_workers should be a non-negative integer, got " .. tostring(self.num_workers), 3)
   end
   if math.type(self.prefetch_factor) ~= "integer" or self.prefetch_factor < 1 then
-    error("DataLoader: prefetch_factor should be a positive integer, got " .. tostring(self.prefetch_factor), 3)
+    error("data.DataLoader: prefetch_factor should be a positive integer, got " .. tostring(self.prefetch_factor), 3)
   end
   if type(self.timeout) ~= "number" or self.timeout < 0 then
-    error("DataLoader: timeout should be a non-negative number of seconds", 3)
+    error("data.DataLoader: timeout should be a non-negative number of seconds, got " .. tostring(self.timeout), 3)
+  end
+  for _, k in ipairs({ "collate_fn", "worker_init_fn" }) do
+    if o[k] ~= nil and not callable(o[k]) then
+      error(("data.DataLoader: %s should be a function, got %s"):format(k, type(o[k])), 3)
+    end
+  end
+  local ctx = o.multiprocessing_context
+  if ctx ~= nil and ctx ~= "fork" then
+    error(("data.DataLoader: multiprocessing_context %s is not supported: workers are always fork()ed " ..
+      "(give nil or 'fork')"):format(type(ctx) == "string" and ("'" .. ctx .. "'") or tostring(ctx)), 3)
+  end
+  if type(o.pin_memory_device) ~= "string" then
+    error("data.DataLoader: pin_memory_device should be a string, got " .. tostring(o.pin_memory_device), 3)
   end
   if self.persistent_workers and self.num_workers == 0 then
-    error("DataLoader: persistent_workers option needs num_workers > 0", 3)
+    error("data.DataLoader: persistent_workers option needs num_workers > 0", 3)
+  end
+  if self.pin_memory then
+    -- PyTorch pins batches for faster copies to a GPU, and warns and goes on without when
+    -- there is none. lutorch has no page-locked memory at all: the batches are the same
+    -- either way, only a copy to a device cannot overlap with compute; say so once
+    warn_once("pin_memory", "data.DataLoader: pin_memory=true has no effect: lutorch has no pinned " ..
+      "(page-locked) host memory; batches are ordinary CPU tensors")
   end
   if iterable then
-    if o.shuffle then error("DataLoader: an iterable dataset cannot be shuffled (shuffle=true)", 3) end
-    if o.sampler or o.batch_sampler then error("DataLoader: an iterable dataset takes no sampler or batch_sampler", 3) end
+    if o.shuffle then error("data.DataLoader: an iterable dataset cannot be shuffled (shuffle=true)", 3) end
+    if o.sampler or o.batch_sampler then error("data.DataLoader: an iterable dataset takes no sampler or batch_sampler", 3) end
   else
-    if o.sampler and o.shuffle then error("DataLoader: sampler option is mutually exclusive with shuffle", 3) end
+    if o.sampler and o.shuffle then error("data.DataLoader: sampler option is mutually exclusive with shuffle", 3) end
     if o.batch_sampler then
-      if o.batch_size ~= nil and o.batch_size ~= 1 or o.shuffle or o.sampler or o.drop_last then
-        error("DataLoader: batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, and drop_last", 3)
+      if o.batch_size ~= 1 or o.shuffle or o.sampler or o.drop_last then
+        error("data.DataLoader: batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, and drop_last", 3)
       end
       self.batch_size = nil
       self.batch_sampler_given = true
@@ -427,11 +536,11 @@ function DataLoader:__init(ds, o)
     else
       local s = o.sampler
       if not s then
-        s = o.shuffle and sampler.RandomSampler(ds, G(self.generator)) or sampler.SequentialSampler(ds)
+        s = o.shuffle and sampler.RandomSampler(ds, G(self.generator)) or sampler.SequentialSampler(ds, {})
       end
       self.sampler = s
       if bs == false then
-        if self.drop_last then error("DataLoader: batch_size=false option disables auto-batching and is mutually exclusive with drop_last", 3) end
+        if self.drop_last then error("data.DataLoader: batch_size=false option disables auto-batching and is mutually exclusive with drop_last", 3) end
         self.index_sampler = s
       else
         self.index_sampler = sampler.BatchSampler(s, bs, self.drop_last)
@@ -440,40 +549,109 @@ function DataLoader:__init(ds, o)
     self.batch_sampler = self.index_sampler ~= self.sampler and self.index_sampler or nil
   end
   self.collate_fn = o.collate_fn or (self.batch_size == false and collate.default_convert or collate.default_collate)
+  -- the epochs of this loader not known to be over (held weakly: iter() and plain loops)
+  self._iters = setmetatable({}, { __mode = "k" })
+  -- plain loops: the value a loop last got -> its epoch (see DataLoader:__call)
+  self._loops = setmetatable({}, { __mode = "k" })
 end
 
 function DataLoader:len()
   if dataset.is_iterable(self.dataset) then
     local ok, n = pcall(dataset.len, self.dataset)
-    if not ok or type(n) ~= "number" then error("DataLoader: this iterable dataset has no length", 2) end
+    if not ok or type(n) ~= "number" then error("data.DataLoader: this iterable dataset has no length", 2) end
     if self.batch_size == false then return n end
     return self.drop_last and n // self.batch_size or (n + self.batch_size - 1) // self.batch_size
   end
   return sampler.len_of(self.index_sampler)
 end
 
--- for batch in loader:iter() do ... end   (the iterator closes on break)
+-- for batch in loader:iter() do ... end: one epoch; the fourth value closes it, so a break
+-- (or an error) out of the loop ends its workers at once
 function DataLoader:iter()
   local it = Iter(self)
   return Iter.__call, it, nil, it
 end
 
--- for batch in loader do ... end: a new epoch each time a loop starts
-function DataLoader:__call(_, control)
-  if control == nil then
-    if self._it then self._it:close() end
-    self._it = Iter(self)
+-- for batch in loader do ... end: a new epoch each time a loop starts.
+--
+-- Lua calls loader(nil, control) at each step, control being the first value the step
+-- before returned (nil the first time), and gives the loop no other identity. So each value
+-- a loop last got is mapped to that loop's epoch, in a table with weak keys: a live loop
+-- holds its control value, which keeps its epoch; a loop left by break or by an error lets go
+-- of it, and its epoch (and workers) can be collected. Nested loops over one loader are two
+-- epochs told apart by their batches. Should two open epochs last have given the same value
+-- (a collate_fn that returns a number or a cached object), the next step cannot tell whose
+-- turn it is, and it is an error rather than a guess.
+local SHARED = {}   -- metatable of a list of epochs that last gave the same value
+
+local function attach(loops, key, it)
+  local e = loops[key]
+  if e == nil or e == it or (getmetatable(e) ~= SHARED and e.finished) then
+    loops[key] = it
+  elseif getmetatable(e) == SHARED then
+    for _, x in ipairs(e) do if x == it then return end end
+    e[#e + 1] = it
+  else
+    loops[key] = setmetatable({ e, it }, SHARED)
   end
-  local it = self._it
-  if not it then return nil end
-  local b = it:next()
-  if b == nil then self._it = nil end
-  return b
 end
 
--- stop every worker (persistent ones too) now
+local function detach(loops, key, it)
+  local e = loops[key]
+  if e == it then loops[key] = nil; return end
+  if getmetatable(e) ~= SHARED then return end
+  for k = #e, 1, -1 do
+    if e[k] == it or e[k].finished then table.remove(e, k) end
+  end
+  if #e == 0 then loops[key] = nil elseif #e == 1 then loops[key] = e[1] end
+end
+
+local function value_text(v)
+  if type(v) == "string" then return ("'%s'"):format(#v > 40 and v:sub(1, 37) .. "..." or v) end
+  if torch.is_tensor(v) then return "a tensor" end
+  return tostring(v)
+end
+
+function DataLoader:__call(_, control)
+  local loops = self._loops
+  local it
+  if control == nil then
+    it = Iter(self)
+  else
+    local e = loops[control]
+    if e == nil then
+      error("data.DataLoader: called with a value that is not the batch a loop over this loader last got " ..
+        "(a loop calls loader(nil, last_batch); use loader:iter() to step by hand)", 2)
+    end
+    if getmetatable(e) == SHARED then
+      local open = {}
+      for _, x in ipairs(e) do if not x.finished then open[#open + 1] = x end end
+      if #open > 1 then
+        error(("data.DataLoader: %d loops over this loader last got the same batch (%s), so the next step " ..
+          "cannot tell which loop it belongs to; give each loop its own epoch with `for b in loader:iter() do` " ..
+          "(which also closes at a break), or make collate_fn return a new table per batch"):format(
+          #open, value_text(control)), 2)
+      end
+      it = open[1] or e[1]
+    else
+      it = e
+    end
+    detach(loops, control, it)
+  end
+  local r = table.pack(deliver(it, it:next()))
+  local v = r[1]
+  if v == nil then return nil end
+  if v ~= v then
+    error("data.DataLoader: the batch is NaN, which a for loop cannot pass back as its control value; " ..
+      "use `for b in loader:iter() do`", 2)
+  end
+  attach(loops, v, it)
+  return table.unpack(r, 1, r.n)
+end
+
+-- stop every worker (persistent ones too) now; loops still running end at their next step
 function DataLoader:shutdown()
-  if self._it then self._it:close(true); self._it = nil end
+  for it in pairs(self._iters) do it:close(true) end
   if self._pool then shutdown_pool(self._pool); self._pool = nil end
 end
 DataLoader.__close = DataLoader.shutdown
@@ -481,12 +659,19 @@ DataLoader.__gc = function(self)
   if self._pool then shutdown_pool(self._pool) end
 end
 
--- pids of the live workers (tests and debugging)
+-- pids of the live workers of this loader, every open epoch's and the persistent ones
+-- (tests and debugging)
 function DataLoader:worker_pids()
-  local pool = (self._it and self._it.pool) or self._pool
-  local out = {}
-  if pool and not pool.closed then
-    for _, w in ipairs(pool.workers) do out[#out + 1] = w.pid end
+  local out, seen = {}, {}
+  local function add(pool)
+    if pool and not pool.closed and not seen[pool] then
+      seen[pool] = true
+      for _, w in ipairs(pool.workers) do out[#out + 1] = w.pid end
+    end
+  end
+  add(self._pool)
+  for it in pairs(self._iters) do
+    if not it.finished then add(it.pool) end
   end
   return out
 end

@@ -1,5 +1,5 @@
 -- data/progress.lua — a progress bar for loops:
---   for batch in data.progress(loader, {desc="train"}) do ... end
+--   for batch in data.progress(loader, {desc="train"}) do ... end   -- or progress(loader, "train")
 --   local bar = data.progress(loader); for b in bar do ...; bar:set{loss=l} end
 --   local bar = data.progress(100); for i in bar do ... end
 -- On a terminal the line is redrawn in place with \r (at most 10 times a
@@ -30,9 +30,22 @@ local function fmt_value(v)
   return tostring(v)
 end
 
-local OPTS = { "desc", "total", "file", "tty", "interval", "width" }
-function Progress:__init(src, opts)
-  opts = require("torch_class").check_options("data.progress", opts, OPTS)
+-- tqdm's order: progress(iterable, desc, total, {file=, tty=, interval=, width=})
+local SIG = require("torch_class").signature("data.progress",
+  "iterable, desc=nil, total=nil, *, file=nil, tty=nil, interval=nil, width=30")
+function Progress:__init(...)
+  local opts = require("data.dataset").parse(SIG, 1, ...)
+  local src = opts.iterable
+  if src == nil then error("data.progress: argument 'iterable' is required (a loader, a dataset, a list, a function or a count)", 3) end
+  if opts.desc ~= nil and type(opts.desc) ~= "string" then
+    error("data.progress: desc must be a string, got " .. type(opts.desc), 3)
+  end
+  if opts.total ~= nil and (type(opts.total) ~= "number" or opts.total < 0) then
+    error("data.progress: total must be a non-negative number, got " .. tostring(opts.total), 3)
+  end
+  if math.type(opts.width) ~= "integer" or opts.width < 1 then
+    error("data.progress: width must be a positive integer, got " .. tostring(opts.width), 3)
+  end
   self.src = src
   self.desc = opts.desc
   self.total = opts.total
@@ -47,7 +60,7 @@ function Progress:__init(src, opts)
   self.tty = opts.tty
   if self.tty == nil then self.tty = D.isatty(self.file) end
   self.interval = opts.interval or (self.tty and 0.1 or 5)
-  self.width = opts.width or 30
+  self.width = opts.width
   self.metrics, self.keys = {}, {}
   self.n = 0
 end
@@ -122,7 +135,8 @@ function Progress:close()
 end
 Progress.__close = function(self) self:close() end
 
--- the wrapped source as a step function (and what closes it)
+-- the wrapped source as a step function returning all of the source's values (a loader with
+-- unpack = true gives x, y), and what closes it
 local function source_iter(src)
   if type(src) == "number" then
     local i = 0
@@ -132,51 +146,66 @@ local function source_iter(src)
   if type(src) == "table" then
     if type(src.iter) == "function" then
       local f, s, c, closing = src:iter()
-      return function() local v = f(s, c); c = v; return v end, closing
+      return function()
+        local r = table.pack(f(s, c))
+        c = r[1]
+        return table.unpack(r, 1, r.n)
+      end, closing
     end
     if type(src.get) == "function" then   -- a map-style dataset: its samples in order
       local i, n = 0, src:len()
       return function() if i < n then i = i + 1; return src:get(i) end end
     end
     local mt = getmetatable(src)
-    if mt and mt.__call then   -- e.g. a loader used as `for b in loader do`
+    if mt and mt.__call then   -- a callable object stepped as a for loop steps it
       local c = nil
-      local started = false
       return function()
-        local v = src(nil, started and c or nil)
-        started = true
-        c = v
-        return v
+        local r = table.pack(src(nil, c))
+        c = r[1]
+        return table.unpack(r, 1, r.n)
       end
     end
     local i = 0
     return function() i = i + 1; return src[i] end
   end
-  error("progress: cannot iterate a " .. type(src), 3)
+  error("data.progress: cannot iterate a " .. type(src), 3)
 end
 
--- for x in bar do: the first call (control nil) starts the loop
+local WEAK_VALUES = { __mode = "v" }
+
+-- for x in bar do: the first call of a loop (control nil) starts the source over; a bar is
+-- one loop at a time, so a call that does not continue the loop the bar is on (a loop the
+-- bar was restarted under, e.g. the same bar nested in itself) is an error, not a silent mix
 function Progress:__call(_, control)
-  if control == nil and not self.step then
+  if control == nil then
+    if self.step then   -- a loop left by break: close its source and its line first
+      self.step = nil
+      self:close()
+    end
     self.step, self.inner_close = source_iter(self.src)
+    self.last = setmetatable({}, WEAK_VALUES)
     self.start = D.now()
     self.n = 0
     self.closed = false
     self:draw(true)
-  elseif self.step then
+  else
+    if not self.step or not rawequal(self.last[1], control) then
+      error("data.progress: this bar was restarted by another loop; a bar follows one loop at a time " ..
+        "(make one bar per loop)", 2)
+    end
     self.n = self.n + 1
   end
-  if not self.step then return nil end
-  local v = self.step()
-  if v == nil then
+  local r = table.pack(self.step())
+  if r[1] == nil then
     self.step = nil
     self:close()
     return nil
   end
+  self.last[1] = r[1]
   self:draw(false)
-  return v
+  return table.unpack(r, 1, r.n)
 end
 
-function M.progress(src, opts) return Progress(src, opts) end
+function M.progress(...) return Progress(...) end
 
 return M

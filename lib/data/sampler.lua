@@ -4,7 +4,7 @@
 local torch = torch or require("torch")
 local dataset = require "data.dataset"
 local data_class = dataset.data_class
-local check_options = require("torch_class").check_options
+local class = require "torch_class"
 -- options table for a generator argument: none at all when it is nil (an empty table is not taken as options)
 local function G(g) if g ~= nil then return { generator = g } end end
 local M = {}
@@ -23,7 +23,12 @@ end
 
 local SequentialSampler = Sampler:extend("SequentialSampler")
 M.SequentialSampler = SequentialSampler
-function SequentialSampler:__init(ds) self.n = dataset.len(ds) end
+local SEQUENTIAL = class.signature("data.SequentialSampler", "data_source")
+function SequentialSampler:__init(...)
+  local ds = dataset.parse(SEQUENTIAL, 1, ...).data_source
+  if ds == nil then error("data.SequentialSampler: argument 'data_source' is required", 3) end
+  self.n = dataset.len(ds)
+end
 function SequentialSampler:len() return self.n end
 function SequentialSampler:iter()
   local i, n = 0, self.n
@@ -34,18 +39,22 @@ function SequentialSampler:iter()
   end
 end
 
--- RandomSampler(ds, {replacement=false, num_samples=#ds, generator=nil})
+-- RandomSampler(data_source, replacement=false, num_samples=#ds, generator=nil)
 local RandomSampler = Sampler:extend("RandomSampler")
 M.RandomSampler = RandomSampler
-local RANDOM_OPTS = { "replacement", "num_samples", "generator" }
-function RandomSampler:__init(ds, opts)
-  opts = check_options("data.RandomSampler", opts, RANDOM_OPTS)
-  self.n = dataset.len(ds)
-  self.replacement = opts.replacement or false
-  self.num_samples = opts.num_samples or self.n
-  self.generator = opts.generator
+local RANDOM = class.signature("data.RandomSampler", "data_source, replacement=false, num_samples=nil, generator=nil")
+function RandomSampler:__init(...)
+  local a = dataset.parse(RANDOM, 1, ...)
+  if a.data_source == nil then error("data.RandomSampler: argument 'data_source' is required", 3) end
+  if type(a.replacement) ~= "boolean" then
+    error("data.RandomSampler: replacement should be a boolean, got " .. tostring(a.replacement), 3)
+  end
+  self.n = dataset.len(a.data_source)
+  self.replacement = a.replacement
+  self.num_samples = a.num_samples or self.n
+  self.generator = a.generator
   if math.type(self.num_samples) ~= "integer" or self.num_samples < 0 then
-    error("RandomSampler: num_samples should be a non-negative integer, got " .. tostring(self.num_samples), 3)
+    error("data.RandomSampler: num_samples should be a non-negative integer, got " .. tostring(self.num_samples), 3)
   end
 end
 function RandomSampler:len() return self.num_samples end
@@ -65,18 +74,31 @@ function RandomSampler:iter()
   return list_iter(list)
 end
 
--- WeightedRandomSampler(weights, num_samples, {replacement=true, generator})
+-- WeightedRandomSampler(weights, num_samples, replacement=true, generator=nil)
 local WeightedRandomSampler = Sampler:extend("WeightedRandomSampler")
 M.WeightedRandomSampler = WeightedRandomSampler
-local WEIGHTED_OPTS = { "replacement", "generator" }
-function WeightedRandomSampler:__init(weights, num_samples, opts)
-  opts = check_options("data.WeightedRandomSampler", opts, WEIGHTED_OPTS)
-  if not torch.is_tensor(weights) then weights = torch.tensor(weights, { dtype = torch.float64 }) end
-  if weights:dim() ~= 1 then error("WeightedRandomSampler: weights must be 1-D", 3) end
+local WEIGHTED = class.signature("data.WeightedRandomSampler", "weights, num_samples, replacement=true, generator=nil")
+function WeightedRandomSampler:__init(...)
+  local a = WEIGHTED(...)
+  local weights = a.weights
+  if weights == nil then error("data.WeightedRandomSampler: argument 'weights' is required", 3) end
+  if not torch.is_tensor(weights) then
+    if type(weights) ~= "table" then
+      error("data.WeightedRandomSampler: weights must be a list of numbers or a tensor, got " .. type(weights), 3)
+    end
+    weights = torch.tensor(weights, { dtype = torch.float64 })
+  end
+  if weights:dim() ~= 1 then error("data.WeightedRandomSampler: weights must be 1-D", 3) end
+  if math.type(a.num_samples) ~= "integer" or a.num_samples < 0 then
+    error("data.WeightedRandomSampler: num_samples should be a non-negative integer, got " .. tostring(a.num_samples), 3)
+  end
+  if type(a.replacement) ~= "boolean" then
+    error("data.WeightedRandomSampler: replacement should be a boolean, got " .. tostring(a.replacement), 3)
+  end
   self.weights = weights:double()
-  self.num_samples = num_samples
-  self.replacement = opts.replacement ~= false
-  self.generator = opts.generator
+  self.num_samples = a.num_samples
+  self.replacement = a.replacement
+  self.generator = a.generator
 end
 function WeightedRandomSampler:len() return self.num_samples end
 function WeightedRandomSampler:iter()
@@ -84,15 +106,19 @@ function WeightedRandomSampler:iter()
   return list_iter(idx:totable())
 end
 
--- SubsetRandomSampler(indices, {generator}): the given indices in random order
+-- SubsetRandomSampler(indices, generator=nil): the given indices in random order
 local SubsetRandomSampler = Sampler:extend("SubsetRandomSampler")
 M.SubsetRandomSampler = SubsetRandomSampler
-local SUBSET_OPTS = { "generator" }
-function SubsetRandomSampler:__init(indices, opts)
-  opts = check_options("data.SubsetRandomSampler", opts, SUBSET_OPTS)
+local SUBSET = class.signature("data.SubsetRandomSampler", "indices, generator=nil")
+function SubsetRandomSampler:__init(...)
+  local a = dataset.parse(SUBSET, 1, ...)
+  local indices = a.indices
   if torch.is_tensor(indices) then indices = indices:totable() end
+  if type(indices) ~= "table" then
+    error("data.SubsetRandomSampler: argument 'indices' must be a list or a tensor, got " .. type(indices), 3)
+  end
   self.indices = indices
-  self.generator = opts.generator
+  self.generator = a.generator
 end
 function SubsetRandomSampler:len() return #self.indices end
 function SubsetRandomSampler:iter()
@@ -116,14 +142,20 @@ function M.len_of(s)
   return #s
 end
 
--- BatchSampler(sampler, batch_size, drop_last): lists of indices
+-- BatchSampler(sampler, batch_size, drop_last=false): lists of indices
 local BatchSampler = Sampler:extend("BatchSampler")
 M.BatchSampler = BatchSampler
-function BatchSampler:__init(sampler, batch_size, drop_last)
-  if math.type(batch_size) ~= "integer" or batch_size < 1 then
-    error("BatchSampler: batch_size should be a positive integer, got " .. tostring(batch_size), 3)
+local BATCH = class.signature("data.BatchSampler", "sampler, batch_size, drop_last=false")
+function BatchSampler:__init(...)
+  local a = BATCH(...)
+  if a.sampler == nil then error("data.BatchSampler: argument 'sampler' is required", 3) end
+  if math.type(a.batch_size) ~= "integer" or a.batch_size < 1 then
+    error("data.BatchSampler: batch_size should be a positive integer, got " .. tostring(a.batch_size), 3)
   end
-  self.sampler, self.batch_size, self.drop_last = sampler, batch_size, drop_last or false
+  if type(a.drop_last) ~= "boolean" then
+    error("data.BatchSampler: drop_last should be a boolean, got " .. tostring(a.drop_last), 3)
+  end
+  self.sampler, self.batch_size, self.drop_last = a.sampler, a.batch_size, a.drop_last
 end
 function BatchSampler:len()
   local n = M.len_of(self.sampler)

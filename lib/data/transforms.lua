@@ -3,7 +3,7 @@
 -- inside a batch. Each is a callable object; Compose chains them.
 local torch = torch or require("torch")
 local data_class = require("data.dataset").data_class
-local check_options = require("torch_class").check_options
+local class = require "torch_class"
 -- options table for a generator argument: none at all when it is nil (an empty table is not taken as options)
 local function G(g) if g ~= nil then return { generator = g } end end
 local M = {}
@@ -14,7 +14,20 @@ function Transform.__call(self, x) return self:forward(x) end
 
 local Compose = Transform:extend("Compose")
 M.Compose = Compose
-function Compose:__init(list) self.transforms = list end
+local COMPOSE = class.signature("data.transforms.Compose", "transforms")
+function Compose:__init(...)
+  local list = COMPOSE(...).transforms
+  if type(list) ~= "table" then
+    error("data.transforms.Compose: argument 'transforms' must be a list of transforms, got " .. type(list), 3)
+  end
+  for k, t in ipairs(list) do
+    local mt = getmetatable(t)
+    if type(t) ~= "function" and not (mt and mt.__call) then
+      error(("data.transforms.Compose: transforms[%d] is not callable (a %s)"):format(k, type(t)), 3)
+    end
+  end
+  self.transforms = list
+end
 function Compose:forward(x)
   for _, t in ipairs(self.transforms) do x = t(x) end
   return x
@@ -25,24 +38,38 @@ end
 local ToFloat = Transform:extend("ToFloat")
 M.ToFloat = ToFloat
 M.ToTensor = ToFloat
-function ToFloat:__init(dtype) self.dtype = dtype end
+local TOFLOAT = class.signature("data.transforms.ToFloat", "dtype=nil")
+function ToFloat:__init(...)
+  local dt = TOFLOAT(...).dtype
+  if type(dt) == "string" then dt = torch[dt] end
+  if dt ~= nil and not (type(dt) == "table" and dt.is_floating_point ~= nil) then
+    error("data.transforms.ToFloat: argument 'dtype' must be a dtype, got " .. tostring(dt), 3)
+  end
+  self.dtype = dt
+end
 function ToFloat:forward(x)
   local dt = self.dtype or torch.get_default_dtype()
   if x.dtype == torch.uint8 then return x:to(dt):div_(255) end
   return x:to(dt)
 end
 
--- Normalize(mean, std): (x - mean) / std per channel; numbers or lists
+-- Normalize(mean, std, inplace=false): (x - mean) / std per channel; numbers or lists
 local Normalize = Transform:extend("Normalize")
 M.Normalize = Normalize
-function Normalize:__init(mean, std)
+local NORMALIZE = class.signature("data.transforms.Normalize", "mean, std, inplace=false")
+function Normalize:__init(...)
+  local a = NORMALIZE(...)
+  local mean, std = a.mean, a.std
   if type(mean) == "number" then mean = { mean } end
   if type(std) == "number" then std = { std } end
-  if #mean ~= #std then error("Normalize: mean and std must have the same length", 3) end
-  for _, s in ipairs(std) do
-    if s == 0 then error("Normalize: std evaluated to zero, leading to division by zero", 3) end
+  if type(mean) ~= "table" or type(std) ~= "table" then
+    error("data.transforms.Normalize: mean and std must be numbers or lists of numbers", 3)
   end
-  self.mean, self.std = mean, std
+  if #mean ~= #std then error("data.transforms.Normalize: mean and std must have the same length", 3) end
+  for _, s in ipairs(std) do
+    if s == 0 then error("data.transforms.Normalize: std evaluated to zero, leading to division by zero", 3) end
+  end
+  self.mean, self.std, self.inplace = mean, std, a.inplace
 end
 function Normalize:forward(x)
   local c = #self.mean
@@ -56,20 +83,24 @@ function Normalize:forward(x)
     end
     m, s = m:reshape(c, 1, 1), s:reshape(c, 1, 1)
   end
+  if self.inplace then return x:sub_(m):div_(s) end
   return (x - m) / s
 end
 
 local function rand_uniform(gen) return torch.rand({ 1 }, { generator = gen, dtype = torch.float64 })[1] end
 local function rand_int(lo, hi, gen) return torch.randint(lo, hi + 1, { 1 }, G(gen))[1] end
 
--- RandomHorizontalFlip(p=0.5): flip the last dim with probability p
+-- RandomHorizontalFlip(p=0.5, {generator=}): flip the last dim with probability p
 local RandomHorizontalFlip = Transform:extend("RandomHorizontalFlip")
 M.RandomHorizontalFlip = RandomHorizontalFlip
-local FLIP_OPTS = { "generator" }
-function RandomHorizontalFlip:__init(p, opts)
-  opts = check_options("data.transforms.RandomHorizontalFlip", opts, FLIP_OPTS)
-  self.p = p or 0.5
-  self.generator = opts.generator
+local FLIP = class.signature("data.transforms.RandomHorizontalFlip", "p=0.5, *, generator=nil")
+function RandomHorizontalFlip:__init(...)
+  local a = FLIP(...)
+  if type(a.p) ~= "number" or a.p < 0 or a.p > 1 then
+    error("data.transforms.RandomHorizontalFlip: p must be a probability in [0, 1], got " .. tostring(a.p), 3)
+  end
+  self.p = a.p
+  self.generator = a.generator
 end
 function RandomHorizontalFlip:forward(x)
   if x:dim() == 4 then
@@ -81,33 +112,66 @@ function RandomHorizontalFlip:forward(x)
   return x
 end
 
--- RandomCrop(size, {padding=0, fill=0, generator=}): a random size window of
--- the input padded by `padding` on each side; size a number or {h, w}
+-- RandomCrop(size, padding=nil, pad_if_needed=false, fill=0, padding_mode='constant',
+-- {generator=}): a random size window of the input padded by `padding` (a number for every
+-- side, {left/right, top/bottom} or {left, top, right, bottom}, torchvision's order); size
+-- a number or {h, w}. pad_if_needed pads an input smaller than the crop as torchvision does
+-- (by the shortfall on both sides of that dim).
 local RandomCrop = Transform:extend("RandomCrop")
 M.RandomCrop = RandomCrop
-local CROP_OPTS = { "padding", "fill", "generator" }
-function RandomCrop:__init(size, opts)
-  opts = check_options("data.transforms.RandomCrop", opts, CROP_OPTS)
+local CROP = class.signature("data.transforms.RandomCrop",
+  "size, padding=nil, pad_if_needed=false, fill=0, padding_mode='constant', *, generator=nil")
+local function positive_int(v) return math.type(v) == "integer" and v > 0 end
+function RandomCrop:__init(...)
+  local a = CROP(...)
+  local fname = "data.transforms.RandomCrop"
+  local size = a.size
   if type(size) == "number" then size = { size, size } end
+  if type(size) ~= "table" or #size ~= 2 or not positive_int(size[1]) or not positive_int(size[2]) then
+    error(fname .. ": size must be a positive integer or {h, w}, got " .. tostring(a.size), 3)
+  end
+  local p = a.padding or 0
+  if type(p) == "number" then p = { p, p, p, p }
+  elseif type(p) == "table" and #p == 2 then p = { p[1], p[2], p[1], p[2] }
+  elseif not (type(p) == "table" and #p == 4) then
+    error(fname .. ": padding must be a number, {left/right, top/bottom} or {left, top, right, bottom}", 3)
+  end
+  for _, v in ipairs(p) do
+    if math.type(v) ~= "integer" or v < 0 then error(fname .. ": padding must be non-negative integers", 3) end
+  end
+  if a.padding_mode ~= "constant" then
+    error(("%s: padding_mode '%s' is not supported (only 'constant')"):format(fname, tostring(a.padding_mode)), 3)
+  end
+  if type(a.fill) ~= "number" then error(fname .. ": fill must be a number, got " .. tostring(a.fill), 3) end
   self.h, self.w = size[1], size[2]
-  self.padding, self.fill, self.generator = opts.padding or 0, opts.fill or 0, opts.generator
+  self.pad = p   -- left, top, right, bottom
+  self.pad_if_needed = a.pad_if_needed
+  self.fill, self.generator = a.fill, a.generator
+  self.padding = a.padding or 0
 end
 
+-- x padded on its last two dims: left, top, right, bottom
 local function pad_hw(x, p, fill)
-  if p == 0 then return x end
+  local l, t, r, b = p[1], p[2], p[3], p[4]
+  if l + t + r + b == 0 then return x end
   local shape = x:size()
   local nd = #shape
-  shape[nd - 1], shape[nd] = shape[nd - 1] + 2 * p, shape[nd] + 2 * p
+  shape[nd - 1], shape[nd] = shape[nd - 1] + t + b, shape[nd] + l + r
   local out = torch.full(shape, fill, { dtype = x.dtype })
-  out:narrow(nd - 1, p + 1, x:size(nd - 1)):narrow(nd, p + 1, x:size(nd)):copy_(x)
+  out:narrow(nd - 1, t + 1, x:size(nd - 1)):narrow(nd, l + 1, x:size(nd)):copy_(x)
   return out
 end
 
 function RandomCrop:forward(x)
   local nd = x:dim()
   if nd < 2 then error("RandomCrop: input must have at least 2 dims (H, W)", 2) end
-  local xp = pad_hw(x, self.padding, self.fill)
+  local xp = pad_hw(x, self.pad, self.fill)
   local H, W = xp:size(nd - 1), xp:size(nd)
+  if self.pad_if_needed and (H < self.h or W < self.w) then
+    local dw, dh = math.max(0, self.w - W), math.max(0, self.h - H)
+    xp = pad_hw(xp, { dw, dh, dw, dh }, self.fill)
+    H, W = xp:size(nd - 1), xp:size(nd)
+  end
   if H < self.h or W < self.w then
     error(("RandomCrop: crop size (%d, %d) is larger than the padded input (%d, %d)"):format(self.h, self.w, H, W), 2)
   end
