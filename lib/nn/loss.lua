@@ -63,14 +63,14 @@ loss_class("L1Loss", F.l1_loss)
 loss_class("MSELoss", F.mse_loss)
 loss_class("SmoothL1Loss", F.smooth_l1_loss, { beta = 1.0 })
 loss_class("HuberLoss", F.huber_loss, { delta = 1.0 })
-loss_class("NLLLoss", function(i, t, o) return F.nll_loss(i, t, o.weight or nil, o) end,
+loss_class("NLLLoss", function(i, t, o) return F.nll_loss(i, t, o) end,
   { weight = NONE, ignore_index = -100 })
-loss_class("CrossEntropyLoss", function(i, t, o) return F.cross_entropy(i, t, o.weight or nil, o) end,
+loss_class("CrossEntropyLoss", function(i, t, o) return F.cross_entropy(i, t, o) end,
   { weight = NONE, ignore_index = -100, label_smoothing = 0.0 })
-loss_class("BCELoss", function(i, t, o) return F.binary_cross_entropy(i, t, o.weight or nil, o) end, { weight = NONE })
+loss_class("BCELoss", function(i, t, o) return F.binary_cross_entropy(i, t, o) end, { weight = NONE })
 loss_class("BCEWithLogitsLoss", function(i, t, o)
   if o.pos_weight == false then o.pos_weight = nil end
-  return F.binary_cross_entropy_with_logits(i, t, o.weight or nil, o)
+  return F.binary_cross_entropy_with_logits(i, t, o)
 end, { weight = NONE, pos_weight = NONE })
 loss_class("KLDivLoss", F.kl_div, { log_target = false })
 loss_class("SoftMarginLoss", F.soft_margin_loss)

@@ -2,9 +2,14 @@
 -- GRU, and the single-step cells RNNCell, LSTMCell, GRUCell.
 --
 --   local lstm = nn.LSTM(10, 20, {num_layers = 2, batch_first = true, bidirectional = true})
+--   local lstm = nn.LSTM{input_size = 10, hidden_size = 20, num_layers = 2}   -- all by name
 --   local out, hc = lstm(x, {h0, c0})       -- hc = {h_n, c_n}, PyTorch's tuple as a table
 --   local gru = nn.GRU(10, 20); local out, h_n = gru(x, h0)
+--   local out, h_n = gru(nn.utils.rnn.pack_sequence({a, b}))   -- a PackedSequence in, one out
 --   local cell = nn.LSTMCell(10, 20); local h, c = cell(x, {h, c})
+--
+-- Constructors and forward take PyTorch's parameters (class.signature: "nn.LSTM",
+-- "nn.LSTM:forward", ...), positionally or by name in a trailing options table.
 --
 -- Parameter names, shapes, gate order (LSTM i,f,g,o; GRU r,z,n) and the default
 -- initialisation (uniform(-1/sqrt(hidden), 1/sqrt(hidden))) are PyTorch's, so state_dicts
@@ -17,7 +22,8 @@ local torch = require "torch"
 local base = require "nn.module"
 local Module, Parameter = base.Module, base.Parameter
 local pyval = base.pyval
-local check_options = require("torch_class").check_options
+local class = require "torch_class"
+local rnn_utils = require "nn.rnn_utils"
 
 local R = {}
 
@@ -34,7 +40,7 @@ end
 
 local function check_int(who, name, v, min)
   if math.type(v) ~= "integer" or v < min then
-    error(("%s: argument '%s' must be an integer >= %d, got %s"):format(who, name, min, tostring(v)), 4)
+    error(("%s: argument '%s' must be an integer >= %d, got %s"):format(who, name, min, tostring(v)), 5)
   end
 end
 
@@ -200,52 +206,67 @@ end
 local RNNBase = Module:extend("RNNBase")
 R.RNNBase = RNNBase
 
--- (input_size, hidden_size[, num_layers][, opts]); RNN also takes nonlinearity (proj_size is
--- taken by all three so that RNN and GRU can say it is LSTM's only)
-local SEQ_OPTS = { "num_layers", "bias", "batch_first", "dropout", "bidirectional", "proj_size" }
-local RNN_OPTS = { "nonlinearity" }
-local function parse_args(who, input_size, hidden_size, a, b)
-  local extra = who == "RNN" and RNN_OPTS or SEQ_OPTS
-  local opts = {}
-  if type(a) == "table" then opts = check_options("nn." .. who, a, SEQ_OPTS, extra)
-  elseif a ~= nil then
-    opts = b or {}
-    if type(opts) ~= "table" then error(who .. ": options must be a table", 4) end
-    check_options("nn." .. who, opts, SEQ_OPTS, extra)
-    local o = {}
-    for k, v in pairs(opts) do o[k] = v end
-    o.num_layers = a
-    opts = o
-  end
-  return opts
+-- the parameters of each constructor (PyTorch's; RNN's nonlinearity comes fourth, as there)
+local COMMON = "bias=true, batch_first=false, dropout=0.0, bidirectional=false"
+local SIGS = {
+  RNNBase = class.signature("nn.RNNBase", "mode, input_size, hidden_size, num_layers=1, " .. COMMON ..
+    ", proj_size=0, *, device=nil, dtype=nil"),
+  RNN = class.signature("nn.RNN", "input_size, hidden_size, num_layers=1, nonlinearity='tanh', " .. COMMON ..
+    ", *, device=nil, dtype=nil"),
+  LSTM = class.signature("nn.LSTM", "input_size, hidden_size, num_layers=1, " .. COMMON ..
+    ", proj_size=0, *, device=nil, dtype=nil"),
+  GRU = class.signature("nn.GRU", "input_size, hidden_size, num_layers=1, " .. COMMON .. ", *, device=nil, dtype=nil"),
+}
+local FORWARD_SIGS = {}
+for _, k in ipairs({ "RNN", "LSTM", "GRU" }) do
+  FORWARD_SIGS[k] = class.signature("nn." .. k .. ":forward", "input, hx=nil")
 end
 
-function RNNBase:__init(mode, input_size, hidden_size, opts)
+-- RNNBase(mode, input_size, hidden_size, ...), mode "RNN_TANH", "RNN_RELU", "LSTM" or "GRU"
+function RNNBase:__init(...)
+  local a = SIGS.RNNBase(...)
+  if not MODES[a.mode] then
+    error(("RNNBase: unknown mode '%s' (RNN_TANH, RNN_RELU, LSTM or GRU)"):format(tostring(a.mode)), 3)
+  end
+  self:_setup(a.mode, a)
+end
+
+-- parameters in a dtype, and on a device, when the constructor is given them
+local function empty(a, ...)
+  if a.dtype ~= nil then return torch.empty({ ... }, { dtype = a.dtype }) end
+  return torch.empty({ ... })
+end
+local function to_device(m, a)
+  if a.device ~= nil then m:to(a.device) end
+end
+
+function RNNBase:_setup(mode, a)
   local who = MODES[mode].class
+  local input_size, hidden_size = a.input_size, a.hidden_size
   check_int(who, "input_size", input_size, 0)
   check_int(who, "hidden_size", hidden_size, 1)
-  local num_layers = opts.num_layers or 1
+  local num_layers = a.num_layers
   check_int(who, "num_layers", num_layers, 1)
-  local dropout_p = opts.dropout or 0
+  local dropout_p = a.dropout
   if type(dropout_p) ~= "number" or dropout_p < 0 or dropout_p > 1 then
     error(("%s: dropout should be a number in range [0, 1] representing the probability of an "
-      .. "element being zeroed, got %s"):format(who, tostring(dropout_p)), 3)
+      .. "element being zeroed, got %s"):format(who, tostring(dropout_p)), 4)
   end
-  local proj_size = opts.proj_size or 0
+  local proj_size = a.proj_size or 0
   check_int(who, "proj_size", proj_size, 0)
   if proj_size > 0 and mode ~= "LSTM" then
-    error(who .. ": proj_size argument is only supported for LSTM, not RNN or GRU", 3)
+    error(who .. ": proj_size argument is only supported for LSTM, not RNN or GRU", 4)
   end
   if proj_size >= hidden_size then
-    error(("%s: proj_size has to be smaller than hidden_size (got %d >= %d)"):format(who, proj_size, hidden_size), 3)
+    error(("%s: proj_size has to be smaller than hidden_size (got %d >= %d)"):format(who, proj_size, hidden_size), 4)
   end
   self.mode = mode
   self.input_size, self.hidden_size = input_size, hidden_size
   self.num_layers = num_layers
-  self.bias = opts.bias ~= false
-  self.batch_first = opts.batch_first == true
+  self.bias = a.bias ~= false
+  self.batch_first = a.batch_first == true
   self.dropout = dropout_p
-  self.bidirectional = opts.bidirectional == true
+  self.bidirectional = a.bidirectional == true
   self.proj_size = proj_size
   local D = self.bidirectional and 2 or 1
   local G = MODES[mode].gates * hidden_size
@@ -256,22 +277,23 @@ function RNNBase:__init(mode, input_size, hidden_size, opts)
       local in_size = layer == 0 and input_size or real_hidden * D
       local sfx = ("_l%d%s"):format(layer, dir == 1 and "_reverse" or "")
       local n = { w_ih = "weight_ih" .. sfx, w_hh = "weight_hh" .. sfx }
-      self[n.w_ih] = Parameter(torch.empty(G, in_size))
-      self[n.w_hh] = Parameter(torch.empty(G, real_hidden))
+      self[n.w_ih] = Parameter(empty(a, G, in_size))
+      self[n.w_hh] = Parameter(empty(a, G, real_hidden))
       if self.bias then
         n.b_ih, n.b_hh = "bias_ih" .. sfx, "bias_hh" .. sfx
-        self[n.b_ih] = Parameter(torch.empty(G))
-        self[n.b_hh] = Parameter(torch.empty(G))
+        self[n.b_ih] = Parameter(empty(a, G))
+        self[n.b_hh] = Parameter(empty(a, G))
       end
       if proj_size > 0 then
         n.w_hr = "weight_hr" .. sfx
-        self[n.w_hr] = Parameter(torch.empty(proj_size, hidden_size))
+        self[n.w_hr] = Parameter(empty(a, proj_size, hidden_size))
       end
       names[#names + 1] = n
     end
   end
   self._weight_names = names
   self:reset_parameters()
+  to_device(self, a)
 end
 
 function RNNBase:reset_parameters()
@@ -327,9 +349,123 @@ local function check_hidden(who, h, what, expect, batched)
   return h
 end
 
-function RNNBase:forward(input, hx)
+-- the recurrence of one layer and direction over a PackedSequence: xw is the input
+-- projection of data (sum of lengths, G), bs the batch sizes. Forward, the batch shrinks
+-- as sequences end (the finished rows' states are set aside, longest sequences first);
+-- in reverse it grows as sequences start, each from its row of the initial state.
+local function packed_direction(step, xw, bs, h0, c0, w, reverse)
+  local chunks = { split(xw, bs, 1) }
+  local T, B = #bs, bs[1]
+  local outs = {}
+  local h, c
+  if not reverse then
+    h, c = h0, c0
+    local done_h, done_c, cur = {}, {}, B
+    for t = 1, T do
+      local b = bs[t]
+      if b < cur then
+        table.insert(done_h, 1, h:narrow(1, b + 1, cur - b)); h = h:narrow(1, 1, b)
+        if c then table.insert(done_c, 1, c:narrow(1, b + 1, cur - b)); c = c:narrow(1, 1, b) end
+        cur = b
+      end
+      h, c = step(chunks[t], h, w, c)
+      outs[t] = h
+    end
+    table.insert(done_h, 1, h)
+    if c then table.insert(done_c, 1, c) end
+    h = #done_h == 1 and h or torch.cat(done_h, 1)
+    if c then c = #done_c == 1 and c or torch.cat(done_c, 1) end
+  else
+    local cur = 0
+    for t = T, 1, -1 do
+      local b = bs[t]
+      if b > cur then
+        local hs, cs = h0:narrow(1, cur + 1, b - cur), c0 and c0:narrow(1, cur + 1, b - cur)
+        h = h and torch.cat({ h, hs }, 1) or hs
+        if c0 then c = c and torch.cat({ c, cs }, 1) or cs end
+        cur = b
+      end
+      h, c = step(chunks[t], h, w, c)
+      outs[t] = h
+    end
+  end
+  return torch.cat(outs, 1), h, c
+end
+
+-- forward over a PackedSequence: a PackedSequence of the same layout back, and the final
+-- states (D * num_layers, B, H) in the batch's original order
+function RNNBase:_forward_packed(packed, hx)
   local mode = self.mode
   local who = MODES[mode].class
+  local data = packed.data
+  if data:dim() ~= 2 or data:size(2) ~= self.input_size then
+    error(("%s: a PackedSequence's data must be (sum of lengths, input_size = %d), got %s"):format(
+      who, self.input_size, shape_str(data)), 2)
+  end
+  local w0 = self[self._weight_names[1].w_ih]
+  if data.dtype ~= w0.dtype then
+    error(("%s: input dtype %s does not match the parameters' dtype %s"):format(who, data.dtype.name, w0.dtype.name), 2)
+  end
+  local bs = packed:_batch_sizes()
+  local B = bs[1]
+  local D = self.bidirectional and 2 or 1
+  local H = self.hidden_size
+  local Hout = self.proj_size > 0 and self.proj_size or H
+  local nl = self.num_layers
+  local si, ui = packed.sorted_indices, packed.unsorted_indices
+  local h0, c0
+  -- a given state is in the batch's original order: bring it into the packed (sorted) one
+  local function sorted(h) return si and h:index_select(2, si) or h end
+  if mode == "LSTM" then
+    if hx ~= nil then
+      if type(hx) ~= "table" or torch.is_tensor(hx) or hx[1] == nil or hx[2] == nil then
+        error("LSTM: hx must be a table {h_0, c_0} of two tensors", 2)
+      end
+      h0 = sorted(check_hidden(who, hx[1], "hx[1] (h_0)", { D * nl, B, Hout }, true))
+      c0 = sorted(check_hidden(who, hx[2], "hx[2] (c_0)", { D * nl, B, H }, true))
+    end
+  elseif hx ~= nil then
+    h0 = sorted(check_hidden(who, hx, "hx", { D * nl, B, H }, true))
+  end
+  if h0 == nil then h0 = torch.zeros(D * nl, B, Hout, { dtype = data.dtype }) end
+  if mode == "LSTM" and c0 == nil then c0 = torch.zeros(D * nl, B, H, { dtype = data.dtype }) end
+  local step = STEP[mode]
+  local x = data
+  local hn, cn = {}, {}
+  for layer = 1, nl do
+    local outs = {}
+    for dir = 1, D do
+      local idx = (layer - 1) * D + dir
+      local n = self._weight_names[idx]
+      local b_ih, b_hh = n.b_ih and self[n.b_ih], n.b_hh and self[n.b_hh]
+      local xw = project(mode, x, self[n.w_ih], b_ih, b_hh)
+      local w = { H = H, whh_t = self[n.w_hh]:t(), b_hh = mode == "GRU" and b_hh or nil,
+                  whr_t = n.w_hr and self[n.w_hr]:t() or nil }
+      outs[dir], hn[idx], cn[idx] = packed_direction(step, xw, bs, h0:select(1, idx),
+        c0 and c0:select(1, idx), w, dir == 2)
+    end
+    x = D == 1 and outs[1] or torch.cat(outs, 2)
+    if layer < nl and self.dropout > 0 and self.training then x = dropout(x, self.dropout) end
+  end
+  local h_n = torch.stack(hn, 1)
+  local c_n = mode == "LSTM" and torch.stack(cn, 1) or nil
+  if ui then
+    h_n = h_n:index_select(2, ui)
+    if c_n then c_n = c_n:index_select(2, ui) end
+  end
+  local out = packed:_with_data(x)
+  if mode == "LSTM" then return out, { h_n, c_n } end
+  return out, h_n
+end
+
+-- forward(input, hx=nil): input (L, N, input_size) (batch_first: (N, L, input_size)),
+-- unbatched (L, input_size), or a PackedSequence
+function RNNBase:forward(...)
+  local mode = self.mode
+  local who = MODES[mode].class
+  local a = FORWARD_SIGS[who](...)
+  local input, hx = a.input, a.hx
+  if rnn_utils.is_packed(input) then return self:_forward_packed(input, hx) end
   if not torch.is_tensor(input) then
     error(("%s: argument 'input' must be a tensor, got %s"):format(who, type(input)), 2)
   end
@@ -418,34 +554,31 @@ function RNNBase:forward(input, hx)
   return x, h_n
 end
 
--- RNN(input_size, hidden_size[, num_layers][, {nonlinearity="tanh"|"relu", bias, batch_first,
--- dropout, bidirectional}])
+-- RNN(input_size, hidden_size, num_layers=1, nonlinearity='tanh', bias=true, batch_first=false,
+-- dropout=0, bidirectional=false)
 local RNN = RNNBase:extend("RNN")
 R.RNN = RNN
-function RNN:__init(input_size, hidden_size, a, b)
-  local opts = parse_args("RNN", input_size, hidden_size, a, b)
-  local nl = opts.nonlinearity or "tanh"
+function RNN:__init(...)
+  local a = SIGS.RNN(...)
+  local nl = a.nonlinearity
   local mode
   if nl == "tanh" then mode = "RNN_TANH"
   elseif nl == "relu" then mode = "RNN_RELU"
   else error(("RNN: unknown nonlinearity '%s' (use 'tanh' or 'relu')"):format(tostring(nl)), 3) end
-  RNNBase.__init(self, mode, input_size, hidden_size, opts)
+  self:_setup(mode, a)
   self.nonlinearity = nl
 end
--- LSTM(input_size, hidden_size[, num_layers][, {bias, batch_first, dropout, bidirectional,
--- proj_size}]); forward(input, {h_0, c_0}) -> output, {h_n, c_n}
+
+-- LSTM(input_size, hidden_size, num_layers=1, bias=true, batch_first=false, dropout=0,
+-- bidirectional=false, proj_size=0); forward(input, {h_0, c_0}) -> output, {h_n, c_n}
 local LSTM = RNNBase:extend("LSTM")
 R.LSTM = LSTM
-function LSTM:__init(input_size, hidden_size, a, b)
-  RNNBase.__init(self, "LSTM", input_size, hidden_size, parse_args("LSTM", input_size, hidden_size, a, b))
-end
+function LSTM:__init(...) self:_setup("LSTM", SIGS.LSTM(...)) end
 
--- GRU(input_size, hidden_size[, num_layers][, {bias, batch_first, dropout, bidirectional}])
+-- GRU(input_size, hidden_size, num_layers=1, bias=true, batch_first=false, dropout=0, bidirectional=false)
 local GRU = RNNBase:extend("GRU")
 R.GRU = GRU
-function GRU:__init(input_size, hidden_size, a, b)
-  RNNBase.__init(self, "GRU", input_size, hidden_size, parse_args("GRU", input_size, hidden_size, a, b))
-end
+function GRU:__init(...) self:_setup("GRU", SIGS.GRU(...)) end
 
 ------------------------------------------------------------------------------
 -- cells: one step; input (N, input_size) or unbatched (input_size)
@@ -453,20 +586,30 @@ end
 local RNNCellBase = Module:extend("RNNCellBase")
 R.RNNCellBase = RNNCellBase
 
-function RNNCellBase:__init(mode, who, input_size, hidden_size, opts)
+local CELL_SIGS = {
+  RNNCell = class.signature("nn.RNNCell", "input_size, hidden_size, bias=true, nonlinearity='tanh', *, device=nil, dtype=nil"),
+  LSTMCell = class.signature("nn.LSTMCell", "input_size, hidden_size, bias=true, *, device=nil, dtype=nil"),
+  GRUCell = class.signature("nn.GRUCell", "input_size, hidden_size, bias=true, *, device=nil, dtype=nil"),
+}
+local CELL_FORWARD_SIGS = {}
+for k in pairs(CELL_SIGS) do CELL_FORWARD_SIGS[k] = class.signature("nn." .. k .. ":forward", "input, hx=nil") end
+
+function RNNCellBase:_setup(mode, who, a)
+  local input_size, hidden_size = a.input_size, a.hidden_size
   check_int(who, "input_size", input_size, 0)
   check_int(who, "hidden_size", hidden_size, 1)
   self.mode, self._who = mode, who
   self.input_size, self.hidden_size = input_size, hidden_size
-  self.bias = opts.bias ~= false
+  self.bias = a.bias ~= false
   local G = MODES[mode].gates * hidden_size
-  self.weight_ih = Parameter(torch.empty(G, input_size))
-  self.weight_hh = Parameter(torch.empty(G, hidden_size))
+  self.weight_ih = Parameter(empty(a, G, input_size))
+  self.weight_hh = Parameter(empty(a, G, hidden_size))
   if self.bias then
-    self.bias_ih = Parameter(torch.empty(G))
-    self.bias_hh = Parameter(torch.empty(G))
+    self.bias_ih = Parameter(empty(a, G))
+    self.bias_hh = Parameter(empty(a, G))
   end
   self:reset_parameters()
+  to_device(self, a)
 end
 RNNCellBase.reset_parameters = RNNBase.reset_parameters
 
@@ -494,8 +637,10 @@ local function check_cell_state(who, h, what, batched, N, H)
   return h
 end
 
-function RNNCellBase:forward(input, hx)
+function RNNCellBase:forward(...)
   local who, mode = self._who, self.mode
+  local a = CELL_FORWARD_SIGS[who](...)
+  local input, hx = a.input, a.hx
   if not torch.is_tensor(input) then
     error(("%s: argument 'input' must be a tensor, got %s"):format(who, type(input)), 2)
   end
@@ -539,33 +684,28 @@ function RNNCellBase:forward(input, hx)
   return h
 end
 
--- RNNCell(input_size, hidden_size[, {bias=true, nonlinearity="tanh"|"relu"}]); forward(x, h) -> h'
+-- RNNCell(input_size, hidden_size, bias=true, nonlinearity='tanh'); forward(x, h) -> h'
 local RNNCell = RNNCellBase:extend("RNNCell")
 R.RNNCell = RNNCell
-local CELL_OPTS, RNN_CELL_OPTS = { "bias" }, { "bias", "nonlinearity" }
-function RNNCell:__init(input_size, hidden_size, opts)
-  opts = check_options("nn.RNNCell", opts, RNN_CELL_OPTS)
-  local nl = opts.nonlinearity or "tanh"
+function RNNCell:__init(...)
+  local a = CELL_SIGS.RNNCell(...)
+  local nl = a.nonlinearity
   local mode
   if nl == "tanh" then mode = "RNN_TANH"
   elseif nl == "relu" then mode = "RNN_RELU"
   else error(("RNNCell: unknown nonlinearity '%s' (use 'tanh' or 'relu')"):format(tostring(nl)), 3) end
   self.nonlinearity = nl
-  RNNCellBase.__init(self, mode, "RNNCell", input_size, hidden_size, opts)
+  self:_setup(mode, "RNNCell", a)
 end
 
--- LSTMCell(input_size, hidden_size[, {bias=true}]); forward(x, {h, c}) -> h', c'
+-- LSTMCell(input_size, hidden_size, bias=true); forward(x, {h, c}) -> h', c'
 local LSTMCell = RNNCellBase:extend("LSTMCell")
 R.LSTMCell = LSTMCell
-function LSTMCell:__init(input_size, hidden_size, opts)
-  RNNCellBase.__init(self, "LSTM", "LSTMCell", input_size, hidden_size, check_options("nn.LSTMCell", opts, CELL_OPTS))
-end
+function LSTMCell:__init(...) self:_setup("LSTM", "LSTMCell", CELL_SIGS.LSTMCell(...)) end
 
--- GRUCell(input_size, hidden_size[, {bias=true}]); forward(x, h) -> h'
+-- GRUCell(input_size, hidden_size, bias=true); forward(x, h) -> h'
 local GRUCell = RNNCellBase:extend("GRUCell")
 R.GRUCell = GRUCell
-function GRUCell:__init(input_size, hidden_size, opts)
-  RNNCellBase.__init(self, "GRU", "GRUCell", input_size, hidden_size, check_options("nn.GRUCell", opts, CELL_OPTS))
-end
+function GRUCell:__init(...) self:_setup("GRU", "GRUCell", CELL_SIGS.GRUCell(...)) end
 
 return R

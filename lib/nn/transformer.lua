@@ -1,22 +1,27 @@
 -- nn/transformer.lua — attention layers as in torch.nn: MultiheadAttention,
--- TransformerEncoderLayer, TransformerEncoder.
+-- TransformerEncoderLayer, TransformerEncoder, TransformerDecoderLayer, TransformerDecoder
+-- and Transformer.
 --
 --   local mha = nn.MultiheadAttention(16, 4, {batch_first = true})
 --   local out, weights = mha(q, k, v, {key_padding_mask = pad, attn_mask = causal})
---   local layer = nn.TransformerEncoderLayer(16, 4, {dim_feedforward = 64, dropout = 0})
+--   local layer = nn.TransformerEncoderLayer{d_model = 16, nhead = 4, dim_feedforward = 64, dropout = 0}
 --   local enc = nn.TransformerEncoder(layer, 3, {norm = nn.LayerNorm(16)})
 --   local y = enc(x, {mask = m, src_key_padding_mask = pad})
+--   local model = nn.Transformer{d_model = 16, nhead = 4, num_encoder_layers = 2, num_decoder_layers = 2}
+--   local out = model(src, tgt, {tgt_mask = nn.Transformer.generate_square_subsequent_mask(tgt:size(1))})
 --
--- Parameter and submodule names follow PyTorch (in_proj_weight, in_proj_bias,
--- out_proj.weight, self_attn.*, linear1.*, norm1.*, ...), so a state_dict maps one to one
--- except that nn.ModuleList counts from 1 ("layers.1." where PyTorch writes "layers.0.").
+-- Constructors and forward methods take PyTorch's parameters (class.signature:
+-- "nn.TransformerEncoderLayer", "nn.Transformer:forward", ...), positionally or by name in
+-- a trailing options table. Parameter and submodule names follow PyTorch (in_proj_weight,
+-- in_proj_bias, out_proj.weight, self_attn.*, multihead_attn.*, linear1.*, norm1.*,
+-- encoder.layers.*, decoder.norm.*, ...), so a state_dict maps one to one except that
+-- nn.ModuleList counts from 1 ("layers.1." where PyTorch writes "layers.0.").
 -- Masks as in PyTorch's MultiheadAttention: a bool mask is true where attention is NOT
 -- allowed; a float mask is added to the attention scores.
 local torch = require "torch"
 local base = require "nn.module"
 local Module, Parameter = base.Module, base.Parameter
-local pyval = base.pyval
-local check_options = require("torch_class").check_options
+local class = require "torch_class"
 
 local TR = {}
 
@@ -30,8 +35,6 @@ local function shape_str(t)
   for i, v in ipairs(t.shape) do s[i] = tostring(v) end
   return "[" .. table.concat(s, ", ") .. "]"
 end
-
-local function is_opts(v) return type(v) == "table" and not torch.is_tensor(v) and not base.is_module(v) end
 
 ------------------------------------------------------------------------------
 -- deep copy of a module (TransformerEncoder's clones): new parameters and buffers with
@@ -89,15 +92,29 @@ function TR._deepcopy(m, memo)
 end
 
 ------------------------------------------------------------------------------
--- MultiheadAttention(embed_dim, num_heads, {dropout=0, bias=true, add_bias_kv=false,
---   add_zero_attn=false, kdim=, vdim=, batch_first=false})
+-- MultiheadAttention(embed_dim, num_heads, dropout=0, bias=true, add_bias_kv=false,
+--   add_zero_attn=false, kdim=nil, vdim=nil, batch_first=false)
 ------------------------------------------------------------------------------
 local MHA = Module:extend("MultiheadAttention")
 TR.MultiheadAttention = MHA
 
-local MHA_OPTS = { "dropout", "bias", "add_bias_kv", "add_zero_attn", "kdim", "vdim", "batch_first", "dtype" }
-function MHA:__init(embed_dim, num_heads, opts)
-  opts = check_options("nn.MultiheadAttention", opts, MHA_OPTS)
+-- parameters in a dtype when the constructor is given one (an options table without a
+-- dtype is refused by torch.empty, so pass one only if given)
+local function empty_of(dtype)
+  return function(...)
+    if dtype then return torch.empty({ ... }, { dtype = dtype }) end
+    return torch.empty({ ... })
+  end
+end
+local function to_device(m, device)
+  if device ~= nil then m:to(device) end
+end
+
+local MHA_SIG = class.signature("nn.MultiheadAttention", "embed_dim, num_heads, dropout=0.0, bias=true, " ..
+  "add_bias_kv=false, add_zero_attn=false, kdim=nil, vdim=nil, batch_first=false, *, device=nil, dtype=nil")
+function MHA:__init(...)
+  local opts = MHA_SIG(...)
+  local embed_dim, num_heads = opts.embed_dim, opts.num_heads
   local who = "MultiheadAttention"
   if math.type(embed_dim) ~= "integer" or embed_dim <= 0 then
     error(("%s: embed_dim must be a positive integer, got %s"):format(who, tostring(embed_dim)), 3)
@@ -108,19 +125,18 @@ function MHA:__init(embed_dim, num_heads, opts)
   if embed_dim % num_heads ~= 0 then
     error(("%s: embed_dim must be divisible by num_heads (got %d and %d)"):format(who, embed_dim, num_heads), 3)
   end
+  if type(opts.dropout) ~= "number" or opts.dropout < 0 or opts.dropout > 1 then
+    error(("%s: dropout must be a probability in [0, 1], got %s"):format(who, tostring(opts.dropout)), 3)
+  end
   local kdim, vdim = opts.kdim or embed_dim, opts.vdim or embed_dim
   self.embed_dim, self.kdim, self.vdim = embed_dim, kdim, vdim
   self._qkv_same_embed_dim = kdim == embed_dim and vdim == embed_dim
   self.num_heads = num_heads
-  self.dropout = opts.dropout or 0
+  self.dropout = opts.dropout
   self.batch_first = opts.batch_first == true
   self.head_dim = embed_dim // num_heads
   self.add_zero_attn = opts.add_zero_attn == true
-  -- (an options table without a dtype is refused by torch.empty, so pass one only if given)
-  local function empty(...)
-    if opts.dtype then return torch.empty({ ... }, { dtype = opts.dtype }) end
-    return torch.empty({ ... })
-  end
+  local empty = empty_of(opts.dtype)
   if self._qkv_same_embed_dim then
     self.in_proj_weight = Parameter(empty(3 * embed_dim, embed_dim))
   else
@@ -136,6 +152,7 @@ function MHA:__init(embed_dim, num_heads, opts)
     self.bias_v = Parameter(empty(1, 1, embed_dim))
   end
   self:_reset_parameters()
+  to_device(self, opts.device)
 end
 
 function MHA:_reset_parameters()
@@ -169,19 +186,16 @@ local function pad_last(m, value)
   return torch.cat({ m, torch.full(s, value, { dtype = m.dtype }) }, #s)
 end
 
--- forward(query, key, value, {key_padding_mask=, need_weights=true, attn_mask=,
---   average_attn_weights=true, is_causal=false}) -> attn_output, attn_weights (nil unless
--- need_weights). PyTorch's positional form (q, k, v, key_padding_mask, need_weights,
--- attn_mask, average_attn_weights, is_causal) works too.
-local MHA_FORWARD_OPTS = { "key_padding_mask", "need_weights", "attn_mask", "average_attn_weights", "is_causal" }
-function MHA:forward(query, key, value, a, ...)
+-- forward(query, key, value, key_padding_mask=nil, need_weights=true, attn_mask=nil,
+--   average_attn_weights=true, is_causal=false) -> attn_output, attn_weights (nil unless
+-- need_weights). key and value default to query (and value to key). is_causal without an
+-- attn_mask applies the causal mask; with one, the mask given is used.
+local MHA_FORWARD = class.signature("nn.MultiheadAttention:forward", "query, key=nil, value=nil, " ..
+  "key_padding_mask=nil, need_weights=true, attn_mask=nil, average_attn_weights=true, is_causal=false")
+function MHA:forward(...)
   local who = "MultiheadAttention"
-  local o
-  if is_opts(a) then o = check_options("nn.MultiheadAttention:forward", a, MHA_FORWARD_OPTS)
-  else
-    local r = table.pack(...)
-    o = { key_padding_mask = a, need_weights = r[1], attn_mask = r[2], average_attn_weights = r[3], is_causal = r[4] }
-  end
+  local o = MHA_FORWARD(...)
+  local query, key, value = o.query, o.key, o.value
   key = key or query
   value = value or key
   for _, e in ipairs({ { query, "query" }, { key, "key" }, { value, "value" } }) do
@@ -323,54 +337,93 @@ function MHA:forward(query, key, value, a, ...)
   return out, w
 end
 
-------------------------------------------------------------------------------
--- TransformerEncoderLayer(d_model, nhead, {dim_feedforward=2048, dropout=0.1,
---   activation="relu"|"gelu"|function, layer_norm_eps=1e-5, batch_first=false,
---   norm_first=false, bias=true})
-------------------------------------------------------------------------------
-local EncoderLayer = Module:extend("TransformerEncoderLayer")
-TR.TransformerEncoderLayer = EncoderLayer
 
-local function activation_fn(a)
+------------------------------------------------------------------------------
+-- the layers' shared pieces
+------------------------------------------------------------------------------
+-- activation: "relu", "gelu", a function (F.relu, ...) or a module
+local function activation_fn(who, a)
   if a == nil or a == "relu" then return "relu" end
   if a == "gelu" then return "gelu" end
   if type(a) == "function" or base.is_module(a) then return a end
-  error(("TransformerEncoderLayer: activation should be relu/gelu, not %s"):format(tostring(a)), 4)
+  error(("%s: activation should be relu/gelu, not %s"):format(who, tostring(a)), 4)
 end
 
-local LAYER_OPTS = { "dim_feedforward", "dropout", "activation", "layer_norm_eps", "batch_first", "norm_first",
-  "bias", "dtype" }
-function EncoderLayer:__init(d_model, nhead, opts)
-  opts = check_options("nn.TransformerEncoderLayer", opts, LAYER_OPTS)
-  local nn = nnlib()
-  local p = opts.dropout
-  if p == nil then p = 0.1 end
-  local dff = opts.dim_feedforward or 2048
-  local eps = opts.layer_norm_eps or 1e-5
-  local bias = opts.bias ~= false
-  local fo = { dtype = opts.dtype, bias = bias }
-  self.self_attn = MHA(d_model, nhead, { dropout = p, bias = bias, batch_first = opts.batch_first, dtype = opts.dtype })
-  self.linear1 = nn.Linear(d_model, dff, fo)
-  self.dropout = nn.Dropout(p)
-  self.linear2 = nn.Linear(dff, d_model, fo)
-  self.norm_first = opts.norm_first == true
-  self.norm1 = nn.LayerNorm(d_model, { eps = eps, bias = bias, dtype = opts.dtype })
-  self.norm2 = nn.LayerNorm(d_model, { eps = eps, bias = bias, dtype = opts.dtype })
-  self.dropout1 = nn.Dropout(p)
-  self.dropout2 = nn.Dropout(p)
-  self.batch_first = opts.batch_first == true
-  local act = activation_fn(opts.activation)
+-- keeps the activation: a module as the submodule `activation` (as PyTorch registers it),
+-- anything else as a plain field
+local function set_activation(self, who, a)
+  local act = activation_fn(who, a)
   if base.is_module(act) then self.activation = act
   else self._activation = act end
 end
 
-function EncoderLayer:_act(x)
+local function act(self, x)
   local a = self._activation
   if a == "relu" then return F().relu(x) end
   if a == "gelu" then return F().gelu(x) end
   if a ~= nil then return a(x) end
   return self.activation(x)
 end
+
+local function check_dropout(who, p)
+  if type(p) ~= "number" or p < 0 or p > 1 then
+    error(("%s: dropout must be a probability in [0, 1], got %s"):format(who, tostring(p)), 4)
+  end
+end
+
+local function check_tensor(who, name, v)
+  if not torch.is_tensor(v) then
+    error(("%s: argument '%s' must be a tensor, got %s"):format(who, name, type(v)), 3)
+  end
+end
+
+-- num_layers deep copies of a layer in a ModuleList
+local function clones(who, layer, what, num_layers)
+  if not base.is_module(layer) then
+    error(("%s: argument '%s' must be a Module, got %s"):format(who, what, type(layer)), 4)
+  end
+  if math.type(num_layers) ~= "integer" or num_layers < 0 then
+    error(("%s: argument 'num_layers' must be a non-negative integer, got %s"):format(who, tostring(num_layers)), 4)
+  end
+  local layers = {}
+  for i = 1, num_layers do layers[i] = TR._deepcopy(layer) end
+  return nnlib().ModuleList(layers)
+end
+
+local LAYER_PARAMS = "d_model, nhead, dim_feedforward=2048, dropout=0.1, activation='relu', layer_norm_eps=1e-05, " ..
+  "batch_first=false, norm_first=false, bias=true, *, device=nil, dtype=nil"
+
+------------------------------------------------------------------------------
+-- TransformerEncoderLayer(d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
+--   layer_norm_eps=1e-5, batch_first=false, norm_first=false, bias=true)
+------------------------------------------------------------------------------
+local EncoderLayer = Module:extend("TransformerEncoderLayer")
+TR.TransformerEncoderLayer = EncoderLayer
+
+local ENCODER_LAYER = class.signature("nn.TransformerEncoderLayer", LAYER_PARAMS)
+function EncoderLayer:__init(...)
+  local a = ENCODER_LAYER(...)
+  local who = "TransformerEncoderLayer"
+  local nn = nnlib()
+  local p = a.dropout
+  check_dropout(who, p)
+  local bias = a.bias ~= false
+  local fo = { dtype = a.dtype, bias = bias }
+  self.self_attn = MHA(a.d_model, a.nhead, { dropout = p, bias = bias, batch_first = a.batch_first, dtype = a.dtype })
+  self.linear1 = nn.Linear(a.d_model, a.dim_feedforward, fo)
+  self.dropout = nn.Dropout(p)
+  self.linear2 = nn.Linear(a.dim_feedforward, a.d_model, fo)
+  self.norm_first = a.norm_first == true
+  self.norm1 = nn.LayerNorm(a.d_model, { eps = a.layer_norm_eps, bias = bias, dtype = a.dtype })
+  self.norm2 = nn.LayerNorm(a.d_model, { eps = a.layer_norm_eps, bias = bias, dtype = a.dtype })
+  self.dropout1 = nn.Dropout(p)
+  self.dropout2 = nn.Dropout(p)
+  self.batch_first = a.batch_first == true
+  set_activation(self, who, a.activation)
+  to_device(self, a.device)
+end
+
+EncoderLayer._act = act
 
 function EncoderLayer:_sa_block(x, attn_mask, kpm, is_causal)
   x = self.self_attn(x, x, x, { attn_mask = attn_mask, key_padding_mask = kpm, need_weights = false,
@@ -383,18 +436,14 @@ function EncoderLayer:_ff_block(x)
   return self.dropout2(x)
 end
 
--- forward(src, {src_mask=, src_key_padding_mask=, is_causal=}) or (src, src_mask, src_key_padding_mask, is_causal)
-local LAYER_FORWARD_OPTS = { "src_mask", "src_key_padding_mask", "is_causal" }
-function EncoderLayer:forward(src, a, b, c)
-  local mask, kpm, causal
-  if is_opts(a) then
-    check_options("nn.TransformerEncoderLayer:forward", a, LAYER_FORWARD_OPTS)
-    mask, kpm, causal = a.src_mask, a.src_key_padding_mask, a.is_causal
-  else mask, kpm, causal = a, b, c end
-  if not torch.is_tensor(src) then
-    error(("TransformerEncoderLayer: argument 'src' must be a tensor, got %s"):format(type(src)), 2)
-  end
-  local x = src
+-- forward(src, src_mask=nil, src_key_padding_mask=nil, is_causal=false)
+local ENCODER_LAYER_FORWARD = class.signature("nn.TransformerEncoderLayer:forward",
+  "src, src_mask=nil, src_key_padding_mask=nil, is_causal=false")
+function EncoderLayer:forward(...)
+  local a = ENCODER_LAYER_FORWARD(...)
+  check_tensor("TransformerEncoderLayer", "src", a.src)
+  local mask, kpm, causal = a.src_mask, a.src_key_padding_mask, a.is_causal
+  local x = a.src
   if self.norm_first then
     x = x + self:_sa_block(self.norm1(x), mask, kpm, causal)
     x = x + self:_ff_block(self.norm2(x))
@@ -406,42 +455,239 @@ function EncoderLayer:forward(src, a, b, c)
 end
 
 ------------------------------------------------------------------------------
--- TransformerEncoder(encoder_layer, num_layers, {norm=}): num_layers deep copies of the layer
+-- TransformerEncoder(encoder_layer, num_layers, norm=nil): num_layers deep copies of the
+-- layer. enable_nested_tensor and mask_check (PyTorch's fast-path switches) are accepted
+-- and change nothing: there is one path here.
 ------------------------------------------------------------------------------
 local Encoder = Module:extend("TransformerEncoder")
 TR.TransformerEncoder = Encoder
 
-local ENCODER_OPTS = { "norm" }
-function Encoder:__init(encoder_layer, num_layers, opts)
-  opts = check_options("nn.TransformerEncoder", opts, ENCODER_OPTS)
-  if not base.is_module(encoder_layer) then
-    error(("TransformerEncoder: argument 'encoder_layer' must be a Module, got %s"):format(type(encoder_layer)), 3)
-  end
-  if math.type(num_layers) ~= "integer" or num_layers < 0 then
-    error(("TransformerEncoder: argument 'num_layers' must be a non-negative integer, got %s"):format(
-      tostring(num_layers)), 3)
-  end
-  local layers = {}
-  for i = 1, num_layers do layers[i] = TR._deepcopy(encoder_layer) end
-  self.layers = nnlib().ModuleList(layers)
-  self.num_layers = num_layers
-  if opts.norm ~= nil then self.norm = opts.norm end
+local ENCODER = class.signature("nn.TransformerEncoder",
+  "encoder_layer, num_layers, norm=nil, enable_nested_tensor=true, mask_check=true")
+function Encoder:__init(...)
+  local a = ENCODER(...)
+  self.layers = clones("TransformerEncoder", a.encoder_layer, "encoder_layer", a.num_layers)
+  self.num_layers = a.num_layers
+  if a.norm ~= nil then self.norm = a.norm end
+  self.enable_nested_tensor, self.mask_check = a.enable_nested_tensor, a.mask_check
 end
 
--- forward(src, {mask=, src_key_padding_mask=, is_causal=}) or (src, mask, src_key_padding_mask, is_causal)
-local ENCODER_FORWARD_OPTS = { "mask", "src_key_padding_mask", "is_causal" }
-function Encoder:forward(src, a, b, c)
-  local mask, kpm, causal
-  if is_opts(a) then
-    check_options("nn.TransformerEncoder:forward", a, ENCODER_FORWARD_OPTS)
-    mask, kpm, causal = a.mask, a.src_key_padding_mask, a.is_causal
-  else mask, kpm, causal = a, b, c end
-  local x = src
+-- forward(src, mask=nil, src_key_padding_mask=nil, is_causal=nil)
+local ENCODER_FORWARD = class.signature("nn.TransformerEncoder:forward",
+  "src, mask=nil, src_key_padding_mask=nil, is_causal=nil")
+function Encoder:forward(...)
+  local a = ENCODER_FORWARD(...)
+  check_tensor("TransformerEncoder", "src", a.src)
+  local x = a.src
   for _, layer in ipairs(self.layers:children()) do
-    x = layer(x, { src_mask = mask, src_key_padding_mask = kpm, is_causal = causal })
+    x = layer(x, { src_mask = a.mask, src_key_padding_mask = a.src_key_padding_mask, is_causal = a.is_causal })
   end
   if self.norm ~= nil then x = self.norm(x) end
   return x
+end
+
+------------------------------------------------------------------------------
+-- TransformerDecoderLayer(d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
+--   layer_norm_eps=1e-5, batch_first=false, norm_first=false, bias=true): self-attention over
+-- the target, attention over the encoder's output (memory), a feed-forward block
+------------------------------------------------------------------------------
+local DecoderLayer = Module:extend("TransformerDecoderLayer")
+TR.TransformerDecoderLayer = DecoderLayer
+
+local DECODER_LAYER = class.signature("nn.TransformerDecoderLayer", LAYER_PARAMS)
+function DecoderLayer:__init(...)
+  local a = DECODER_LAYER(...)
+  local who = "TransformerDecoderLayer"
+  local nn = nnlib()
+  local p = a.dropout
+  check_dropout(who, p)
+  local bias = a.bias ~= false
+  local fo = { dtype = a.dtype, bias = bias }
+  local mo = { dropout = p, bias = bias, batch_first = a.batch_first, dtype = a.dtype }
+  self.self_attn = MHA(a.d_model, a.nhead, mo)
+  self.multihead_attn = MHA(a.d_model, a.nhead, mo)
+  self.linear1 = nn.Linear(a.d_model, a.dim_feedforward, fo)
+  self.dropout = nn.Dropout(p)
+  self.linear2 = nn.Linear(a.dim_feedforward, a.d_model, fo)
+  self.norm_first = a.norm_first == true
+  local no = { eps = a.layer_norm_eps, bias = bias, dtype = a.dtype }
+  self.norm1 = nn.LayerNorm(a.d_model, no)
+  self.norm2 = nn.LayerNorm(a.d_model, no)
+  self.norm3 = nn.LayerNorm(a.d_model, no)
+  self.dropout1 = nn.Dropout(p)
+  self.dropout2 = nn.Dropout(p)
+  self.dropout3 = nn.Dropout(p)
+  self.batch_first = a.batch_first == true
+  set_activation(self, who, a.activation)
+  to_device(self, a.device)
+end
+
+DecoderLayer._act = act
+
+function DecoderLayer:_sa_block(x, attn_mask, kpm, is_causal)
+  x = self.self_attn(x, x, x, { attn_mask = attn_mask, key_padding_mask = kpm, need_weights = false,
+                                is_causal = is_causal })
+  return self.dropout1(x)
+end
+
+function DecoderLayer:_mha_block(x, mem, attn_mask, kpm, is_causal)
+  x = self.multihead_attn(x, mem, mem, { attn_mask = attn_mask, key_padding_mask = kpm, need_weights = false,
+                                         is_causal = is_causal })
+  return self.dropout2(x)
+end
+
+function DecoderLayer:_ff_block(x)
+  x = self.linear2(self.dropout(self:_act(self.linear1(x))))
+  return self.dropout3(x)
+end
+
+-- forward(tgt, memory, tgt_mask=nil, memory_mask=nil, tgt_key_padding_mask=nil,
+--   memory_key_padding_mask=nil, tgt_is_causal=false, memory_is_causal=false)
+local DECODER_LAYER_FORWARD = class.signature("nn.TransformerDecoderLayer:forward",
+  "tgt, memory, tgt_mask=nil, memory_mask=nil, tgt_key_padding_mask=nil, memory_key_padding_mask=nil, " ..
+  "tgt_is_causal=false, memory_is_causal=false")
+function DecoderLayer:forward(...)
+  local a = DECODER_LAYER_FORWARD(...)
+  local who = "TransformerDecoderLayer"
+  check_tensor(who, "tgt", a.tgt)
+  check_tensor(who, "memory", a.memory)
+  local x, mem = a.tgt, a.memory
+  if self.norm_first then
+    x = x + self:_sa_block(self.norm1(x), a.tgt_mask, a.tgt_key_padding_mask, a.tgt_is_causal)
+    x = x + self:_mha_block(self.norm2(x), mem, a.memory_mask, a.memory_key_padding_mask, a.memory_is_causal)
+    x = x + self:_ff_block(self.norm3(x))
+  else
+    x = self.norm1(x + self:_sa_block(x, a.tgt_mask, a.tgt_key_padding_mask, a.tgt_is_causal))
+    x = self.norm2(x + self:_mha_block(x, mem, a.memory_mask, a.memory_key_padding_mask, a.memory_is_causal))
+    x = self.norm3(x + self:_ff_block(x))
+  end
+  return x
+end
+
+------------------------------------------------------------------------------
+-- TransformerDecoder(decoder_layer, num_layers, norm=nil): num_layers deep copies of the layer
+------------------------------------------------------------------------------
+local Decoder = Module:extend("TransformerDecoder")
+TR.TransformerDecoder = Decoder
+
+local DECODER = class.signature("nn.TransformerDecoder", "decoder_layer, num_layers, norm=nil")
+function Decoder:__init(...)
+  local a = DECODER(...)
+  self.layers = clones("TransformerDecoder", a.decoder_layer, "decoder_layer", a.num_layers)
+  self.num_layers = a.num_layers
+  if a.norm ~= nil then self.norm = a.norm end
+end
+
+-- forward(tgt, memory, tgt_mask=nil, memory_mask=nil, tgt_key_padding_mask=nil,
+--   memory_key_padding_mask=nil, tgt_is_causal=nil, memory_is_causal=false)
+local DECODER_FORWARD = class.signature("nn.TransformerDecoder:forward",
+  "tgt, memory, tgt_mask=nil, memory_mask=nil, tgt_key_padding_mask=nil, memory_key_padding_mask=nil, " ..
+  "tgt_is_causal=nil, memory_is_causal=false")
+function Decoder:forward(...)
+  local a = DECODER_FORWARD(...)
+  check_tensor("TransformerDecoder", "tgt", a.tgt)
+  check_tensor("TransformerDecoder", "memory", a.memory)
+  local x = a.tgt
+  local o = { tgt_mask = a.tgt_mask, memory_mask = a.memory_mask, tgt_key_padding_mask = a.tgt_key_padding_mask,
+              memory_key_padding_mask = a.memory_key_padding_mask, tgt_is_causal = a.tgt_is_causal,
+              memory_is_causal = a.memory_is_causal }
+  for _, layer in ipairs(self.layers:children()) do x = layer(x, a.memory, o) end
+  if self.norm ~= nil then x = self.norm(x) end
+  return x
+end
+
+------------------------------------------------------------------------------
+-- Transformer(d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6,
+--   dim_feedforward=2048, dropout=0.1, activation="relu", custom_encoder=nil,
+--   custom_decoder=nil, layer_norm_eps=1e-5, batch_first=false, norm_first=false, bias=true):
+-- an encoder and a decoder, each ending in a LayerNorm; every weight matrix starts
+-- xavier-uniform, as in PyTorch
+------------------------------------------------------------------------------
+local Transformer = Module:extend("Transformer")
+TR.Transformer = Transformer
+
+local TRANSFORMER = class.signature("nn.Transformer", "d_model=512, nhead=8, num_encoder_layers=6, " ..
+  "num_decoder_layers=6, dim_feedforward=2048, dropout=0.1, activation='relu', custom_encoder=nil, " ..
+  "custom_decoder=nil, layer_norm_eps=1e-05, batch_first=false, norm_first=false, bias=true, *, device=nil, dtype=nil")
+function Transformer:__init(...)
+  local a = TRANSFORMER(...)
+  local nn = nnlib()
+  local bias = a.bias ~= false
+  local lo = { dim_feedforward = a.dim_feedforward, dropout = a.dropout, activation = a.activation,
+               layer_norm_eps = a.layer_norm_eps, batch_first = a.batch_first, norm_first = a.norm_first,
+               bias = bias, dtype = a.dtype }
+  local no = { eps = a.layer_norm_eps, bias = bias, dtype = a.dtype }
+  if a.custom_encoder ~= nil then self.encoder = a.custom_encoder
+  else
+    self.encoder = Encoder(EncoderLayer(a.d_model, a.nhead, lo), a.num_encoder_layers, nn.LayerNorm(a.d_model, no))
+  end
+  if a.custom_decoder ~= nil then self.decoder = a.custom_decoder
+  else
+    self.decoder = Decoder(DecoderLayer(a.d_model, a.nhead, lo), a.num_decoder_layers, nn.LayerNorm(a.d_model, no))
+  end
+  self:_reset_parameters()
+  self.d_model, self.nhead, self.batch_first = a.d_model, a.nhead, a.batch_first == true
+  to_device(self, a.device)
+end
+
+function Transformer:_reset_parameters()
+  local I = init()
+  for _, p in ipairs(self:parameters()) do
+    if p:dim() > 1 then I.xavier_uniform_(p) end
+  end
+end
+
+-- forward(src, tgt, src_mask=nil, tgt_mask=nil, memory_mask=nil, src_key_padding_mask=nil,
+--   tgt_key_padding_mask=nil, memory_key_padding_mask=nil, src_is_causal=nil,
+--   tgt_is_causal=nil, memory_is_causal=false) -> the decoder's output, shaped like tgt
+local TRANSFORMER_FORWARD = class.signature("nn.Transformer:forward", "src, tgt, src_mask=nil, tgt_mask=nil, " ..
+  "memory_mask=nil, src_key_padding_mask=nil, tgt_key_padding_mask=nil, memory_key_padding_mask=nil, " ..
+  "src_is_causal=nil, tgt_is_causal=nil, memory_is_causal=false")
+function Transformer:forward(...)
+  local a = TRANSFORMER_FORWARD(...)
+  local who = "Transformer"
+  local src, tgt = a.src, a.tgt
+  check_tensor(who, "src", src)
+  check_tensor(who, "tgt", tgt)
+  if src:dim() ~= tgt:dim() or (src:dim() ~= 2 and src:dim() ~= 3) then
+    error(("%s: src and tgt must both be 2-D (unbatched) or 3-D (batched), got src %s and tgt %s"):format(
+      who, shape_str(src), shape_str(tgt)), 2)
+  end
+  if src:dim() == 3 then
+    local bd = self.batch_first and 1 or 2
+    if src:size(bd) ~= tgt:size(bd) then
+      error(("%s: the batch number of src and tgt must be equal (src %s, tgt %s, batch_first=%s)"):format(
+        who, shape_str(src), shape_str(tgt), tostring(self.batch_first)), 2)
+    end
+  end
+  if src:size(-1) ~= self.d_model or tgt:size(-1) ~= self.d_model then
+    error(("%s: the feature number of src and tgt must be equal to d_model (%d), got src %s and tgt %s"):format(
+      who, self.d_model, shape_str(src), shape_str(tgt)), 2)
+  end
+  local memory = self.encoder(src, { mask = a.src_mask, src_key_padding_mask = a.src_key_padding_mask,
+                                     is_causal = a.src_is_causal })
+  return self.decoder(tgt, memory, { tgt_mask = a.tgt_mask, memory_mask = a.memory_mask,
+    tgt_key_padding_mask = a.tgt_key_padding_mask, memory_key_padding_mask = a.memory_key_padding_mask,
+    tgt_is_causal = a.tgt_is_causal, memory_is_causal = a.memory_is_causal })
+end
+
+-- Transformer.generate_square_subsequent_mask(sz, device=nil, dtype=nil): the (sz, sz) float
+-- mask with -inf above the diagonal and 0 elsewhere (a position attends to itself and the
+-- ones before it). Also callable as model:generate_square_subsequent_mask(sz).
+local SQUARE_MASK = class.signature("nn.Transformer.generate_square_subsequent_mask", "sz, device=nil, dtype=nil")
+function Transformer.generate_square_subsequent_mask(...)
+  local first = ...
+  local a
+  if base.is_module(first) then a = SQUARE_MASK(select(2, ...)) else a = SQUARE_MASK(...) end
+  local sz = a.sz
+  if math.type(sz) ~= "integer" or sz < 0 then
+    error(("Transformer.generate_square_subsequent_mask: argument 'sz' must be a non-negative integer, got %s"):format(
+      tostring(sz)), 2)
+  end
+  local o = {}
+  if a.dtype ~= nil then o.dtype = a.dtype end
+  if a.device ~= nil then o.device = a.device end
+  return torch.full({ sz, sz }, -math.huge, o):triu(1)
 end
 
 return TR

@@ -110,6 +110,8 @@ function U.vector_to_parameters(vec, parameters)
   end)
 end
 
+U.rnn = require "nn.rnn_utils"   -- nn.utils.rnn: pad_sequence, pack_padded_sequence, PackedSequence, ...
+
 U.keys = base.keys
 U.ordered_dict = base.ordered_dict
 
