@@ -362,7 +362,9 @@ function M.signature(fname, spec)
   for i, p in ipairs(params) do names[i] = p.name end
   sig.names = names
   function sig.parse(...)
+    -- trailing nils are not arguments: wrappers forward their unused parameters as nils
     local n = select("#", ...)
+    while n > 0 and select(n, ...) == nil do n = n - 1 end
     local opts
     if n > 0 then
       local last = select(n, ...)
