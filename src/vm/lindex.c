@@ -22,6 +22,7 @@
 #include "lt_ops.h"
 #include "core/views.h"
 #include "autograd/autograd.h"
+#include "lindex.h"
 
 /* a read that ends on one element gives a Lua value, unless the graph must be kept */
 static bool keeps_graph(const lt_tensor *t) { return t->requires_grad || t->grad_fn != NULL; }
@@ -36,7 +37,7 @@ static bool records_write(lua_State *L, lt_tensor *x, int vidx) {
   return v && v->requires_grad;
 }
 
-static int to_int(lua_State *L, int idx, int64_t *out) {
+int lt_vm_index_int(lua_State *L, int idx, int64_t *out) {
   if (lua_type(L, idx) != LUA_TNUMBER) return -1;
   if (lua_isinteger(L, idx)) { *out = lua_tointeger(L, idx); return 0; }
   double d = lua_tonumber(L, idx);
@@ -45,8 +46,7 @@ static int to_int(lua_State *L, int idx, int64_t *out) {
   return 0;
 }
 
-/* 1-based (negative from the end) -> 0-based position in a dim of `size` */
-static int norm_index(int64_t v, int dim, int64_t size, int64_t *out) {
+int lt_vm_index_norm(int64_t v, int dim, int64_t size, int64_t *out) {
   int64_t i = v > 0 ? v - 1 : v + size;
   if (v == 0 || i < 0 || i >= size)
     return lt_error("index: index %lld is out of range for dim %d with size %lld%s", (long long)v, dim + 1,
@@ -63,8 +63,7 @@ static void push_element(lua_State *L, const lt_tensor *t, int64_t off) {
   else lua_pushnumber(L, lt_dtype_load_double(dt, p));
 }
 
-/* the Lua value at vidx as a scalar; -1 when it is not a number or boolean */
-static int to_scalar(lua_State *L, int vidx, lt_scalar *s) {
+int lt_vm_index_scalar(lua_State *L, int vidx, lt_scalar *s) {
   int ty = lua_type(L, vidx);
   if (ty == LUA_TBOOLEAN) { *s = lt_scalar_bool(lua_toboolean(L, vidx)); return 0; }
   if (ty != LUA_TNUMBER) return -1;
@@ -81,6 +80,68 @@ static int store_scalar(const lt_tensor *t, int64_t off, lt_scalar s) {
     lt_dtype_store_int64(dt, p, s.v.i);
   }
   return 0;
+}
+
+/*
+** A {first, last} or {i} range (inclusive, 1-based, negatives from the end)
+** on the top of the stack, over a dim of `size`: *start (0-based) and *len.
+** The bounds clamp to the dim as Python's slices do, so {61, 64} on 62 rows
+** gives the last two and a range past the end is empty; only 0 is an error.
+*/
+static int range_bounds(lua_State *L, int entry, int64_t size, int64_t *start, int64_t *len) {
+  int m = (int)lua_rawlen(L, -1);
+  int64_t a = 1, b = -1;
+  if (m > 2)   /* Torch7 reads {a, b} as a range: a longer list must not be guessed at */
+    return lt_error("index: entry %d is a table of %d values, but a table in an index table is a {first, last} "
+                    "range; write a list of indices as torch.tensor{...}", entry, m);
+  for (int j = 1; j <= m; j++) {
+    lua_rawgeti(L, -1, j);
+    bool number = lua_type(L, -1) == LUA_TNUMBER;
+    const char *tname = luaL_typename(L, -1);
+    int bad = lt_vm_index_int(L, -1, j == 1 ? &a : &b);
+    lua_pop(L, 1);
+    if (bad)
+      return lt_error("index: entry %d: a range {first, last} holds integers, got a %s at position %d", entry,
+                      number ? "non-integer number" : tname, j);
+  }
+  if (m == 1) b = a;
+  if (a == 0 || b == 0)
+    return lt_error("index: entry %d: range {%lld, %lld} holds 0 (indices are 1-based)", entry, (long long)a,
+                    (long long)b);
+  int64_t lo = a > 0 ? a - 1 : a + size, hi = b > 0 ? b : b + size + 1;   /* [lo, hi) */
+  lo = lo < 0 ? 0 : lo > size ? size : lo;
+  hi = hi < 0 ? 0 : hi > size ? size : hi;
+  *start = lo;
+  *len = hi > lo ? hi - lo : 0;
+  return 0;
+}
+
+int lt_vm_index_basic(lua_State *L, int entry, int xdim, bool grad, lt_tensor **cur, int *d) {
+  int ty = lua_type(L, -1);
+  lt_tensor *c = *cur, *nx = NULL;
+  if (ty == LUA_TSTRING && strcmp(lua_tostring(L, -1), ":") == 0) {
+    if (*d >= c->ndim) return lt_error("index: too many indices at entry %d", entry);
+    (*d)++;
+    return 1;
+  }
+  if (ty != LUA_TNUMBER && ty != LUA_TTABLE) return 0;
+  if (*d >= c->ndim) return lt_error("index: too many indices at entry %d", entry);
+  if (ty == LUA_TNUMBER) {
+    int64_t v, k;
+    if (lt_vm_index_int(L, -1, &v) < 0) return lt_error("index: entry %d of the index table is not an integer", entry);
+    if (lt_vm_index_norm(v, xdim, c->sizes[*d], &k) < 0) return -1;
+    nx = grad ? lt_select(c, *d, k) : lt_strided_select(c, *d, k);
+  } else {
+    int64_t start = 0, len = 0;
+    if (lua_rawlen(L, -1) == 0) { (*d)++; return 1; }   /* {}: the whole dim */
+    if (range_bounds(L, entry, c->sizes[*d], &start, &len) < 0) return -1;
+    nx = grad ? lt_narrow(c, *d, start, len) : lt_strided_narrow(c, *d, start, len);
+    (*d)++;
+  }
+  if (!nx) return -1;
+  lt_tensor_release(c);
+  *cur = nx;
+  return 1;
 }
 
 /*
@@ -108,10 +169,10 @@ static int table_view(lua_State *L, lt_tensor *x, int kidx, bool grad, bool want
     for (int i = 0; i < n; i++) {
       int64_t v, k;
       lua_rawgeti(L, kidx, i + 1);
-      int bad = to_int(L, -1, &v);
+      int bad = lt_vm_index_int(L, -1, &v);
       lua_pop(L, 1);
       if (bad) return lt_error("index: entry %d of the index table is not an integer", i + 1);
-      if (norm_index(v, i, x->sizes[i], &k) < 0) return -1;
+      if (lt_vm_index_norm(v, i, x->sizes[i], &k) < 0) return -1;
       off += k * x->strides[i];
     }
     *elem = off;
@@ -121,47 +182,13 @@ static int table_view(lua_State *L, lt_tensor *x, int kidx, bool grad, bool want
   lt_tensor_retain(cur);
   int d = 0;   /* the dim of cur the next entry applies to */
   for (int i = 1; i <= n; i++) {
-    int in_dim = i - 1;   /* the dim of x it names, for messages */
     lua_rawgeti(L, kidx, i);
-    int ty = lua_type(L, -1);
-    lt_tensor *nx = NULL;
-    int rc = 0;
-    if (ty == LUA_TNUMBER) {
-      int64_t v, k;
-      rc = to_int(L, -1, &v) < 0 ? lt_error("index: entry %d of the index table is not an integer", i)
-                                 : norm_index(v, in_dim, cur->sizes[d], &k);
-      if (rc == 0) nx = grad ? lt_select(cur, d, k) : lt_strided_select(cur, d, k);
-      if (rc == 0 && !nx) rc = -1;
-    } else if (ty == LUA_TTABLE) {
-      int m = (int)lua_rawlen(L, -1);
-      int64_t size = cur->sizes[d], a = 1, b = -1;
-      if (m > 2) rc = lt_error("index: entry %d: a range is {first, last}, got %d numbers", i, m);
-      for (int j = 1; j <= m && rc == 0; j++) {
-        lua_rawgeti(L, -1, j);
-        if (to_int(L, -1, j == 1 ? &a : &b) < 0) rc = lt_error("index: entry %d: range bounds must be integers", i);
-        lua_pop(L, 1);
-      }
-      if (m == 1) b = a;
-      if (rc == 0 && m > 0) {
-        int64_t an = a > 0 ? a - 1 : a + size, bn = b > 0 ? b - 1 : b + size;
-        if (a == 0 || b == 0 || an < 0 || an > size || bn < -1 || bn >= size || bn < an - 1)
-          rc = lt_error("index: range {%lld, %lld} is out of range for dim %d with size %lld", (long long)a,
-                        (long long)b, in_dim + 1, (long long)size);
-        else {
-          nx = grad ? lt_narrow(cur, d, an, bn - an + 1) : lt_strided_narrow(cur, d, an, bn - an + 1);
-          if (!nx) rc = -1;
-        }
-      }
-      d++;
-    } else if (ty == LUA_TSTRING && strcmp(lua_tostring(L, -1), ":") == 0) {
-      d++;
-    } else {
-      rc = lt_error("index: entry %d of the index table must be a number, a {first, last} range or \":\", got %s", i,
-                    luaL_typename(L, -1));
-    }
+    int rc = lt_vm_index_basic(L, i, i - 1, grad, &cur, &d);
+    if (rc == 0)
+      rc = lt_error("index: entry %d of the index table must be a number, a {first, last} range, \":\", "
+                    "an index tensor or a mask, got %s", i, luaL_typename(L, -1));
     lua_pop(L, 1);
     if (rc < 0) { lt_tensor_release(cur); return -1; }
-    if (nx) { lt_tensor_release(cur); cur = nx; }
   }
   if (cur == x) {   /* only whole dims: still a new view */
     lt_tensor_release(cur);
@@ -246,9 +273,9 @@ static int l_index(lua_State *L) {
   int ty = lua_type(L, 2);
   if (ty == LUA_TNUMBER) {
     int64_t v, k;
-    if (to_int(L, 2, &v) < 0) return luaL_error(L, "index: index %s is not an integer", lua_tostring(L, 2));
+    if (lt_vm_index_int(L, 2, &v) < 0) return luaL_error(L, "index: index %s is not an integer", lua_tostring(L, 2));
     if (x->ndim == 0) return luaL_error(L, "index: a 0-d tensor cannot be indexed (use :item())");
-    if (norm_index(v, 0, x->sizes[0], &k) < 0) return lt_vm_raise(L, NULL);
+    if (lt_vm_index_norm(v, 0, x->sizes[0], &k) < 0) return lt_vm_raise(L, NULL);
     if (x->ndim == 1 && !keeps_graph(x)) { push_element(L, x, x->offset + k * x->strides[0]); return 1; }
     lt_vm_push_tensor(L, lt_select(x, 0, k));
     return 1;
@@ -257,6 +284,12 @@ static int l_index(lua_State *L) {
     lt_tensor *r;
     int64_t elem;
     if (x->ndim == 0) return luaL_error(L, "index: a 0-d tensor cannot be indexed (use :item())");
+    if (lt_vm_index_is_advanced(L, 2)) {
+      r = lt_vm_index_adv_get(L, x, 2);
+      if (!r) return lt_vm_raise(L, "index");
+      lt_vm_push_tensor(L, r);
+      return 1;
+    }
     if (table_view(L, x, 2, true, !keeps_graph(x), &r, &elem) < 0) return lt_vm_raise(L, "index");
     if (!r) { push_element(L, x, elem); return 1; }
     lt_vm_push_tensor(L, r);
@@ -267,7 +300,7 @@ static int l_index(lua_State *L) {
     if (kt->ndim == 0 && (kt->dtype == LT_INT64 || kt->dtype == LT_INT32)) {   /* like a number */
       int64_t v = lt_tensor_get_int64(kt, 0), k;
       if (x->ndim == 0) return luaL_error(L, "index: a 0-d tensor cannot be indexed (use :item())");
-      if (norm_index(v, 0, x->sizes[0], &k) < 0) return lt_vm_raise(L, NULL);
+      if (lt_vm_index_norm(v, 0, x->sizes[0], &k) < 0) return lt_vm_raise(L, NULL);
       lt_vm_push_tensor(L, lt_select(x, 0, k));
       return 1;
     }
@@ -285,7 +318,7 @@ static int l_index(lua_State *L) {
 /* dst[...] = the Lua value at vidx (number, boolean or tensor, broadcast) */
 static int assign_value(lua_State *L, lt_tensor *dst, int vidx) {
   lt_scalar s;
-  if (to_scalar(L, vidx, &s) == 0) return lt_tensor_fill_(dst, s);
+  if (lt_vm_index_scalar(L, vidx, &s) == 0) return lt_tensor_fill_(dst, s);
   lt_tensor *v = lt_vm_totensor(L, vidx);
   if (v) return lt_tensor_copy_(dst, v);
   return lt_error("index: cannot assign a %s to tensor elements (expected a number, boolean or tensor)",
@@ -332,7 +365,7 @@ static lt_tensor *broadcast_recorded(lt_tensor *v, const lt_tensor *dst) {
 ** so an in-place op on it rewrites its base's history */
 static int assign_value_recorded(lua_State *L, lt_tensor *dst, int vidx) {
   lt_scalar s;
-  bool scalar = to_scalar(L, vidx, &s) == 0;
+  bool scalar = lt_vm_index_scalar(L, vidx, &s) == 0;
   lt_tensor *v = scalar ? NULL : lt_vm_totensor(L, vidx);
   if (!scalar && !v)
     return lt_error("index: cannot assign a %s to tensor elements (expected a number, boolean or tensor)",
@@ -358,7 +391,7 @@ static int assign_by_tensor(lua_State *L, lt_tensor *x, lt_tensor *k, int vidx, 
   if (check_key_dtype(k) < 0) return -1;
   if (x->ndim == 0) return lt_error("index: a 0-d tensor cannot be indexed");
   lt_scalar s;
-  bool scalar = to_scalar(L, vidx, &s) == 0;
+  bool scalar = lt_vm_index_scalar(L, vidx, &s) == 0;
   lt_tensor *v = scalar ? NULL : lt_vm_totensor(L, vidx);
   if (!scalar && !v)
     return lt_error("index: cannot assign a %s to tensor elements (expected a number, boolean or tensor)",
@@ -402,7 +435,7 @@ static int assign_by_tensor(lua_State *L, lt_tensor *x, lt_tensor *k, int vidx, 
     }
   } else if (k->ndim == 0) {
     int64_t pos;
-    if (norm_index(lt_tensor_get_int64(k, 0), 0, x->sizes[0], &pos) < 0) return -1;
+    if (lt_vm_index_norm(lt_tensor_get_int64(k, 0), 0, x->sizes[0], &pos) < 0) return -1;
     lt_tensor *view = rec ? lt_select(x, 0, pos) : lt_strided_select(x, 0, pos);
     if (!view) return -1;
     int rc = rec ? assign_value_recorded(L, view, vidx) : assign_value(L, view, vidx);
@@ -445,8 +478,8 @@ static int l_newindex(lua_State *L) {
   if (rec && lt_check_inplace("index", x) < 0) return lt_vm_raise(L, NULL);
   if (ty == LUA_TNUMBER) {
     int64_t v, k;
-    if (to_int(L, 2, &v) < 0) return luaL_error(L, "index: index %s is not an integer", lua_tostring(L, 2));
-    if (norm_index(v, 0, x->sizes[0], &k) < 0) return lt_vm_raise(L, NULL);
+    if (lt_vm_index_int(L, 2, &v) < 0) return luaL_error(L, "index: index %s is not an integer", lua_tostring(L, 2));
+    if (lt_vm_index_norm(v, 0, x->sizes[0], &k) < 0) return lt_vm_raise(L, NULL);
     lt_scalar s;
     if (rec) {
       lt_tensor *view = lt_select(x, 0, k);
@@ -454,7 +487,7 @@ static int l_newindex(lua_State *L) {
       lt_tensor_release(view);
       return rc < 0 ? lt_vm_raise(L, "index") : 0;
     }
-    if (x->ndim == 1 && to_scalar(L, 3, &s) == 0) {
+    if (x->ndim == 1 && lt_vm_index_scalar(L, 3, &s) == 0) {
       if (store_scalar(x, x->offset + k * x->strides[0], s) < 0) return lt_vm_raise(L, NULL);
       lt_tensor_bump_version(x);
       return 0;
@@ -465,6 +498,10 @@ static int l_newindex(lua_State *L) {
     lt_tensor_release(view);
     if (rc < 0) return lt_vm_raise(L, "index");
     lt_tensor_bump_version(x);
+    return 0;
+  }
+  if (ty == LUA_TTABLE && lt_vm_index_is_advanced(L, 2)) {
+    if (lt_vm_index_adv_set(L, x, 2, 3, rec) < 0) return lt_vm_raise(L, "index");
     return 0;
   }
   if (ty == LUA_TTABLE) {
@@ -479,7 +516,7 @@ static int l_newindex(lua_State *L) {
       return rc < 0 ? lt_vm_raise(L, "index") : 0;
     }
     if (!view) {
-      rc = to_scalar(L, 3, &s) == 0 ? store_scalar(x, elem, s) : -2;
+      rc = lt_vm_index_scalar(L, 3, &s) == 0 ? store_scalar(x, elem, s) : -2;
       if (rc == -2) {   /* a tensor into one element */
         int64_t one = 1;
         view = lt_tensor_alias(x, elem, 0, &one, NULL);
