@@ -78,7 +78,7 @@ function GELU:__init(...)
   end
   self.approximate = approximate
 end
-function GELU:forward(x) return F.gelu(x, self.approximate) end
+function GELU:forward(x) return F.gelu(x, { approximate = self.approximate }) end   -- keyword-only in PyTorch
 function GELU:extra_repr() return "approximate='" .. self.approximate .. "'" end
 
 local Softplus = Module:extend("Softplus")

@@ -60,24 +60,25 @@ function Sequential:__init(...)
 end
 
 -- the i-th child (1-based; negative counts from the end); a range {a, b} gives a new Sequential
-local function child_at(self, i, who)
-  local keys = self._modules.keys
+local function child_at(self, i, who, reg, what)
+  local keys = (reg or self._modules).keys
   local n = #keys
-  if i < 0 then i = n + i + 1 end
-  if i < 1 or i > n or math.type(i) ~= "integer" then
-    error(("%s: index %s is out of range (it has %d modules)"):format(who, tostring(i), n), 3)
+  local j = i
+  if j < 0 then j = n + j + 1 end
+  if j < 1 or j > n or math.type(j) ~= "integer" then
+    error(("%s: index %s is out of range (it has %d %s)"):format(who, tostring(i), n, what or "modules"), 3)
   end
-  return keys[i]
+  return keys[j]
 end
 
 -- seq[i]. One past the end (n + 1) is nil, not an error: that is the read with which Lua's
 -- iteration ends (ipairs(seq), `while seq[i] do`), so `for i, m in ipairs(seq)` walks the
 -- modules as PyTorch's `for i, m in enumerate(seq)`. Every other index outside 1..n (and
 -- -n..-1) is an error: seq[0] (PyTorch's first index), seq[n + 2], seq[1.5].
-local function item(self, i, who, reg)
+local function item(self, i, who, reg, what)
   if type(i) ~= "number" then return nil end
   if i == #reg.keys + 1 then return nil end
-  return reg.vals[child_at(self, i, who)]
+  return reg.vals[child_at(self, i, who, reg, what)]
 end
 
 function Sequential:__getitem(i) return item(self, i, "Sequential", self._modules) end
@@ -253,7 +254,7 @@ function ParameterList:__init(...)
   end
   for i, p in ipairs(list or {}) do self:register_parameter(tostring(i), p) end
 end
-function ParameterList:__getitem(i) return item(self, i, "ParameterList", self._parameters) end
+function ParameterList:__getitem(i) return item(self, i, "ParameterList", self._parameters, "parameters") end
 function ParameterList:__len_impl() return #self._parameters.keys end
 function ParameterList:__pairs_impl()
   local i = 0

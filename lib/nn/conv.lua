@@ -240,6 +240,9 @@ local function avgpool_class(name, n)
     if x:dim() ~= n + 1 and x:dim() ~= n + 2 then
       error(("%s: expected %d-D or %d-D input, got %d-D"):format(name, n + 1, n + 2, x:dim()), 2)
     end
+    if n == 1 then   -- F.avg_pool1d has no divisor_override (PyTorch's)
+      return fn(x, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad)
+    end
     return fn(x, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad, self.divisor_override)
   end
   function P:extra_repr()

@@ -283,7 +283,20 @@ M.classes = class.namespace("nn")
 M.isinstance = class.isinstance
 function Module:is_a(cls) return class.isinstance(self, cls) end
 
-function Module:__init() end   -- no-op: registries exist before __init runs
+-- no-op: registries exist before __init runs. nn.Module() takes no arguments (PyTorch's
+-- Module.__init__ rejects any too), so a subclass without an __init of its own that is
+-- given some is told so rather than silently ignoring them
+local MODULE = class.signature("nn.Module", "")
+function Module:__init(...)
+  local n = select("#", ...)
+  if n == 0 then return end
+  if n == 1 and class.is_options((...)) then MODULE(...) return end   -- unknown option 'x'
+  local cls = getmetatable(self)
+  if rawequal(cls, Module) then MODULE(...) end
+  error(("%s: got %d argument(s), but the class has no __init of its own to take them (nn.Module's "
+    .. "takes none): define %s:__init"):format(rawget(cls, "__typename") or "nn.Module", n,
+    rawget(cls, "__name") or "Class"), 3)
+end
 
 Module.forward = function(self)
   error(("%s: forward() is not implemented"):format(self:_get_name()), 2)

@@ -7,7 +7,6 @@ local class = require "torch_class"
 
 -- PyTorch's implementation switches: accepted and ignored (every step here is one fused call);
 -- keyword-only here, whatever their place in PyTorch's signatures
-local IMPL_FLAGS = { "foreach", "fused", "capturable", "differentiable" }
 local IMPL = "foreach=nil, fused=nil, capturable=false, differentiable=false"
 
 return function(optim)
@@ -45,18 +44,6 @@ return function(optim)
       if type(g[k]) ~= "boolean" then error(("%s: option '%s' must be a boolean, got %s"):format(name, k, type(g[k])), 0) end
     end
   end
-  -- the defaults d (option -> value) with opts (a table, or a number: the lr) over them;
-  -- an option d does not name is an error naming the optimizer
-  local function defaults(opts, d, name)
-    if type(opts) == "number" then opts = { lr = opts } end
-    opts = class.check_options("optim." .. name, opts, d, IMPL_FLAGS)
-    local r = {}
-    for k, v in pairs(d) do r[k] = v end
-    for k, v in pairs(opts) do if d[k] ~= nil then r[k] = v end end
-    return r
-  end
-  optim._defaults = defaults
-
   -- an optimizer's constructor arguments: `spec` is its signature after `params` (PyTorch's
   -- parameters and order; the implementation switches keyword-only), d its defaults (option
   -- -> value; a default the signature cannot spell, such as betas, comes from here).
