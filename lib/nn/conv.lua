@@ -159,9 +159,15 @@ function Conv2d:forward(x)
 end
 
 local ConvTranspose2d = conv_class("ConvTranspose2d", 2, true)
--- forward(x, output_size): output_size picks output_padding so the result has that size
-function ConvTranspose2d:forward(x, output_size)
+-- forward(input, output_size=nil): output_size picks output_padding so the result has that size
+local CONVTRANSPOSE_FORWARD = signature("nn.ConvTranspose2d:forward", "input, output_size=nil")
+function ConvTranspose2d:forward(...)
+  local a = CONVTRANSPOSE_FORWARD(...)
+  local x, output_size = a.input, a.output_size
   self:_check_input(x)
+  if output_size ~= nil and (type(output_size) ~= "table" or #output_size < 2) then
+    error("ConvTranspose2d: argument 'output_size' must be a list of at least 2 sizes", 2)
+  end
   local op = self.output_padding
   if output_size ~= nil then
     local d = x:dim()

@@ -149,6 +149,9 @@ local UNFLATTEN = signature("nn.Unflatten", "dim, unflattened_size")
 function Unflatten:__init(...)
   local a = UNFLATTEN(...)
   local dim, unflattened_size = a.dim, a.unflattened_size
+  if math.type(dim) ~= "integer" then
+    error(("Unflatten: argument 'dim' must be an integer, got %s"):format(tostring(dim)), 3)
+  end
   if type(unflattened_size) ~= "table" then
     error("Unflatten: argument 'unflattened_size' must be a list of sizes", 3)
   end
@@ -209,9 +212,10 @@ function Embedding:__init(...)
   self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
   local pi = a.padding_idx
   if pi ~= nil then
-    if math.type(pi) ~= "integer" then
+    if not math.tointeger(pi) then
       error(("Embedding: argument 'padding_idx' must be an integer, got %s"):format(tostring(pi)), 3)
     end
+    pi = math.tointeger(pi)
     if pi < 0 then pi = num_embeddings + pi + 1 end
     if pi < 1 or pi > num_embeddings then
       error(("Embedding: padding_idx must be within num_embeddings (1..%d), got %d"):format(num_embeddings, a.padding_idx), 3)

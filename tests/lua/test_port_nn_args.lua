@@ -27,6 +27,12 @@ T.test("Conv2d: kernel_size and stride by name, or every argument by name", func
   T.eq(t.output_padding, { 1, 1 })
   T.eq(nn.ConvTranspose2d(2, 4, 3, { output_padding = 1, stride = 2 }).output_padding, { 1, 1 })
   T.raises(function() nn.Conv2d(1, 16, 3, { kernel_size = 3 }) end, "nn.Conv2d: argument 'kernel_size' given twice")
+  -- ConvTranspose2d's forward(input, output_size=None), by position or by name
+  local up = nn.ConvTranspose2d(1, 1, 3, 2, 1)
+  local x = torch.zeros(1, 1, 4, 4)
+  T.eq(up(x, { 8, 8 }).shape, { 1, 1, 8, 8 })
+  T.eq(up(x, { output_size = { 8, 8 } }).shape, { 1, 1, 8, 8 })
+  T.raises(function() up(x, { output_sise = { 8, 8 } }) end, "nn.ConvTranspose2d:forward: unknown option 'output_sise'")
 end)
 
 T.test("nn.init: mean, std, a, b, gain, val, mode by name", function()
