@@ -33,7 +33,7 @@ C.Sequential = Sequential
 local SEQUENTIAL = base.varargs_signature("nn.Sequential", "*args")
 function Sequential:__init(...)
   local n = select("#", ...)
-  if n == 1 and holds((...), is_module) and next((...)) ~= nil and (...)[1] == nil then
+  if n == 1 and holds((...), is_module) and (...)[1] == nil then
     error("Sequential: a table of named modules has no order in Lua; give a list of {name, module} pairs: "
       .. "nn.Sequential({{\"conv\", c}, {\"relu\", r}})", 3)
   end
