@@ -4,6 +4,7 @@
 -- (PyTorch: "0", "1", ...): `seq[1]` is the first layer, tostring(seq) prints "(1): ...",
 -- and state_dict keys read "1.weight". ModuleDict keeps its keys as given.
 local torch = require "torch"
+local class = require "torch_class"
 local base = require "nn.module"
 local Module, is_module = base.Module, base.is_module
 
@@ -15,16 +16,32 @@ local function check_module(who, m, i)
   end
 end
 
+-- a plain table holding at least one value of the kind `is` tells: a dict of modules
+-- (ModuleDict{enc = m}) or of parameters, not an options table, whatever its keys
+local function holds(t, is)
+  if type(t) ~= "table" or getmetatable(t) ~= nil then return false end
+  for _, v in next, t do if is(v) then return true end end
+  return false
+end
+
 ------------------------------------------------------------------------------
 -- Sequential(m1, m2, ...) or Sequential({name = m, ...} as an ordered list of {name, m})
 ------------------------------------------------------------------------------
 local Sequential = Module:extend("Sequential")
 C.Sequential = Sequential
 
+local SEQUENTIAL = base.varargs_signature("nn.Sequential", "*args")
 function Sequential:__init(...)
+  local n = select("#", ...)
+  if n == 1 and holds((...), is_module) and (...)[1] == nil then
+    error("Sequential: a table of named modules has no order in Lua; give a list of {name, module} pairs: "
+      .. "nn.Sequential({{\"conv\", c}, {\"relu\", r}})", 3)
+  end
+  local _
+  _, n = base.varargs_options(SEQUENTIAL, ...)
   local args = table.pack(...)
   -- Sequential{{"conv", c}, {"relu", r}}: named children in order (PyTorch's OrderedDict form)
-  if args.n == 1 and type(args[1]) == "table" and not is_module(args[1]) then
+  if n == 1 and type(args[1]) == "table" and not is_module(args[1]) then
     for i, e in ipairs(args[1]) do
       if type(e) == "table" and not is_module(e) then
         check_module("Sequential", e[2], i)
@@ -36,30 +53,35 @@ function Sequential:__init(...)
     end
     return
   end
-  for i = 1, args.n do
+  for i = 1, n do
     check_module("Sequential", args[i], i)
     self:add_module(tostring(i), args[i])
   end
 end
 
 -- the i-th child (1-based; negative counts from the end); a range {a, b} gives a new Sequential
-local function child_at(self, i, who)
-  local keys = self._modules.keys
+local function child_at(self, i, who, reg, what)
+  local keys = (reg or self._modules).keys
   local n = #keys
-  if i < 0 then i = n + i + 1 end
-  if i < 1 or i > n or math.type(i) ~= "integer" then
-    error(("%s: index %s is out of range (it has %d modules)"):format(who, tostring(i), n), 3)
+  local j = i
+  if j < 0 then j = n + j + 1 end
+  if j < 1 or j > n or math.type(j) ~= "integer" then
+    error(("%s: index %s is out of range (it has %d %s)"):format(who, tostring(i), n, what or "modules"), 3)
   end
-  return keys[i]
+  return keys[j]
 end
 
-function Sequential:__getitem(i)
-  if type(i) == "number" then
-    return self._modules.vals[child_at(self, i, "Sequential")]
-  end
-  return nil
+-- seq[i]. One past the end (n + 1) is nil, not an error: that is the read with which Lua's
+-- iteration ends (ipairs(seq), `while seq[i] do`), so `for i, m in ipairs(seq)` walks the
+-- modules as PyTorch's `for i, m in enumerate(seq)`. Every other index outside 1..n (and
+-- -n..-1) is an error: seq[0] (PyTorch's first index), seq[n + 2], seq[1.5].
+local function item(self, i, who, reg, what)
+  if type(i) ~= "number" then return nil end
+  if i == #reg.keys + 1 then return nil end
+  return reg.vals[child_at(self, i, who, reg, what)]
 end
 
+function Sequential:__getitem(i) return item(self, i, "Sequential", self._modules) end
 function Sequential:__setitem(i, m)
   check_module("Sequential", m, i)
   local k = child_at(self, i, "Sequential")
@@ -138,7 +160,9 @@ end
 local ModuleList = Module:extend("ModuleList")
 C.ModuleList = ModuleList
 
-function ModuleList:__init(list)
+local MODULELIST = class.signature("nn.ModuleList", "modules=nil")
+function ModuleList:__init(...)
+  local list = MODULELIST(...).modules
   if list ~= nil then
     if type(list) ~= "table" or is_module(list) then
       error("ModuleList: expected a list of modules", 3)
@@ -149,7 +173,7 @@ function ModuleList:__init(list)
     end
   end
 end
-ModuleList.__getitem = Sequential.__getitem
+function ModuleList:__getitem(i) return item(self, i, "ModuleList", self._modules) end
 ModuleList.__len_impl = Sequential.__len_impl
 ModuleList.__pairs_impl = Sequential.__pairs_impl
 ModuleList.append = Sequential.append
@@ -188,7 +212,12 @@ function ModuleDict:update(t)
   return self
 end
 
-function ModuleDict:__init(t) if t ~= nil then self:update(t) end end
+local MODULEDICT = class.signature("nn.ModuleDict", "modules=nil")
+function ModuleDict:__init(...)
+  local t = ...
+  if not (select("#", ...) == 1 and holds(t, is_module)) then t = MODULEDICT(...).modules end
+  if t ~= nil then self:update(t) end
+end
 function ModuleDict:keys() local out = {} for i, k in ipairs(self._modules.keys) do out[i] = k end return out end
 function ModuleDict:values() return self:children() end
 function ModuleDict:items() return self:named_children() end
@@ -216,17 +245,32 @@ end
 ------------------------------------------------------------------------------
 local ParameterList = Module:extend("ParameterList")
 C.ParameterList = ParameterList
-function ParameterList:__init(list)
+local PARAMETERLIST = class.signature("nn.ParameterList", "values=nil")
+function ParameterList:__init(...)
+  local list = PARAMETERLIST(...).values
+  if list ~= nil and (type(list) ~= "table" or torch.is_tensor(list)) then
+    error("ParameterList: argument 'values' must be a list of tensors, got " ..
+      (torch.is_tensor(list) and "a tensor" or type(list)), 3)
+  end
   for i, p in ipairs(list or {}) do self:register_parameter(tostring(i), p) end
 end
-function ParameterList:__getitem(i)
-  local keys = self._parameters.keys
-  if i < 0 then i = #keys + i + 1 end
-  return self._parameters.vals[keys[i]]
-end
+function ParameterList:__getitem(i) return item(self, i, "ParameterList", self._parameters, "parameters") end
 function ParameterList:__len_impl() return #self._parameters.keys end
+function ParameterList:__pairs_impl()
+  local i = 0
+  return function()
+    i = i + 1
+    local k = self._parameters.keys[i]
+    if k then return i, self._parameters.vals[k] end
+  end
+end
 function ParameterList:append(p)
   self:register_parameter(tostring(#self._parameters.keys + 1), p)
+  return self
+end
+function ParameterList:extend(list, ...)
+  if type(list) == "string" then return Module.extend(self, list, ...) end
+  for _, p in ipairs(list) do self:append(p) end
   return self
 end
 function ParameterList:extra_repr()
@@ -241,14 +285,43 @@ function ParameterList:extra_repr()
   return table.concat(lines, "\n")
 end
 
+-- ParameterDict({name = p, ...}) (keys sorted: Lua tables have no order) or
+-- ParameterDict({{"name", p}, ...}) to fix the order
 local ParameterDict = Module:extend("ParameterDict")
 C.ParameterDict = ParameterDict
-function ParameterDict:__init(t)
-  if t then
+local PARAMETERDICT = class.signature("nn.ParameterDict", "parameters=nil")
+function ParameterDict:update(t)
+  if type(t) ~= "table" or torch.is_tensor(t) then
+    error("ParameterDict: expected a table of tensors, got " .. (torch.is_tensor(t) and "a tensor" or type(t)), 3)
+  end
+  if #t > 0 then
+    for _, e in ipairs(t) do self:register_parameter(tostring(e[1]), e[2]) end
+  else
     for _, k in ipairs(base.keys(t)) do self:register_parameter(k, t[k]) end
   end
+  return self
+end
+function ParameterDict:__init(...)
+  local t = ...
+  if not (select("#", ...) == 1 and holds(t, torch.is_tensor)) then t = PARAMETERDICT(...).parameters end
+  if t ~= nil then self:update(t) end
 end
 function ParameterDict:__len_impl() return #self._parameters.keys end
 function ParameterDict:keys() local out = {} for i, k in ipairs(self._parameters.keys) do out[i] = k end return out end
+function ParameterDict:values()
+  local out = {}
+  for i, k in ipairs(self._parameters.keys) do out[i] = self._parameters.vals[k] end
+  return out
+end
+function ParameterDict:items() return self:named_parameters({ recurse = false }) end
+function ParameterDict:contains(k) return self._parameters.vals[k] ~= nil end
+function ParameterDict:__pairs_impl()
+  local i = 0
+  return function()
+    i = i + 1
+    local k = self._parameters.keys[i]
+    if k then return k, self._parameters.vals[k] end
+  end
+end
 
 return C

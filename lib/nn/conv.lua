@@ -4,12 +4,9 @@ local base = require "nn.module"
 local F = require "nn.functional"
 local init = require "nn.initializers"
 local Module, Parameter, pyval = base.Module, base.Parameter, base.pyval
-local check_options = require("torch_class").check_options
+local signature = require("torch_class").signature
 
 local C = {}
-
--- an options table where a positional argument may stand: a plain table that is not a list
-local function is_opts(v) return type(v) == "table" and getmetatable(v) == nil and v[1] == nil end
 
 local function ntuple(v, n, who, arg)
   if type(v) == "number" then local t = {} for i = 1, n do t[i] = v end return t end
@@ -26,26 +23,20 @@ end
 local function all_eq(t, v) for _, x in ipairs(t) do if x ~= v then return false end end return true end
 
 ------------------------------------------------------------------------------
--- _ConvNd: Conv1d/Conv2d(in, out, kernel_size, {stride=1, padding=0, dilation=1, groups=1,
--- bias=true, padding_mode="zeros"}) (or those as positional arguments in PyTorch's order)
+-- _ConvNd: Conv1d/Conv2d(in_channels, out_channels, kernel_size, stride=1, padding=0,
+-- dilation=1, groups=1, bias=true, padding_mode="zeros", *, device=nil, dtype=nil);
+-- ConvTranspose2d's order is PyTorch's: ..., padding, output_padding, groups, bias, dilation, ...
 ------------------------------------------------------------------------------
-local CONV_OPTS = { "stride", "padding", "dilation", "groups", "bias", "padding_mode", "dtype" }
-local CONV_TRANSPOSE_OPTS = { "stride", "padding", "output_padding", "groups", "bias", "dilation", "padding_mode", "dtype" }
+local CONV_SPEC = "in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, " ..
+  "bias=true, padding_mode='zeros', *, device=nil, dtype=nil"
+local CONV_TRANSPOSE_SPEC = "in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, " ..
+  "groups=1, bias=true, dilation=1, padding_mode='zeros', *, device=nil, dtype=nil"
 local function conv_class(name, n, transposed)
   local Conv = Module:extend(name)
-  local allowed = transposed and CONV_TRANSPOSE_OPTS or CONV_OPTS
-  function Conv:__init(in_channels, out_channels, kernel_size, stride, padding, a6, a7, a8, a9)
-    local o
-    if is_opts(stride) then
-      o = check_options("nn." .. name, stride, allowed)
-    else
-      o = {}
-      if transposed then   -- stride, padding, output_padding, groups, bias, dilation
-        o.stride, o.padding, o.output_padding, o.groups, o.bias, o.dilation = stride, padding, a6, a7, a8, a9
-      else                  -- stride, padding, dilation, groups, bias, padding_mode
-        o.stride, o.padding, o.dilation, o.groups, o.bias, o.padding_mode = stride, padding, a6, a7, a8, a9
-      end
-    end
+  local SIG = signature("nn." .. name, transposed and CONV_TRANSPOSE_SPEC or CONV_SPEC)
+  function Conv:__init(...)
+    local o = SIG(...)
+    local in_channels, out_channels, kernel_size = o.in_channels, o.out_channels, o.kernel_size
     local function int(arg, v)
       if math.type(v) ~= "integer" or v < 1 then
         error(("%s: argument '%s' must be a positive integer, got %s"):format(name, arg, tostring(v)), 4)
@@ -85,7 +76,7 @@ local function conv_class(name, n, transposed)
     if transposed then shape = { in_channels, out_channels // groups }
     else shape = { out_channels, in_channels // groups } end
     for i = 1, n do shape[#shape + 1] = self.kernel_size[i] end
-    local fo = { dtype = o.dtype, requires_grad = false }
+    local fo = base.factory_kwargs("nn." .. name, o)
     self.weight = Parameter(torch.empty(shape, fo))
     if o.bias ~= false then self.bias = Parameter(torch.empty(out_channels, fo)) end
     self:reset_parameters()
@@ -168,9 +159,15 @@ function Conv2d:forward(x)
 end
 
 local ConvTranspose2d = conv_class("ConvTranspose2d", 2, true)
--- forward(x, output_size): output_size picks output_padding so the result has that size
-function ConvTranspose2d:forward(x, output_size)
+-- forward(input, output_size=nil): output_size picks output_padding so the result has that size
+local CONVTRANSPOSE_FORWARD = signature("nn.ConvTranspose2d:forward", "input, output_size=nil")
+function ConvTranspose2d:forward(...)
+  local a = CONVTRANSPOSE_FORWARD(...)
+  local x, output_size = a.input, a.output_size
   self:_check_input(x)
+  if output_size ~= nil and (type(output_size) ~= "table" or #output_size < 2) then
+    error("ConvTranspose2d: argument 'output_size' must be a list of at least 2 sizes", 2)
+  end
   local op = self.output_padding
   if output_size ~= nil then
     local d = x:dim()
@@ -191,29 +188,25 @@ end
 ------------------------------------------------------------------------------
 -- pooling
 ------------------------------------------------------------------------------
-local POOL_OPTS = { "stride", "padding" }   -- and the pool's own (names)
-local function pool_args(who, kernel_size, stride, padding, a4, a5, a6, names)
-  local o
-  if is_opts(stride) and next(stride) ~= nil then
-    o = check_options("nn." .. who, stride, POOL_OPTS, names)
-  else
-    o = { stride = stride, padding = padding }
-    o[names[1]], o[names[2]], o[names[3]] = a4, a5, a6
-  end
-  if kernel_size == nil then error(who .. ": argument 'kernel_size' is required", 4) end
+-- the pools' arguments: kernel_size is required; stride defaults to kernel_size
+local function pool_args(who, SIG, ...)
+  local o = SIG(...)
+  if o.kernel_size == nil then error(who .. ": argument 'kernel_size' is required", 4) end
   return o
 end
 
 local function maxpool_class(name, n)
   local P = Module:extend(name)
   -- MaxPool2d(kernel_size, stride=kernel_size, padding=0, dilation=1, return_indices=false, ceil_mode=false)
-  function P:__init(kernel_size, stride, padding, dilation, return_indices, ceil_mode)
-    local o = pool_args(name, kernel_size, stride, padding, dilation, return_indices, ceil_mode,
-      { "dilation", "return_indices", "ceil_mode" })
+  local SIG = signature("nn." .. name, "kernel_size, stride=nil, padding=0, dilation=1, return_indices=false, " ..
+    "ceil_mode=false")
+  function P:__init(...)
+    local o = pool_args(name, SIG, ...)
+    local kernel_size = o.kernel_size
     self.kernel_size = kernel_size
     self.stride = o.stride or kernel_size
-    self.padding, self.dilation = o.padding or 0, o.dilation or 1
-    self.return_indices, self.ceil_mode = o.return_indices or false, o.ceil_mode or false
+    self.padding, self.dilation = o.padding, o.dilation
+    self.return_indices, self.ceil_mode = o.return_indices, o.ceil_mode
   end
   local fn = n == 1 and F.max_pool1d or F.max_pool2d
   function P:forward(x)
@@ -234,14 +227,17 @@ maxpool_class("MaxPool2d", 2)
 
 local function avgpool_class(name, n)
   local P = Module:extend(name)
-  -- AvgPool2d(kernel_size, stride=kernel_size, padding=0, ceil_mode=false, count_include_pad=true, divisor_override)
-  function P:__init(kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
-    local o = pool_args(name, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
-      { "ceil_mode", "count_include_pad", "divisor_override" })
+  -- AvgPool2d(kernel_size, stride=kernel_size, padding=0, ceil_mode=false, count_include_pad=true,
+  -- divisor_override=nil); AvgPool1d has no divisor_override, as in PyTorch
+  local SIG = signature("nn." .. name, "kernel_size, stride=nil, padding=0, ceil_mode=false, " ..
+    "count_include_pad=true" .. (n == 2 and ", divisor_override=nil" or ""))
+  function P:__init(...)
+    local o = pool_args(name, SIG, ...)
+    local kernel_size = o.kernel_size
     self.kernel_size = kernel_size
     self.stride = o.stride or kernel_size
-    self.padding, self.ceil_mode = o.padding or 0, o.ceil_mode or false
-    if o.count_include_pad == nil then self.count_include_pad = true else self.count_include_pad = o.count_include_pad end
+    self.padding, self.ceil_mode = o.padding, o.ceil_mode
+    self.count_include_pad = o.count_include_pad
     self.divisor_override = o.divisor_override
   end
   local fn = n == 1 and F.avg_pool1d or F.avg_pool2d
@@ -250,7 +246,7 @@ local function avgpool_class(name, n)
     if x:dim() ~= n + 1 and x:dim() ~= n + 2 then
       error(("%s: expected %d-D or %d-D input, got %d-D"):format(name, n + 1, n + 2, x:dim()), 2)
     end
-    if n == 1 then   -- (F.avg_pool1d has no divisor_override)
+    if n == 1 then   -- F.avg_pool1d has no divisor_override (PyTorch's)
       return fn(x, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad)
     end
     return fn(x, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad, self.divisor_override)
@@ -269,7 +265,9 @@ avgpool_class("AvgPool2d", 2)
 
 local AdaptiveAvgPool2d = Module:extend("AdaptiveAvgPool2d")
 C.AdaptiveAvgPool2d = AdaptiveAvgPool2d
-function AdaptiveAvgPool2d:__init(output_size)
+local ADAPTIVEAVGPOOL2D = signature("nn.AdaptiveAvgPool2d", "output_size")
+function AdaptiveAvgPool2d:__init(...)
+  local output_size = ADAPTIVEAVGPOOL2D(...).output_size
   if output_size == nil then error("AdaptiveAvgPool2d: argument 'output_size' is required", 3) end
   self.output_size = output_size
 end
@@ -283,14 +281,11 @@ function AdaptiveAvgPool2d:extra_repr() return "output_size=" .. pyval(self.outp
 
 local AdaptiveMaxPool2d = Module:extend("AdaptiveMaxPool2d")
 C.AdaptiveMaxPool2d = AdaptiveMaxPool2d
-local ADAPTIVE_MAX_OPTS = { "return_indices" }
-function AdaptiveMaxPool2d:__init(output_size, return_indices)
-  if output_size == nil then error("AdaptiveMaxPool2d: argument 'output_size' is required", 3) end
-  if type(return_indices) == "table" then
-    check_options("nn.AdaptiveMaxPool2d", return_indices, ADAPTIVE_MAX_OPTS)
-    return_indices = return_indices.return_indices
-  end
-  self.output_size, self.return_indices = output_size, return_indices or false
+local ADAPTIVEMAXPOOL2D = signature("nn.AdaptiveMaxPool2d", "output_size, return_indices=false")
+function AdaptiveMaxPool2d:__init(...)
+  local a = ADAPTIVEMAXPOOL2D(...)
+  if a.output_size == nil then error("AdaptiveMaxPool2d: argument 'output_size' is required", 3) end
+  self.output_size, self.return_indices = a.output_size, a.return_indices
 end
 function AdaptiveMaxPool2d:forward(x)
   if not torch.is_tensor(x) or (x:dim() ~= 3 and x:dim() ~= 4) then

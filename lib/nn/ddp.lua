@@ -30,11 +30,26 @@ local function dist() return require "distributed" end
 
 local function no_grad(fn) return torch.no_grad(fn) end
 
-local DDP_OPTS = { "bucket_cap_mb", "process_group", "broadcast_buffers", "find_unused_parameters",
-  "gradient_as_bucket_view", "first_bucket_bytes" }
-function DDP:__init(module, opts)
-  opts = require("torch_class").check_options("nn.DistributedDataParallel", opts, DDP_OPTS)
+-- PyTorch's arguments (dim is 1-based, and like check_reduction and static_graph it changes
+-- nothing here: there is one device per process and no scatter); first_bucket_bytes is
+-- lutorch's (the size of the first, small bucket)
+local DDP_SIG = require("torch_class").signature("nn.DistributedDataParallel",
+  "module, device_ids=nil, output_device=nil, dim=1, broadcast_buffers=true, process_group=nil, " ..
+  "bucket_cap_mb=25, find_unused_parameters=false, check_reduction=false, gradient_as_bucket_view=false, " ..
+  "static_graph=false, *, first_bucket_bytes=nil")
+function DDP:__init(...)
+  local opts = DDP_SIG(...)
+  local module = opts.module
   if not base.is_module(module) then error("DistributedDataParallel: expected a module, got " .. type(module), 3) end
+  if opts.device_ids ~= nil or opts.output_device ~= nil then
+    -- as PyTorch: they name the one GPU of a GPU module; a CPU module takes neither
+    for _, p in ipairs(module:parameters()) do
+      if p.device.type == "cpu" then
+        error("DistributedDataParallel: device_ids and output_device only work with modules on a GPU; "
+          .. "this module's parameters are on the CPU (leave them out)", 3)
+      end
+    end
+  end
   local d = dist()
   if not d.is_initialized() then
     error("DistributedDataParallel: the default process group is not initialized; call torch.distributed.init_process_group first", 3)

@@ -1,17 +1,16 @@
 -- nn/layers.lua — the basic layers: Linear, Bilinear, Identity, Flatten, Unflatten, the
 -- dropouts, Embedding, PixelShuffle/PixelUnshuffle, Upsample. Each takes PyTorch's
--- positional arguments and an options table last, and initialises its parameters as PyTorch.
+-- positional arguments, any of them by name in an options table last (its signature, declared
+-- once with class.signature), and initialises its parameters as PyTorch.
 local torch = require "torch"
+local class = require "torch_class"
 local base = require "nn.module"
 local F = require "nn.functional"
 local init = require "nn.initializers"
 local Module, Parameter, pyval = base.Module, base.Parameter, base.pyval
-local check_options = require("torch_class").check_options
+local signature, factory_kwargs = class.signature, base.factory_kwargs
 
 local L = {}
-
--- an options table where a positional argument may stand: a plain table that is not a list
-local function is_opts(v) return type(v) == "table" and getmetatable(v) == nil and v[1] == nil end
 
 -- shared argument checks: errors name the layer
 local function check_int(who, name, v, min)
@@ -26,34 +25,37 @@ local function check_input(who, x)
 end
 L._check_input = check_input
 
--- the dtype (and, later, device) a layer's factory options ask for
-local function factory(opts)
-  return { dtype = opts and opts.dtype or nil, requires_grad = false }
-end
-L._factory = factory
+-- the dtype and device a layer's parameters are made with (checked, naming the layer)
+L._factory = factory_kwargs
 
 ------------------------------------------------------------------------------
 -- Identity
 ------------------------------------------------------------------------------
 local Identity = Module:extend("Identity")
 L.Identity = Identity
+-- PyTorch's Identity takes any arguments and ignores them; here positional ones are ignored
+-- too, and a misspelt options table is still an error
+local IDENTITY = base.varargs_signature("nn.Identity", "*args")
+function Identity:__init(...) base.varargs_options(IDENTITY, ...) end
 function Identity:forward(x) return x end
 
 ------------------------------------------------------------------------------
--- Linear(in_features, out_features, {bias=true, dtype=})
+-- Linear(in_features, out_features, bias=true, *, device=nil, dtype=nil)
 ------------------------------------------------------------------------------
 local Linear = Module:extend("Linear")
 L.Linear = Linear
 
-local LINEAR_OPTS = { "bias", "dtype" }
-function Linear:__init(in_features, out_features, opts)
-  opts = check_options("nn.Linear", opts, LINEAR_OPTS)
+local LINEAR = signature("nn.Linear", "in_features, out_features, bias=true, *, device=nil, dtype=nil")
+function Linear:__init(...)
+  local a = LINEAR(...)
+  local in_features, out_features = a.in_features, a.out_features
   check_int("Linear", "in_features", in_features, 0)
   check_int("Linear", "out_features", out_features, 0)
+  local fo = factory_kwargs("nn.Linear", a)
   self.in_features, self.out_features = in_features, out_features
-  self.weight = Parameter(torch.empty(out_features, in_features, factory(opts)))
-  if opts.bias ~= false then
-    self.bias = Parameter(torch.empty(out_features, factory(opts)))
+  self.weight = Parameter(torch.empty(out_features, in_features, fo))
+  if a.bias ~= false then
+    self.bias = Parameter(torch.empty(out_features, fo))
   end
   self:reset_parameters()
 end
@@ -84,18 +86,22 @@ function Linear:extra_repr()
 end
 
 ------------------------------------------------------------------------------
--- Bilinear(in1_features, in2_features, out_features, {bias=true})
+-- Bilinear(in1_features, in2_features, out_features, bias=true, *, device=nil, dtype=nil)
 ------------------------------------------------------------------------------
 local Bilinear = Module:extend("Bilinear")
 L.Bilinear = Bilinear
 
-function Bilinear:__init(in1, in2, out, opts)
-  opts = check_options("nn.Bilinear", opts, LINEAR_OPTS)
+local BILINEAR = signature("nn.Bilinear",
+  "in1_features, in2_features, out_features, bias=true, *, device=nil, dtype=nil")
+function Bilinear:__init(...)
+  local a = BILINEAR(...)
+  local in1, in2, out = a.in1_features, a.in2_features, a.out_features
   check_int("Bilinear", "in1_features", in1); check_int("Bilinear", "in2_features", in2)
   check_int("Bilinear", "out_features", out)
+  local fo = factory_kwargs("nn.Bilinear", a)
   self.in1_features, self.in2_features, self.out_features = in1, in2, out
-  self.weight = Parameter(torch.empty(out, in1, in2, factory(opts)))
-  if opts.bias ~= false then self.bias = Parameter(torch.empty(out, factory(opts))) end
+  self.weight = Parameter(torch.empty(out, in1, in2, fo))
+  if a.bias ~= false then self.bias = Parameter(torch.empty(out, fo)) end
   self:reset_parameters()
 end
 
@@ -126,13 +132,10 @@ end
 ------------------------------------------------------------------------------
 local Flatten = Module:extend("Flatten")
 L.Flatten = Flatten
-local FLATTEN_OPTS = { "start_dim", "end_dim" }
-function Flatten:__init(start_dim, end_dim)
-  if type(start_dim) == "table" then
-    check_options("nn.Flatten", start_dim, FLATTEN_OPTS)
-    start_dim, end_dim = start_dim.start_dim, start_dim.end_dim
-  end
-  self.start_dim, self.end_dim = start_dim or 2, end_dim or -1
+local FLATTEN = signature("nn.Flatten", "start_dim=2, end_dim=-1")
+function Flatten:__init(...)
+  local a = FLATTEN(...)
+  self.start_dim, self.end_dim = a.start_dim, a.end_dim
 end
 function Flatten:forward(x)
   check_input("Flatten", x)
@@ -142,7 +145,13 @@ function Flatten:extra_repr() return ("start_dim=%d, end_dim=%d"):format(self.st
 
 local Unflatten = Module:extend("Unflatten")
 L.Unflatten = Unflatten
-function Unflatten:__init(dim, unflattened_size)
+local UNFLATTEN = signature("nn.Unflatten", "dim, unflattened_size")
+function Unflatten:__init(...)
+  local a = UNFLATTEN(...)
+  local dim, unflattened_size = a.dim, a.unflattened_size
+  if math.type(dim) ~= "integer" then
+    error(("Unflatten: argument 'dim' must be an integer, got %s"):format(tostring(dim)), 3)
+  end
   if type(unflattened_size) ~= "table" then
     error("Unflatten: argument 'unflattened_size' must be a list of sizes", 3)
   end
@@ -159,15 +168,12 @@ end
 ------------------------------------------------------------------------------
 -- dropouts: active in training mode only
 ------------------------------------------------------------------------------
-local DROPOUT_OPTS = { "p", "inplace" }
 local function dropout_class(name, fn)
   local D = Module:extend(name)
-  function D:__init(p, inplace)
-    if type(p) == "table" then
-      check_options("nn." .. name, p, DROPOUT_OPTS)
-      p, inplace = p.p, p.inplace
-    end
-    if p == nil then p = 0.5 end
+  local SIG = signature("nn." .. name, "p=0.5, inplace=false")
+  function D:__init(...)
+    local a = SIG(...)
+    local p, inplace = a.p, a.inplace
     if type(p) ~= "number" or p < 0 or p > 1 then
       error(("%s: dropout probability has to be between 0 and 1, but got %s"):format(name, tostring(p)), 3)
     end
@@ -188,37 +194,49 @@ dropout_class("Dropout3d", F.dropout3d)
 dropout_class("AlphaDropout", function(x, p, t) return F.alpha_dropout(x, p, t) end)
 
 ------------------------------------------------------------------------------
--- Embedding(num_embeddings, embedding_dim, {padding_idx=, max_norm=, norm_type=, _weight=})
+-- Embedding(num_embeddings, embedding_dim, padding_idx=nil, max_norm=nil, norm_type=2.0,
+-- scale_grad_by_freq=false, sparse=false, _weight=nil, _freeze=false, *, device=nil, dtype=nil)
 -- padding_idx is 1-based (negative counts from the end); its row starts at zero and gets no gradient
 ------------------------------------------------------------------------------
 local Embedding = Module:extend("Embedding")
 L.Embedding = Embedding
 
-local EMBEDDING_OPTS = { "padding_idx", "max_norm", "norm_type", "scale_grad_by_freq", "sparse", "dtype",
-  "_weight", "_freeze" }
-function Embedding:__init(num_embeddings, embedding_dim, opts)
-  opts = check_options("nn.Embedding", opts, EMBEDDING_OPTS)
+local EMBEDDING = signature("nn.Embedding", "num_embeddings, embedding_dim, padding_idx=nil, max_norm=nil, " ..
+  "norm_type=2.0, scale_grad_by_freq=false, sparse=false, _weight=nil, _freeze=false, *, device=nil, dtype=nil")
+function Embedding:__init(...)
+  local a = EMBEDDING(...)
+  local num_embeddings, embedding_dim = a.num_embeddings, a.embedding_dim
   check_int("Embedding", "num_embeddings", num_embeddings)
   check_int("Embedding", "embedding_dim", embedding_dim)
+  local fo = factory_kwargs("nn.Embedding", a)
   self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
-  local pi = opts.padding_idx
+  local pi = a.padding_idx
   if pi ~= nil then
+    if not math.tointeger(pi) then
+      error(("Embedding: argument 'padding_idx' must be an integer, got %s"):format(tostring(pi)), 3)
+    end
+    pi = math.tointeger(pi)
     if pi < 0 then pi = num_embeddings + pi + 1 end
     if pi < 1 or pi > num_embeddings then
-      error(("Embedding: padding_idx must be within num_embeddings (1..%d), got %d"):format(num_embeddings, opts.padding_idx), 3)
+      error(("Embedding: padding_idx must be within num_embeddings (1..%d), got %d"):format(num_embeddings, a.padding_idx), 3)
     end
   end
+  -- scaling the gradient by word frequency is not done by F.embedding: refuse it rather than
+  -- train with unscaled gradients (sparse=true is accepted; the gradient is dense, same values)
+  if a.scale_grad_by_freq then
+    error("Embedding: scale_grad_by_freq=true is not supported", 3)
+  end
   self.padding_idx = pi
-  self.max_norm, self.norm_type = opts.max_norm, opts.norm_type or 2.0
-  self.scale_grad_by_freq, self.sparse = opts.scale_grad_by_freq or false, opts.sparse or false
-  if opts._weight ~= nil then
-    local w = opts._weight
-    if w:dim() ~= 2 or w:size(1) ~= num_embeddings or w:size(2) ~= embedding_dim then
+  self.max_norm, self.norm_type = a.max_norm, a.norm_type
+  self.scale_grad_by_freq, self.sparse = a.scale_grad_by_freq, a.sparse
+  if a._weight ~= nil then
+    local w = a._weight
+    if not torch.is_tensor(w) or w:dim() ~= 2 or w:size(1) ~= num_embeddings or w:size(2) ~= embedding_dim then
       error("Embedding: shape of _weight does not match num_embeddings and embedding_dim", 3)
     end
-    self.weight = Parameter(w, opts._freeze ~= true)
+    self.weight = Parameter(w, a._freeze ~= true)
   else
-    self.weight = Parameter(torch.empty(num_embeddings, embedding_dim, factory(opts)))
+    self.weight = Parameter(torch.empty(num_embeddings, embedding_dim, fo))
     self:reset_parameters()
   end
 end
@@ -245,21 +263,23 @@ function Embedding:extra_repr()
   return s
 end
 
--- Embedding.from_pretrained(embeddings, {freeze=true, padding_idx=, max_norm=, norm_type=,
--- scale_grad_by_freq=, sparse=})
-local PRETRAINED_OPTS = { "freeze", "padding_idx", "max_norm", "norm_type", "scale_grad_by_freq", "sparse" }
-function Embedding.from_pretrained(embeddings, opts)
-  if Embedding == embeddings then
+-- Embedding.from_pretrained(embeddings, freeze=true, padding_idx=nil, max_norm=nil,
+-- norm_type=2.0, scale_grad_by_freq=false, sparse=false)
+local FROM_PRETRAINED = signature("nn.Embedding.from_pretrained", "embeddings, freeze=true, padding_idx=nil, " ..
+  "max_norm=nil, norm_type=2.0, scale_grad_by_freq=false, sparse=false")
+function Embedding.from_pretrained(...)
+  local a = FROM_PRETRAINED(...)
+  local embeddings = a.embeddings
+  if rawequal(Embedding, embeddings) then
     error("Embedding.from_pretrained: call it with a dot: nn.Embedding.from_pretrained(t)", 2)
   end
-  opts = check_options("nn.Embedding.from_pretrained", opts, PRETRAINED_OPTS)
   if not torch.is_tensor(embeddings) or embeddings:dim() ~= 2 then
     error("Embedding.from_pretrained: embeddings must be a 2-D tensor", 2)
   end
   return Embedding(embeddings:size(1), embeddings:size(2), {
-    _weight = embeddings:detach():clone(), _freeze = opts.freeze ~= false, padding_idx = opts.padding_idx,
-    max_norm = opts.max_norm, norm_type = opts.norm_type, scale_grad_by_freq = opts.scale_grad_by_freq,
-    sparse = opts.sparse })
+    _weight = embeddings:detach():clone(), _freeze = a.freeze ~= false, padding_idx = a.padding_idx,
+    max_norm = a.max_norm, norm_type = a.norm_type, scale_grad_by_freq = a.scale_grad_by_freq,
+    sparse = a.sparse })
 end
 
 ------------------------------------------------------------------------------
@@ -267,29 +287,34 @@ end
 ------------------------------------------------------------------------------
 local PixelShuffle = Module:extend("PixelShuffle")
 L.PixelShuffle = PixelShuffle
-function PixelShuffle:__init(r) check_int("PixelShuffle", "upscale_factor", r); self.upscale_factor = r end
+local PIXELSHUFFLE = signature("nn.PixelShuffle", "upscale_factor")
+function PixelShuffle:__init(...)
+  local r = PIXELSHUFFLE(...).upscale_factor
+  check_int("PixelShuffle", "upscale_factor", r); self.upscale_factor = r
+end
 function PixelShuffle:forward(x) check_input("PixelShuffle", x); return F.pixel_shuffle(x, self.upscale_factor) end
 function PixelShuffle:extra_repr() return "upscale_factor=" .. self.upscale_factor end
 
 local PixelUnshuffle = Module:extend("PixelUnshuffle")
 L.PixelUnshuffle = PixelUnshuffle
-function PixelUnshuffle:__init(r) check_int("PixelUnshuffle", "downscale_factor", r); self.downscale_factor = r end
+local PIXELUNSHUFFLE = signature("nn.PixelUnshuffle", "downscale_factor")
+function PixelUnshuffle:__init(...)
+  local r = PIXELUNSHUFFLE(...).downscale_factor
+  check_int("PixelUnshuffle", "downscale_factor", r); self.downscale_factor = r
+end
 function PixelUnshuffle:forward(x) check_input("PixelUnshuffle", x); return F.pixel_unshuffle(x, self.downscale_factor) end
 function PixelUnshuffle:extra_repr() return "downscale_factor=" .. self.downscale_factor end
 
--- Upsample({size=, scale_factor=, mode="nearest", align_corners=, recompute_scale_factor=})
--- or Upsample(size, scale_factor, mode, align_corners, recompute_scale_factor)
+-- Upsample(size=nil, scale_factor=nil, mode="nearest", align_corners=nil,
+-- recompute_scale_factor=nil); a size or scale_factor may be a list ({4, 6})
 local Upsample = Module:extend("Upsample")
 L.Upsample = Upsample
-local UPSAMPLE_OPTS = { "size", "scale_factor", "mode", "align_corners", "recompute_scale_factor" }
-function Upsample:__init(size, scale_factor, mode, align_corners, recompute_scale_factor)
-  if is_opts(size) then
-    local o = check_options("nn.Upsample", size, UPSAMPLE_OPTS)
-    size, scale_factor, mode, align_corners, recompute_scale_factor =
-      o.size, o.scale_factor, o.mode, o.align_corners, o.recompute_scale_factor
-  end
-  self.size, self.scale_factor, self.mode, self.align_corners = size, scale_factor, mode or "nearest", align_corners
-  self.recompute_scale_factor = recompute_scale_factor
+local UPSAMPLE = signature("nn.Upsample", "size=nil, scale_factor=nil, mode='nearest', align_corners=nil, " ..
+  "recompute_scale_factor=nil")
+function Upsample:__init(...)
+  local a = UPSAMPLE(...)
+  self.size, self.scale_factor, self.mode, self.align_corners = a.size, a.scale_factor, a.mode, a.align_corners
+  self.recompute_scale_factor = a.recompute_scale_factor
 end
 function Upsample:forward(x)
   check_input("Upsample", x)
@@ -304,22 +329,17 @@ end
 
 local UpsamplingNearest2d = Upsample:extend("UpsamplingNearest2d")
 L.UpsamplingNearest2d = UpsamplingNearest2d
-local UPSAMPLING_OPTS = { "size", "scale_factor" }
-function UpsamplingNearest2d:__init(size, scale_factor)
-  if is_opts(size) then
-    check_options("nn.UpsamplingNearest2d", size, UPSAMPLING_OPTS)
-    size, scale_factor = size.size, size.scale_factor
-  end
-  Upsample.__init(self, size, scale_factor, "nearest")
+local UPSAMPLINGNEAREST2D = signature("nn.UpsamplingNearest2d", "size=nil, scale_factor=nil")
+function UpsamplingNearest2d:__init(...)
+  local a = UPSAMPLINGNEAREST2D(...)
+  Upsample.__init(self, a.size, a.scale_factor, "nearest")
 end
 local UpsamplingBilinear2d = Upsample:extend("UpsamplingBilinear2d")
 L.UpsamplingBilinear2d = UpsamplingBilinear2d
-function UpsamplingBilinear2d:__init(size, scale_factor)
-  if is_opts(size) then
-    check_options("nn.UpsamplingBilinear2d", size, UPSAMPLING_OPTS)
-    size, scale_factor = size.size, size.scale_factor
-  end
-  Upsample.__init(self, size, scale_factor, "bilinear", true)
+local UPSAMPLINGBILINEAR2D = signature("nn.UpsamplingBilinear2d", "size=nil, scale_factor=nil")
+function UpsamplingBilinear2d:__init(...)
+  local a = UPSAMPLINGBILINEAR2D(...)
+  Upsample.__init(self, a.size, a.scale_factor, "bilinear", true)
 end
 
 ------------------------------------------------------------------------------
@@ -327,25 +347,19 @@ end
 ------------------------------------------------------------------------------
 local CosineSimilarity = Module:extend("CosineSimilarity")
 L.CosineSimilarity = CosineSimilarity
-local COSINE_OPTS = { "dim", "eps" }
-function CosineSimilarity:__init(dim, eps)
-  if type(dim) == "table" then
-    check_options("nn.CosineSimilarity", dim, COSINE_OPTS)
-    dim, eps = dim.dim, dim.eps
-  end
-  self.dim, self.eps = dim or 2, eps or 1e-8
+local COSINESIMILARITY = signature("nn.CosineSimilarity", "dim=2, eps=1e-8")
+function CosineSimilarity:__init(...)
+  local a = COSINESIMILARITY(...)
+  self.dim, self.eps = a.dim, a.eps
 end
 function CosineSimilarity:forward(a, b) return F.cosine_similarity(a, b, self.dim, self.eps) end
 
 local PairwiseDistance = Module:extend("PairwiseDistance")
 L.PairwiseDistance = PairwiseDistance
-local PAIRWISE_OPTS = { "p", "eps", "keepdim" }
-function PairwiseDistance:__init(p, eps, keepdim)
-  if type(p) == "table" then
-    check_options("nn.PairwiseDistance", p, PAIRWISE_OPTS)
-    p, eps, keepdim = p.p, p.eps, p.keepdim
-  end
-  self.norm, self.eps, self.keepdim = p or 2, eps or 1e-6, keepdim or false
+local PAIRWISEDISTANCE = signature("nn.PairwiseDistance", "p=2.0, eps=1e-6, keepdim=false")
+function PairwiseDistance:__init(...)
+  local a = PAIRWISEDISTANCE(...)
+  self.norm, self.eps, self.keepdim = a.p, a.eps, a.keepdim
 end
 function PairwiseDistance:forward(a, b) return F.pairwise_distance(a, b, self.norm, self.eps, self.keepdim) end
 

@@ -92,13 +92,15 @@ end
 ------------------------------------------------------------------------------
 local PARAMS = setmetatable({}, { __mode = "k" })
 
-function M.Parameter(t, requires_grad)
+local PARAMETER = class.signature("nn.Parameter", "data=nil, requires_grad=true")
+function M.Parameter(...)
+  local a = PARAMETER(...)
+  local t, requires_grad = a.data, a.requires_grad
   if t == nil then t = torch.empty(0) end
   if not torch.is_tensor(t) then
     error("nn.Parameter: expected a tensor, got " .. type(t), 2)
   end
   if not t.is_leaf then t = t:detach() end
-  if requires_grad == nil then requires_grad = true end
   if requires_grad and not t:is_floating_point() then
     error(("nn.Parameter: only floating point tensors can require gradients (got %s); "
       .. "pass requires_grad=false"):format(t.dtype.name), 2)
@@ -109,6 +111,48 @@ function M.Parameter(t, requires_grad)
 end
 function M.is_parameter(t) return PARAMS[t] == true end
 local is_parameter = M.is_parameter
+
+------------------------------------------------------------------------------
+-- what the layers' constructors share
+------------------------------------------------------------------------------
+-- the tensor options of a layer's parameters from its device= and dtype= arguments
+-- (PyTorch's factory_kwargs), checked before anything is made so that a bad one is an error
+-- naming the layer: a dtype must be a floating one (parameters require grad), a device one
+-- whose backend is loaded
+function M.factory_kwargs(who, a)
+  local dtype, device = a.dtype, a.device
+  if dtype ~= nil or device ~= nil then
+    local ok, t = pcall(torch.empty, 0, { dtype = dtype, device = device })
+    if not ok then
+      local msg = tostring(t):gsub("^empty: ", ""):gsub(" %(#%d+%)", "")
+      if not msg:find("^argument '") then msg = "argument 'device': " .. msg end   -- backend not loaded
+      error(who .. ": " .. msg, 0)
+    end
+    if not t:is_floating_point() then
+      error(("%s: argument 'dtype' must be a floating point dtype (parameters require grad), got %s"):format(
+        who, t.dtype.name), 0)
+    end
+  end
+  return { dtype = dtype, device = device, requires_grad = false }
+end
+
+-- a signature for a constructor of PyTorch's `*args` (nn.Sequential(*args), Torch7's
+-- nn.View(*sizes)): class.signature declares named parameters only, so the parser is the
+-- one of `keywords` (usually none: a trailing options table is then an unknown option) and
+-- `shown` is what help prints between the parentheses
+function M.varargs_signature(fname, shown, keywords)
+  local sig = class.signature(fname, keywords or "")
+  sig.text = shown
+  return sig
+end
+
+-- the trailing options table of a varargs call, parsed by sig (nil when there is none):
+-- returns the parsed names and the number of positional arguments before it
+function M.varargs_options(sig, ...)
+  local n = select("#", ...)
+  if n > 0 and class.is_options((select(n, ...))) then return sig.parse((select(n, ...))), n - 1 end
+  return nil, n
+end
 
 ------------------------------------------------------------------------------
 -- Module: a class made with the libraries' class helper (torch_class.lua), like every
@@ -239,7 +283,20 @@ M.classes = class.namespace("nn")
 M.isinstance = class.isinstance
 function Module:is_a(cls) return class.isinstance(self, cls) end
 
-function Module:__init() end   -- no-op: registries exist before __init runs
+-- no-op: registries exist before __init runs. nn.Module() takes no arguments (PyTorch's
+-- Module.__init__ rejects any too), so a subclass without an __init of its own that is
+-- given some is told so rather than silently ignoring them
+local MODULE = class.signature("nn.Module", "")
+function Module:__init(...)
+  local n = select("#", ...)
+  if n == 0 then return end
+  if n == 1 and class.is_options((...)) then MODULE(...) return end   -- unknown option 'x'
+  local cls = getmetatable(self)
+  if rawequal(cls, Module) then MODULE(...) end
+  error(("%s: got %d argument(s), but the class has no __init of its own to take them (nn.Module's "
+    .. "takes none): define %s:__init"):format(rawget(cls, "__typename") or "nn.Module", n,
+    rawget(cls, "__name") or "Class"), 3)
+end
 
 Module.forward = function(self)
   error(("%s: forward() is not implemented"):format(self:_get_name()), 2)
@@ -306,6 +363,26 @@ end
 ------------------------------------------------------------------------------
 -- registration
 ------------------------------------------------------------------------------
+-- the options of a method: unknown names are errors naming the module's class and the method
+local function method_options(self, method, opts, allowed)
+  return class.check_options(self.__typename .. ":" .. method, opts, allowed)
+end
+
+-- a method's boolean argument, given as itself or by name in an options table
+-- (m:train(false), m:train({mode = false}); register_buffer(name, t, {persistent = false}))
+local function flag(self, method, v, name, default)
+  if type(v) == "table" and getmetatable(v) == nil then
+    method_options(self, method, v, { name })
+    v = v[name]
+  end
+  if v == nil then return default end
+  if type(v) ~= "boolean" then
+    error(("%s: %s: argument '%s' must be a boolean, got %s"):format(self:_get_name(), method, name,
+      torch.is_tensor(v) and "a tensor" or type(v)), 3)
+  end
+  return v
+end
+
 local function check_name(self, name, what)
   if type(name) ~= "string" then
     error(("%s: %s name must be a string, got %s"):format(self:_get_name(), what, type(name)), 3)
@@ -326,6 +403,7 @@ function Module:register_parameter(name, p)
 end
 
 function Module:register_buffer(name, t, persistent)
+  persistent = flag(self, "register_buffer", persistent, "persistent", true)
   check_name(self, name, "buffer")
   if t ~= nil and not torch.is_tensor(t) then
     error(("%s: register_buffer('%s') expects a tensor or nil, got %s"):format(self:_get_name(), name, type(t)), 2)
@@ -366,6 +444,9 @@ function Module:_named_modules(out, memo, prefix)
 end
 
 function Module:named_modules(prefix)
+  if type(prefix) == "table" and getmetatable(prefix) == nil then
+    prefix = method_options(self, "named_modules", prefix, { "prefix" }).prefix
+  end
   local out = {}
   self:_named_modules(out, {}, prefix or "")
   return named_list(out)
@@ -408,10 +489,6 @@ local function named_members(self, field, prefix, recurse)
   return out
 end
 
--- the options of a method: unknown names are errors naming the module's class and the method
-local function method_options(self, method, opts, allowed)
-  return class.check_options(self.__typename .. ":" .. method, opts, allowed)
-end
 local NAMED_OPTS, RECURSE_OPTS = { "prefix", "recurse" }, { "recurse" }
 
 -- named_parameters(prefix="", recurse=true) or ({prefix=, recurse=}): ordered {name, p}
@@ -592,6 +669,7 @@ end
 -- modes, grads, conversions
 ------------------------------------------------------------------------------
 function Module:train(mode)
+  if type(mode) == "table" and getmetatable(mode) == nil then mode = flag(self, "train", mode, "mode", true) end
   if mode == nil then mode = true end
   if type(mode) ~= "boolean" then
     error(("%s: train() expects a boolean, got %s"):format(self:_get_name(), type(mode)), 2)
@@ -602,9 +680,9 @@ end
 
 function Module:eval() return self:train(false) end
 
-function Module:requires_grad_(flag)
-  if flag == nil then flag = true end
-  for _, p in ipairs(self:parameters()) do p.requires_grad = flag end
+function Module:requires_grad_(requires_grad)
+  requires_grad = flag(self, "requires_grad_", requires_grad, "requires_grad", true)
+  for _, p in ipairs(self:parameters()) do p.requires_grad = requires_grad end
   return self
 end
 

@@ -4,39 +4,33 @@ local base = require "nn.module"
 local F = require "nn.functional"
 local init = require "nn.initializers"
 local Module, Parameter, pyval = base.Module, base.Parameter, base.pyval
-local check_options = require("torch_class").check_options
+local signature, factory_kwargs = require("torch_class").signature, base.factory_kwargs
 
 local N = {}
 
--- (the options table, when it comes in place of eps) or (positional arguments, {dtype=})
-local DTYPE_OPTS = { "dtype" }
-local function norm_options(who, eps, allowed, opts)
-  if type(eps) == "table" then return check_options(who, eps, allowed) end
-  check_options(who, opts, DTYPE_OPTS)
-  return nil
-end
-
 ------------------------------------------------------------------------------
--- BatchNorm1d/2d(num_features, {eps=1e-5, momentum=0.1, affine=true, track_running_stats=true})
--- buffers running_mean, running_var, num_batches_tracked (int64) as PyTorch; momentum=nil
--- (pass false) gives the cumulative moving average
+-- BatchNorm1d/2d/3d(num_features, eps=1e-5, momentum=0.1, affine=true, track_running_stats=true,
+-- *, device=nil, dtype=nil): buffers running_mean, running_var, num_batches_tracked (int64) as
+-- PyTorch; PyTorch's momentum=None (the cumulative moving average) is momentum=false, as a nil
+-- is the default here
 ------------------------------------------------------------------------------
-local BATCHNORM_OPTS = { "eps", "momentum", "affine", "track_running_stats", "dtype" }
+local BATCHNORM_SPEC = "num_features, eps=1e-5, momentum=0.1, affine=true, track_running_stats=true, " ..
+  "*, device=nil, dtype=nil"
 local function batchnorm_class(name, dims)
   local BN = Module:extend(name)
-  function BN:__init(num_features, eps, momentum, affine, track_running_stats, opts)
-    local o = norm_options("nn." .. name, eps, BATCHNORM_OPTS, opts) or {
-      eps = eps, momentum = momentum, affine = affine, track_running_stats = track_running_stats,
-      dtype = opts and opts.dtype }
+  local SIG = signature("nn." .. name, BATCHNORM_SPEC)
+  function BN:__init(...)
+    local o = SIG(...)
+    local num_features = o.num_features
     if math.type(num_features) ~= "integer" or num_features < 1 then
       error(("%s: argument 'num_features' must be a positive integer, got %s"):format(name, tostring(num_features)), 3)
     end
     self.num_features = num_features
-    self.eps = o.eps or 1e-5
-    if o.momentum == false then self.momentum = nil else self.momentum = o.momentum or 0.1 end
+    self.eps = o.eps
+    if o.momentum == false then self.momentum = nil else self.momentum = o.momentum end
     self.affine = o.affine ~= false
     self.track_running_stats = o.track_running_stats ~= false
-    local fo = { dtype = o.dtype, requires_grad = false }
+    local fo = factory_kwargs("nn." .. name, o)
     if self.affine then
       self.weight = Parameter(torch.ones(num_features, fo))
       self.bias = Parameter(torch.zeros(num_features, fo))
@@ -44,7 +38,7 @@ local function batchnorm_class(name, dims)
     if self.track_running_stats then
       self:register_buffer("running_mean", torch.zeros(num_features, fo))
       self:register_buffer("running_var", torch.ones(num_features, fo))
-      self:register_buffer("num_batches_tracked", torch.tensor(0, { dtype = torch.int64 }))
+      self:register_buffer("num_batches_tracked", torch.tensor(0, { dtype = torch.int64, device = fo.device }))
     end
   end
 
@@ -102,24 +96,29 @@ batchnorm_class("BatchNorm2d", { [4] = true, text = "4-D" })
 batchnorm_class("BatchNorm3d", { [5] = true, text = "5-D" })
 
 ------------------------------------------------------------------------------
--- LayerNorm(normalized_shape, {eps=1e-5, elementwise_affine=true, bias=true})
+-- LayerNorm(normalized_shape, eps=1e-5, elementwise_affine=true, bias=true, *, device=nil, dtype=nil)
 ------------------------------------------------------------------------------
 local LayerNorm = Module:extend("LayerNorm")
 N.LayerNorm = LayerNorm
 
-local LAYERNORM_OPTS = { "eps", "elementwise_affine", "bias", "dtype" }
-function LayerNorm:__init(normalized_shape, eps, elementwise_affine, opts)
-  local o = norm_options("nn.LayerNorm", eps, LAYERNORM_OPTS, opts) or { eps = eps, elementwise_affine = elementwise_affine, dtype = opts and opts.dtype }
+local LAYERNORM = signature("nn.LayerNorm",
+  "normalized_shape, eps=1e-5, elementwise_affine=true, bias=true, *, device=nil, dtype=nil")
+function LayerNorm:__init(...)
+  local o = LAYERNORM(...)
+  local normalized_shape = o.normalized_shape
   if type(normalized_shape) == "number" then normalized_shape = { normalized_shape } end
   if type(normalized_shape) ~= "table" or #normalized_shape == 0 then
     error("LayerNorm: argument 'normalized_shape' must be a number or a non-empty list", 3)
   end
-  self.normalized_shape = normalized_shape
-  self.eps = o.eps or 1e-5
+  local fo = factory_kwargs("nn.LayerNorm", o)
+  local shape = {}
+  for i, v in ipairs(normalized_shape) do shape[i] = v end   -- a copy: x.shape or the caller's list
+  self.normalized_shape = shape
+  self.eps = o.eps
   self.elementwise_affine = o.elementwise_affine ~= false
   if self.elementwise_affine then
-    self.weight = Parameter(torch.ones(normalized_shape, { dtype = o.dtype, requires_grad = false }))
-    if o.bias ~= false then self.bias = Parameter(torch.zeros(normalized_shape, { dtype = o.dtype, requires_grad = false })) end
+    self.weight = Parameter(torch.ones(shape, fo))
+    if o.bias ~= false then self.bias = Parameter(torch.zeros(shape, fo)) end
   end
 end
 
@@ -147,14 +146,15 @@ function LayerNorm:extra_repr()
 end
 
 ------------------------------------------------------------------------------
--- GroupNorm(num_groups, num_channels, {eps=1e-5, affine=true})
+-- GroupNorm(num_groups, num_channels, eps=1e-5, affine=true, *, device=nil, dtype=nil)
 ------------------------------------------------------------------------------
 local GroupNorm = Module:extend("GroupNorm")
 N.GroupNorm = GroupNorm
 
-local GROUPNORM_OPTS = { "eps", "affine", "dtype" }
-function GroupNorm:__init(num_groups, num_channels, eps, affine, opts)
-  local o = norm_options("nn.GroupNorm", eps, GROUPNORM_OPTS, opts) or { eps = eps, affine = affine, dtype = opts and opts.dtype }
+local GROUPNORM = signature("nn.GroupNorm", "num_groups, num_channels, eps=1e-5, affine=true, *, device=nil, dtype=nil")
+function GroupNorm:__init(...)
+  local o = GROUPNORM(...)
+  local num_groups, num_channels = o.num_groups, o.num_channels
   if math.type(num_groups) ~= "integer" or num_groups < 1 then
     error(("GroupNorm: argument 'num_groups' must be a positive integer, got %s"):format(tostring(num_groups)), 3)
   end
@@ -162,10 +162,11 @@ function GroupNorm:__init(num_groups, num_channels, eps, affine, opts)
     error(("GroupNorm: num_channels (%s) must be divisible by num_groups (%d)"):format(tostring(num_channels), num_groups), 3)
   end
   self.num_groups, self.num_channels = num_groups, num_channels
-  self.eps, self.affine = o.eps or 1e-5, o.affine ~= false
+  local fo = factory_kwargs("nn.GroupNorm", o)
+  self.eps, self.affine = o.eps, o.affine ~= false
   if self.affine then
-    self.weight = Parameter(torch.ones(num_channels, { dtype = o.dtype, requires_grad = false }))
-    self.bias = Parameter(torch.zeros(num_channels, { dtype = o.dtype, requires_grad = false }))
+    self.weight = Parameter(torch.ones(num_channels, fo))
+    self.bias = Parameter(torch.zeros(num_channels, fo))
   end
 end
 

@@ -8,9 +8,15 @@
 -- output with respect to that input and the module's own parameters only (a graph boundary
 -- per module, as Torch7's module-local backward), accumulates into the parameters' grads and
 -- returns gradInput. A criterion's backward(input, target) is d loss / d input.
+--
+-- The Torch7 classes declare signatures with Torch7's parameter names (help prints them, and a
+-- misspelt name in an options table is an error, as everywhere); Torch7 itself took positional
+-- arguments only, so a Torch7 script calls them as it always did.
 local torch = require "torch"
+local class = require "torch_class"
 local base = require "nn.module"
 local Module, Parameter = base.Module, base.Parameter
+local signature = class.signature
 
 local T = {}
 
@@ -26,7 +32,7 @@ local function leafify(x)
     local out, changed = {}, false
     for i, v in ipairs(x) do
       out[i] = leafify(v)
-      if out[i] ~= v then changed = true end
+      if not rawequal(out[i], v) then changed = true end
     end
     if changed then return out end
   end
@@ -243,11 +249,13 @@ function T.install(nn)
     if nn[name] then T.install_criterion(nn[name]) end
   end
 
-  -- criteria whose forward returns a Lua number, as in Torch7
-  local function criterion(name, parent, make_opts)
+  -- criteria whose forward returns a Lua number, as in Torch7; sizeAverage is the reduction
+  -- (true: the mean, false: the sum), PyTorch's deprecated size_average
+  local function criterion(name, parent, spec, make_opts)
     local C = parent:extend(name)
+    local SIG = signature("nn." .. name, spec)
     function C:__init(...)
-      parent.__init(self, make_opts(...))
+      parent.__init(self, make_opts(SIG(...)))
     end
     function C:forward(input, target)
       local l = parent._forward_impl(self, input, target)
@@ -267,31 +275,26 @@ function T.install(nn)
     nn[name] = C
     return C
   end
-  local function red(sizeAverage) return sizeAverage == false and "sum" or "mean" end
-  criterion("ClassNLLCriterion", nn.NLLLoss, function(weights, sizeAverage, ignoreIndex)
-    return { weight = weights, reduction = red(sizeAverage), ignore_index = ignoreIndex }
-  end)
-  criterion("CrossEntropyCriterion", nn.CrossEntropyLoss, function(weights, sizeAverage)
-    return { weight = weights, reduction = red(sizeAverage) }
-  end)
-  criterion("MSECriterion", nn.MSELoss, function(sizeAverage) return { reduction = red(sizeAverage) } end)
-  criterion("AbsCriterion", nn.L1Loss, function(sizeAverage) return { reduction = red(sizeAverage) } end)
-  criterion("SmoothL1Criterion", nn.SmoothL1Loss, function(sizeAverage) return { reduction = red(sizeAverage) } end)
-  criterion("BCECriterion", nn.BCELoss, function(weights, sizeAverage)
-    return { weight = weights, reduction = red(sizeAverage) }
-  end)
-  criterion("DistKLDivCriterion", nn.KLDivLoss, function(sizeAverage) return { reduction = red(sizeAverage) } end)
+  local function weighted(a) return { weight = a.weights, size_average = a.sizeAverage, ignore_index = a.ignoreIndex } end
+  local function plain(a) return { size_average = a.sizeAverage } end
+  criterion("ClassNLLCriterion", nn.NLLLoss, "weights=nil, sizeAverage=true, ignoreIndex=-100", weighted)
+  criterion("CrossEntropyCriterion", nn.CrossEntropyLoss, "weights=nil, sizeAverage=true", weighted)
+  criterion("MSECriterion", nn.MSELoss, "sizeAverage=true", plain)
+  criterion("AbsCriterion", nn.L1Loss, "sizeAverage=true", plain)
+  criterion("SmoothL1Criterion", nn.SmoothL1Loss, "sizeAverage=true", plain)
+  criterion("BCECriterion", nn.BCELoss, "weights=nil, sizeAverage=true", weighted)
+  criterion("DistKLDivCriterion", nn.KLDivLoss, "sizeAverage=true", plain)
 
   -- LogSoftMax / SoftMax over the last dim (Torch7 took 1-D or 2-D [batch, classes] input)
-  local LogSoftMax = nn.LogSoftmax:extend("LogSoftMax")
-  function LogSoftMax:__init() nn.LogSoftmax.__init(self, -1) end
-  nn.LogSoftMax = LogSoftMax
-  local SoftMax = nn.Softmax:extend("SoftMax")
-  function SoftMax:__init() nn.Softmax.__init(self, -1) end
-  nn.SoftMax = SoftMax
-  local SoftMin = nn.Softmin:extend("SoftMin")
-  function SoftMin:__init() nn.Softmin.__init(self, -1) end
-  nn.SoftMin = SoftMin
+  local function softmax_class(name, parent)
+    local C = parent:extend(name)
+    local SIG = signature("nn." .. name, "")
+    function C:__init(...) SIG(...); parent.__init(self, -1) end
+    nn[name] = C
+  end
+  softmax_class("LogSoftMax", nn.LogSoftmax)
+  softmax_class("SoftMax", nn.Softmax)
+  softmax_class("SoftMin", nn.Softmin)
 
   -- View(sizes...) / Reshape(sizes..., batchMode): a leading batch dim is kept when the input
   -- has more elements than the sizes describe
@@ -308,7 +311,11 @@ function T.install(nn)
     return n
   end
   local View = Module:extend("View")
-  function View:__init(...) self.size = sizes_of(...); self.numElements = numel(self.size) end
+  local VIEW = base.varargs_signature("nn.View", "*sizes")
+  function View:__init(...)
+    local _, n = base.varargs_options(VIEW, ...)
+    self.size = sizes_of(table.unpack({ ... }, 1, n)); self.numElements = numel(self.size)
+  end
   function View:setNumInputDims(n) self.numInputDims = n; return self end
   function View:forward(x)
     local has_minus = false
@@ -325,8 +332,11 @@ function T.install(nn)
   function View:extra_repr() return table.concat((function() local t = {} for i, v in ipairs(self.size) do t[i] = tostring(v) end return t end)(), "x") end
   nn.View = View
   local Reshape = View:extend("Reshape")
+  local RESHAPE = base.varargs_signature("nn.Reshape", "*sizes, batchMode=nil")
   function Reshape:__init(...)
+    local _, n = base.varargs_options(RESHAPE, ...)
     local s = table.pack(...)
+    s.n = n
     local batchMode
     if type(s[s.n]) == "boolean" then batchMode = s[s.n]; s.n = s.n - 1 end
     View.__init(self, table.unpack(s, 1, s.n))
@@ -342,9 +352,13 @@ function T.install(nn)
   end
   nn.Reshape = Reshape
 
-  -- SpatialConvolution(nIn, nOut, kW, kH, dW=1, dH=1, padW=0, padH=0): Torch7's width-first order
+  -- SpatialConvolution(nIn, nOut, kW, kH, dW=1, dH=1, padW=0, padH=padW): Torch7's width-first order
   local SpatialConvolution = nn.Conv2d:extend("SpatialConvolution")
-  function SpatialConvolution:__init(nIn, nOut, kW, kH, dW, dH, padW, padH)
+  local SPATIALCONVOLUTION = signature("nn.SpatialConvolution",
+    "nInputPlane, nOutputPlane, kW, kH=kW, dW=1, dH=1, padW=0, padH=padW")
+  function SpatialConvolution:__init(...)
+    local a = SPATIALCONVOLUTION(...)
+    local nIn, nOut, kW, kH, dW, dH, padW, padH = a.nInputPlane, a.nOutputPlane, a.kW, a.kH, a.dW, a.dH, a.padW, a.padH
     kH = kH or kW
     nn.Conv2d.__init(self, nIn, nOut, { kH, kW }, { stride = { dH or 1, dW or 1 }, padding = { padH or padW or 0, padW or 0 } })
     self.kW, self.kH, self.dW, self.dH = kW, kH, dW or 1, dH or 1
@@ -354,7 +368,10 @@ function T.install(nn)
 
   -- SpatialMaxPooling(kW, kH, dW=kW, dH=kH, padW=0, padH=0), :ceil() / :floor()
   local SpatialMaxPooling = nn.MaxPool2d:extend("SpatialMaxPooling")
-  function SpatialMaxPooling:__init(kW, kH, dW, dH, padW, padH)
+  local SPATIALMAXPOOLING = signature("nn.SpatialMaxPooling", "kW, kH=kW, dW=kW, dH=kH, padW=0, padH=0")
+  function SpatialMaxPooling:__init(...)
+    local a = SPATIALMAXPOOLING(...)
+    local kW, kH, dW, dH, padW, padH = a.kW, a.kH, a.dW, a.dH, a.padW, a.padH
     kH = kH or kW
     nn.MaxPool2d.__init(self, { kH, kW }, { dH or kH, dW or kW }, { padH or 0, padW or 0 })
   end
@@ -363,7 +380,10 @@ function T.install(nn)
   nn.SpatialMaxPooling = SpatialMaxPooling
 
   local SpatialAveragePooling = nn.AvgPool2d:extend("SpatialAveragePooling")
-  function SpatialAveragePooling:__init(kW, kH, dW, dH, padW, padH)
+  local SPATIALAVERAGEPOOLING = signature("nn.SpatialAveragePooling", "kW, kH=kW, dW=1, dH=1, padW=0, padH=0")
+  function SpatialAveragePooling:__init(...)
+    local a = SPATIALAVERAGEPOOLING(...)
+    local kW, kH, dW, dH, padW, padH = a.kW, a.kH, a.dW, a.dH, a.padW, a.padH
     kH = kH or kW
     nn.AvgPool2d.__init(self, { kH, kW }, { dH or 1, dW or 1 }, { padH or 0, padW or 0 })
   end
@@ -379,7 +399,12 @@ function T.install(nn)
 
   -- Concat(dim): every child on the same input, outputs concatenated along dim
   local Concat = container("Concat")
-  function Concat:__init(dim)
+  local CONCAT = signature("nn.Concat", "dimension")
+  function Concat:__init(...)
+    local dim = CONCAT(...).dimension
+    if math.type(dim) ~= "integer" then
+      error("Concat: argument 'dimension' must be an integer, got " .. tostring(dim), 3)
+    end
     Container.__init(self)
     self.dimension = dim
   end
@@ -392,6 +417,8 @@ function T.install(nn)
 
   -- ConcatTable: every child on the same input, a list of outputs
   local ConcatTable = container("ConcatTable")
+  local CONCATTABLE = signature("nn.ConcatTable", "")
+  function ConcatTable:__init(...) CONCATTABLE(...); Container.__init(self) end
   function ConcatTable:forward(x)
     local outs = {}
     for i, m in ipairs(self:children()) do outs[i] = m(x) end
@@ -400,6 +427,8 @@ function T.install(nn)
 
   -- ParallelTable: child i on input i
   local ParallelTable = container("ParallelTable")
+  local PARALLELTABLE = signature("nn.ParallelTable", "")
+  function ParallelTable:__init(...) PARALLELTABLE(...); Container.__init(self) end
   function ParallelTable:forward(x)
     local outs = {}
     for i, m in ipairs(self:children()) do outs[i] = m(x[i]) end
@@ -408,7 +437,11 @@ function T.install(nn)
 
   -- JoinTable(dim, nInputDims): concatenates a list of tensors along dim
   local JoinTable = Module:extend("JoinTable")
-  function JoinTable:__init(dim, nInputDims) self.dimension, self.nInputDims = dim, nInputDims end
+  local JOINTABLE = signature("nn.JoinTable", "dimension, nInputDims=nil")
+  function JoinTable:__init(...)
+    local a = JOINTABLE(...)
+    self.dimension, self.nInputDims = a.dimension, a.nInputDims
+  end
   function JoinTable:forward(xs)
     local dim = self.dimension
     if self.nInputDims and xs[1]:dim() == self.nInputDims + 1 and dim > 0 then dim = dim + 1 end
@@ -417,8 +450,11 @@ function T.install(nn)
   nn.JoinTable = JoinTable
 
   -- CAddTable / CSubTable / CMulTable / CDivTable: elementwise over a list of tensors
+  -- (CAddTable's Torch7 flag `ip`, in place, is accepted: the sum is the same)
   local function table_op(name, f)
     local C = Module:extend(name)
+    local SIG = signature("nn." .. name, name == "CAddTable" and "inplace=false" or "")
+    function C:__init(...) SIG(...) end
     function C:forward(xs)
       local acc = xs[1]
       for i = 2, #xs do acc = f(acc, xs[i]) end
@@ -433,30 +469,50 @@ function T.install(nn)
 
   -- SelectTable(i), SplitTable(dim), Narrow, Squeeze, Transpose, Mean, Sum, MulConstant, AddConstant
   local SelectTable = Module:extend("SelectTable")
-  function SelectTable:__init(i) self.index = i end
+  local SELECTTABLE = signature("nn.SelectTable", "index")
+  function SelectTable:__init(...) self.index = SELECTTABLE(...).index end
   function SelectTable:forward(xs) local i = self.index; if i < 0 then i = #xs + i + 1 end return xs[i] end
   nn.SelectTable = SelectTable
 
+  -- SplitTable(dimension, nInputDims): with nInputDims, an input of one dim more is a batch and
+  -- a positive dimension counts past the batch dim (as JoinTable)
   local SplitTable = Module:extend("SplitTable")
-  function SplitTable:__init(dim) self.dimension = dim end
-  function SplitTable:forward(x) return x:unbind(self.dimension) end
+  local SPLITTABLE = signature("nn.SplitTable", "dimension, nInputDims=nil")
+  function SplitTable:__init(...)
+    local a = SPLITTABLE(...)
+    self.dimension, self.nInputDims = a.dimension, a.nInputDims
+  end
+  function SplitTable:forward(x)
+    local dim = self.dimension
+    if self.nInputDims and x:dim() == self.nInputDims + 1 and dim > 0 then dim = dim + 1 end
+    return x:unbind(dim)
+  end
   nn.SplitTable = SplitTable
 
+  -- MulConstant(constant_scalar, ip) / AddConstant: Torch7's in-place flag is accepted (the
+  -- result is the same)
   local MulConstant = Module:extend("MulConstant")
-  function MulConstant:__init(c) self.constant_scalar = c end
+  local MULCONSTANT = signature("nn.MulConstant", "constant_scalar, inplace=false")
+  function MulConstant:__init(...) self.constant_scalar = MULCONSTANT(...).constant_scalar end
   function MulConstant:forward(x) return x * self.constant_scalar end
   nn.MulConstant = MulConstant
 
   local AddConstant = Module:extend("AddConstant")
-  function AddConstant:__init(c) self.constant_scalar = c end
+  local ADDCONSTANT = signature("nn.AddConstant", "constant_scalar, inplace=false")
+  function AddConstant:__init(...) self.constant_scalar = ADDCONSTANT(...).constant_scalar end
   function AddConstant:forward(x) return x + self.constant_scalar end
   nn.AddConstant = AddConstant
 
   -- Torch7's HardTanh spelling; LookupTable is Embedding
   nn.HardTanh = nn.HardTanh or nn.Hardtanh
   local LookupTable = nn.Embedding:extend("LookupTable")
-  function LookupTable:__init(nIndex, nOutput, paddingValue)
-    nn.Embedding.__init(self, nIndex, nOutput, { padding_idx = paddingValue })
+  local LOOKUPTABLE = signature("nn.LookupTable", "nIndex, nOutput, paddingValue=nil, maxNorm=nil, normType=nil")
+  function LookupTable:__init(...)
+    local a = LOOKUPTABLE(...)
+    local pad = a.paddingValue
+    if pad == 0 then pad = nil end   -- Torch7's default: no padding index (indices start at 1)
+    nn.Embedding.__init(self, a.nIndex, a.nOutput, { padding_idx = pad, max_norm = a.maxNorm,
+      norm_type = a.normType })
   end
   nn.LookupTable = LookupTable
 end

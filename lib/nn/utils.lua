@@ -1,11 +1,15 @@
 -- nn/utils.lua — nn.utils: gradient clipping and flat parameter vectors.
 local torch = require "torch"
+local class = require "torch_class"
 local base = require "nn.module"
 
 local U = {}
 
--- a parameter list from a tensor, a list of tensors or a module
-local function param_list(params, who)
+-- a parameter list from a tensor, a list of tensors or a module; `given` says the argument
+-- was there: an empty list {} in the last place reads as an empty options table, so an
+-- absent list there is an empty one (a model without parameters)
+local function param_list(params, who, given)
+  if params == nil and given then return {} end
   if torch.is_tensor(params) then return { params } end
   if base.is_module(params) then return params:parameters() end
   if type(params) ~= "table" then
@@ -13,26 +17,34 @@ local function param_list(params, who)
   end
   -- a list of param groups ({params = {...}}) flattens too
   local out = {}
-  for _, p in ipairs(params) do
+  for i, p in ipairs(params) do
     if torch.is_tensor(p) then out[#out + 1] = p
     elseif type(p) == "table" and p.params then
       for _, q in ipairs(p.params) do out[#out + 1] = q end
+    else
+      error(("nn.utils.%s: argument 'parameters' element %d must be a tensor or a param group, got %s"):format(
+        who, i, type(p)), 3)
     end
   end
   return out
 end
 
--- clip_grad_norm_(parameters, max_norm, norm_type=2, error_if_nonfinite=false) -> total norm (0-d tensor)
--- The total norm is the norm of all grads as one vector: the norm of the per-tensor norms
--- (torch._foreach_norm computes those in one call when the grads share a dtype).
-local CLIP_OPTS = { "norm_type", "error_if_nonfinite" }
-function U.clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite)
-  if type(norm_type) == "table" then
-    local o = require("torch_class").check_options("nn.utils.clip_grad_norm_", norm_type, CLIP_OPTS)
-    norm_type, error_if_nonfinite = o.norm_type, o.error_if_nonfinite
-  end
-  norm_type = norm_type or 2.0
+-- clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=false, foreach=nil)
+-- -> total norm (0-d tensor). The total norm is the norm of all grads as one vector: the norm
+-- of the per-tensor norms (torch._foreach_norm computes those in one call when the grads
+-- share a dtype); foreach is PyTorch's implementation switch, accepted and ignored.
+local CLIP_GRAD_NORM = class.signature("nn.utils.clip_grad_norm_",
+  "parameters, max_norm, norm_type=2.0, error_if_nonfinite=false, foreach=nil")
+function U.clip_grad_norm_(...)
+  local a = CLIP_GRAD_NORM(...)
+  local parameters, max_norm, norm_type, error_if_nonfinite = a.parameters, a.max_norm, a.norm_type, a.error_if_nonfinite
   if norm_type == "inf" then norm_type = math.huge end
+  if type(max_norm) ~= "number" then
+    error("nn.utils.clip_grad_norm_: argument 'max_norm' must be a number, got " .. type(max_norm), 2)
+  end
+  if type(norm_type) ~= "number" then
+    error("nn.utils.clip_grad_norm_: argument 'norm_type' must be a number or \"inf\", got " .. tostring(norm_type), 2)
+  end
   local grads = {}
   for _, p in ipairs(param_list(parameters, "clip_grad_norm_")) do
     local g = p.grad
@@ -69,8 +81,11 @@ function U.clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite)
 end
 U.clip_grad_norm = U.clip_grad_norm_
 
--- clip_grad_value_(parameters, clip_value): every grad clamped to [-clip_value, clip_value]
-function U.clip_grad_value_(parameters, clip_value)
+-- clip_grad_value_(parameters, clip_value, foreach=nil): every grad clamped to [-clip_value, clip_value]
+local CLIP_GRAD_VALUE = class.signature("nn.utils.clip_grad_value_", "parameters, clip_value, foreach=nil")
+function U.clip_grad_value_(...)
+  local a = CLIP_GRAD_VALUE(...)
+  local parameters, clip_value = a.parameters, a.clip_value
   if type(clip_value) ~= "number" then error("nn.utils.clip_grad_value_: clip_value must be a number", 2) end
   torch.no_grad(function()
     for _, p in ipairs(param_list(parameters, "clip_grad_value_")) do
@@ -82,19 +97,24 @@ end
 U.clip_grad_value = U.clip_grad_value_
 
 -- parameters_to_vector(parameters): one 1-D tensor of all parameters (a copy, differentiable)
-function U.parameters_to_vector(parameters)
+local PARAMETERS_TO_VECTOR = class.signature("nn.utils.parameters_to_vector", "parameters")
+function U.parameters_to_vector(...)
+  local parameters = PARAMETERS_TO_VECTOR(...).parameters
   local parts = {}
-  for i, p in ipairs(param_list(parameters, "parameters_to_vector")) do parts[i] = p:reshape(-1) end
+  for i, p in ipairs(param_list(parameters, "parameters_to_vector", select("#", ...) > 0)) do parts[i] = p:reshape(-1) end
   if #parts == 0 then return torch.empty(0) end
   return torch.cat(parts)
 end
 
 -- vector_to_parameters(vec, parameters): copies slices of vec into the parameters, in place
-function U.vector_to_parameters(vec, parameters)
+local VECTOR_TO_PARAMETERS = class.signature("nn.utils.vector_to_parameters", "vec, parameters")
+function U.vector_to_parameters(...)
+  local a = VECTOR_TO_PARAMETERS(...)
+  local vec, parameters = a.vec, a.parameters
   if not torch.is_tensor(vec) or vec:dim() ~= 1 then
     error("nn.utils.vector_to_parameters: expected a 1-D tensor as 'vec'", 2)
   end
-  local params = param_list(parameters, "vector_to_parameters")
+  local params = param_list(parameters, "vector_to_parameters", select("#", ...) > 1)
   local total = 0
   for _, p in ipairs(params) do total = total + p:numel() end
   if total ~= vec:numel() then

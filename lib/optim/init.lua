@@ -106,7 +106,7 @@ function Optimizer:add_param_group(group)
   g.params = param_list(name, group.params, "params")
   for k, v in pairs(self.defaults) do
     if g[k] == nil then
-      if v == optim.required then error(("%s: parameter group didn't specify a value of required option '%s'"):format(name, k), 3) end
+      if rawequal(v, optim.required) then error(("%s: parameter group didn't specify a value of required option '%s'"):format(name, k), 3) end
       if type(v) == "table" then local c = {} for i, x in ipairs(v) do c[i] = x end v = c end
       g[k] = v
     end

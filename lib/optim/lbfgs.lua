@@ -15,9 +15,14 @@ return function(optim)
     error("LBFGS: the closure must return the loss (a number or a 1-element tensor), got " .. type(x), 0)
   end
 
-  function LBFGS:__init(params, opts)
-    local d = optim._defaults(opts, { lr = 1, max_iter = 20, max_eval = false, tolerance_grad = 1e-7,
-      tolerance_change = 1e-9, history_size = 100, line_search_fn = false }, "LBFGS")
+  -- LBFGS(params, lr=1, max_iter=20, max_eval=max_iter * 5 // 4, tolerance_grad=1e-7,
+  -- tolerance_change=1e-9, history_size=100, line_search_fn=nil); false stands for nil in the
+  -- defaults table
+  local LBFGS_ARGS = optim._constructor("LBFGS", "lr=1, max_iter=20, max_eval=nil, tolerance_grad=1e-7, " ..
+    "tolerance_change=1e-9, history_size=100, line_search_fn=nil", { lr = 1, max_iter = 20, max_eval = false,
+    tolerance_grad = 1e-7, tolerance_change = 1e-9, history_size = 100, line_search_fn = false })
+  function LBFGS:__init(...)
+    local params, d = LBFGS_ARGS(...)
     if d.max_eval == false then d.max_eval = d.max_iter * 5 // 4 end
     Optimizer.__init(self, params, d)
     if #self.param_groups ~= 1 then error("LBFGS: doesn't support per-parameter options (parameter groups)", 0) end

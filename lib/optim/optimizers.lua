@@ -5,8 +5,9 @@
 local torch = require "torch"
 local class = require "torch_class"
 
--- PyTorch's implementation switches: accepted and ignored (every step here is one fused call)
-local IMPL_FLAGS = { "foreach", "fused", "capturable", "differentiable" }
+-- PyTorch's implementation switches: accepted and ignored (every step here is one fused call);
+-- keyword-only here, whatever their place in PyTorch's signatures
+local IMPL = "foreach=nil, fused=nil, capturable=false, differentiable=false"
 
 return function(optim)
   local Optimizer, field, zeros_like, step_tensor = optim.Optimizer, optim._field, optim._zeros_like, optim._step_tensor
@@ -43,25 +44,31 @@ return function(optim)
       if type(g[k]) ~= "boolean" then error(("%s: option '%s' must be a boolean, got %s"):format(name, k, type(g[k])), 0) end
     end
   end
-  -- the defaults d (option -> value) with opts (a table, or a number: the lr) over them;
-  -- an option d does not name is an error naming the optimizer
-  local function defaults(opts, d, name)
-    if type(opts) == "number" then opts = { lr = opts } end
-    opts = class.check_options("optim." .. name, opts, d, IMPL_FLAGS)
-    local r = {}
-    for k, v in pairs(d) do r[k] = v end
-    for k, v in pairs(opts) do if d[k] ~= nil then r[k] = v end end
-    return r
+  -- an optimizer's constructor arguments: `spec` is its signature after `params` (PyTorch's
+  -- parameters and order; the implementation switches keyword-only), d its defaults (option
+  -- -> value; a default the signature cannot spell, such as betas, comes from here).
+  -- Returns the parser: (...) -> params, the group defaults. optim.SGD(params, 0.1,
+  -- {momentum = 0.9}) is PyTorch's SGD(params, lr=0.1, momentum=0.9).
+  local function constructor(name, spec, d)
+    local SIG = class.signature("optim." .. name, "params, " .. spec .. ", " .. IMPL)
+    return function(...)
+      local a = SIG(...)
+      local r = {}
+      for k, v in pairs(d) do
+        if a[k] ~= nil then r[k] = a[k] else r[k] = v end
+      end
+      -- an empty list {} in the last place reads as an empty options table
+      return a.params or {}, r
+    end
   end
-  optim._defaults = defaults
+  optim._constructor = constructor
 
   ---------------------------------------------------------------- SGD
   local SGD = Optimizer:extend("SGD")
   optim.SGD = SGD
-  function SGD:__init(params, opts)
-    Optimizer.__init(self, params, defaults(opts, { lr = 1e-3, momentum = 0, dampening = 0, weight_decay = 0,
-      nesterov = false, maximize = false }, "SGD"))
-  end
+  local SGD_ARGS = constructor("SGD", "lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=false, " ..
+    "*, maximize=false", { lr = 1e-3, momentum = 0, dampening = 0, weight_decay = 0, nesterov = false, maximize = false })
+  function SGD:__init(...) Optimizer.__init(self, SGD_ARGS(...)) end
   function SGD:_check(g)
     nonneg("SGD", g, "lr", "learning rate"); nonneg("SGD", g, "momentum", "momentum value")
     nonneg("SGD", g, "weight_decay", "weight_decay value"); number("SGD", g, "dampening")
@@ -123,29 +130,27 @@ return function(optim)
 
   local Adam = Optimizer:extend("Adam")
   optim.Adam = Adam
-  function Adam:__init(params, opts)
-    Optimizer.__init(self, params, defaults(opts, { lr = 1e-3, betas = { 0.9, 0.999 }, eps = 1e-8, weight_decay = 0,
-      amsgrad = false, maximize = false }, "Adam"))
-  end
+  local ADAM = "lr=1e-3, betas={0.9, 0.999}, eps=1e-8, weight_decay=%s, amsgrad=false, *, maximize=false"
+  local ADAM_ARGS = constructor("Adam", ADAM:format("0"), { lr = 1e-3, betas = { 0.9, 0.999 }, eps = 1e-8,
+    weight_decay = 0, amsgrad = false, maximize = false })
+  function Adam:__init(...) Optimizer.__init(self, ADAM_ARGS(...)) end
   Adam._check = adam_check("Adam")
   function Adam:_step_group(g) adam_step(self, g, false) end
 
   local AdamW = Optimizer:extend("AdamW")
   optim.AdamW = AdamW
-  function AdamW:__init(params, opts)
-    Optimizer.__init(self, params, defaults(opts, { lr = 1e-3, betas = { 0.9, 0.999 }, eps = 1e-8, weight_decay = 1e-2,
-      amsgrad = false, maximize = false }, "AdamW"))
-  end
+  local ADAMW_ARGS = constructor("AdamW", ADAM:format("1e-2"), { lr = 1e-3, betas = { 0.9, 0.999 }, eps = 1e-8,
+    weight_decay = 1e-2, amsgrad = false, maximize = false })
+  function AdamW:__init(...) Optimizer.__init(self, ADAMW_ARGS(...)) end
   AdamW._check = adam_check("AdamW")
   function AdamW:_step_group(g) adam_step(self, g, true) end
 
   ---------------------------------------------------------------- Adamax
   local Adamax = Optimizer:extend("Adamax")
   optim.Adamax = Adamax
-  function Adamax:__init(params, opts)
-    Optimizer.__init(self, params, defaults(opts, { lr = 2e-3, betas = { 0.9, 0.999 }, eps = 1e-8, weight_decay = 0,
-      maximize = false }, "Adamax"))
-  end
+  local ADAMAX_ARGS = constructor("Adamax", "lr=2e-3, betas={0.9, 0.999}, eps=1e-8, weight_decay=0, *, maximize=false",
+    { lr = 2e-3, betas = { 0.9, 0.999 }, eps = 1e-8, weight_decay = 0, maximize = false })
+  function Adamax:__init(...) Optimizer.__init(self, ADAMAX_ARGS(...)) end
   function Adamax:_check(g)
     nonneg("Adamax", g, "lr", "learning rate"); nonneg("Adamax", g, "eps", "epsilon value")
     betas("Adamax", g); nonneg("Adamax", g, "weight_decay", "weight_decay value"); flags("Adamax", g, "maximize")
@@ -162,10 +167,10 @@ return function(optim)
   ---------------------------------------------------------------- NAdam
   local NAdam = Optimizer:extend("NAdam")
   optim.NAdam = NAdam
-  function NAdam:__init(params, opts)
-    Optimizer.__init(self, params, defaults(opts, { lr = 2e-3, betas = { 0.9, 0.999 }, eps = 1e-8, weight_decay = 0,
-      momentum_decay = 4e-3, decoupled_weight_decay = false, maximize = false }, "NAdam"))
-  end
+  local NADAM_ARGS = constructor("NAdam", "lr=2e-3, betas={0.9, 0.999}, eps=1e-8, weight_decay=0, " ..
+    "momentum_decay=4e-3, decoupled_weight_decay=false, *, maximize=false", { lr = 2e-3, betas = { 0.9, 0.999 },
+    eps = 1e-8, weight_decay = 0, momentum_decay = 4e-3, decoupled_weight_decay = false, maximize = false })
+  function NAdam:__init(...) Optimizer.__init(self, NADAM_ARGS(...)) end
   function NAdam:_check(g)
     nonneg("NAdam", g, "lr", "learning rate"); nonneg("NAdam", g, "eps", "epsilon value")
     betas("NAdam", g); nonneg("NAdam", g, "weight_decay", "weight_decay value")
@@ -188,10 +193,10 @@ return function(optim)
   ---------------------------------------------------------------- RAdam
   local RAdam = Optimizer:extend("RAdam")
   optim.RAdam = RAdam
-  function RAdam:__init(params, opts)
-    Optimizer.__init(self, params, defaults(opts, { lr = 1e-3, betas = { 0.9, 0.999 }, eps = 1e-8, weight_decay = 0,
-      decoupled_weight_decay = false, maximize = false }, "RAdam"))
-  end
+  local RADAM_ARGS = constructor("RAdam", "lr=1e-3, betas={0.9, 0.999}, eps=1e-8, weight_decay=0, " ..
+    "decoupled_weight_decay=false, *, maximize=false", { lr = 1e-3, betas = { 0.9, 0.999 }, eps = 1e-8,
+    weight_decay = 0, decoupled_weight_decay = false, maximize = false })
+  function RAdam:__init(...) Optimizer.__init(self, RADAM_ARGS(...)) end
   function RAdam:_check(g)
     nonneg("RAdam", g, "lr", "learning rate"); nonneg("RAdam", g, "eps", "epsilon value")
     betas("RAdam", g); nonneg("RAdam", g, "weight_decay", "weight_decay value")
@@ -209,10 +214,10 @@ return function(optim)
   ---------------------------------------------------------------- RMSprop
   local RMSprop = Optimizer:extend("RMSprop")
   optim.RMSprop = RMSprop
-  function RMSprop:__init(params, opts)
-    Optimizer.__init(self, params, defaults(opts, { lr = 1e-2, alpha = 0.99, eps = 1e-8, weight_decay = 0,
-      momentum = 0, centered = false, maximize = false }, "RMSprop"))
-  end
+  local RMSPROP_ARGS = constructor("RMSprop", "lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, " ..
+    "centered=false, *, maximize=false", { lr = 1e-2, alpha = 0.99, eps = 1e-8, weight_decay = 0, momentum = 0,
+    centered = false, maximize = false })
+  function RMSprop:__init(...) Optimizer.__init(self, RMSPROP_ARGS(...)) end
   function RMSprop:_check(g)
     nonneg("RMSprop", g, "lr", "learning rate"); nonneg("RMSprop", g, "eps", "epsilon value")
     nonneg("RMSprop", g, "momentum", "momentum value"); nonneg("RMSprop", g, "weight_decay", "weight_decay value")
@@ -236,9 +241,11 @@ return function(optim)
   ---------------------------------------------------------------- Adagrad
   local Adagrad = Optimizer:extend("Adagrad")
   optim.Adagrad = Adagrad
-  function Adagrad:__init(params, opts)
-    Optimizer.__init(self, params, defaults(opts, { lr = 1e-2, lr_decay = 0, weight_decay = 0,
-      initial_accumulator_value = 0, eps = 1e-10, maximize = false }, "Adagrad"))
+  local ADAGRAD_ARGS = constructor("Adagrad", "lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, " ..
+    "eps=1e-10, *, maximize=false", { lr = 1e-2, lr_decay = 0, weight_decay = 0, initial_accumulator_value = 0,
+    eps = 1e-10, maximize = false })
+  function Adagrad:__init(...)
+    Optimizer.__init(self, ADAGRAD_ARGS(...))
     -- PyTorch makes the state at construction
     for _, g in ipairs(self.param_groups) do
       for _, p in ipairs(g.params) do
@@ -262,10 +269,9 @@ return function(optim)
   ---------------------------------------------------------------- Adadelta
   local Adadelta = Optimizer:extend("Adadelta")
   optim.Adadelta = Adadelta
-  function Adadelta:__init(params, opts)
-    Optimizer.__init(self, params, defaults(opts, { lr = 1.0, rho = 0.9, eps = 1e-6, weight_decay = 0,
-      maximize = false }, "Adadelta"))
-  end
+  local ADADELTA_ARGS = constructor("Adadelta", "lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, *, maximize=false",
+    { lr = 1.0, rho = 0.9, eps = 1e-6, weight_decay = 0, maximize = false })
+  function Adadelta:__init(...) Optimizer.__init(self, ADADELTA_ARGS(...)) end
   function Adadelta:_check(g)
     nonneg("Adadelta", g, "lr", "learning rate"); unit("Adadelta", g, "rho", "rho value")
     nonneg("Adadelta", g, "eps", "epsilon value"); nonneg("Adadelta", g, "weight_decay", "weight_decay value")

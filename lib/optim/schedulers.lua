@@ -11,10 +11,9 @@ return function(optim)
   -- the classes are optim.lr_scheduler.<Name> (torch_class.lua); a new scheduler is
   -- LRScheduler:extend("Name") with __init(optimizer, ...) calling self:_base_init and get_lr()
 
-  -- a scheduler's options table, checked (unknown names are errors naming the scheduler)
-  local function options(name, opts, allowed)
-    return class.check_options("optim.lr_scheduler." .. name, opts, allowed)
-  end
+  -- a scheduler's signature (PyTorch's parameters and order): optim.lr_scheduler.StepLR(opt, 10,
+  -- {gamma = 0.5}) is PyTorch's StepLR(opt, 10, gamma=0.5), and StepLR(opt, 10, 0.5) the same
+  local function sig(name, spec) return class.signature("optim.lr_scheduler." .. name, spec) end
 
   local function check_optimizer(name, opt)
     if type(opt) ~= "table" or type(opt.param_groups) ~= "table" then
@@ -127,9 +126,10 @@ return function(optim)
   ------------------------------------------------------------ LambdaLR
   local LambdaLR = LRScheduler:extend("LambdaLR")
   S.LambdaLR = LambdaLR
-  local LAMBDALR_OPTS = { "last_epoch" }
-  function LambdaLR:__init(optimizer, lr_lambda, opts)
-    opts = options("LambdaLR", opts, LAMBDALR_OPTS)
+  local LAMBDALR = sig("LambdaLR", "optimizer, lr_lambda, last_epoch=-1")
+  function LambdaLR:__init(...)
+    local opts = LAMBDALR(...)
+    local optimizer, lr_lambda = opts.optimizer, opts.lr_lambda
     check_optimizer("LambdaLR", optimizer)
     if type(lr_lambda) ~= "function" and type(lr_lambda) ~= "table" then
       error("LambdaLR: argument 'lr_lambda' must be a function or a list of functions", 0)
@@ -146,13 +146,14 @@ return function(optim)
   ------------------------------------------------------------ StepLR
   local StepLR = LRScheduler:extend("StepLR")
   S.StepLR = StepLR
-  local STEPLR_OPTS = { "gamma", "last_epoch" }
-  function StepLR:__init(optimizer, step_size, opts)
-    opts = options("StepLR", opts, STEPLR_OPTS)
+  local STEPLR = sig("StepLR", "optimizer, step_size, gamma=0.1, last_epoch=-1")
+  function StepLR:__init(...)
+    local opts = STEPLR(...)
+    local optimizer, step_size = opts.optimizer, opts.step_size
     if math.type(step_size) ~= "integer" or step_size < 1 then
       error("StepLR: argument 'step_size' must be a positive integer, got " .. tostring(step_size), 0)
     end
-    self.step_size, self.gamma = step_size, opts.gamma or 0.1
+    self.step_size, self.gamma = step_size, opts.gamma
     self:_base_init(optimizer, opts.last_epoch)
   end
   function StepLR:get_lr()
@@ -170,14 +171,15 @@ return function(optim)
   ------------------------------------------------------------ MultiStepLR
   local MultiStepLR = LRScheduler:extend("MultiStepLR")
   S.MultiStepLR = MultiStepLR
-  local MULTISTEPLR_OPTS = { "gamma", "last_epoch" }
-  function MultiStepLR:__init(optimizer, milestones, opts)
-    opts = options("MultiStepLR", opts, MULTISTEPLR_OPTS)
+  local MULTISTEPLR = sig("MultiStepLR", "optimizer, milestones, gamma=0.1, last_epoch=-1")
+  function MultiStepLR:__init(...)
+    local opts = MULTISTEPLR(...)
+    local optimizer, milestones = opts.optimizer, opts.milestones
     if type(milestones) ~= "table" then error("MultiStepLR: argument 'milestones' must be a list of integers", 0) end
     self.milestones = {}
     for i, m in ipairs(milestones) do self.milestones[i] = m end
     table.sort(self.milestones)
-    self.gamma = opts.gamma or 0.1
+    self.gamma = opts.gamma
     self:_base_init(optimizer, opts.last_epoch)
   end
   function MultiStepLR:get_lr()
@@ -202,10 +204,13 @@ return function(optim)
   ------------------------------------------------------------ ConstantLR
   local ConstantLR = LRScheduler:extend("ConstantLR")
   S.ConstantLR = ConstantLR
-  local CONSTANTLR_OPTS = { "factor", "total_iters", "last_epoch" }
-  function ConstantLR:__init(optimizer, opts)
-    opts = options("ConstantLR", opts, CONSTANTLR_OPTS)
-    self.factor, self.total_iters = opts.factor or 1 / 3, opts.total_iters or 5
+  local CONSTANTLR = sig("ConstantLR", "optimizer, factor=1/3, total_iters=5, last_epoch=-1")
+  function ConstantLR:__init(...)
+    local opts = CONSTANTLR(...)
+    local optimizer = opts.optimizer
+    check_optimizer("ConstantLR", optimizer)
+    self.factor, self.total_iters = opts.factor or 1 / 3, opts.total_iters
+    if type(self.factor) ~= "number" then error("ConstantLR: option 'factor' must be a number", 0) end
     if self.factor > 1 or self.factor < 0 then error("ConstantLR: option 'factor' must be between 0 and 1", 0) end
     self:_base_init(optimizer, opts.last_epoch)
   end
@@ -228,12 +233,17 @@ return function(optim)
   ------------------------------------------------------------ LinearLR
   local LinearLR = LRScheduler:extend("LinearLR")
   S.LinearLR = LinearLR
-  local LINEARLR_OPTS = { "start_factor", "end_factor", "total_iters", "last_epoch" }
-  function LinearLR:__init(optimizer, opts)
-    opts = options("LinearLR", opts, LINEARLR_OPTS)
+  local LINEARLR = sig("LinearLR", "optimizer, start_factor=1/3, end_factor=1.0, total_iters=5, last_epoch=-1")
+  function LinearLR:__init(...)
+    local opts = LINEARLR(...)
+    local optimizer = opts.optimizer
+    check_optimizer("LinearLR", optimizer)
     self.start_factor = opts.start_factor or 1 / 3
-    self.end_factor = opts.end_factor or 1
-    self.total_iters = opts.total_iters or 5
+    self.end_factor = opts.end_factor
+    self.total_iters = opts.total_iters
+    if type(self.start_factor) ~= "number" or type(self.end_factor) ~= "number" then
+      error("LinearLR: options 'start_factor' and 'end_factor' must be numbers", 0)
+    end
     if self.start_factor > 1 or self.start_factor <= 0 then
       error("LinearLR: option 'start_factor' must be greater than 0 and at most 1", 0)
     end
@@ -261,9 +271,10 @@ return function(optim)
   ------------------------------------------------------------ ExponentialLR
   local ExponentialLR = LRScheduler:extend("ExponentialLR")
   S.ExponentialLR = ExponentialLR
-  local EXPONENTIALLR_OPTS = { "last_epoch" }
-  function ExponentialLR:__init(optimizer, gamma, opts)
-    opts = options("ExponentialLR", opts, EXPONENTIALLR_OPTS)
+  local EXPONENTIALLR = sig("ExponentialLR", "optimizer, gamma, last_epoch=-1")
+  function ExponentialLR:__init(...)
+    local opts = EXPONENTIALLR(...)
+    local optimizer, gamma = opts.optimizer, opts.gamma
     if type(gamma) ~= "number" then error("ExponentialLR: argument 'gamma' must be a number", 0) end
     self.gamma = gamma
     self:_base_init(optimizer, opts.last_epoch)
@@ -283,11 +294,12 @@ return function(optim)
   ------------------------------------------------------------ CosineAnnealingLR
   local CosineAnnealingLR = LRScheduler:extend("CosineAnnealingLR")
   S.CosineAnnealingLR = CosineAnnealingLR
-  local COSLR_OPTS = { "eta_min", "last_epoch" }
-  function CosineAnnealingLR:__init(optimizer, T_max, opts)
-    opts = options("CosineAnnealingLR", opts, COSLR_OPTS)
+  local COSINEANNEALINGLR = sig("CosineAnnealingLR", "optimizer, T_max, eta_min=0, last_epoch=-1")
+  function CosineAnnealingLR:__init(...)
+    local opts = COSINEANNEALINGLR(...)
+    local optimizer, T_max = opts.optimizer, opts.T_max
     if type(T_max) ~= "number" or T_max <= 0 then error("CosineAnnealingLR: argument 'T_max' must be a positive number", 0) end
-    self.T_max, self.eta_min = T_max, opts.eta_min or 0
+    self.T_max, self.eta_min = T_max, opts.eta_min
     self:_base_init(optimizer, opts.last_epoch)
   end
   function CosineAnnealingLR:get_lr()
@@ -316,9 +328,10 @@ return function(optim)
   ------------------------------------------------------------ CosineAnnealingWarmRestarts
   local CAWR = LRScheduler:extend("CosineAnnealingWarmRestarts")
   S.CosineAnnealingWarmRestarts = CAWR
-  local COSWARMRESTARTS_OPTS = { "T_mult", "eta_min", "last_epoch" }
-  function CAWR:__init(optimizer, T_0, opts)
-    opts = options("CosineAnnealingWarmRestarts", opts, COSWARMRESTARTS_OPTS)
+  local CAWR_SIG = sig("CosineAnnealingWarmRestarts", "optimizer, T_0, T_mult=1, eta_min=0, last_epoch=-1")
+  function CAWR:__init(...)
+    local opts = CAWR_SIG(...)
+    local optimizer, T_0 = opts.optimizer, opts.T_0
     if math.type(T_0) ~= "integer" or T_0 <= 0 then
       error("CosineAnnealingWarmRestarts: argument 'T_0' must be a positive integer, got " .. tostring(T_0), 0)
     end
@@ -326,8 +339,8 @@ return function(optim)
     if math.type(T_mult) ~= "integer" or T_mult < 1 then
       error("CosineAnnealingWarmRestarts: option 'T_mult' must be an integer >= 1, got " .. tostring(T_mult), 0)
     end
-    self.T_0, self.T_i, self.T_mult, self.eta_min = T_0, T_0, T_mult, opts.eta_min or 0
-    self.T_cur = opts.last_epoch or -1
+    self.T_0, self.T_i, self.T_mult, self.eta_min = T_0, T_0, T_mult, opts.eta_min
+    self.T_cur = opts.last_epoch
     self:_base_init(optimizer, opts.last_epoch)
   end
   function CAWR:get_lr()
@@ -371,10 +384,12 @@ return function(optim)
   ------------------------------------------------------------ OneCycleLR
   local OneCycleLR = LRScheduler:extend("OneCycleLR")
   S.OneCycleLR = OneCycleLR
-  local ONECYCLELR_OPTS = { "total_steps", "epochs", "steps_per_epoch", "pct_start", "anneal_strategy",
-    "cycle_momentum", "base_momentum", "max_momentum", "div_factor", "final_div_factor", "three_phase", "last_epoch" }
-  function OneCycleLR:__init(optimizer, max_lr, opts)
-    opts = options("OneCycleLR", opts, ONECYCLELR_OPTS)
+  local ONECYCLELR = sig("OneCycleLR", "optimizer, max_lr, total_steps=nil, epochs=nil, steps_per_epoch=nil, " ..
+    "pct_start=0.3, anneal_strategy='cos', cycle_momentum=true, base_momentum=0.85, max_momentum=0.95, " ..
+    "div_factor=25.0, final_div_factor=1e4, three_phase=false, last_epoch=-1")
+  function OneCycleLR:__init(...)
+    local opts = ONECYCLELR(...)
+    local optimizer, max_lr = opts.optimizer, opts.max_lr
     local name = "OneCycleLR"
     check_optimizer(name, optimizer)
     local total = opts.total_steps
@@ -466,15 +481,16 @@ return function(optim)
   ------------------------------------------------------------ SequentialLR
   local SequentialLR = LRScheduler:extend("SequentialLR")
   S.SequentialLR = SequentialLR
-  local SEQUENTIALLR_OPTS = { "last_epoch" }
-  function SequentialLR:__init(optimizer, schedulers, milestones, opts)
-    opts = options("SequentialLR", opts, SEQUENTIALLR_OPTS)
+  local SEQUENTIALLR = sig("SequentialLR", "optimizer, schedulers, milestones, last_epoch=-1")
+  function SequentialLR:__init(...)
+    local opts = SEQUENTIALLR(...)
+    local optimizer, schedulers, milestones = opts.optimizer, opts.schedulers, opts.milestones
     check_optimizer("SequentialLR", optimizer)
     if type(schedulers) ~= "table" or #schedulers < 1 then
       error("SequentialLR: argument 'schedulers' must be a non-empty list of schedulers", 0)
     end
     for i, s in ipairs(schedulers) do
-      if s.optimizer ~= optimizer then
+      if not rawequal(s.optimizer, optimizer) then
         error(("SequentialLR: scheduler %d is bound to a different optimizer than the one given"):format(i), 0)
       end
     end
@@ -501,10 +517,11 @@ return function(optim)
   ------------------------------------------------------------ ReduceLROnPlateau
   local Plateau = class("optim.lr_scheduler.ReduceLROnPlateau")
   S.ReduceLROnPlateau = Plateau
-  local REDUCELRONPLATEAU_OPTS = { "mode", "factor", "patience", "threshold", "threshold_mode",
-    "cooldown", "min_lr", "eps" }
-  function Plateau:__init(optimizer, opts)
-    opts = options("ReduceLROnPlateau", opts, REDUCELRONPLATEAU_OPTS)
+  local REDUCELRONPLATEAU = sig("ReduceLROnPlateau", "optimizer, mode='min', factor=0.1, patience=10, " ..
+    "threshold=1e-4, threshold_mode='rel', cooldown=0, min_lr=0, eps=1e-8")
+  function Plateau:__init(...)
+    local opts = REDUCELRONPLATEAU(...)
+    local optimizer = opts.optimizer
     local name = "ReduceLROnPlateau"
     check_optimizer(name, optimizer)
     self.optimizer = optimizer

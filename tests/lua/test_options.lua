@@ -93,7 +93,9 @@ T.test("nn constructors with options: layers, losses, recurrent, attention", fun
   unknown(function() nn.Dropout({ prob = 0.1 }) end, "nn.Dropout", "prob")
   unknown(function() nn.ReLU({ in_place = true }) end, "nn.ReLU", "in_place")
   unknown(function() nn.CrossEntropyLoss({ label_smooting = 0.1 }) end, "nn.CrossEntropyLoss", "label_smooting")
-  unknown(function() nn.MSELoss({ reduce = "sum" }) end, "nn.MSELoss", "reduce")
+  -- reduce= is PyTorch's deprecated boolean (a name the signature knows): a string there is wrong
+  T.raises(function() nn.MSELoss({ reduce = "sum" }) end, "MSELoss: argument 'reduce' must be a boolean")
+  unknown(function() nn.MSELoss({ reduct = "sum" }) end, "nn.MSELoss", "reduct")
   unknown(function() nn.LSTM(3, 4, { batchfirst = true }) end, "nn.LSTM", "batchfirst")
   unknown(function() nn.GRU(3, 4, 2, { nonlinearity = "relu" }) end, "nn.GRU", "nonlinearity")
   unknown(function() nn.MultiheadAttention(8, 2, { batch_frist = true }) end, "nn.MultiheadAttention", "batch_frist")
