@@ -22,6 +22,19 @@ M.FIELDS = {
   out = "boolean", inplace = "boolean", view = "boolean", nondiff = "boolean",
   kernels = "table", inplace_kernel = "table", composite = "string",
   cross_device = "boolean", derivatives = "table", node_name = "string",
+  overlap = "string",
+}
+
+-- `overlap`: how an op that writes into a tensor it was given (in place, out=,
+-- a Tensor(a!) argument) treats memory shared with that tensor. Without the
+-- field the written-to tensor must not have two elements at one location
+-- (an expanded tensor) and no input may overlap it other than as the same
+-- view (core/overlap.h).
+M.OVERLAP = {
+  fill = "every element gets one value, so the written-to self may be expanded (fill_, zero_)",
+  disjoint = "the kernel reads inputs after writing some output: no input may share memory with it at all",
+  update = "disjoint, except that self may be the written-to tensor (the result starts as self: scatter, index_add)",
+  none = "writes no elements (set_): no check",
 }
 
 local function op_name(decl)
@@ -66,6 +79,17 @@ function M.check(decl)
   if decl.inplace_kernel then
     check_kernels(name, "inplace_kernel", decl.inplace_kernel)
     if not decl.inplace then error(("op %s: field 'inplace_kernel' needs inplace = true"):format(name), 0) end
+  end
+  if decl.overlap then
+    if not M.OVERLAP[decl.overlap] then
+      local ks = {}
+      for k in pairs(M.OVERLAP) do ks[#ks + 1] = k end
+      table.sort(ks)
+      error(("op %s: field 'overlap': unknown value '%s' (known: %s)"):format(name, decl.overlap, table.concat(ks, ", ")), 0)
+    end
+    if not (decl.inplace or decl.out or decl[1]:find("!%)")) then
+      error(("op %s: field 'overlap': the op writes into no tensor it is given"):format(name), 0)
+    end
   end
   if decl.composite then
     for _, f in ipairs({ "kernels", "inplace_kernel", "cross_device" }) do

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "autograd.h"
 #include "lt_ops.h"
+#include "core/overlap.h"
 
 _Thread_local bool lt_tls_grad_enabled = true;
 bool lt_anomaly_enabled = false;
@@ -102,8 +103,14 @@ static int accumulate_apply(lt_node *n, lt_tensor **grads_in, lt_tensor **grads_
 static int accumulate_into(lt_tensor *leaf, lt_tensor *g) {
   if (!leaf->grad) {
     if (lt_grad_enabled()) {                 /* create_graph: keep g's history */
-      lt_tensor_retain(g);
-      leaf->grad = g;
+      if (lt_internal_overlap(g) == LT_OVERLAP_NO) {
+        lt_tensor_retain(g);
+        leaf->grad = g;
+      } else {                               /* an expanded g: a recorded copy, so
+                                             ** optimizers can update the grad in place */
+        leaf->grad = lt_clone(g);
+        if (!leaf->grad) return -1;
+      }
     } else if (!g->grad_fn && atomic_load(&g->refcount) == 1 && lt_tensor_is_contiguous(g) &&
                lt_tensor_same_shape(g, leaf) && g->dtype == leaf->dtype) {
       lt_tensor_retain(g);                   /* nobody else sees it: steal */
@@ -114,7 +121,10 @@ static int accumulate_into(lt_tensor *leaf, lt_tensor *g) {
     }
     return 0;
   }
-  if (lt_grad_enabled()) {
+  /* out of place under create_graph, and when the grad is a view that repeats
+  ** locations (a create_graph pass kept an expanded g): adding into it in
+  ** place would add several times into one location */
+  if (lt_grad_enabled() || lt_internal_overlap(leaf->grad) != LT_OVERLAP_NO) {
     lt_tensor *sum = lt_add(leaf->grad, g, lt_scalar_int(1));
     if (!sum) return -1;
     lt_tensor_release(leaf->grad);

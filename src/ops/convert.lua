@@ -33,9 +33,10 @@ local ops = {
     derivatives = { self = "lt_ew_grad_zeros(grad)", src = "lt_grad_identity(grad)" },
     doc = "Copies src into self, broadcasting and converting dtype; returns self." },
   { "fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)", kernels = { any = "lt_core_fill_" }, alias = { "fill" }, node_name = "FillBackward0",
+    overlap = "fill",   -- one value everywhere: an expanded self is fine, as in PyTorch
     derivatives = { self = "lt_ew_grad_zeros(grad)" },
     doc = "Sets every element of self to value; returns self." },
-  { "zero_(Tensor(a!) self) -> Tensor(a!)", kernels = { any = "lt_core_zero_" }, alias = { "zero" }, node_name = "ZeroBackward0",
+  { "zero_(Tensor(a!) self) -> Tensor(a!)", kernels = { any = "lt_core_zero_" }, alias = { "zero" }, node_name = "ZeroBackward0", overlap = "fill",
     derivatives = { self = "lt_ew_grad_zeros(grad)" },
     doc = "Sets every element of self to 0; returns self." },
 }

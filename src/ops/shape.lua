@@ -61,11 +61,11 @@ return {
   -- a composite so that it can record its own node (CatBackward0, src/autograd/formulas_shape.c):
   -- the generator cannot give a Tensor[] input derivatives
   { "cat(Tensor[] tensors, Dim dim=1) -> Tensor", out = true, alias = { "concat", "concatenate" },
-    composite = "lt_composite_cat",
+    composite = "lt_composite_cat", overlap = "disjoint",   -- copies the inputs one after another into out
     doc = "Concatenates tensors along dim (shapes must agree elsewhere; dtypes promote)." },
   -- the kernel cat records around, dispatched to the tensors' backend
   { "_cat(Tensor[] tensors, Dim dim=1) -> Tensor", out = true, nondiff = true, variants = "function",
-    kernels = { cpu = "lt_cpu_cat" },
+    kernels = { cpu = "lt_cpu_cat" }, overlap = "disjoint",
     doc = "cat without recording autograd history (cat's kernel); use cat." },
   { "cat2(Tensor self, Tensor other, Dim dim=-1) -> Tensor", lua = "cat", variants = "function",
     composite = "lt_composite_cat2",
@@ -95,7 +95,9 @@ return {
   { "movedim(Tensor(a) self, Dim[] source, Dim[] destination) -> Tensor(a)", composite = "lt_composite_movedim",
     alias = { "moveaxis" }, doc = "Moves dims source to positions destination, keeping the others in order (a view)." },
   { "set_(Tensor(a!) self, Tensor source) -> Tensor(a!)", kernels = { any = "lt_strided_set_" }, cross_device = true, nondiff = true, variants = "method",
+    overlap = "none",   -- rewrites self's geometry, not its elements
     doc = "self takes source's storage, offset, sizes and strides (same dtype): both see the same memory." },
   { "_set_data(Tensor(a!) self, Tensor source) -> Tensor(a!)", kernels = { any = "lt_strided__set_data" }, cross_device = true, nondiff = true, variants = "function",
+    overlap = "none",
     doc = "What `t.data = source` runs: like set_, and the dtype may change; t keeps its identity and requires_grad." },
 }

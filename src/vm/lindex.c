@@ -21,6 +21,7 @@
 #include "ltensor.h"
 #include "lt_ops.h"
 #include "core/views.h"
+#include "core/overlap.h"
 #include "autograd/autograd.h"
 #include "lindex.h"
 
@@ -320,7 +321,8 @@ static int assign_value(lua_State *L, lt_tensor *dst, int vidx) {
   lt_scalar s;
   if (lt_vm_index_scalar(L, vidx, &s) == 0) return lt_tensor_fill_(dst, s);
   lt_tensor *v = lt_vm_totensor(L, vidx);
-  if (v) return lt_tensor_copy_(dst, v);
+  /* as copy_ would: elements sharing a location (an expanded x) get whichever value lands last */
+  if (v) return lt_check_overlap_dst("index", NULL, -1, dst) < 0 ? -1 : lt_tensor_copy_(dst, v);
   return lt_error("index: cannot assign a %s to tensor elements (expected a number, boolean or tensor)",
                   lt_vm_toud(L, vidx) ? "freed tensor" : luaL_typename(L, vidx));
 }
