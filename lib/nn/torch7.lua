@@ -26,7 +26,7 @@ local function leafify(x)
     local out, changed = {}, false
     for i, v in ipairs(x) do
       out[i] = leafify(v)
-      if out[i] ~= v then changed = true end
+      if not rawequal(out[i], v) then changed = true end
     end
     if changed then return out end
   end

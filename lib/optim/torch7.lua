@@ -115,7 +115,7 @@ return function(optim)
     config, state = args("lbfgs", opfunc, x, config, state)
     local fhist = {}
     local p = state._lbfgs_x
-    if p == nil or p ~= x then
+    if not rawequal(p, x) then
       state._lbfgs_x = x
       state._lbfgs = optim.LBFGS({ x }, { lr = config.learningRate or 1, max_iter = config.maxIter or 20,
         max_eval = config.maxEval or math.floor((config.maxIter or 20) * 1.25),
