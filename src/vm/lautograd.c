@@ -104,6 +104,18 @@ static int f_is_leaf(lua_State *L) {
   return 1;
 }
 
+static int f_retains_grad(lua_State *L) {
+  lt_tensor *t = self_tensor(L, "retains_grad");
+  lua_pushboolean(L, t->autograd && t->autograd->retains_grad);
+  return 1;
+}
+
+/* PyTorch's x._version: the version counter in-place ops bump (shared by views) */
+static int f_version(lua_State *L) {
+  lua_pushinteger(L, atomic_load(&self_tensor(L, "_version")->storage->version));
+  return 1;
+}
+
 static int f_data(lua_State *L) {
   lt_tensor *r = lt_detach(self_tensor(L, "data"));
   lt_vm_push_tensor(L, r);
@@ -650,6 +662,8 @@ void lt_vm_open_autograd(lua_State *L) {
   lua_pushcfunction(L, f_grad_fn); lua_setfield(L, -2, "grad_fn");
   lua_pushcfunction(L, f_is_leaf); lua_setfield(L, -2, "is_leaf");
   lua_pushcfunction(L, f_data); lua_setfield(L, -2, "data");
+  lua_pushcfunction(L, f_retains_grad); lua_setfield(L, -2, "retains_grad");
+  lua_pushcfunction(L, f_version); lua_setfield(L, -2, "_version");
   lua_pop(L, 1);
   lua_getfield(L, -1, "_setters");
   lua_pushcfunction(L, set_grad); lua_setfield(L, -2, "grad");

@@ -141,6 +141,8 @@ T.test("every field and method of a tensor still reads", function()
   T.eq(x.is_cuda, false); T.eq(x.is_cpu, true)
   T.eq(x.is_sparse, false); T.eq(x.is_quantized, false); T.eq(x.is_meta, false)
   T.eq(x.itemsize, 4); T.eq(x.nbytes, 24)
+  y:retain_grad(); T.eq(y.retains_grad, true); T.eq(x.retains_grad, false)
+  local v = x._version; x.data:add_(1); T.eq(x._version, v + 1)
   y:sum():backward()
   T.tensor(x.grad, { { 2, 2, 2 }, { 2, 2, 2 } })
   for _, m in ipairs({ "size", "dim", "sum", "add_", "backward", "view", "item", "type", "free" }) do
