@@ -74,7 +74,7 @@ local function step(inputs, targets)
   else
     -- feval(x) returns the loss and d loss / d x at x (x is params itself here)
     local function feval(x)
-      if x ~= params then params:copy(x) end
+      if not rawequal(x, params) then params:copy(x) end
       gradParams:zero()
       local outputs = model:forward(inputs)
       err = criterion:forward(outputs, targets)

@@ -763,7 +763,7 @@ local function dtype_of(arg)
     if arg == "cpu" or arg == "cuda" then return nil end
     return d
   end
-  if type(arg) == "userdata" or type(arg) == "table" then
+  if (type(arg) == "userdata" and not torch.is_tensor(arg)) or type(arg) == "table" then
     if arg.name and arg.is_floating_point ~= nil then return arg end
   end
   return nil

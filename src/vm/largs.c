@@ -7,6 +7,7 @@
 ** the call (numbers wrapped as tensors, tensor-list arrays) has been released.
 */
 #include <stdlib.h>
+#include <ctype.h>
 #include <string.h>
 #include <stdio.h>
 #include <math.h>
@@ -44,6 +45,7 @@ typedef struct pctx {
   const lt_opspec *spec;
   lt_parse_error *err;
   int argi;
+  bool definite;   /* the overload matched and the value is wrong: its message wins */
   char msg[256];
 } pctx;
 
@@ -246,6 +248,12 @@ static int parse_value(pctx *p, int idx, int top, bool positional, lt_argval *v)
         if (t == LUA_TSTRING) return fail(p, "%s: argument '%s': %s", p->spec->name, s->name, lt_error_message());
         return mismatch(p, idx);
       }
+      /* a device whose backend is missing is no reason to try another overload:
+      ** x:to("cuda") says there is no CUDA device, not that "cuda" is no dtype */
+      if (lt_vm_device_usable(v->dev) < 0) {
+        p->definite = true;
+        return fail(p, "%s: argument '%s': %s", p->spec->name, s->name, lt_error_message());
+      }
       return 1;
     case LT_ARG_GENERATOR_OPT:
       if (t == LUA_TNIL) { v->gen = NULL; return 1; }
@@ -343,13 +351,13 @@ int lt_parse_args(lua_State *L, const lt_opspec *spec, lt_args *a, lt_parse_erro
 
 static int parse_with(lua_State *L, const lt_opspec *spec, lt_args *a, lt_parse_error *err, int top, int opts) {
   pctx p;
-  p.L = L; p.spec = spec; p.err = err; p.msg[0] = 0;
+  p.L = L; p.spec = spec; p.err = err; p.msg[0] = 0; p.definite = false;
   int pos = 1;
   a->n = 0;
   for (int i = 0; i < spec->nargs; i++) {
     const lt_argspec *s = &spec->args[i];
     lt_argval *v = &a->v[i];
-    v->owned = false; v->list.v = NULL; v->lua_idx = 0;
+    v->owned = false; v->list.v = NULL; v->lua_idx = 0; v->t = NULL;
     a->n = i + 1;
     p.argi = i;
     int r = 0;
@@ -378,7 +386,7 @@ static int parse_with(lua_State *L, const lt_opspec *spec, lt_args *a, lt_parse_
       }
     }
     if (r < 0) {
-      int score = i * 2 + (pos > 1);
+      int score = p.definite ? LT_MAX_ARGS * 4 : i * 2 + (pos > 1);
       if (score > err->score) { err->score = score; memcpy(err->msg, p.msg, sizeof err->msg); }
       lt_parse_release(a);
       return -1;
@@ -397,7 +405,13 @@ static int parse_with(lua_State *L, const lt_opspec *spec, lt_args *a, lt_parse_
       if (lua_type(L, -1) == LUA_TSTRING) {
         const char *k = lua_tostring(L, -1);
         for (int i = 0; i < spec->nargs && !known; i++) known = strcmp(spec->args[i].name, k) == 0;
-        if (!known) snprintf(p.msg, sizeof p.msg, "%s: unknown option '%s'", spec->name, k);
+        if (!known) {
+          lt_nearest n;
+          lt_nearest_init(&n, k);
+          for (int i = 0; i < spec->nargs; i++) lt_nearest_add(&n, spec->args[i].name);
+          if (n.best) snprintf(p.msg, sizeof p.msg, "%s: unknown option '%s' (did you mean '%s'?)", spec->name, k, n.best);
+          else snprintf(p.msg, sizeof p.msg, "%s: unknown option '%s'", spec->name, k);
+        }
       } else {
         snprintf(p.msg, sizeof p.msg, "%s: the options table may only have string keys", spec->name);
       }
@@ -489,4 +503,141 @@ int lt_vm_return_scalar(lua_State *L, lt_scalar r, lt_args *a) {
   else if (r.type == LT_SCALAR_BOOL) lua_pushboolean(L, (int)r.v.i);
   else lua_pushinteger(L, r.v.i);
   return 1;
+}
+
+/* ---- names: "did you mean", options tables, keyword arguments ---- */
+
+/* optimal string alignment distance of a and b, case ignored (ASCII, as
+** Lua's string.lower in the C locale) */
+int lt_vm_edit_distance(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  int stack[3][64];
+  int *heap = NULL, *prev2 = stack[0], *prev = stack[1], *cur = stack[2];
+  if (lb + 1 > 64) {
+    heap = malloc(3 * (lb + 1) * sizeof(int));
+    if (!heap) return (int)(la > lb ? la : lb);   /* no memory: as far as can be */
+    prev2 = heap; prev = heap + lb + 1; cur = heap + 2 * (lb + 1);
+  }
+  for (size_t j = 0; j <= lb; j++) prev[j] = (int)j;
+  for (size_t i = 1; i <= la; i++) {
+    int ca = tolower((unsigned char)a[i - 1]);
+    cur[0] = (int)i;
+    for (size_t j = 1; j <= lb; j++) {
+      int cb = tolower((unsigned char)b[j - 1]);
+      int d = prev[j] + 1;
+      if (cur[j - 1] + 1 < d) d = cur[j - 1] + 1;
+      if (prev[j - 1] + (ca != cb) < d) d = prev[j - 1] + (ca != cb);
+      if (i > 1 && j > 1 && ca == tolower((unsigned char)b[j - 2]) && tolower((unsigned char)a[i - 2]) == cb &&
+          prev2[j - 2] + 1 < d)
+        d = prev2[j - 2] + 1;
+      cur[j] = d;
+    }
+    int *t = prev2; prev2 = prev; prev = cur; cur = t;
+  }
+  int r = prev[lb];
+  free(heap);
+  return r;
+}
+
+void lt_nearest_init(lt_nearest *n, const char *name) {
+  n->name = name;
+  n->best = NULL;
+  n->best_d = 0;
+  n->ties_by_name = false;
+}
+
+void lt_nearest_add(lt_nearest *n, const char *c) {
+  if (!n->name || !c) return;
+  int len = (int)strlen(n->name);
+  int d = lt_vm_edit_distance(n->name, c);
+  if (!((d <= 2 || d <= len / 3) && d < len)) return;
+  if (!n->best || d < n->best_d || (d == n->best_d && n->ties_by_name && strcmp(c, n->best) < 0)) {
+    n->best = c;
+    n->best_d = d;
+  }
+}
+
+const char *lt_vm_closest(const char *name, const char *const *candidates) {
+  lt_nearest n;
+  lt_nearest_init(&n, name);
+  for (; candidates && *candidates; candidates++) lt_nearest_add(&n, *candidates);
+  return n.best;
+}
+
+int lt_vm_unknown_option(lua_State *L, const char *fname, int key_idx, const char *const *allowed) {
+  if (lua_type(L, key_idx) != LUA_TSTRING)
+    return luaL_error(L, "%s: unknown option [%s] (options are named: {name = value})", fname,
+                      luaL_tolstring(L, key_idx, NULL));
+  const char *k = lua_tostring(L, key_idx);
+  const char *best = lt_vm_closest(k, allowed);
+  if (best) return luaL_error(L, "%s: unknown option '%s' (did you mean '%s'?)", fname, k, best);
+  return luaL_error(L, "%s: unknown option '%s'", fname, k);
+}
+
+static bool in_list(const char *k, const char *const *names) {
+  for (; names && *names; names++) if (strcmp(*names, k) == 0) return true;
+  return false;
+}
+
+void lt_vm_check_options(lua_State *L, int idx, const char *fname, const char *const *allowed) {
+  if (lua_isnoneornil(L, idx)) return;
+  if (lua_type(L, idx) != LUA_TTABLE)
+    luaL_error(L, "%s: options must be a table {name = value, ...}, got %s", fname,
+               lt_vm_toud(L, idx) ? "a tensor" : luaL_typename(L, idx));
+  idx = lua_absindex(L, idx);
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    lua_pop(L, 1);
+    if (lua_type(L, -1) != LUA_TSTRING || !in_list(lua_tostring(L, -1), allowed))
+      lt_vm_unknown_option(L, fname, lua_gettop(L), allowed);
+  }
+}
+
+/* what the last argument of a call is: as options_kind in lib/torch_class.lua */
+enum { LAST_VALUE, LAST_OPTIONS, LAST_MIXED };
+static int last_kind(lua_State *L, int idx) {
+  if (lua_type(L, idx) != LUA_TTABLE) return LAST_VALUE;
+  if (lua_getmetatable(L, idx)) { lua_pop(L, 1); return LAST_VALUE; }
+  bool names = false, list = false;
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    lua_pop(L, 1);
+    if (lua_type(L, -1) == LUA_TSTRING) names = true; else list = true;
+  }
+  if (names && list) return LAST_MIXED;
+  return list ? LAST_VALUE : LAST_OPTIONS;
+}
+
+void lt_vm_kwargs(lua_State *L, const char *fname, int first, const char *const *params, int *slot) {
+  int np = 0;
+  while (params[np]) np++;
+  int top = lua_gettop(L), opts = 0;
+  while (top >= first && lua_isnil(L, top)) top--;
+  if (top >= first) {
+    int k = last_kind(L, top);
+    if (k == LAST_MIXED)
+      luaL_error(L, "%s: the last argument mixes list entries and named options; give a list and the options "
+                 "as two tables", fname);
+    if (k == LAST_OPTIONS) opts = top--;
+  }
+  int given = top - first + 1;
+  if (given > np) luaL_error(L, "%s: too many arguments (%d given, at most %d)", fname, given, np);
+  for (int i = 0; i < np; i++) slot[i] = i < given && !lua_isnil(L, first + i) ? first + i : 0;
+  if (!opts) return;
+  lua_pushnil(L);
+  while (lua_next(L, opts)) {       /* every name known, none given twice */
+    lua_pop(L, 1);
+    const char *k = lua_tostring(L, -1);
+    int i = 0;
+    while (i < np && strcmp(params[i], k) != 0) i++;
+    if (i == np) lt_vm_unknown_option(L, fname, lua_gettop(L), params);
+    if (slot[i])
+      luaL_error(L, "%s: argument '%s' given twice, as argument #%d and by name", fname, k, i + 1);
+  }
+  luaL_checkstack(L, np, fname);
+  for (int i = 0; i < np; i++) {
+    if (slot[i]) continue;
+    if (lua_getfield(L, opts, params[i]) == LUA_TNIL) lua_pop(L, 1);
+    else slot[i] = lua_gettop(L);
+  }
 }

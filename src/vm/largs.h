@@ -82,6 +82,45 @@ int lt_vm_return_none(lua_State *L, int r, lt_args *a);
 int lt_vm_return_bool(lua_State *L, int r, lt_args *a);
 int lt_vm_return_scalar(lua_State *L, lt_scalar r, lt_args *a);
 
+/* ---- names: "did you mean", options tables and keyword arguments ----
+** For the hand-written functions of src/vm, with the rules and messages of
+** lib/torch_class.lua (closest, check_options, signature), so a misspelt
+** name reads the same whether the function is written in C or in Lua. */
+
+/* The candidate a misspelt name most likely meant: the edit distance is
+** Levenshtein's with a swap of two neighbours counting as one edit, case
+** ignored, and a candidate is suggested only when it is near (at most 2
+** edits, or a third of the name's length, and fewer edits than the name has
+** characters). Feed candidates one by one; ties keep the first (or see ties_by_name). */
+typedef struct lt_nearest {
+  const char *name;      /* the misspelt name */
+  const char *best;      /* the nearest candidate so far, NULL when none is near */
+  int best_d;
+  bool ties_by_name;     /* candidates come in no set order (a table's keys): ties go to the smaller name */
+} lt_nearest;
+void lt_nearest_init(lt_nearest *n, const char *name);
+void lt_nearest_add(lt_nearest *n, const char *candidate);
+/* the nearest of a NULL-terminated list, or NULL */
+const char *lt_vm_closest(const char *name, const char *const *candidates);
+int lt_vm_edit_distance(const char *a, const char *b);
+
+/* raise "fname: unknown option 'k'" (with " (did you mean 'y'?)" when a name
+** of the NULL-terminated list `allowed` is near) for the key at key_idx */
+int lt_vm_unknown_option(lua_State *L, const char *fname, int key_idx, const char *const *allowed);
+/* the value at idx is nil or a table whose keys are all in `allowed`; else raise */
+void lt_vm_check_options(lua_State *L, int idx, const char *fname, const char *const *allowed);
+
+/* Keyword arguments for a hand-written function, as class.signature parses
+** them: the arguments from stack index `first` fill params[0..n-1] in order,
+** and a trailing options table (a plain table whose keys are all strings,
+** or an empty one) gives any of them by name. Trailing nils are absent
+** arguments. On return slot[i] is the stack index of params[i]'s value, 0
+** when it is absent or nil; values from the table are pushed on the stack.
+** Raises on an unknown name (with the nearest one), a name given both by
+** position and by name, too many arguments, or a last table that mixes list
+** entries and names. */
+void lt_vm_kwargs(lua_State *L, const char *fname, int first, const char *const *params, int *slot);
+
 /* set by the RNG binding: the generator in a Lua value, or NULL */
 extern struct lt_generator *(*lt_vm_togenerator)(lua_State *L, int idx);
 

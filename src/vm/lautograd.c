@@ -6,6 +6,7 @@
 #include <string.h>
 #include "lutorch_vm.h"
 #include "ltensor.h"
+#include "largs.h"
 #include "autograd/autograd.h"
 #include "lt_ops.h"
 
@@ -100,6 +101,18 @@ static int f_grad_fn(lua_State *L) {
 
 static int f_is_leaf(lua_State *L) {
   lua_pushboolean(L, self_tensor(L, "is_leaf")->grad_fn == NULL);
+  return 1;
+}
+
+static int f_retains_grad(lua_State *L) {
+  lt_tensor *t = self_tensor(L, "retains_grad");
+  lua_pushboolean(L, t->autograd && t->autograd->retains_grad);
+  return 1;
+}
+
+/* PyTorch's x._version: the version counter in-place ops bump (shared by views) */
+static int f_version(lua_State *L) {
+  lua_pushinteger(L, atomic_load(&self_tensor(L, "_version")->storage->version));
   return 1;
 }
 
@@ -265,75 +278,91 @@ static int tensor_list(lua_State *L, int idx, lt_tensor **out, int max, const ch
   return n;
 }
 
-static bool opt_bool(lua_State *L, int idx, const char *k, bool def) {
-  if (idx <= 0 || !lua_istable(L, idx)) return def;
-  lua_getfield(L, idx, k);
-  bool r = lua_isnil(L, -1) ? def : lua_toboolean(L, -1);
-  lua_pop(L, 1);
-  return r;
+/* a boolean argument at stack index idx (0: absent) */
+static bool arg_bool(lua_State *L, int idx, const char *op, const char *name, bool def) {
+  if (!idx) return def;
+  if (!lua_isboolean(L, idx))
+    luaL_error(L, "%s: argument '%s' must be a boolean, got %s", op, name, luaL_typename(L, idx));
+  return lua_toboolean(L, idx);
+}
+
+/* a tensor argument at stack index idx (0: absent, NULL) */
+static lt_tensor *arg_tensor(lua_State *L, int idx, const char *op, const char *name) {
+  if (!idx) return NULL;
+  lt_tensor *t = lt_vm_totensor(L, idx);
+  if (!t) {
+    if (lt_vm_toud(L, idx)) luaL_error(L, "%s: argument '%s' is a freed tensor", op, name);
+    luaL_error(L, "%s: argument '%s' must be a tensor, got %s", op, name, luaL_typename(L, idx));
+  }
+  return t;
 }
 
 #define MAX_GRAD_TENSORS 4096
 
-/* x:backward([gradient], {retain_graph=, create_graph=, inputs=}) */
+/* x:backward([gradient], [retain_graph], [create_graph], [inputs]), each also by name:
+** x:backward({gradient = g, retain_graph = true}), x:backward(nil, {retain_graph = true}) */
 static int m_backward(lua_State *L) {
-  lt_tensor *t = self_tensor(L, "backward");
-  int opts = 0;
-  lt_tensor *g = NULL;
-  if (lt_vm_totensor(L, 2)) { g = lt_vm_totensor(L, 2); if (lua_istable(L, 3)) opts = 3; }
-  else if (lua_istable(L, 2)) opts = 2;
-  else if (!lua_isnoneornil(L, 2)) return luaL_error(L, "backward: argument 'gradient' must be a tensor");
+  static const char *const params[] = {"gradient", "retain_graph", "create_graph", "inputs", NULL};
+  const char *op = "backward";
+  lt_tensor *t = self_tensor(L, op);
+  int a[4];
+  lt_vm_kwargs(L, op, 2, params, a);
+  lt_tensor *g = arg_tensor(L, a[0], op, "gradient");
   lt_backward_opts o = {0};
-  o.create_graph = opt_bool(L, opts, "create_graph", false);
-  o.retain_graph = opt_bool(L, opts, "retain_graph", o.create_graph);
+  o.create_graph = arg_bool(L, a[2], op, "create_graph", false);
+  o.retain_graph = arg_bool(L, a[1], op, "retain_graph", o.create_graph);
   o.accumulate = true;
   lt_tensor *inputs[MAX_GRAD_TENSORS];
-  if (opts) {
-    lua_getfield(L, opts, "inputs");
-    if (!lua_isnil(L, -1)) {
-      o.num_inputs = tensor_list(L, lua_gettop(L), inputs, MAX_GRAD_TENSORS, "backward", "inputs");
-      o.inputs = inputs;
-    }
+  if (a[3]) {
+    o.num_inputs = tensor_list(L, a[3], inputs, MAX_GRAD_TENSORS, op, "inputs");
+    o.inputs = inputs;
   }
   lt_tensor *const roots[1] = {t};
   lt_tensor *const grads[1] = {g};
   backward_L = L;
   int rc = lt_run_backward(roots, grads, 1, &o, NULL);
   backward_L = NULL;
-  if (rc < 0) return lt_vm_raise(L, "backward");
+  if (rc < 0) return lt_vm_raise(L, op);
   return 0;
 }
 
-/* torch.autograd.grad(outputs, inputs, {grad_outputs=, retain_graph=, create_graph=, allow_unused=}) */
+/* torch.autograd.grad(outputs, inputs, [grad_outputs], [retain_graph], [create_graph],
+** [only_inputs], [allow_unused], [is_grads_batched]), each after inputs also by name */
 static int l_grad(lua_State *L) {
+  static const char *const params[] = {"outputs", "inputs", "grad_outputs", "retain_graph", "create_graph",
+                                       "only_inputs", "allow_unused", "is_grads_batched", NULL};
+  const char *op = "torch.autograd.grad";
   static lt_tensor *outs[MAX_GRAD_TENSORS], *ins[MAX_GRAD_TENSORS], *gos[MAX_GRAD_TENSORS];
-  int no = tensor_list(L, 1, outs, MAX_GRAD_TENSORS, "grad", "outputs");
-  int ni = tensor_list(L, 2, ins, MAX_GRAD_TENSORS, "grad", "inputs");
-  bool single = lt_vm_totensor(L, 2) != NULL;
+  int a[8];
+  lt_vm_kwargs(L, op, 1, params, a);
+  if (!a[0]) return luaL_error(L, "%s: missing argument 'outputs' (#1)", op);
+  if (!a[1]) return luaL_error(L, "%s: missing argument 'inputs' (#2)", op);
+  int no = tensor_list(L, a[0], outs, MAX_GRAD_TENSORS, op, "outputs");
+  int ni = tensor_list(L, a[1], ins, MAX_GRAD_TENSORS, op, "inputs");
+  bool single = lt_vm_totensor(L, a[1]) != NULL;
   for (int i = 0; i < no; i++) gos[i] = NULL;
-  lt_backward_opts o = {0};
-  if (lua_istable(L, 3)) {
-    lua_getfield(L, 3, "grad_outputs");
-    if (!lua_isnil(L, -1)) {
-      int ng = tensor_list(L, lua_gettop(L), gos, MAX_GRAD_TENSORS, "grad", "grad_outputs");
-      if (ng != no) return luaL_error(L, "grad: grad_outputs has %d tensors, outputs has %d", ng, no);
-    }
-    lua_pop(L, 1);
+  if (a[2]) {
+    int ng = tensor_list(L, a[2], gos, MAX_GRAD_TENSORS, op, "grad_outputs");
+    if (ng != no) return luaL_error(L, "%s: grad_outputs has %d tensors, outputs has %d", op, ng, no);
   }
-  o.create_graph = opt_bool(L, 3, "create_graph", false);
-  o.retain_graph = opt_bool(L, 3, "retain_graph", o.create_graph);
-  o.allow_unused = opt_bool(L, 3, "allow_unused", false);
+  lt_backward_opts o = {0};
+  o.create_graph = arg_bool(L, a[4], op, "create_graph", false);
+  o.retain_graph = arg_bool(L, a[3], op, "retain_graph", o.create_graph);
+  arg_bool(L, a[5], op, "only_inputs", true);   /* deprecated in PyTorch, which ignores it */
+  o.allow_unused = arg_bool(L, a[6], op, "allow_unused", false);
+  if (arg_bool(L, a[7], op, "is_grads_batched", false))
+    return luaL_error(L, "%s: argument 'is_grads_batched' = true is not supported", op);
   o.accumulate = false;
   o.inputs = ins;
   o.num_inputs = ni;
   lt_tensor **results = calloc((size_t)(ni > 0 ? ni : 1), sizeof(lt_tensor *));
-  if (!results) return luaL_error(L, "grad: out of memory");
+  if (!results) return luaL_error(L, "%s: out of memory", op);
   backward_L = L;
   int rc = lt_run_backward(outs, gos, no, &o, results);
   backward_L = NULL;
   if (rc < 0) {
     free(results);
-    return lt_vm_raise(L, "grad");
+    return lt_vm_raise(L, "grad");     /* the engine's messages say "grad:" */
   }
   /* results become Lua values one by one; none may leak if that raises */
   lua_createtable(L, ni, 0);
@@ -580,19 +609,32 @@ static const luaL_Reg autograd_functions[] = {
   {"_flat_get", l_flat_get}, {"_flat_set", l_flat_set}, {"queue_callback", l_queue_callback}, {NULL, NULL}
 };
 
+/* torch.autograd.backward(tensors, [grad_tensors], [retain_graph], [create_graph],
+** [grad_variables], [inputs]): backward from several roots at once, summing */
 static int l_autograd_backward(lua_State *L) {
-  /* torch.autograd.backward(tensors, grad_tensors, opts): sums over several roots */
-  static lt_tensor *roots[MAX_GRAD_TENSORS], *grads[MAX_GRAD_TENSORS];
-  int n = tensor_list(L, 1, roots, MAX_GRAD_TENSORS, "backward", "tensors");
+  static const char *const params[] = {"tensors", "grad_tensors", "retain_graph", "create_graph",
+                                       "grad_variables", "inputs", NULL};
+  const char *op = "torch.autograd.backward";
+  static lt_tensor *roots[MAX_GRAD_TENSORS], *grads[MAX_GRAD_TENSORS], *inputs[MAX_GRAD_TENSORS];
+  int a[6];
+  lt_vm_kwargs(L, op, 1, params, a);
+  if (!a[0]) return luaL_error(L, "%s: missing argument 'tensors' (#1)", op);
+  if (a[1] && a[4]) return luaL_error(L, "%s: give grad_tensors or its old name grad_variables, not both", op);
+  int gi = a[1] ? a[1] : a[4];
+  int n = tensor_list(L, a[0], roots, MAX_GRAD_TENSORS, op, "tensors");
   for (int i = 0; i < n; i++) grads[i] = NULL;
-  if (!lua_isnoneornil(L, 2)) {
-    int ng = tensor_list(L, 2, grads, MAX_GRAD_TENSORS, "backward", "grad_tensors");
-    if (ng != n) return luaL_error(L, "backward: grad_tensors has %d tensors, tensors has %d", ng, n);
+  if (gi) {
+    int ng = tensor_list(L, gi, grads, MAX_GRAD_TENSORS, op, "grad_tensors");
+    if (ng != n) return luaL_error(L, "%s: grad_tensors has %d tensors, tensors has %d", op, ng, n);
   }
   lt_backward_opts o = {0};
-  o.create_graph = opt_bool(L, 3, "create_graph", false);
-  o.retain_graph = opt_bool(L, 3, "retain_graph", o.create_graph);
+  o.create_graph = arg_bool(L, a[3], op, "create_graph", false);
+  o.retain_graph = arg_bool(L, a[2], op, "retain_graph", o.create_graph);
   o.accumulate = true;
+  if (a[5]) {
+    o.num_inputs = tensor_list(L, a[5], inputs, MAX_GRAD_TENSORS, op, "inputs");
+    o.inputs = inputs;
+  }
   backward_L = L;
   int rc = lt_run_backward(roots, grads, n, &o, NULL);
   backward_L = NULL;
@@ -620,6 +662,8 @@ void lt_vm_open_autograd(lua_State *L) {
   lua_pushcfunction(L, f_grad_fn); lua_setfield(L, -2, "grad_fn");
   lua_pushcfunction(L, f_is_leaf); lua_setfield(L, -2, "is_leaf");
   lua_pushcfunction(L, f_data); lua_setfield(L, -2, "data");
+  lua_pushcfunction(L, f_retains_grad); lua_setfield(L, -2, "retains_grad");
+  lua_pushcfunction(L, f_version); lua_setfield(L, -2, "_version");
   lua_pop(L, 1);
   lua_getfield(L, -1, "_setters");
   lua_pushcfunction(L, set_grad); lua_setfield(L, -2, "grad");

@@ -142,14 +142,15 @@ static void read_opts(lua_State *L, int idx, const char *op, topts *o) {
       }
     } else if (strcmp(k, "device") == 0) {
       lt_device d;
-      if (lt_vm_todevice(L, -1, &d) < 0 || !lt_backend_of(d))
+      if (lt_vm_todevice(L, -1, &d) < 0 || lt_vm_device_usable(d) < 0)
         luaL_error(L, "%s: argument 'device': %s", op, lt_error_message());
       o->device = d;
     } else if (strcmp(k, "requires_grad") == 0) {
       if (lua_type(L, -1) != LUA_TBOOLEAN) luaL_error(L, "%s: argument 'requires_grad' must be a boolean", op);
       o->requires_grad = lua_toboolean(L, -1);
     } else {
-      luaL_error(L, "%s: unknown option '%s'", op, k);
+      static const char *const names[] = {"dtype", "device", "requires_grad", NULL};
+      lt_vm_unknown_option(L, op, -2, names);
     }
     lua_pop(L, 1);
   }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ltensor.h"
+#include "largs.h"
 #include "lutorch_vm.h"
 #include "serial/safetensors.h"
 #include "serial/npy.h"
@@ -55,10 +56,15 @@ static const char *check_path(lua_State *L, int idx, const char *fn) {
   return lua_tostring(L, idx);
 }
 
-static void check_opts(lua_State *L, int idx, const char *fn) {
+/* opts at idx: nil or a table of the names given (NULL-terminated) */
+static void check_opts(lua_State *L, int idx, const char *fn, const char *const *names) {
   if (!lua_isnoneornil(L, idx) && !lua_istable(L, idx))
     luaL_error(L, "%s: argument 'opts' must be a table, got %s", fn, luaL_typename(L, idx));
+  lt_vm_check_options(L, idx, fn, names);
 }
+static const char *const ST_LOAD_OPTS[] = {"mmap", NULL};
+static const char *const NPZ_SAVE_OPTS[] = {"compressed", NULL};
+static const char *const T7_LOAD_OPTS[] = {"format", "long_size", NULL};
 
 static int opt_bool(lua_State *L, int idx, const char *key) {
   if (!lua_istable(L, idx)) return 0;
@@ -103,7 +109,7 @@ static int collect_tensors(lua_State *L, int idx, const char *fn, const char ***
 static int l_load_safetensors(lua_State *L) {
   const char *fn = "torch.load_safetensors";
   const char *path = check_path(L, 1, fn);
-  check_opts(L, 2, fn);
+  check_opts(L, 2, fn, ST_LOAD_OPTS);
   bool use_mmap = opt_bool(L, 2, "mmap");
   box *b = new_box(L);
   if (lt_st_load(path, use_mmap, &b->st, &b->ts) < 0) return lt_vm_raise(L, fn);
@@ -206,7 +212,7 @@ static int l_save_npz(lua_State *L) {
   const char *fn = "torch.save_npz";
   const char *path = check_path(L, 1, fn);
   lua_settop(L, 3);
-  check_opts(L, 3, fn);
+  check_opts(L, 3, fn, NPZ_SAVE_OPTS);
   bool compressed = opt_bool(L, 3, "compressed");
   const char **names;
   lt_tensor **ts;
@@ -317,7 +323,7 @@ static void push_value(conv *c, const lt_t7_value *v, int depth) {
 static int l_load_t7(lua_State *L) {
   const char *fn = "torch.load_t7";
   const char *path = check_path(L, 1, fn);
-  check_opts(L, 2, fn);
+  check_opts(L, 2, fn, T7_LOAD_OPTS);
   lt_t7_options opt = {-1, 8, t7_class_ok, NULL};
   if (lua_istable(L, 2)) {
     lua_getfield(L, 2, "format");

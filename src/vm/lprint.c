@@ -14,6 +14,7 @@
 #include <string.h>
 #include "lutorch_vm.h"
 #include "ltensor.h"
+#include "largs.h"
 #include "core/backend.h"
 #include "autograd/autograd.h"
 
@@ -320,6 +321,8 @@ static int opt_int(lua_State *L, const char *key, int lo, int *out) {
 static int l_set_printoptions(lua_State *L) {
   if (lua_isnoneornil(L, 1)) { P = default_opts; return 0; }
   if (!lua_istable(L, 1)) return luaL_error(L, "set_printoptions: argument 'opts' must be a table");
+  static const char *const names[] = {"precision", "threshold", "edgeitems", "linewidth", "sci_mode", "profile", NULL};
+  lt_vm_check_options(L, 1, "set_printoptions", names);
   lt_printopts o = P;
   if (lua_getfield(L, 1, "profile") != LUA_TNIL) {
     const char *p = lua_tostring(L, -1);

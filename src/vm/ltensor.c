@@ -3,10 +3,12 @@
 ** accounting, and dtype/device values.
 */
 #include <string.h>
+#include <ctype.h>
 #include <stdlib.h>
 #include "ltensor.h"
 #include "largs.h"
 #include "lt_ops.h"
+#include "core/backend.h"
 
 int (*lt_vm_index_hook)(lua_State *L) = NULL;
 int (*lt_vm_newindex_hook)(lua_State *L) = NULL;
@@ -189,6 +191,17 @@ int lt_vm_todevice(lua_State *L, int idx, lt_device *out) {
   return lt_error("expected a device, got %s", luaL_typename(L, idx));
 }
 
+int lt_vm_device_usable(lt_device d) {
+  if (lt_backend_of(d)) return 0;
+  if (lt_backend_get(d.type)) return -1;     /* a bad index: the core's message says which */
+  char up[16];
+  const char *name = lt_device_type_name(d.type);
+  size_t i = 0;
+  for (; name[i] && i + 1 < sizeof up; i++) up[i] = (char)toupper((unsigned char)name[i]);
+  up[i] = 0;
+  return lt_error("no %s device is present (%s: backend not loaded)", up, name);
+}
+
 static int device_tostring(lua_State *L) {
   lua_getfield(L, 1, "_str");
   return 1;
@@ -251,35 +264,91 @@ static int size_numel(lua_State *L) {
   return 1;
 }
 
+/* fields read here; the "_fields" table of the method table holds the ones
+** other files compute (grad, grad_fn, is_leaf, data, T, mT) */
+static const char *const tensor_fields[] = {
+  "shape", "dtype", "device", "requires_grad", "ndim", "is_cuda", "is_cpu", "is_sparse", "is_quantized",
+  "is_meta", "itemsize", "nbytes", NULL
+};
+
+static bool push_field(lua_State *L, lt_tensor *t, const char *k) {
+  switch (k[0]) {
+    case 's': if (strcmp(k, "shape") == 0) { push_size(L, t); return true; } break;
+    case 'd':
+      if (strcmp(k, "dtype") == 0) { lt_vm_push_dtype(L, (lt_dtype)t->dtype); return true; }
+      if (strcmp(k, "device") == 0) { lt_vm_push_device(L, lt_tensor_device(t)); return true; }
+      break;
+    case 'r': if (strcmp(k, "requires_grad") == 0) { lua_pushboolean(L, t->requires_grad); return true; } break;
+    case 'n':
+      if (strcmp(k, "ndim") == 0) { lua_pushinteger(L, t->ndim); return true; }
+      if (strcmp(k, "nbytes") == 0) {
+        lua_pushinteger(L, t->numel * (lua_Integer)lt_dtype_size((lt_dtype)t->dtype));
+        return true;
+      }
+      break;
+    case 'i':
+      if (strcmp(k, "is_cuda") == 0) { lua_pushboolean(L, lt_tensor_device(t).type == LT_DEV_CUDA); return true; }
+      if (strcmp(k, "is_cpu") == 0) { lua_pushboolean(L, lt_tensor_device(t).type == LT_DEV_CPU); return true; }
+      if (strcmp(k, "itemsize") == 0) { lua_pushinteger(L, (lua_Integer)lt_dtype_size((lt_dtype)t->dtype)); return true; }
+      /* what lutorch has no kind of: code that asks gets a true answer */
+      if (strcmp(k, "is_sparse") == 0 || strcmp(k, "is_quantized") == 0 || strcmp(k, "is_meta") == 0) {
+        lua_pushboolean(L, 0);
+        return true;
+      }
+      break;
+  }
+  return false;
+}
+
+/* "tensor has no field or method 'k'": reading a misspelt field must not give
+** nil, which reads as false or as a missing grad much later */
+static int no_field(lua_State *L, const char *k, int methods) {
+  lt_nearest n;
+  lt_nearest_init(&n, k);
+  n.ties_by_name = true;
+  for (const char *const *f = tensor_fields; *f; f++) lt_nearest_add(&n, *f);
+  for (int tbl = 0; tbl < 2; tbl++) {
+    if (tbl == 1 && lua_getfield(L, methods, "_fields") != LUA_TTABLE) break;
+    int at = tbl == 0 ? methods : lua_gettop(L);
+    lua_pushnil(L);
+    while (lua_next(L, at)) {
+      lua_pop(L, 1);
+      /* the method table keeps these strings alive */
+      if (lua_type(L, -1) == LUA_TSTRING && lua_tostring(L, -1)[0] != '_') lt_nearest_add(&n, lua_tostring(L, -1));
+    }
+  }
+  if (strcmp(k, "values") == 0 || strcmp(k, "indices") == 0)
+    return luaL_error(L, "tensor has no field or method '%s' (ops with several results, such as x:max(dim), "
+                      "return them as several values: local values, indices = x:max(2))", k);
+  if (n.best) return luaL_error(L, "tensor has no field or method '%s' (did you mean '%s'?)", k, n.best);
+  return luaL_error(L, "tensor has no field or method '%s'", k);
+}
+
 /* __index: methods first, then fields, then indexing by number/table/tensor */
 static int t_index(lua_State *L) {
   if (lua_type(L, 2) == LUA_TSTRING) {
     lua_rawgetp(L, LUA_REGISTRYINDEX, &methods_key);
+    int methods = lua_gettop(L);
     lua_pushvalue(L, 2);
-    if (lua_rawget(L, -2) != LUA_TNIL) return 1;
-    lua_pop(L, 2);
+    if (lua_rawget(L, methods) != LUA_TNIL) return 1;
+    lua_pop(L, 1);
     lt_ud *u = lt_vm_toud(L, 1);
     const char *k = lua_tostring(L, 2);
-    if (!u->t) return luaL_error(L, "tensor.%s: the tensor has been freed", k);
-    lt_tensor *t = u->t;
-    if (strcmp(k, "shape") == 0) { push_size(L, t); return 1; }
-    if (strcmp(k, "dtype") == 0) { lt_vm_push_dtype(L, (lt_dtype)t->dtype); return 1; }
-    if (strcmp(k, "device") == 0) { lt_vm_push_device(L, lt_tensor_device(t)); return 1; }
-    if (strcmp(k, "requires_grad") == 0) { lua_pushboolean(L, t->requires_grad); return 1; }
-    if (strcmp(k, "ndim") == 0) { lua_pushinteger(L, t->ndim); return 1; }
-    if (strcmp(k, "is_cuda") == 0) { lua_pushboolean(L, lt_tensor_device(t).type == LT_DEV_CUDA); return 1; }
-    if (strcmp(k, "T") == 0 || strcmp(k, "mT") == 0 || strcmp(k, "grad") == 0 || strcmp(k, "grad_fn") == 0 ||
-        strcmp(k, "is_leaf") == 0 || strcmp(k, "data") == 0) {
-      /* computed by Lua-side helpers registered in the "_fields" table */
-      lua_rawgetp(L, LUA_REGISTRYINDEX, &methods_key);
-      if (lua_getfield(L, -1, "_fields") == LUA_TTABLE && lua_getfield(L, -1, k) == LUA_TFUNCTION) {
+    bool known = false;
+    for (const char *const *f = tensor_fields; *f && !known; f++) known = strcmp(*f, k) == 0;
+    if (!known && lua_getfield(L, methods, "_fields") == LUA_TTABLE) {
+      /* computed by helpers of other files, registered in the "_fields" table */
+      if (lua_getfield(L, -1, k) == LUA_TFUNCTION) {
+        if (!u->t) return luaL_error(L, "tensor.%s: the tensor has been freed", k);
         lua_pushvalue(L, 1);
         lua_call(L, 1, 1);
         return 1;
       }
-      return 0;
     }
-    return 0;
+    if (!known) return no_field(L, k, methods);
+    if (!u->t) return luaL_error(L, "tensor.%s: the tensor has been freed", k);
+    if (push_field(L, u->t, k)) return 1;
+    return no_field(L, k, methods);
   }
   if (lt_vm_index_hook) return lt_vm_index_hook(L);
   return luaL_error(L, "tensor indexing is not available");
@@ -369,6 +438,25 @@ static int t_len(lua_State *L) {
   if (t->ndim == 0) return luaL_error(L, "len: a 0-d tensor has no length");
   lua_pushinteger(L, t->sizes[0]);
   return 1;
+}
+
+/* Lua turns what __eq returns into one boolean, so `a == b` cannot be
+** elementwise; answering identity would make PyTorch's `(preds == y)` and
+** `grad == 2 * x` a silent false. Lua calls this only for two distinct
+** userdata (a == a is true without it); for identity there is rawequal. */
+static int t_eq(lua_State *L) {
+  if (!lt_vm_toud(L, 1) || !lt_vm_toud(L, 2)) { lua_pushboolean(L, 0); return 1; }
+  return luaL_error(L, "==: comparing two tensors with == or ~= is not elementwise in Lua; use x:eq(y) (or "
+                    "x:ne(y)) for elementwise comparison, torch.equal(x, y) for whole tensors, rawequal(x, y) "
+                    "for the same tensor object");
+}
+
+/* <, <=, >, >= would raise Lua's own "attempt to compare" without saying
+** what to write instead (and a > b reaches __lt as b < a) */
+static int t_compare(lua_State *L) {
+  return luaL_error(L, "comparing a tensor with <, <=, > or >= gives no tensor in Lua; use x:lt(y), x:le(y), "
+                    "x:gt(y), x:ge(y) for elementwise comparison, or x:item() to compare a one-element tensor "
+                    "as a number");
 }
 
 static int t_tostring(lua_State *L) {
@@ -497,6 +585,19 @@ static const luaL_Reg base_methods[] = {
   {NULL, NULL}
 };
 
+/* x:cuda() with no device means cuda:0, which the schema cannot check while
+** parsing: say here, naming the op, when there is no CUDA device at all */
+static int m_cuda(lua_State *L) {
+  if (lua_isnoneornil(L, 2) && lt_vm_totensor(L, 1)) {
+    lt_device d = {LT_DEV_CUDA, 0};
+    if (lt_vm_device_usable(d) < 0) return lt_vm_raise(L, "cuda");
+  }
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
 void lt_vm_add_methods(lua_State *L, const luaL_Reg *fns) {
   lua_rawgetp(L, LUA_REGISTRYINDEX, &methods_key);
   luaL_setfuncs(L, fns, 0);
@@ -529,13 +630,21 @@ void lt_vm_open_tensor(lua_State *L) {
   lua_rawsetp(L, LUA_REGISTRYINDEX, &methods_key);
   lt_vm_add_methods(L, base_methods);
   lt_vm_add_methods(L, lt_gen_methods);
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &methods_key);
+  if (lua_getfield(L, -1, "cuda") == LUA_TFUNCTION) {
+    lua_pushcclosure(L, m_cuda, 1);
+    lua_setfield(L, -2, "cuda");
+    lua_pop(L, 1);
+  } else {
+    lua_pop(L, 2);
+  }
 
   luaL_newmetatable(L, "lutorch.Tensor");
   static const luaL_Reg mm[] = {
     {"__index", t_index}, {"__newindex", t_newindex}, {"__gc", t_gc}, {"__close", t_gc},
     {"__add", t_add}, {"__sub", t_sub}, {"__mul", t_mul}, {"__div", t_div}, {"__mod", t_mod},
     {"__pow", t_pow}, {"__idiv", t_idiv}, {"__unm", t_unm}, {"__len", t_len},
-    {"__tostring", t_tostring}, {NULL, NULL}
+    {"__tostring", t_tostring}, {"__eq", t_eq}, {"__lt", t_compare}, {"__le", t_compare}, {NULL, NULL}
   };
   luaL_setfuncs(L, mm, 0);
   lua_pushstring(L, "Tensor");

@@ -40,6 +40,10 @@ void lt_vm_push_dtype(lua_State *L, lt_dtype dt);
 int lt_vm_todtype(lua_State *L, int idx);       /* -1 if idx is not a dtype value or name */
 void lt_vm_push_device(lua_State *L, lt_device d);
 int lt_vm_todevice(lua_State *L, int idx, lt_device *out);   /* 0 or -1 */
+/* 0 when d's backend is loaded and has the device; else -1 with the error slot
+** saying so in a user's words ("no CUDA device is present (cuda: backend not
+** loaded)", or that the index does not exist) */
+int lt_vm_device_usable(lt_device d);
 
 int lt_vm_l_device(lua_State *L);               /* torch.device(s) */
 void lt_vm_push_methods(lua_State *L);         /* the tensor method table */

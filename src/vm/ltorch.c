@@ -55,16 +55,15 @@ static int l_get_num_threads(lua_State *L) {
   return 1;
 }
 
-/* the backend of the device at idx (default cpu); raises "cuda: backend not loaded" */
+/* the backend of the device at idx (default cpu); raises "no CUDA device is present" */
 static const lt_backend *arg_backend(lua_State *L, int idx, const char *op, lt_device *dev) {
   *dev = lt_device_cpu();
   if (!lua_isnoneornil(L, idx) && lt_vm_todevice(L, idx, dev) < 0) {
     luaL_error(L, "%s: argument 'device': %s", op, lt_error_message());
     return NULL;
   }
-  const lt_backend *b = lt_backend_of(*dev);
-  if (!b) lt_vm_raise(L, op);
-  return b;
+  if (lt_vm_device_usable(*dev) < 0) luaL_error(L, "%s: argument 'device': %s", op, lt_error_message());
+  return lt_backend_of(*dev);
 }
 
 /* torch.memory_stats([device]) (torch.cpu_memory_stats() for the cpu) */
@@ -106,6 +105,166 @@ static int l_device_count(lua_State *L) {
   const lt_backend *b = lt_backend_get(type);
   lua_pushinteger(L, b ? b->device_count() : 0);
   return 1;
+}
+
+/* ---- torch.cuda: PyTorch's device functions over the backend registry. They
+** exist in every build; where no CUDA backend is loaded, is_available() is
+** false, the memory figures are 0 and seeding is ignored (as in PyTorch),
+** and what needs a device (current_device, synchronize) raises. ---- */
+
+static int cuda_count(void) {
+  const lt_backend *b = lt_backend_get(LT_DEV_CUDA);
+  return b ? b->device_count() : 0;
+}
+
+/* the cuda device an optional argument names: nil (device 0, the current one),
+** an index, "cuda:1" or a device object; NULL when no CUDA device is present */
+static const lt_backend *cuda_arg(lua_State *L, int idx, const char *op, lt_device *d) {
+  d->type = LT_DEV_CUDA;
+  d->index = 0;
+  if (lua_isinteger(L, idx)) {
+    lua_Integer i = lua_tointeger(L, idx);
+    if (i < 0 || i > 127) luaL_error(L, "%s: argument 'device': index %d out of range", op, (int)i);
+    d->index = (int8_t)i;
+  } else if (!lua_isnoneornil(L, idx)) {
+    if (lt_vm_todevice(L, idx, d) < 0) luaL_error(L, "%s: argument 'device': %s", op, lt_error_message());
+    if (d->type != LT_DEV_CUDA) {
+      char buf[32];
+      lt_device_format(*d, buf, sizeof buf);
+      luaL_error(L, "%s: argument 'device': expected a cuda device, got %s", op, buf);
+    }
+  }
+  if (!lt_backend_get(LT_DEV_CUDA)) return NULL;
+  if (lt_vm_device_usable(*d) < 0) luaL_error(L, "%s: argument 'device': %s", op, lt_error_message());
+  return lt_backend_of(*d);
+}
+
+/* the same, raising when no CUDA device is present */
+static const lt_backend *cuda_need(lua_State *L, int idx, const char *op, lt_device *d) {
+  const lt_backend *b = cuda_arg(L, idx, op, d);
+  if (!b && lt_vm_device_usable(*d) < 0) luaL_error(L, "%s: %s", op, lt_error_message());
+  return b;
+}
+
+static int cuda_is_available(lua_State *L) { lua_pushboolean(L, cuda_count() > 0); return 1; }
+static int cuda_device_count(lua_State *L) { lua_pushinteger(L, cuda_count()); return 1; }
+
+static int cuda_current_device(lua_State *L) {
+  lt_device d;
+  cuda_need(L, lua_gettop(L) + 1, "torch.cuda.current_device", &d);
+  lua_pushinteger(L, 0);    /* lutorch has no current-device switch: cuda means cuda:0 */
+  return 1;
+}
+
+static int cuda_synchronize(lua_State *L) {
+  lt_device d;
+  const lt_backend *b = cuda_need(L, 1, "torch.cuda.synchronize", &d);
+  if (b->synchronize && b->synchronize(d.index) < 0) return lt_vm_raise(L, "torch.cuda.synchronize");
+  return 0;
+}
+
+static int cuda_empty_cache(lua_State *L) {
+  lt_device d;
+  const lt_backend *b = cuda_arg(L, 1, "torch.cuda.empty_cache", &d);
+  if (b && b->empty_cache) b->empty_cache();
+  return 0;
+}
+
+static lt_memory_stats cuda_stats(lua_State *L, const char *op, bool *have) {
+  lt_device d;
+  lt_memory_stats s = {0};
+  const lt_backend *b = cuda_arg(L, 1, op, &d);
+  if (b && b->memory_stats) b->memory_stats(d.index, &s);
+  *have = b != NULL;
+  return s;
+}
+
+static int cuda_memory_allocated(lua_State *L) {
+  bool have;
+  lua_pushinteger(L, cuda_stats(L, "torch.cuda.memory_allocated", &have).allocated);
+  return 1;
+}
+
+static int cuda_max_memory_allocated(lua_State *L) {
+  bool have;
+  lua_pushinteger(L, cuda_stats(L, "torch.cuda.max_memory_allocated", &have).peak);
+  return 1;
+}
+
+/* reserved: what the caching allocator holds, handed out or cached */
+static int cuda_memory_reserved(lua_State *L) {
+  bool have;
+  lt_memory_stats s = cuda_stats(L, "torch.cuda.memory_reserved", &have);
+  lua_pushinteger(L, s.allocated + s.cached);
+  return 1;
+}
+
+/* torch.memory_stats's fields, and the PyTorch names of the same figures */
+static int cuda_memory_stats(lua_State *L) {
+  bool have;
+  lt_memory_stats s = cuda_stats(L, "torch.cuda.memory_stats", &have);
+  lua_createtable(L, 0, 8);
+  if (!have) return 1;
+  lua_pushinteger(L, s.allocated); lua_setfield(L, -2, "allocated");
+  lua_pushinteger(L, s.cached); lua_setfield(L, -2, "cached");
+  lua_pushinteger(L, s.peak); lua_setfield(L, -2, "peak");
+  lua_pushinteger(L, s.num_allocs); lua_setfield(L, -2, "num_allocs");
+  lua_pushinteger(L, s.cache_hits); lua_setfield(L, -2, "cache_hits");
+  lua_pushinteger(L, s.allocated); lua_setfield(L, -2, "allocated_bytes.all.current");
+  lua_pushinteger(L, s.peak); lua_setfield(L, -2, "allocated_bytes.all.peak");
+  lua_pushinteger(L, s.allocated + s.cached); lua_setfield(L, -2, "reserved_bytes.all.current");
+  return 1;
+}
+
+static int cuda_reset_peak_memory_stats(lua_State *L) {
+  lt_device d;
+  const lt_backend *b = cuda_arg(L, 1, "torch.cuda.reset_peak_memory_stats", &d);
+  if (b && b->reset_peak) b->reset_peak(d.index);
+  return 0;
+}
+
+/* device tensors draw from the one process-wide generator, so seeding CUDA
+** seeds it; with no CUDA device there is nothing to seed (PyTorch ignores the
+** call too, so scripts that seed both run unchanged) */
+static int seed_cuda(lua_State *L, const char *op) {
+  if (!lua_isinteger(L, 1)) return luaL_error(L, "%s: argument 'seed' must be an integer, got %s", op, luaL_typename(L, 1));
+  if (cuda_count() == 0) return 0;
+  lua_getfield(L, LUA_REGISTRYINDEX, "lutorch.module");
+  lua_getfield(L, -1, "manual_seed");
+  lua_pushvalue(L, 1);
+  lua_call(L, 1, 0);
+  return 0;
+}
+static int cuda_manual_seed(lua_State *L) { return seed_cuda(L, "torch.cuda.manual_seed"); }
+static int cuda_manual_seed_all(lua_State *L) { return seed_cuda(L, "torch.cuda.manual_seed_all"); }
+
+static const luaL_Reg cuda_functions[] = {
+  {"is_available", cuda_is_available}, {"device_count", cuda_device_count},
+  {"current_device", cuda_current_device}, {"synchronize", cuda_synchronize},
+  {"empty_cache", cuda_empty_cache}, {"memory_allocated", cuda_memory_allocated},
+  {"max_memory_allocated", cuda_max_memory_allocated}, {"memory_reserved", cuda_memory_reserved},
+  {"memory_stats", cuda_memory_stats}, {"reset_peak_memory_stats", cuda_reset_peak_memory_stats},
+  {"manual_seed", cuda_manual_seed}, {"manual_seed_all", cuda_manual_seed_all},
+  {NULL, NULL}
+};
+
+/* torch._check_options(fname, opts, {names...}): the C check, for the Lua
+** parts of the module (src/vm/lua), which cannot use lib/torch_class.lua */
+static int l_check_options(lua_State *L) {
+  const char *fname = luaL_checkstring(L, 1);
+  luaL_checktype(L, 3, LUA_TTABLE);
+  const char *names[65];
+  int n = (int)lua_rawlen(L, 3);
+  if (n > 64) return luaL_error(L, "_check_options: at most 64 names");
+  for (int i = 0; i < n; i++) {
+    lua_rawgeti(L, 3, i + 1);
+    names[i] = lua_tostring(L, -1);     /* the table keeps the string alive */
+    lua_pop(L, 1);
+    if (!names[i]) return luaL_error(L, "_check_options: names must be strings");
+  }
+  names[n] = NULL;
+  lt_vm_check_options(L, 2, fname, names);
+  return 0;
 }
 
 static int l_live_tensors(lua_State *L) {
@@ -197,7 +356,7 @@ static const luaL_Reg core_functions[] = {
   {"setnumthreads", l_set_num_threads}, {"getnumthreads", l_get_num_threads},
   {"cpu_memory_stats", l_memory_stats}, {"cpu_empty_cache", l_empty_cache},
   {"memory_stats", l_memory_stats}, {"empty_cache", l_empty_cache}, {"synchronize", l_synchronize},
-  {"_device_count", l_device_count},
+  {"_device_count", l_device_count}, {"_check_options", l_check_options},
   {"_live_tensors", l_live_tensors}, {"time", l_time}, {"_ops", l_ops}, {"device", lt_vm_l_device},
   {NULL, NULL}
 };
@@ -268,6 +427,9 @@ int luaopen_torch(lua_State *L) {
     lt_vm_push_dtype(L, dt_alias[i].dt);
     lua_setfield(L, -2, dt_alias[i].alias);
   }
+  lua_createtable(L, 0, 16);
+  luaL_setfuncs(L, cuda_functions, 0);
+  lua_setfield(L, -2, "cuda");
   lua_pushstring(L, lutorch_version());     /* one definition: include/lutorch.h */
   lua_setfield(L, -2, "__version__");
   lt_vm_push_methods(L);

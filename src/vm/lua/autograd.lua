@@ -3,19 +3,34 @@
 local torch = ...
 local autograd = torch.autograd
 
+-- unknown names in an options table are an error at the caller's line (level 2: the
+-- caller of the function that checks)
+local function check_options(fname, opts, names, level)
+  local ok, err = pcall(torch._check_options, fname, opts, names)
+  if not ok then error(err, (level or 2) + 1) end
+end
+
 local function as_list(x)
   if torch.is_tensor(x) then return { x }, true end
   return x, false
 end
 
 ------------------------------------------------------------------------------
--- torch.autograd.Function: a table with forward(ctx, ...) and backward(ctx, ...)
+-- torch.autograd.Function: forward(ctx, ...) and backward(ctx, ...), as a table
 --   local Square = torch.autograd.Function{
 --     forward = function(ctx, x) ctx:save_for_backward(x); return x * x end,
 --     backward = function(ctx, g) local x = ctx.saved_tensors[1]; return g * 2 * x end }
---   y = Square:apply(x)   -- or Square(x)
+-- or as a class, PyTorch's static methods:
+--   local Exp = torch.autograd.Function:extend("Exp")
+--   function Exp.forward(ctx, x) local y = x:exp(); ctx:save_for_backward(y); return y end
+--   function Exp.backward(ctx, g) return g * ctx.saved_tensors[1] end
+-- and called as y = Exp.apply(x) (PyTorch's spelling), Exp:apply(x) or Exp(x)
 ------------------------------------------------------------------------------
 local Ctx = {}
+-- the methods PyTorch calls with a dot (ctx.save_for_backward(x)): both that and
+-- Lua's ctx:save_for_backward(x) reach them with ctx as self
+local CTX_METHODS = { save_for_backward = true, mark_dirty = true, mark_non_differentiable = true,
+  set_materialize_grads = true }
 Ctx.__index = function(ctx, k)
   if k == "saved_tensors" then
     local saved = rawget(ctx, "_saved")
@@ -29,7 +44,14 @@ Ctx.__index = function(ctx, k)
     end
     return saved.tensors
   end
-  return Ctx[k]
+  local m = Ctx[k]
+  if CTX_METHODS[k] then
+    return function(first, ...)
+      if rawequal(first, ctx) then return m(ctx, ...) end
+      return m(ctx, first, ...)
+    end
+  end
+  return m
 end
 
 function Ctx:save_for_backward(...)
@@ -56,9 +78,19 @@ local function contains(list, x)
   return false
 end
 
-function Function:apply(...)
+local function is_function_class(f)
+  if type(f) ~= "table" then return false end
+  local mt = getmetatable(f)
+  return rawequal(mt, Function) or (type(mt) == "table" and rawget(mt, "_function_class") == true)
+end
+
+local function apply(self, ...)
   local args = table.pack(...)
   local name = self.name or "Function"
+  if type(self.forward) ~= "function" or type(self.backward) ~= "function" then
+    error(("%s.apply: %s needs forward(ctx, ...) and backward(ctx, ...) (function %s.forward(ctx, x) ... end)")
+      :format(name, name, name), 3)
+  end
   local inputs, needs = {}, {}
   local any = false
   for i = 1, args.n do
@@ -122,16 +154,83 @@ function Function:apply(...)
   return table.unpack(outs, 1, outs.n)
 end
 
-Function.__call = function(self, ...) return self:apply(...) end
+-- F.apply(x), PyTorch's spelling, and F:apply(x), Lua's method call, are one call:
+-- each Function gets its own apply, which knows F and drops a leading F
+local function bind(F)
+  rawset(F, "apply", function(first, ...)
+    if rawequal(first, F) then return apply(F, ...) end
+    return apply(F, first, ...)
+  end)
+  return F
+end
+
+-- the base's own apply: Function.apply(x) has no Function to run
+function Function.apply(self, ...)
+  if not is_function_class(self) then
+    error("torch.autograd.Function.apply: call apply on a Function: Fn.apply(x) or Fn:apply(x)", 2)
+  end
+  return apply(self, ...)
+end
+
+Function.__call = function(self, ...) return apply(self, ...) end
+
+-- torch.autograd.Function:extend(name): a class whose forward and backward are set
+-- afterwards (function Exp.forward(ctx, x) ... end); Exp:extend(name) derives from it
+function Function.extend(parent, name)
+  if not (rawequal(parent, Function) or is_function_class(parent)) then
+    error("torch.autograd.Function.extend: call it as torch.autograd.Function:extend(name)", 2)
+  end
+  if name ~= nil and type(name) ~= "string" then
+    error(("torch.autograd.Function:extend: argument 'name' must be a string, got %s"):format(type(name)), 2)
+  end
+  local cls = { name = name or (not rawequal(parent, Function) and parent.name) or "Function" }
+  setmetatable(cls, { __index = parent, __call = Function.__call, _function_class = true,
+    __name = "torch.autograd.Function" })
+  return bind(cls)
+end
 
 setmetatable(Function, {
   __call = function(_, def)
     assert(type(def) == "table" and type(def.forward) == "function" and type(def.backward) == "function",
       "torch.autograd.Function: expected a table with forward(ctx, ...) and backward(ctx, ...)")
-    return setmetatable(def, Function)
+    return bind(setmetatable(def, Function))
   end
 })
 autograd.Function = Function
+
+------------------------------------------------------------------------------
+-- torch.autograd.Variable(data [, requires_grad]): PyTorch's old wrapper. As in
+-- PyTorch, it gives a plain tensor: a new one sharing data's storage, without
+-- history, requiring grad when asked (data itself is left as it was)
+------------------------------------------------------------------------------
+function autograd.Variable(...)
+  local fname = "torch.autograd.Variable"
+  local args = table.pack(...)
+  local n = args.n
+  while n > 0 and args[n] == nil do n = n - 1 end
+  local opts = {}
+  local last = args[n]
+  if n > 1 and type(last) == "table" and getmetatable(last) == nil then opts = last; n = n - 1 end
+  check_options(fname, opts, { "requires_grad", "volatile" })
+  if n > 2 then error(("%s: too many arguments (%d given, at most 2)"):format(fname, n), 2) end
+  local data, rg = args[1], n >= 2 and args[2] or nil
+  if not torch.is_tensor(data) then
+    error(("%s: argument 'data' must be a tensor, got %s"):format(fname, type(data)), 2)
+  end
+  if rg ~= nil and opts.requires_grad ~= nil then
+    error(("%s: argument 'requires_grad' given twice, as argument #2 and by name"):format(fname), 2)
+  end
+  if opts.volatile ~= nil then
+    error(("%s: option 'volatile' was removed from PyTorch; run the code under torch.no_grad() instead"):format(fname), 2)
+  end
+  if rg == nil then rg = opts.requires_grad end
+  if rg ~= nil and type(rg) ~= "boolean" then
+    error(("%s: argument 'requires_grad' must be a boolean, got %s"):format(fname, type(rg)), 2)
+  end
+  local v = data:detach()
+  if rg then v:requires_grad_(true) end
+  return v
+end
 
 ------------------------------------------------------------------------------
 -- gradcheck: analytical Jacobian (autograd) against central differences
@@ -158,7 +257,10 @@ local function detached_outputs(fn, inputs)
   end)
 end
 
+local GRADCHECK_OPTS = { "eps", "atol", "rtol", "raise_exception" }
+
 function autograd.gradcheck(fn, inputs, opts)
+  check_options("torch.autograd.gradcheck", opts, GRADCHECK_OPTS)
   opts = opts or {}
   local eps, atol, rtol = opts.eps or 1e-6, opts.atol or 1e-5, opts.rtol or 1e-3
   local raise = opts.raise_exception ~= false
@@ -227,6 +329,7 @@ end
 
 -- second order: the gradient function itself passes gradcheck
 function autograd.gradgradcheck(fn, inputs, opts)
+  check_options("torch.autograd.gradgradcheck", opts, GRADCHECK_OPTS)
   inputs = as_list(inputs)
   local outs = outputs_of(fn, inputs)
   local gos = {}
