@@ -4,17 +4,82 @@
 -- config itself) keeps the optimizer's buffers between calls. The updates
 -- run through the same fused ops as the PyTorch-style optimizers.
 --
--- config and state are NOT checked for unknown names (unlike every other options table of
--- the libraries, torch_class.check_options): as in Torch7, these functions write their
--- buffers into state (evalCounter, dfdx, m, v, t, ...), and state defaults to config
--- itself, so a Torch7 script passes back tables holding keys no option list names.
+-- config and state are not checked as the other options tables of the libraries are
+-- (torch_class.check_options, signatures): as in Torch7, these functions write their buffers
+-- into state (evalCounter, dfdx, m, v, t, ...), state defaults to config itself, and scripts
+-- keep keys of their own there. No signature either: a trailing config table is Torch7's
+-- config, not an options table. What is checked, because it would otherwise be silently
+-- ignored and train with a default: a name near one of the function's options (a typo:
+-- 'learningrate'), one of PyTorch's names ('lr' is 'learningRate' here), and a Torch7 option
+-- this implementation does not have ('weightDecays'). Other keys pass.
 local torch = require "torch"
+local class = require "torch_class"
+
+-- PyTorch's names of the Torch7 options
+local PYTORCH_NAMES = { lr = "learningRate", lr_decay = "learningRateDecay", weight_decay = "weightDecay",
+  eps = "epsilon", betas = "beta1 and beta2", max_iter = "maxIter", max_eval = "maxEval",
+  tolerance_grad = "tolFun", tolerance_change = "tolX", history_size = "nCorrection",
+  line_search_fn = "lineSearch" }
+
+-- per function: its options, the state it (or Torch7's version of it) keeps in state, and
+-- Torch7's options it does not implement
+local CONFIG = {
+  sgd = { options = { "learningRate", "learningRateDecay", "weightDecay", "momentum", "dampening", "nesterov" },
+          state = { "evalCounter", "dfdx", "decayParameters", "deltaParameters", "currentLearningRates" },
+          unsupported = { "weightDecays", "learningRates" } },
+  adam = { options = { "learningRate", "learningRateDecay", "beta1", "beta2", "epsilon", "weightDecay" },
+           state = { "t", "m", "v", "denom", "_step" }, unsupported = {} },
+  rmsprop = { options = { "learningRate", "alpha", "epsilon", "weightDecay", "initialMean" },
+              state = { "m", "tmp" }, unsupported = {} },
+  adagrad = { options = { "learningRate", "learningRateDecay", "weightDecay" },
+              state = { "evalCounter", "paramVariance", "paramStd", "_step" }, unsupported = {} },
+  lbfgs = { options = { "maxIter", "maxEval", "tolFun", "tolX", "nCorrection", "learningRate", "lineSearch", "verbose" },
+            state = { "funcEval", "nIter", "d", "t", "old_dirs", "old_stps", "Hdiag", "g_old", "f_old",
+                      "_lbfgs", "_lbfgs_x" },
+            unsupported = { "lineSearchOptions" } },
+  cg = { options = { "maxIter", "maxEval", "tolFun" },
+         state = { "dir", "df0", "df1", "df2", "df3", "x0", "s", "t" },
+         unsupported = { "rho", "sig", "int", "ext", "ratio" } },
+}
+local function set(list) local s = {} for _, k in ipairs(list) do s[k] = true end return s end
+for _, c in pairs(CONFIG) do
+  c.known = set(c.options)
+  for _, k in ipairs(c.state) do c.known[k] = true end
+  c.unsupported_set = set(c.unsupported)
+end
+
+local function check_config(name, config)
+  local c = CONFIG[name]
+  for k in next, config do
+    if type(k) == "string" and not c.known[k] then
+      local fname = "optim." .. name
+      if c.unsupported_set[k] then
+        error(("%s: Torch7's option '%s' is not supported"):format(fname, k), 0)
+      end
+      if PYTORCH_NAMES[k] then
+        error(("%s: unknown option '%s' (the config of Torch7's optim.%s takes Torch7's names: %s)"):format(
+          fname, k, name, PYTORCH_NAMES[k]), 0)
+      end
+      local near = class.closest(k, c.options)
+      if near then error(("%s: unknown option '%s' (did you mean '%s'?)"):format(fname, k, near), 0) end
+    end
+  end
+end
 
 return function(optim)
   local function args(name, opfunc, x, config, state)
     if type(opfunc) ~= "function" then error(("optim.%s: argument 'opfunc' must be a function"):format(name), 0) end
     if not torch.is_tensor(x) then error(("optim.%s: argument 'x' must be a tensor"):format(name), 0) end
+    if config ~= nil and (type(config) ~= "table" or torch.is_tensor(config)) then
+      error(("optim.%s: argument 'config' must be a table, got %s"):format(name,
+        torch.is_tensor(config) and "a tensor" or type(config)), 0)
+    end
+    if state ~= nil and (type(state) ~= "table" or torch.is_tensor(state)) then
+      error(("optim.%s: argument 'state' must be a table, got %s"):format(name,
+        torch.is_tensor(state) and "a tensor" or type(state)), 0)
+    end
     config = config or {}
+    check_config(name, config)
     return config, state or config
   end
   local function eval(name, opfunc, x)
@@ -85,7 +150,7 @@ return function(optim)
   function optim.rmsprop(opfunc, x, config, state)
     config, state = args("rmsprop", opfunc, x, config, state)
     local fx, dfdx = eval("rmsprop", opfunc, x)
-    state.m = state.m or torch.zeros_like(x)
+    state.m = state.m or torch.full_like(x, config.initialMean or 0)
     torch.no_grad(function()
       torch._fused_rmsprop_({ x }, { dfdx }, { state.m }, {}, {}, { lr = config.learningRate or 1e-2,
         alpha = config.alpha or 0.99, eps = config.epsilon or 1e-8, weight_decay = config.weightDecay or 0 })
@@ -115,7 +180,7 @@ return function(optim)
     config, state = args("lbfgs", opfunc, x, config, state)
     local fhist = {}
     local p = state._lbfgs_x
-    if not rawequal(p, x) then
+    if p == nil or not rawequal(p, x) then
       state._lbfgs_x = x
       state._lbfgs = optim.LBFGS({ x }, { lr = config.learningRate or 1, max_iter = config.maxIter or 20,
         max_eval = config.maxEval or math.floor((config.maxIter or 20) * 1.25),
