@@ -349,6 +349,35 @@ int lt_parse_args(lua_State *L, const lt_opspec *spec, lt_args *a, lt_parse_erro
   return parse_with(L, spec, a, err, top, 0);
 }
 
+/* The first name of the options table at opts that spec does not know: the message in p->msg
+** ("unknown option 'x' (did you mean 'y'?)") and true; false when every name is known. */
+static bool unknown_option(pctx *p, int opts) {
+  lua_State *L = p->L;
+  const lt_opspec *spec = p->spec;
+  lua_pushnil(L);
+  while (lua_next(L, opts)) {
+    lua_pop(L, 1);
+    if (lua_type(L, -1) != LUA_TSTRING) {
+      snprintf(p->msg, sizeof p->msg, "%s: the options table may only have string keys", spec->name);
+      lua_pop(L, 1);
+      return true;
+    }
+    const char *k = lua_tostring(L, -1);
+    bool known = false;
+    for (int i = 0; i < spec->nargs && !known; i++) known = strcmp(spec->args[i].name, k) == 0;
+    if (!known) {
+      lt_nearest n;
+      lt_nearest_init(&n, k);
+      for (int i = 0; i < spec->nargs; i++) lt_nearest_add(&n, spec->args[i].name);
+      if (n.best) snprintf(p->msg, sizeof p->msg, "%s: unknown option '%s' (did you mean '%s'?)", spec->name, k, n.best);
+      else snprintf(p->msg, sizeof p->msg, "%s: unknown option '%s'", spec->name, k);
+      lua_pop(L, 1);
+      return true;
+    }
+  }
+  return false;
+}
+
 static int parse_with(lua_State *L, const lt_opspec *spec, lt_args *a, lt_parse_error *err, int top, int opts) {
   pctx p;
   p.L = L; p.spec = spec; p.err = err; p.msg[0] = 0; p.definite = false;
@@ -382,6 +411,8 @@ static int parse_with(lua_State *L, const lt_opspec *spec, lt_args *a, lt_parse_
       }
       if (!have) {
         if (s->def) r = parse_default(&p, v);
+        /* x:softmax({dimm = 1}): the misspelt name says more than the missing one */
+        else if (opts && unknown_option(&p, opts)) r = -1;
         else r = fail(&p, "%s: missing argument '%s' (#%d)", spec->name, s->name, i + 1);
       }
     }
@@ -397,26 +428,8 @@ static int parse_with(lua_State *L, const lt_opspec *spec, lt_args *a, lt_parse_
     bad = "x";
     snprintf(p.msg, sizeof p.msg, "%s: too many arguments (%d given, at most %d expected)", spec->name, top,
              pos - 1);
-  } else if (opts) {
-    lua_pushnil(L);
-    while (lua_next(L, opts)) {
-      lua_pop(L, 1);
-      bool known = false;
-      if (lua_type(L, -1) == LUA_TSTRING) {
-        const char *k = lua_tostring(L, -1);
-        for (int i = 0; i < spec->nargs && !known; i++) known = strcmp(spec->args[i].name, k) == 0;
-        if (!known) {
-          lt_nearest n;
-          lt_nearest_init(&n, k);
-          for (int i = 0; i < spec->nargs; i++) lt_nearest_add(&n, spec->args[i].name);
-          if (n.best) snprintf(p.msg, sizeof p.msg, "%s: unknown option '%s' (did you mean '%s'?)", spec->name, k, n.best);
-          else snprintf(p.msg, sizeof p.msg, "%s: unknown option '%s'", spec->name, k);
-        }
-      } else {
-        snprintf(p.msg, sizeof p.msg, "%s: the options table may only have string keys", spec->name);
-      }
-      if (!known) { lua_pop(L, 1); bad = "x"; break; }
-    }
+  } else if (opts && unknown_option(&p, opts)) {
+    bad = "x";
   }
   if (bad) {
     int score = spec->nargs * 2 + 1;
