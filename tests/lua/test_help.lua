@@ -117,4 +117,40 @@ T.test("lookups agree: names, values, methods, qualified forms", function()
   T.ok(torch.help("x.grad_fn"):find("grad_fn", 1, true))
 end)
 
+T.test("? F.X, ? nn.X, ? torch.nn.functional.X print the declared call form first", function()
+  local class = require "torch_class"
+  local cases = {
+    ["F.conv2d"] = "F.conv2d(input, weight, bias=nil, stride=1, padding=0, dilation=1, groups=1)",
+    ["torch.nn.functional.conv2d"] = "F.conv2d(input, weight,",
+    ["nn.functional.relu"] = "F.relu(input, inplace=false)",
+    ["nn.Linear"] = "nn.Linear(in_features, out_features, bias=true, *, device=nil, dtype=nil)",
+    ["torch.nn.Linear"] = "nn.Linear(in_features, out_features,",
+    ["nn.Conv2d"] = "nn.Conv2d(in_channels, out_channels, kernel_size, stride=1",
+    ["optim.SGD"] = "optim.SGD(params, lr=",
+    ["torch.optim.AdamW"] = "optim.AdamW(params, lr=",
+    ["data.DataLoader"] = "data.DataLoader(dataset, batch_size=1, shuffle=false",
+    ["torch.utils.data.DataLoader"] = "data.DataLoader(dataset,",
+    ["nn.utils.rnn.pad_sequence"] = "nn.utils.rnn.pad_sequence(sequences, batch_first=false",
+    ["nn.init.normal_"] = "nn.init.normal_(tensor, mean=0.0, std=1.0",
+  }
+  for name, want in pairs(cases) do
+    local h = torch.help(name)
+    T.ok(h:find(want, 1, true) == 1, ("? %s starts with %q, got: %s"):format(name, want, h:sub(1, 200)))
+  end
+  -- a value finds its call form too
+  T.ok(torch.help(nn.functional.conv2d):find("F.conv2d(input", 1, true) == 1)
+  T.ok(torch.help(nn.Linear):find("nn.Linear(in_features", 1, true) == 1)
+  -- an F function that runs one op also shows the op's entry (its arguments' types and meaning)
+  T.ok(torch.help("F.conv2d"):find("conv2d(Tensor input", 1, true))
+  -- every declared signature is one help can print
+  local n = 0
+  for fname in pairs(class.signatures) do
+    if fname:find("^nn%.") or fname:find("^F%.") or fname:find("^optim%.") or fname:find("^data%.") then
+      T.ok(class.call_form(fname):find(fname .. "(", 1, true) == 1, fname)
+      n = n + 1
+    end
+  end
+  T.ok(n > 200, n)
+end)
+
 T.done()

@@ -256,6 +256,10 @@ local function lib_doc(lib, item, functional)
   end
   local r = doc_search(item, { lib }, true)
   if r then return r end
+  -- nn.utils.rnn.pad_sequence: the page names the function by its last part
+  local last = item:match("%.([%w_]+)$")
+  r = last and doc_search(last, { lib }, true)
+  if r then return r end
   -- classes documented in another chapter (nn.DistributedDataParallel in distributed)
   r = doc_search(lib .. "." .. item, all_chapters()) or doc_search(item, all_chapters(), true)
   if r then return r end
