@@ -242,8 +242,9 @@ end
 
 local LAZY = {}                                   -- torch's fields loaded on first use (libs.lua)
 local LAZY_NAMES = { "nn", "optim", "data" }
-local TENSOR_FIELDS = { "shape", "dtype", "device", "requires_grad", "ndim", "is_cuda", "T", "mT",
-                        "grad", "grad_fn", "is_leaf", "data" }
+local TENSOR_FIELDS = { "shape", "dtype", "device", "requires_grad", "ndim", "is_cuda", "is_cpu", "T", "mT",
+                        "grad", "grad_fn", "is_leaf", "retains_grad", "data", "itemsize", "nbytes",
+                        "is_sparse", "is_quantized", "is_meta" }
 
 -- every string key of t and of the tables its metatables' __index lead to
 local function add_chain(t, out, seen, depth)
