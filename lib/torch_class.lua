@@ -296,7 +296,8 @@ end
 -- Every signature is kept in class.signatures by name: help prints it, and the tests walk it.
 M.signatures = {}
 
--- "a, b={1, 2}, c='x,y'" -> {"a", "b={1, 2}", "c='x,y'"}: commas inside braces or quotes stay
+-- "a, b={1, 2}, c='x,y'" -> {"a", "b={1, 2}", "c='x,y'"}: commas inside braces, brackets,
+-- parentheses or quotes stay (the op declarations' "int[] stride=[1, 1]" too)
 local function split_params(spec)
   local out, depth, quote, start = {}, 0, nil, 1
   for i = 1, #spec do
@@ -304,8 +305,8 @@ local function split_params(spec)
     if quote then
       if c == quote then quote = nil end
     elseif c == "'" or c == '"' then quote = c
-    elseif c == "{" or c == "(" then depth = depth + 1
-    elseif c == "}" or c == ")" then depth = depth - 1
+    elseif c == "{" or c == "(" or c == "[" then depth = depth + 1
+    elseif c == "}" or c == ")" or c == "]" then depth = depth - 1
     elseif c == "," and depth == 0 then
       out[#out + 1] = spec:sub(start, i - 1); start = i + 1
     end
@@ -314,6 +315,8 @@ local function split_params(spec)
   for i, p in ipairs(out) do out[i] = p:match("^%s*(.-)%s*$") end
   return out
 end
+
+M.split_params = split_params
 
 local LITERALS = { ["true"] = true, ["false"] = false }
 local function literal(text)

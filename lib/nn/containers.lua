@@ -71,6 +71,17 @@ local function child_at(self, i, who, reg, what)
   return keys[j]
 end
 
+-- pairs() over an ordered registry ({keys = {...}, vals = {name = v}}) in order: position and
+-- value for the lists, name and value for the dicts
+local function walk(reg, by_name)
+  local i = 0
+  return function()
+    i = i + 1
+    local k = reg.keys[i]
+    if k then return by_name and k or i, reg.vals[k] end
+  end
+end
+
 -- seq[i]. One past the end (n + 1) is nil, not an error: that is the read with which Lua's
 -- iteration ends (ipairs(seq), `while seq[i] do`), so `for i, m in ipairs(seq)` walks the
 -- modules as PyTorch's `for i, m in enumerate(seq)`. Every other index outside 1..n (and
@@ -137,14 +148,7 @@ end
 function Sequential:size() return #self._modules.keys end   -- Torch7
 function Sequential:get(i) return self:__getitem(i) end     -- Torch7
 
-function Sequential:__pairs_impl()
-  local i = 0
-  return function()
-    i = i + 1
-    local k = self._modules.keys[i]
-    if k then return i, self._modules.vals[k] end
-  end
-end
+function Sequential:__pairs_impl() return walk(self._modules, false) end
 
 function Sequential:forward(x)
   local keys, vals = self._modules.keys, self._modules.vals
@@ -228,14 +232,7 @@ function ModuleDict:pop(k)
   self:add_module(k, nil)
   return m
 end
-function ModuleDict:__pairs_impl()
-  local i = 0
-  return function()
-    i = i + 1
-    local k = self._modules.keys[i]
-    if k then return k, self._modules.vals[k] end
-  end
-end
+function ModuleDict:__pairs_impl() return walk(self._modules, true) end
 function ModuleDict:forward()
   error("ModuleDict: a ModuleDict is a container; call its modules, not the dict", 2)
 end
@@ -256,14 +253,7 @@ function ParameterList:__init(...)
 end
 function ParameterList:__getitem(i) return item(self, i, "ParameterList", self._parameters, "parameters") end
 function ParameterList:__len_impl() return #self._parameters.keys end
-function ParameterList:__pairs_impl()
-  local i = 0
-  return function()
-    i = i + 1
-    local k = self._parameters.keys[i]
-    if k then return i, self._parameters.vals[k] end
-  end
-end
+function ParameterList:__pairs_impl() return walk(self._parameters, false) end
 function ParameterList:append(p)
   self:register_parameter(tostring(#self._parameters.keys + 1), p)
   return self
@@ -315,13 +305,6 @@ function ParameterDict:values()
 end
 function ParameterDict:items() return self:named_parameters({ recurse = false }) end
 function ParameterDict:contains(k) return self._parameters.vals[k] ~= nil end
-function ParameterDict:__pairs_impl()
-  local i = 0
-  return function()
-    i = i + 1
-    local k = self._parameters.keys[i]
-    if k then return k, self._parameters.vals[k] end
-  end
-end
+function ParameterDict:__pairs_impl() return walk(self._parameters, true) end
 
 return C

@@ -60,23 +60,6 @@ local function op_decl(name)
   return OP_DECLS[name]
 end
 
--- "a, b=[1, 2], c=\"x,y\"" -> {"a", "b=[1, 2]", "c=\"x,y\""}
-local function split_top(s)
-  local out, depth, quote, start = {}, 0, nil, 1
-  for i = 1, #s do
-    local c = s:sub(i, i)
-    if quote then
-      if c == quote then quote = nil end
-    elseif c == '"' or c == "'" then quote = c
-    elseif c == "[" or c == "(" then depth = depth + 1
-    elseif c == "]" or c == ")" then depth = depth - 1
-    elseif c == "," and depth == 0 then out[#out + 1] = s:sub(start, i - 1); start = i + 1 end
-  end
-  out[#out + 1] = s:sub(start)
-  for i, p in ipairs(out) do out[i] = p:match("^%s*(.-)%s*$") end
-  return out
-end
-
 -- a default of the schema language in Lua's notation: None -> nil, True -> true, "x" -> 'x',
 -- [1, 2] -> {1, 2}
 local function lua_default(d)
@@ -95,7 +78,7 @@ local function op_params(name, extra)
   local args = decl and decl:match("^[%w_.]+%((.*)%)%s*%->")
   if not args then error(("nn.functional: no declaration of the op '%s' to take its parameters from"):format(name), 2) end
   local out = {}
-  for _, item in ipairs(split_top(args)) do
+  for _, item in ipairs(class.split_params(args)) do
     if item == "*" then out[#out + 1] = "*"
     elseif item ~= "" then
       local pname, def = item:match("([%a_][%w_]*)%s*=%s*(.-)$")

@@ -524,11 +524,7 @@ end
 
 DecoderLayer._act = act
 
-function DecoderLayer:_sa_block(x, attn_mask, kpm, is_causal)
-  x = self.self_attn(x, x, x, { attn_mask = attn_mask, key_padding_mask = kpm, need_weights = false,
-                                is_causal = is_causal })
-  return self.dropout1(x)
-end
+DecoderLayer._sa_block = EncoderLayer._sa_block   -- self-attention, then dropout1: the same
 
 function DecoderLayer:_mha_block(x, mem, attn_mask, kpm, is_causal)
   x = self.multihead_attn(x, mem, mem, { attn_mask = attn_mask, key_padding_mask = kpm, need_weights = false,
