@@ -118,6 +118,39 @@ $(BUILD)/lutorch_dist.so: $(DIST_OBJ)
 	@$(CC) -shared $(SAN) -o $@ $^ $(MPI_LIBS) -lpthread -ldl
 # ---- end of distributed ----
 
+# ---- cuda: the driver seam and the fake driver (plain C, built and tested in every build) ----
+# src/cuda/*.c is compiled into $(LTCUDA_LIB), a static archive that the CUDA module
+# (lutorch_cuda.so, where nvcc is found) and the C tests of src/cuda link; it is never part of
+# liblutorch: the core does not depend on the CUDA backend. tests/c/test_cuda_*.c link the
+# archive before the library. The dlopen path of lt_cu_driver_open is tested against stand-ins
+# for libcuda.so.1 ($(CUDA_STUBS), tests/fake/libcuda_stub.c). Where the toolkit's cuda.h is
+# found, test_cuda_abi checks the seam's types, values and signatures against it (else SKIP).
+CUDA_HOME ?= /usr/local/cuda
+CUDA_C_SRC := $(wildcard src/cuda/*.c)
+CUDA_C_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(CUDA_C_SRC))
+LTCUDA_LIB := $(BUILD)/libltcuda.a
+# what a program or module linking $(LTCUDA_LIB) needs besides it
+LTCUDA_LIBS := -ldl -lpthread
+all: $(LTCUDA_LIB)
+$(LTCUDA_LIB): $(CUDA_C_OBJ)
+	@rm -f $@
+	@echo "  AR $@"
+	@ar rcs $@ $^
+$(BUILD)/tests/test_cuda_%: tests/c/test_cuda_%.c $(LTCUDA_LIB) $(BUILD)/liblutorch.a tests/c/ctest.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests/c -o $@ $< $(LTCUDA_LIB) $(BUILD)/liblutorch.a $(LIBS) $(LUA_LIBS) $(LTCUDA_LIBS)
+ifneq ($(wildcard $(CUDA_HOME)/include/cuda.h),)
+$(BUILD)/tests/test_cuda_abi: private CFLAGS += -DLT_HAVE_CUDA_H -I$(CUDA_HOME)/include
+endif
+CUDA_STUBS := $(foreach v,full nolaunch nov2,$(BUILD)/tests/cudastub/$(v)/libcuda.so.1)
+$(BUILD)/tests/cudastub/nolaunch/libcuda.so.1: STUB_DEFS = -DLT_STUB_NO_LAUNCH
+$(BUILD)/tests/cudastub/nov2/libcuda.so.1: STUB_DEFS = -DLT_STUB_NO_V2
+$(CUDA_STUBS): tests/fake/libcuda_stub.c src/cuda/driver.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(STUB_DEFS) -shared -Wl,-soname,libcuda.so.1 -o $@ $<
+test-c: $(CUDA_STUBS)
+# ---- end of cuda driver seam ----
+
 deps:
 	@missing=""; for p in $(DEPS_PKGS); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
