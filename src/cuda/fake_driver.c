@@ -29,7 +29,8 @@
 ** not device memory (the fake cannot fault, so it checks); otherwise
 ** INVALID_VALUE. Freeing something that is not the start of a live allocation
 ** of the right kind (device memory for mem_free, pinned for mem_free_host),
-** 0 included, is INVALID_VALUE. mem_free of memory that queued work still
+** 0 included, is INVALID_VALUE. A copy or set of zero bytes succeeds without
+** looking at its pointers (only its stream). mem_free of memory that queued work still
 ** uses (on a held stream) returns at once, and the memory is released when
 ** that work has run (the real driver would wait). Pinned host memory is
 ** posix_memalign(4096), tracked the same way; it is not device memory and
