@@ -118,6 +118,39 @@ $(BUILD)/lutorch_dist.so: $(DIST_OBJ)
 	@$(CC) -shared $(SAN) -o $@ $^ $(MPI_LIBS) -lpthread -ldl
 # ---- end of distributed ----
 
+# ---- cuda: the driver seam and the fake driver (plain C, built and tested in every build) ----
+# src/cuda/*.c is compiled into $(LTCUDA_LIB), a static archive that the CUDA module
+# (lutorch_cuda.so, where nvcc is found) and the C tests of src/cuda link; it is never part of
+# liblutorch: the core does not depend on the CUDA backend. tests/c/test_cuda_*.c link the
+# archive before the library. The dlopen path of lt_cu_driver_open is tested against stand-ins
+# for libcuda.so.1 ($(CUDA_STUBS), tests/fake/libcuda_stub.c). Where the toolkit's cuda.h is
+# found, test_cuda_abi checks the seam's types, values and signatures against it (else SKIP).
+CUDA_HOME ?= /usr/local/cuda
+CUDA_C_SRC := $(wildcard src/cuda/*.c)
+CUDA_C_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(CUDA_C_SRC))
+LTCUDA_LIB := $(BUILD)/libltcuda.a
+# what a program or module linking $(LTCUDA_LIB) needs besides it
+LTCUDA_LIBS := -ldl -lpthread
+all: $(LTCUDA_LIB)
+$(LTCUDA_LIB): $(CUDA_C_OBJ)
+	@rm -f $@
+	@echo "  AR $@"
+	@ar rcs $@ $^
+$(BUILD)/tests/test_cuda_%: tests/c/test_cuda_%.c $(LTCUDA_LIB) $(BUILD)/liblutorch.a tests/c/ctest.h tests/c/cu_double.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests/c -o $@ $< $(LTCUDA_LIB) $(BUILD)/liblutorch.a $(LIBS) $(LUA_LIBS) $(LTCUDA_LIBS)
+ifneq ($(wildcard $(CUDA_HOME)/include/cuda.h),)
+$(BUILD)/tests/test_cuda_abi: private CFLAGS += -DLT_HAVE_CUDA_H -I$(CUDA_HOME)/include
+endif
+CUDA_STUBS := $(foreach v,full nolaunch nov2,$(BUILD)/tests/cudastub/$(v)/libcuda.so.1)
+$(BUILD)/tests/cudastub/nolaunch/libcuda.so.1: STUB_DEFS = -DLT_STUB_NO_LAUNCH
+$(BUILD)/tests/cudastub/nov2/libcuda.so.1: STUB_DEFS = -DLT_STUB_NO_V2
+$(CUDA_STUBS): tests/fake/libcuda_stub.c src/cuda/driver.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(STUB_DEFS) -shared -Wl,-soname,libcuda.so.1 -o $@ $<
+test-c: $(CUDA_STUBS)
+# ---- end of cuda driver seam ----
+
 deps:
 	@missing=""; for p in $(DEPS_PKGS); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
@@ -151,29 +184,16 @@ $(BUILD)/tests/fake_cuda.so: tests/fake/fake_cuda.c tests/fake/fake_backend.h $(
 
 test-c: $(CTESTS) $(BUILD)/tests/fake_cuda.so
 
-# ---- the CUDA caching allocator's test and benchmark (provisional, from the cudaalloc branch) ----
-# src/cuda/alloc.c is not part of liblutorch (the core does not depend on the CUDA backend).
-# Until the backend's own archive ($(BUILD)/libltcuda.a from src/cuda/*.c) has a rule, the test
-# and the benchmark compile alloc.c themselves, against a test double of the driver
-# (tests/c/cu_double.h, which also defines lt_cu_result_name). Merging with the archive rule:
-# set CUDA_ALLOC_LINK to $(BUILD)/libltcuda.a (it goes before liblutorch.a); once the fake
-# driver is in that archive, drop cu_double.h's lt_cu_result_name or switch to the fake.
-# These explicit rules win over the $(BUILD)/tests/% pattern for test_cuda_alloc.
-CUDA_ALLOC_LINK = src/cuda/alloc.c
-CUDA_ALLOC_DEPS = src/cuda/alloc.c src/cuda/alloc.h src/cuda/driver.h src/core/alloc.h \
-                  tests/c/cu_double.h $(BUILD)/liblutorch.a
-$(BUILD)/tests/test_cuda_alloc: tests/c/test_cuda_alloc.c tests/c/ctest.h $(CUDA_ALLOC_DEPS)
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests/c -o $@ $< $(CUDA_ALLOC_LINK) $(BUILD)/liblutorch.a $(LIBS) -lpthread
+# ---- the CUDA caching allocator's benchmark (its test is a tests/c/test_cuda_% above) ----
 # built with the tests so it keeps compiling; run by hand (make cuda-alloc-bench)
-$(BUILD)/bench/cuda_alloc_bench: bench/cuda_alloc_bench.c $(CUDA_ALLOC_DEPS)
+$(BUILD)/bench/cuda_alloc_bench: bench/cuda_alloc_bench.c tests/c/cu_double.h $(LTCUDA_LIB) $(BUILD)/liblutorch.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests/c -o $@ $< $(CUDA_ALLOC_LINK) $(BUILD)/liblutorch.a $(LIBS) -lpthread
+	$(CC) $(CFLAGS) -Itests/c -o $@ $< $(LTCUDA_LIB) $(BUILD)/liblutorch.a $(LIBS) $(LTCUDA_LIBS)
 test-c: $(BUILD)/bench/cuda_alloc_bench
 cuda-alloc-bench: $(BUILD)/bench/cuda_alloc_bench
 	./$(BUILD)/bench/cuda_alloc_bench
 .PHONY: cuda-alloc-bench
-# ---- end of the CUDA caching allocator's test and benchmark ----
+# ---- end of the CUDA caching allocator's benchmark ----
 
 asan:
 	$(MAKE) BUILD=build-asan OPT="-O1 -fno-omit-frame-pointer" KERNEL_OPT= \

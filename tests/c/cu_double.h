@@ -4,7 +4,7 @@
 ** (bench/cuda_alloc_bench.c) while the project's fake driver
 ** (src/cuda/fake_driver.c) was being written beside it. It is not that fake:
 ** once the fake lands, these two programs should use lt_cu_fake_driver() and
-** its knobs, and this file (and its lt_cu_result_name) goes away.
+** its knobs, and this file goes away (lt_cu_result_name comes from driver.c).
 **
 ** Only what the allocator calls is here: devices with a total-memory cap,
 ** mem_alloc/mem_free on host memory (aligned_alloc, never touched) with a
@@ -311,19 +311,5 @@ static void dbl_reset(size_t total) {
   dbl_current = -1;
 }
 
-/* driver.c's; here only until the allocator links against it */
-const char *lt_cu_result_name(lt_cu_result r) {
-  static _Thread_local char buf[32];
-  switch (r) {
-  case LT_CU_SUCCESS: return "CUDA_SUCCESS";
-  case LT_CU_ERROR_INVALID_VALUE: return "CUDA_ERROR_INVALID_VALUE";
-  case LT_CU_ERROR_OUT_OF_MEMORY: return "CUDA_ERROR_OUT_OF_MEMORY";
-  case LT_CU_ERROR_INVALID_CONTEXT: return "CUDA_ERROR_INVALID_CONTEXT";
-  case LT_CU_ERROR_INVALID_HANDLE: return "CUDA_ERROR_INVALID_HANDLE";
-  case LT_CU_ERROR_NOT_READY: return "CUDA_ERROR_NOT_READY";
-  case LT_CU_ERROR_UNKNOWN: return "CUDA_ERROR_UNKNOWN";
-  default: snprintf(buf, sizeof buf, "CUDA_ERROR_%d", r); return buf;
-  }
-}
 
 #endif
