@@ -126,7 +126,9 @@ $(BUILD)/lutorch_dist.so: $(DIST_OBJ)
 # for libcuda.so.1 ($(CUDA_STUBS), tests/fake/libcuda_stub.c). Where the toolkit's cuda.h is
 # found, test_cuda_abi checks the seam's types, values and signatures against it (else SKIP).
 CUDA_HOME ?= /usr/local/cuda
-CUDA_C_SRC := $(wildcard src/cuda/*.c)
+# the backend module's own files (its block below) are not part of the archive
+CUDA_MOD_SRC := src/cuda/backend.c src/cuda/device.c src/cuda/lcuda.c
+CUDA_C_SRC := $(filter-out $(CUDA_MOD_SRC),$(wildcard src/cuda/*.c))
 CUDA_C_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(CUDA_C_SRC))
 LTCUDA_LIB := $(BUILD)/libltcuda.a
 # what a program or module linking $(LTCUDA_LIB) needs besides it
@@ -150,6 +152,25 @@ $(CUDA_STUBS): tests/fake/libcuda_stub.c src/cuda/driver.h
 	$(CC) $(CFLAGS) $(STUB_DEFS) -shared -Wl,-soname,libcuda.so.1 -o $@ $<
 test-c: $(CUDA_STUBS)
 # ---- end of cuda driver seam ----
+
+# ---- cuda: the backend module, lutorch_cuda.so (plain C: built in every build) ----
+# The CUDA backend (src/cuda/backend.c, device.c) with its generated kernel table and its Lua
+# face (lcuda.c), over $(LTCUDA_LIB). It is loaded at run time, by torch.cuda the first time a
+# CUDA device is asked for (src/vm/lbackend_load.c), or by require "lutorch_cuda"; it resolves
+# the core's symbols against the program or library that holds the core, so it links none of
+# it. Without a driver it registers nothing and torch.cuda says why; under
+# LUTORCH_CUDA_DRIVER=fake it runs on host memory with the CPU's kernels where CUDA has none.
+CUDA_MOD_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(CUDA_MOD_SRC)) $(BUILD)/obj/gen/kernels_cuda.o
+# THE KERNEL HOOK: the objects of the CUDA kernels (nvcc's where it is found, their host builds
+# otherwise), which the generated table (the `cuda = "fn"` kernels of src/ops) refers to.
+# Empty until the kernels exist; set it where they are built.
+CUDA_KERNEL_OBJ ?=
+all: $(BUILD)/lutorch_cuda.so
+$(CUDA_MOD_OBJ): $(BUILD)/gen/kernels_cuda.h
+$(BUILD)/lutorch_cuda.so: $(CUDA_MOD_OBJ) $(CUDA_KERNEL_OBJ) $(LTCUDA_LIB)
+	@echo "  LD $@"
+	@$(CC) -shared $(SAN) -o $@ $(CUDA_MOD_OBJ) $(CUDA_KERNEL_OBJ) $(LTCUDA_LIB) $(LTCUDA_LIBS) -lm
+# ---- end of the cuda backend module ----
 
 deps:
 	@missing=""; for p in $(DEPS_PKGS); do \
@@ -275,6 +296,8 @@ install: all $(BUILD)/liblutorch.so.$(VERSION)
 	install -m 755 $(BUILD)/torch.so $(DESTDIR)$(LUA_CMOD)/torch.so
 	if [ -f $(BUILD)/lutorch_dist.so ]; then install -m 755 $(BUILD)/lutorch_dist.so $(DESTDIR)$(LUA_CMOD)/lutorch_dist.so && \
 	  install -d $(DESTDIR)$(LIBDIR)/lutorch && ln -sf ../lua/5.4/lutorch_dist.so $(DESTDIR)$(LIBDIR)/lutorch/lutorch_dist.so; fi
+	if [ -f $(BUILD)/lutorch_cuda.so ]; then install -m 755 $(BUILD)/lutorch_cuda.so $(DESTDIR)$(LUA_CMOD)/lutorch_cuda.so && \
+	  install -d $(DESTDIR)$(LIBDIR)/lutorch && ln -sf ../lua/5.4/lutorch_cuda.so $(DESTDIR)$(LIBDIR)/lutorch/lutorch_cuda.so; fi
 	install -m 644 include/lutorch.h $(DESTDIR)$(INCDIR)/lutorch.h
 	for h in lt_ops.h $(PUB_HDRS); do install -D -m 644 $(PUB_INC)/$$h $(DESTDIR)$(INCDIR)/lutorch/$$h || exit 1; done
 	for f in $(LUA_MODS); do install -D -m 644 $$f $(DESTDIR)$(LUA_LMOD)/$${f#lib/} || exit 1; done
@@ -288,6 +311,7 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/lutorch $(DESTDIR)$(LIBDIR)/liblutorch.a $(DESTDIR)$(LIBDIR)/liblutorch.so \
 	  $(DESTDIR)$(LIBDIR)/liblutorch.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/liblutorch.so.$(VERSION) \
 	  $(DESTDIR)$(LUA_CMOD)/torch.so $(DESTDIR)$(LUA_CMOD)/lutorch_dist.so $(DESTDIR)$(LIBDIR)/lutorch/lutorch_dist.so \
+	  $(DESTDIR)$(LUA_CMOD)/lutorch_cuda.so $(DESTDIR)$(LIBDIR)/lutorch/lutorch_cuda.so \
 	  $(DESTDIR)$(INCDIR)/lutorch.h $(DESTDIR)$(PCDIR)/lutorch.pc
 	rm -f $(addprefix $(DESTDIR)$(INCDIR)/lutorch/,lt_ops.h $(PUB_HDRS))
 	rm -f $(patsubst lib/%,$(DESTDIR)$(LUA_LMOD)/%,$(LUA_MODS))

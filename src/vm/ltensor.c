@@ -192,6 +192,7 @@ int lt_vm_todevice(lua_State *L, int idx, lt_device *out) {
 }
 
 int lt_vm_device_usable(lt_device d) {
+  if (!lt_backend_get(d.type)) (void)lt_vm_backend_load(d.type);
   if (lt_backend_of(d)) return 0;
   if (lt_backend_get(d.type)) return -1;     /* a bad index: the core's message says which */
   char up[16];
@@ -199,6 +200,8 @@ int lt_vm_device_usable(lt_device d) {
   size_t i = 0;
   for (; name[i] && i + 1 < sizeof up; i++) up[i] = (char)toupper((unsigned char)name[i]);
   up[i] = 0;
+  const char *why = lt_vm_backend_unavailable(d.type);
+  if (why) return lt_error("no %s device is present (%s: backend not loaded: %s)", up, name, why);
   return lt_error("no %s device is present (%s: backend not loaded)", up, name);
 }
 

@@ -40,10 +40,20 @@ void lt_vm_push_dtype(lua_State *L, lt_dtype dt);
 int lt_vm_todtype(lua_State *L, int idx);       /* -1 if idx is not a dtype value or name */
 void lt_vm_push_device(lua_State *L, lt_device d);
 int lt_vm_todevice(lua_State *L, int idx, lt_device *out);   /* 0 or -1 */
-/* 0 when d's backend is loaded and has the device; else -1 with the error slot
-** saying so in a user's words ("no CUDA device is present (cuda: backend not
-** loaded)", or that the index does not exist) */
+/* 0 when d's backend is loaded (lutorch_cuda.so is loaded here the first
+** time) and has the device; else -1 with the error slot saying so in a user's
+** words ("no CUDA device is present: libcuda.so.1 not found (no NVIDIA
+** driver)", or that the index does not exist) */
 int lt_vm_device_usable(lt_device d);
+
+/* Backend modules loaded on first use (lbackend_load.c): lutorch_cuda.so for
+** LT_DEV_CUDA, looked for once per process. lt_vm_backend_load: 0 when the
+** type's backend is registered (now or before), -1 when not. The reason when
+** not (a static sentence: "libcuda.so.1 not found (no NVIDIA driver)"), NULL
+** when it is; a symbol of the loaded module, NULL when none. */
+int lt_vm_backend_load(int device_type);
+const char *lt_vm_backend_unavailable(int device_type);
+void *lt_vm_backend_symbol(int device_type, const char *name);
 
 int lt_vm_l_device(lua_State *L);               /* torch.device(s) */
 void lt_vm_push_methods(lua_State *L);         /* the tensor method table */

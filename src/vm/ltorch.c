@@ -108,13 +108,77 @@ static int l_device_count(lua_State *L) {
 }
 
 /* ---- torch.cuda: PyTorch's device functions over the backend registry. They
-** exist in every build; where no CUDA backend is loaded, is_available() is
-** false, the memory figures are 0 and seeding is ignored (as in PyTorch),
-** and what needs a device (current_device, synchronize) raises. ---- */
+** exist in every build. The first call that needs CUDA loads the backend
+** module, lutorch_cuda.so (lbackend_load.c); where that finds no driver,
+** is_available() is false, unavailable_reason() says why, the memory figures
+** are 0 and seeding is ignored (as in PyTorch), and what needs a device
+** (current_device, synchronize, init) raises with the reason. What needs the
+** driver itself (get_device_name, get_device_properties, the allocator's full
+** statistics) lives in the module's table (src/cuda/lcuda.c), which
+** torch.cuda's __index looks in. ---- */
+
+static const lt_backend *cuda_backend(void) {
+  const lt_backend *b = lt_backend_get(LT_DEV_CUDA);
+  if (!b && lt_vm_backend_load(LT_DEV_CUDA) == 0) b = lt_backend_get(LT_DEV_CUDA);
+  return b;
+}
 
 static int cuda_count(void) {
-  const lt_backend *b = lt_backend_get(LT_DEV_CUDA);
+  const lt_backend *b = cuda_backend();
   return b ? b->device_count() : 0;
+}
+
+/* the module's Lua table (luaopen_lutorch_cuda), kept in the registry; nil
+** when the module was not loaded (a backend registered otherwise, as the
+** tests' fake is, has none) */
+static int push_cuda_module(lua_State *L) {
+  if (lua_getfield(L, LUA_REGISTRYINDEX, "lutorch.cuda_module") != LUA_TNIL) return 1;
+  lua_pop(L, 1);
+  lua_CFunction open = (lua_CFunction)lt_vm_backend_symbol(LT_DEV_CUDA, "luaopen_lutorch_cuda");
+  if (!open) { lua_pushnil(L); return 1; }
+  lua_pushcfunction(L, open);
+  lua_call(L, 0, 1);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, LUA_REGISTRYINDEX, "lutorch.cuda_module");
+  return 1;
+}
+
+/* pushes the module's table and says true when the registered backend is the
+** module's (not a test's) */
+static bool cuda_module_serves(lua_State *L) {
+  push_cuda_module(L);
+  if (!lua_istable(L, -1)) return false;
+  bool ok = lua_getfield(L, -1, "available") == LUA_TBOOLEAN && lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  return ok;
+}
+
+/* torch.cuda.X for an X torch.cuda does not define itself: the module's */
+static int cuda_index(lua_State *L) {
+  push_cuda_module(L);
+  if (!lua_istable(L, -1)) return 0;
+  lua_pushvalue(L, 2);
+  lua_rawget(L, -2);
+  return lua_isfunction(L, -1) ? 1 : 0;
+}
+
+/* why CUDA is not available (nil when it is) */
+static int cuda_unavailable_reason(lua_State *L) {
+  const char *why = cuda_backend() ? NULL : lt_vm_backend_unavailable(LT_DEV_CUDA);
+  if (why) lua_pushstring(L, why);
+  else lua_pushnil(L);
+  return 1;
+}
+
+/* torch.cuda.init(): PyTorch's explicit initialisation, which raises the reason */
+static int cuda_init(lua_State *L) {
+  if (cuda_count() > 0) return 0;
+  return luaL_error(L, "torch.cuda.init: CUDA is not available: %s", lt_vm_backend_unavailable(LT_DEV_CUDA));
+}
+
+static int cuda_is_initialized(lua_State *L) {
+  lua_pushboolean(L, lt_backend_get(LT_DEV_CUDA) != NULL);
+  return 1;
 }
 
 /* the cuda device an optional argument names: nil (device 0, the current one),
@@ -134,7 +198,7 @@ static const lt_backend *cuda_arg(lua_State *L, int idx, const char *op, lt_devi
       luaL_error(L, "%s: argument 'device': expected a cuda device, got %s", op, buf);
     }
   }
-  if (!lt_backend_get(LT_DEV_CUDA)) return NULL;
+  if (!cuda_backend()) return NULL;
   if (lt_vm_device_usable(*d) < 0) luaL_error(L, "%s: argument 'device': %s", op, lt_error_message());
   return lt_backend_of(*d);
 }
@@ -203,7 +267,16 @@ static int cuda_memory_reserved(lua_State *L) {
 static int cuda_memory_stats(lua_State *L) {
   bool have;
   lt_memory_stats s = cuda_stats(L, "torch.cuda.memory_stats", &have);
-  lua_createtable(L, 0, 8);
+  /* the caching allocator's full table, PyTorch's keys, with the summary's five fields added */
+  int top = lua_gettop(L);
+  if (have && cuda_module_serves(L) && lua_getfield(L, -1, "memory_stats") == LUA_TFUNCTION) {
+    if (top >= 1) lua_pushvalue(L, 1);
+    else lua_pushnil(L);
+    lua_call(L, 1, 1);
+  } else {
+    lua_settop(L, top);
+    lua_createtable(L, 0, 8);
+  }
   if (!have) return 1;
   lua_pushinteger(L, s.allocated); lua_setfield(L, -2, "allocated");
   lua_pushinteger(L, s.cached); lua_setfield(L, -2, "cached");
@@ -245,6 +318,8 @@ static const luaL_Reg cuda_functions[] = {
   {"max_memory_allocated", cuda_max_memory_allocated}, {"memory_reserved", cuda_memory_reserved},
   {"memory_stats", cuda_memory_stats}, {"reset_peak_memory_stats", cuda_reset_peak_memory_stats},
   {"manual_seed", cuda_manual_seed}, {"manual_seed_all", cuda_manual_seed_all},
+  {"unavailable_reason", cuda_unavailable_reason}, {"init", cuda_init},
+  {"is_initialized", cuda_is_initialized},
   {NULL, NULL}
 };
 
@@ -429,6 +504,10 @@ int luaopen_torch(lua_State *L) {
   }
   lua_createtable(L, 0, 16);
   luaL_setfuncs(L, cuda_functions, 0);
+  lua_createtable(L, 0, 1);
+  lua_pushcfunction(L, cuda_index);
+  lua_setfield(L, -2, "__index");
+  lua_setmetatable(L, -2);
   lua_setfield(L, -2, "cuda");
   lua_pushstring(L, lutorch_version());     /* one definition: include/lutorch.h */
   lua_setfield(L, -2, "__version__");

@@ -6,7 +6,7 @@ local T = require "testing"
 
 T.test("without a backend, cuda tensors are an error naming the op", function()
   local ok, err = pcall(torch.zeros, 2, { device = "cuda" })
-  T.ok(not ok and err:find("zeros: argument 'device': no CUDA device is present (cuda: backend not loaded)", 1, true), err)
+  T.ok(not ok and err:find("zeros: argument 'device': no CUDA device is present (cuda: backend not loaded", 1, true), err)
   ok, err = pcall(torch.tensor, { 1, 2 }, { device = "cuda:0" })
   T.ok(not ok and err:find("cuda: backend not loaded", 1, true), err)
   T.eq(torch._device_count("cuda"), 0)
