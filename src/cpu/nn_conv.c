@@ -510,10 +510,11 @@ static int run_chunks(const char *op, conv_job *j, lt_parallel_fn fn) {
 
 /* ---- ops ---- */
 
-static lt_tensor *new_out(const conv_geom *q, lt_dtype dt, int64_t ch, int64_t h, int64_t w) {
+/* on the device the kernel was dispatched for (a borrowed CPU kernel runs on host-memory devices) */
+static lt_tensor *new_out(const conv_geom *q, lt_dtype dt, lt_device dev, int64_t ch, int64_t h, int64_t w) {
   int64_t sz[4];
   int nd = lt_meta_conv_sizes(q, ch, h, w, sz);
-  return lt_tensor_new(dt, lt_device_cpu(), nd, sz);
+  return lt_tensor_new(dt, dev, nd, sz);
 }
 
 /* contiguous copies (or new references) of up to four tensors; NULLs stay NULL */
@@ -533,7 +534,7 @@ static void release_n(lt_tensor **t, int n) { for (int i = 0; i < n; i++) lt_ten
 static lt_tensor *conv_forward(const char *op, conv_geom *q, lt_tensor *input, lt_tensor *weight, lt_tensor *bias) {
   lt_tensor *src[3] = {input, weight, bias}, *c[3];
   if (contig(c, src, 3)) return NULL;
-  lt_tensor *y = new_out(q, lt_tensor_dtype(input), q->O, q->OH, q->OW);
+  lt_tensor *y = new_out(q, lt_tensor_dtype(input), lt_tensor_device(input), q->O, q->OH, q->OW);
   if (y && q->N > 0 && q->O > 0 && q->L > 0) {
     lt_conv_shift sh;
     if (q->K > 0 && as_shift(q, &sh) && !lt_conv_direct_ok(&sh) && lt_conv_direct_multi_ok(&sh)) {
@@ -574,7 +575,7 @@ lt_tensor *lt_cpu_conv2d(lt_tensor *input, lt_tensor *weight, lt_tensor *bias, l
 static lt_tensor *backward_input(const char *op, conv_geom *q, lt_tensor *grad_output, lt_tensor *weight) {
   lt_tensor *src[2] = {grad_output, weight}, *c[2];
   if (contig(c, src, 2)) return NULL;
-  lt_tensor *x = new_out(q, lt_tensor_dtype(weight), q->C, q->H, q->W);
+  lt_tensor *x = new_out(q, lt_tensor_dtype(weight), lt_tensor_device(weight), q->C, q->H, q->W);
   lt_conv_shift sh;
   if (x && q->N > 0 && q->C * q->H * q->W > 0) {
     if (q->og == 0 || q->L == 0) memset(lt_tensor_data(x), 0, (size_t)(q->N * q->C * q->H * q->W) * elem_size(q));
@@ -605,7 +606,7 @@ static lt_tensor *backward_weight(const char *op, conv_geom *q, lt_tensor *grad_
                                   const int64_t *wsize) {
   lt_tensor *src[2] = {grad_output, input}, *c[2];
   if (contig(c, src, 2)) return NULL;
-  lt_tensor *gw = lt_tensor_new(lt_tensor_dtype(input), lt_device_cpu(), 4, wsize);
+  lt_tensor *gw = lt_tensor_new(lt_tensor_dtype(input), lt_tensor_device(input), 4, wsize);
   if (gw && q->O * q->K > 0) {
     if (q->N == 0 || q->L == 0) memset(lt_tensor_data(gw), 0, (size_t)(q->O * q->K) * elem_size(q));
     else if (bwd_weight(q, lt_tensor_data(c[1]), lt_tensor_data(c[0]), lt_tensor_data(gw)) < 0) {

@@ -112,7 +112,7 @@ lt_tensor *lt_cpu_pad(lt_tensor *self, lt_intlist pad, const char *mode, double 
   pad_plan p;
   if (lt_meta_pad(op, self, pad, mode, &p.g) || plan_maps(op, &p)) return NULL;
   lt_tensor *x = lt_tensor_contiguous(self);
-  lt_tensor *y = x ? lt_tensor_new(lt_tensor_dtype(x), lt_device_cpu(), p.g.ndim, p.g.out) : NULL;
+  lt_tensor *y = x ? lt_tensor_new(lt_tensor_dtype(x), lt_tensor_device(x), p.g.ndim, p.g.out) : NULL;
   lt_tensor *fill = y ? lt_tensor_from_scalar(lt_scalar_float(value), lt_tensor_dtype(x)) : NULL;
   if (fill && lt_shape_numel(p.g.ndim, p.g.out) > 0) {
     pad_job j = {&p, lt_tensor_data(x), lt_tensor_data(y), lt_dtype_size(lt_tensor_dtype(x)), lt_tensor_data(fill),
@@ -131,7 +131,7 @@ lt_tensor *lt_cpu_pad_backward(lt_tensor *grad_output, lt_intlist input_size, lt
   pad_plan p;
   if (lt_meta_pad_backward(op, grad_output, input_size, pad, mode, &p.g) || plan_maps(op, &p)) return NULL;
   lt_tensor *gy = lt_tensor_contiguous(grad_output);
-  lt_tensor *gx = gy ? lt_tensor_new_zeros(lt_tensor_dtype(gy), lt_device_cpu(), p.g.ndim, p.g.in) : NULL;
+  lt_tensor *gx = gy ? lt_tensor_new_zeros(lt_tensor_dtype(gy), lt_tensor_device(gy), p.g.ndim, p.g.in) : NULL;
   if (gx && lt_shape_numel(p.g.ndim, p.g.out) > 0 && lt_shape_numel(p.g.ndim, p.g.in) > 0) {
     pad_job j = {&p, lt_tensor_data(gy), lt_tensor_data(gx), lt_dtype_size(lt_tensor_dtype(gy)), NULL, true,
                  gy->dtype == LT_FLOAT32};
@@ -232,8 +232,8 @@ static lt_tensor *up_run(const up_geom *q, lt_tensor *src, int ndim, const int64
                          lt_parallel_fn fs, lt_parallel_fn fd) {
   lt_tensor *x = lt_tensor_contiguous(src);
   if (!x) return NULL;
-  lt_tensor *y = zero ? lt_tensor_new_zeros(lt_tensor_dtype(x), lt_device_cpu(), ndim, out_sizes)
-                      : lt_tensor_new(lt_tensor_dtype(x), lt_device_cpu(), ndim, out_sizes);
+  lt_tensor *y = zero ? lt_tensor_new_zeros(lt_tensor_dtype(x), lt_tensor_device(x), ndim, out_sizes)
+                      : lt_tensor_new(lt_tensor_dtype(x), lt_tensor_device(x), ndim, out_sizes);
   if (y && q->P > 0) {
     up_job j = {q, lt_tensor_data(x), lt_tensor_data(y)};
     int64_t g = LT_GRAIN_ELEMENTWISE / (q->OH * q->OW * 4);

@@ -276,8 +276,8 @@ static int unique_dim(lt_tensor *self, int64_t dim, lt_tensor **output, lt_tenso
   lt_tensor_release(pv);
   int64_t n = ps[0], m = n ? self->numel / n : 0;
   int64_t *ord = malloc(sizeof(int64_t) * (size_t)(n + 1)), *tmp = malloc(sizeof(int64_t) * (size_t)(n + 1));
-  lt_tensor *inv = lt_tensor_new(LT_INT64, lt_device_cpu(), 1, &n);
-  lt_tensor *cnt = lt_tensor_new(LT_INT64, lt_device_cpu(), 1, &n);
+  lt_tensor *inv = lt_tensor_new(LT_INT64, lt_tensor_device(self), 1, &n);
+  lt_tensor *cnt = lt_tensor_new(LT_INT64, lt_tensor_device(self), 1, &n);
   lt_tensor *outp = NULL, *res = NULL;
   int rc = -1;
   if (!rows || !keys || !ord || !tmp || !inv || !cnt) { if (!ord || !tmp) lt_error("unique: out of memory"); goto done; }
@@ -295,7 +295,7 @@ static int unique_dim(lt_tensor *self, int64_t dim, lt_tensor **output, lt_tenso
   int64_t us[LT_MAX_DIMS];
   memcpy(us, ps, sizeof(int64_t) * (size_t)nd);
   us[0] = u;
-  outp = lt_tensor_new((lt_dtype)self->dtype, lt_device_cpu(), nd, us);
+  outp = lt_tensor_new((lt_dtype)self->dtype, lt_tensor_device(self), nd, us);
   if (!outp) goto done;
   size_t rb = (size_t)m * lt_dtype_size((lt_dtype)self->dtype);
   for (int64_t i = 0; i < u; i++)
@@ -327,9 +327,9 @@ int lt_cpu_unique(lt_tensor *self, bool sorted, bool return_inverse, bool return
   if (dim != LT_NOINT) return unique_dim(self, dim, output, inverse_indices, counts);
   int64_t n = self->numel;
   lt_tensor *c = lt_tensor_contiguous(self);
-  lt_tensor *val = lt_tensor_new((lt_dtype)self->dtype, lt_device_cpu(), 1, &n);
-  lt_tensor *inv = lt_tensor_new(LT_INT64, lt_device_cpu(), self->ndim, self->sizes);
-  lt_tensor *cnt = lt_tensor_new(LT_INT64, lt_device_cpu(), 1, &n);
+  lt_tensor *val = lt_tensor_new((lt_dtype)self->dtype, lt_tensor_device(self), 1, &n);
+  lt_tensor *inv = lt_tensor_new(LT_INT64, lt_tensor_device(self), self->ndim, self->sizes);
+  lt_tensor *cnt = lt_tensor_new(LT_INT64, lt_tensor_device(self), 1, &n);
   int64_t u = -1;
   if (c && val && inv && cnt)
     u = uniq_tab[self->dtype](lt_tensor_data(c), n, lt_tensor_data(val), lt_tensor_data(inv), lt_tensor_data(cnt));
