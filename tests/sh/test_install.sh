@@ -56,6 +56,14 @@ contains "torch.help reads the installed chapters" "Linear" "$out"
 case "$out" in *"not found"*) bad "torch.help found share/lutorch/man" "$out" ;; *) ok ;; esac
 out=$($TO "$P/bin/lutorch" -e 'print(torch.help("add"))' </dev/null 2>&1)
 contains "torch.help for an op" "add" "$out"
+# the CUDA backend module, found beside the installed program (lib/lutorch/) by torch.cuda
+if [ -f "$BUILD/lutorch_cuda.so" ]; then
+  [ -f "$P/lib/lua/5.4/lutorch_cuda.so" ] && [ -e "$P/lib/lutorch/lutorch_cuda.so" ] && ok || bad "installed: lutorch_cuda.so"
+  out=$(LUTORCH_CUDA_DRIVER=fake $TO "$P/bin/lutorch" -e 'print(torch.cuda.is_available(), torch.ones(2):cuda():sum():item())' </dev/null 2>&1)
+  check "installed lutorch loads the installed CUDA module (fake driver)" "true	2.0" "$out"
+  out=$(LUTORCH_CUDA_DRIVER=none $TO "$P/bin/lutorch" -e 'print(torch.cuda.unavailable_reason())' </dev/null 2>&1)
+  check "installed lutorch: the CUDA module's reason" "CUDA turned off (LUTORCH_CUDA_DRIVER=none)" "$out"
+fi
 
 # -- stock lua5.4: torch.so from LUA_CPATH; nn beside it is found by torch.so itself
 if [ -n "$SANFLAGS" ]; then
@@ -63,6 +71,11 @@ if [ -n "$SANFLAGS" ]; then
 elif command -v lua5.4 >/dev/null 2>&1; then
   out=$(LUA_CPATH="$P/lib/lua/5.4/?.so;;" $TO lua5.4 -e 'torch = require "torch"; print(torch.ones(2):sum():item())' </dev/null 2>&1)
   check "lua5.4: require 'torch' from the install" "2.0" "$out"
+  if [ -f "$BUILD/lutorch_cuda.so" ]; then
+    out=$(LUTORCH_CUDA_DRIVER=fake LUA_CPATH="$P/lib/lua/5.4/?.so;;" $TO lua5.4 -e 'local torch = require "torch"
+      print(torch.cuda.is_available(), torch.ones(3):cuda():sum():item())' </dev/null 2>&1)
+    check "lua5.4: torch.so loads the installed CUDA module (fake driver)" "true	3.0" "$out"
+  fi
   out=$(LUA_CPATH="$P/lib/lua/5.4/?.so;;" $TO lua5.4 -e 'local torch = require "torch"; local nn = require "nn"
     print(nn.Linear(2, 3)(torch.ones(4, 2)).shape[1], package.searchpath("nn", package.path))' </dev/null 2>&1)
   check "lua5.4: require 'nn' after torch (relative lookup)" "4	$P/lib/lua/5.4/../../../share/lua/5.4/nn/init.lua" "$out"

@@ -27,6 +27,8 @@ rule "autograd, composite and serial include no backend header but the CPU's pub
   "$(incl src/autograd src/composite src/serial | grep '#include "cpu/\|#include "cuda/')"
 rule "nothing below src/vm includes a Lua header" \
   "$(grep -rn '#include <l\(ua\|auxlib\|ualib\)\.h>' src/core src/meta src/cpu src/dispatch src/autograd src/composite src/serial 2>/dev/null)"
+rule "in src/cuda only the module's Lua face (lcuda.c) includes a Lua header" \
+  "$(grep -rn '#include <l\(ua\|auxlib\|ualib\)\.h>' src/cuda 2>/dev/null | grep -v '^src/cuda/lcuda.c:')"
 rule "no source file left in the old src/tensor" "$(ls src/tensor 2>/dev/null)"
 
 echo "$passed passed, $failed failed"
