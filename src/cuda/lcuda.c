@@ -8,7 +8,9 @@
 ** Lua, as src/dist/ldist.c is for the distributed module.
 */
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <lua.h>
 #include <lauxlib.h>
 #include "core/error.h"
@@ -167,7 +169,312 @@ static int l_set_memory_fraction(lua_State *L) {
   return 0;
 }
 
+/* ---- streams and events ----
+** A Stream is a driver stream of one device; the default stream is NULL.
+** Streams made here live as long as the process (as PyTorch's pooled streams
+** do): blocks of the caching allocator stay tied to them after the Lua value
+** is collected. An Event is made on first record, on the recording stream's
+** device. */
+
+typedef struct lstream { lt_cu_stream s; int dev; } lstream;
+typedef struct levent { lt_cu_event e; int dev; bool timing, made; } levent;
+#define STREAM_MT "lutorch.cuda.Stream"
+#define EVENT_MT "lutorch.cuda.Event"
+
+static void push_stream(lua_State *L, lt_cu_stream s, int dev) {
+  lstream *u = lua_newuserdatauv(L, sizeof *u, 0);
+  u->s = s;
+  u->dev = dev;
+  luaL_setmetatable(L, STREAM_MT);
+}
+
+static lstream *check_stream(lua_State *L, int idx) { return luaL_checkudata(L, idx, STREAM_MT); }
+static levent *check_event(lua_State *L, int idx) { return luaL_checkudata(L, idx, EVENT_MT); }
+
+/* run a driver call for stream work on dev's context, raising on failure */
+#define ON_DEVICE(L, dev, op, what, call) do { \
+    lt_cuda_guard g_; \
+    if (lt_cuda_enter((dev), &g_, (op)) < 0) return luaL_error((L), "%s", lt_error_message()); \
+    lt_cu_result r_ = (call); \
+    lt_cuda_leave(&g_); \
+    check((L), r_, (op), (what), (dev)); \
+  } while (0)
+
+/* torch.cuda.Stream([device]) */
+static int l_stream_new(lua_State *L) {
+  static const char op[] = "torch.cuda.Stream";
+  int dev = device_arg(L, 1, op);
+  lt_cu_stream s = NULL;
+  ON_DEVICE(L, dev, op, "stream_create", lt_cuda_driver()->stream_create(&s, LT_CU_STREAM_NON_BLOCKING));
+  push_stream(L, s, dev);
+  return 1;
+}
+
+static int l_current_stream(lua_State *L) {
+  int dev = device_arg(L, 1, "torch.cuda.current_stream");
+  push_stream(L, lt_cuda_current_stream(dev), dev);
+  return 1;
+}
+
+static int l_default_stream(lua_State *L) {
+  int dev = device_arg(L, 1, "torch.cuda.default_stream");
+  push_stream(L, NULL, dev);
+  return 1;
+}
+
+static int l_set_stream(lua_State *L) {
+  lstream *u = check_stream(L, 1);
+  lt_cuda_set_current_stream(u->dev, u->s);
+  return 0;
+}
+
+/* the guard's restore: upvalues device, previous stream */
+static int stream_restore(lua_State *L) {
+  lstream *prev = check_stream(L, lua_upvalueindex(1));
+  lt_cuda_set_current_stream(prev->dev, prev->s);
+  return 0;
+}
+
+/* torch.cuda.stream(s, fn): fn() with s current on its device, then the
+** previous stream again; without fn, a value to close (`local _ <close> =
+** torch.cuda.stream(s)`). */
+static int l_stream_guard(lua_State *L) {
+  lstream *u = check_stream(L, 1);
+  bool has_fn = !lua_isnoneornil(L, 2);
+  if (has_fn) luaL_checktype(L, 2, LUA_TFUNCTION);
+  lua_settop(L, 2);
+  push_stream(L, lt_cuda_current_stream(u->dev), u->dev);
+  lua_pushcclosure(L, stream_restore, 1);
+  int restore = lua_gettop(L);
+  lt_cuda_set_current_stream(u->dev, u->s);
+  if (!has_fn) {
+    lua_createtable(L, 0, 0);
+    lua_createtable(L, 0, 1);
+    lua_pushvalue(L, restore);
+    lua_setfield(L, -2, "__close");
+    lua_setmetatable(L, -2);
+    return 1;
+  }
+  lua_pushvalue(L, 2);
+  int base = lua_gettop(L);
+  int st = lua_pcall(L, 0, LUA_MULTRET, 0);
+  lua_pushvalue(L, restore);
+  lua_call(L, 0, 0);
+  if (st != LUA_OK) return lua_error(L);
+  return lua_gettop(L) - base + 1;
+}
+
+static int s_synchronize(lua_State *L) {
+  lstream *u = check_stream(L, 1);
+  ON_DEVICE(L, u->dev, "Stream:synchronize", "stream_synchronize", lt_cuda_driver()->stream_synchronize(u->s));
+  return 0;
+}
+
+static int s_query(lua_State *L) {
+  lstream *u = check_stream(L, 1);
+  lt_cuda_guard g;
+  if (lt_cuda_enter(u->dev, &g, "Stream:query") < 0) return luaL_error(L, "%s", lt_error_message());
+  lt_cu_result r = lt_cuda_driver()->stream_query(u->s);
+  lt_cuda_leave(&g);
+  if (r != LT_CU_SUCCESS && r != LT_CU_ERROR_NOT_READY) check(L, r, "Stream:query", "stream_query", u->dev);
+  lua_pushboolean(L, r == LT_CU_SUCCESS);
+  return 1;
+}
+
+static void event_record(lua_State *L, levent *e, lstream *s) {
+  static const char op[] = "Event:record";
+  if (e->made && e->dev != s->dev)
+    luaL_error(L, "%s: the event was recorded on cuda:%d, the stream is on cuda:%d", op, e->dev, s->dev);
+  if (!e->made) {
+    unsigned flags = e->timing ? 0 : LT_CU_EVENT_DISABLE_TIMING;
+    lt_cu_event ev = NULL;
+    lt_cuda_guard g;
+    if (lt_cuda_enter(s->dev, &g, op) < 0) luaL_error(L, "%s", lt_error_message());
+    lt_cu_result r = lt_cuda_driver()->event_create(&ev, flags);
+    lt_cuda_leave(&g);
+    check(L, r, op, "event_create", s->dev);
+    e->e = ev;
+    e->dev = s->dev;
+    e->made = true;
+  }
+  lt_cuda_guard g;
+  if (lt_cuda_enter(s->dev, &g, op) < 0) luaL_error(L, "%s", lt_error_message());
+  lt_cu_result r = lt_cuda_driver()->event_record(e->e, s->s);
+  lt_cuda_leave(&g);
+  check(L, r, op, "event_record", s->dev);
+}
+
+/* torch.cuda.Event({enable_timing = false}) */
+static int l_event_new(lua_State *L) {
+  bool timing = false;
+  if (lua_istable(L, 1)) {
+    lua_getfield(L, 1, "enable_timing");
+    timing = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+  }
+  levent *e = lua_newuserdatauv(L, sizeof *e, 0);
+  *e = (levent){NULL, 0, timing, false};
+  luaL_setmetatable(L, EVENT_MT);
+  return 1;
+}
+
+/* the stream argument at idx, or the current stream of device 0 (pushed at the top) */
+static lstream *stream_or_current(lua_State *L, int idx) {
+  if (!lua_isnoneornil(L, idx)) return check_stream(L, idx);
+  device_arg(L, lua_gettop(L) + 1, "torch.cuda.Event");
+  push_stream(L, lt_cuda_current_stream(0), 0);
+  return check_stream(L, -1);
+}
+
+static int e_record(lua_State *L) {
+  levent *e = check_event(L, 1);
+  event_record(L, e, stream_or_current(L, 2));
+  return 0;
+}
+
+static int s_record_event(lua_State *L) {
+  lstream *s = check_stream(L, 1);
+  if (lua_isnoneornil(L, 2)) { lua_settop(L, 1); l_event_new(L); }
+  else { check_event(L, 2); lua_settop(L, 2); }
+  event_record(L, check_event(L, 2), s);
+  return 1;
+}
+
+static int e_query(lua_State *L) {
+  levent *e = check_event(L, 1);
+  if (!e->made) { lua_pushboolean(L, 1); return 1; }
+  lt_cu_result r = lt_cuda_driver()->event_query(e->e);
+  if (r != LT_CU_SUCCESS && r != LT_CU_ERROR_NOT_READY) check(L, r, "Event:query", "event_query", e->dev);
+  lua_pushboolean(L, r == LT_CU_SUCCESS);
+  return 1;
+}
+
+static int e_synchronize(lua_State *L) {
+  levent *e = check_event(L, 1);
+  if (e->made) check(L, lt_cuda_driver()->event_synchronize(e->e), "Event:synchronize", "event_synchronize", e->dev);
+  return 0;
+}
+
+/* milliseconds from this event to `end` */
+static int e_elapsed_time(lua_State *L) {
+  levent *a = check_event(L, 1), *b = check_event(L, 2);
+  if (!a->timing || !b->timing) return luaL_error(L, "Event:elapsed_time: both events need enable_timing = true");
+  if (!a->made || !b->made) return luaL_error(L, "Event:elapsed_time: both events must be recorded first");
+  float ms = 0;
+  check(L, lt_cuda_driver()->event_elapsed_time(&ms, a->e, b->e), "Event:elapsed_time", "event_elapsed_time", a->dev);
+  lua_pushnumber(L, ms);
+  return 1;
+}
+
+/* work queued on the stream after this waits for the event */
+static void stream_wait(lua_State *L, lstream *s, levent *e) {
+  if (!e->made) return;   /* never recorded: nothing to wait for */
+  lt_cuda_guard g;
+  if (lt_cuda_enter(s->dev, &g, "Stream:wait_event") < 0) luaL_error(L, "%s", lt_error_message());
+  lt_cu_result r = lt_cuda_driver()->stream_wait_event(s->s, e->e, 0);
+  lt_cuda_leave(&g);
+  check(L, r, "Stream:wait_event", "stream_wait_event", s->dev);
+}
+
+static int e_wait(lua_State *L) {
+  levent *e = check_event(L, 1);
+  stream_wait(L, stream_or_current(L, 2), e);
+  return 0;
+}
+
+static int s_wait_event(lua_State *L) {
+  stream_wait(L, check_stream(L, 1), check_event(L, 2));
+  return 0;
+}
+
+static int s_wait_stream(lua_State *L) {
+  lstream *s = check_stream(L, 1);
+  check_stream(L, 2);
+  lua_settop(L, 2);
+  l_event_new(L);
+  event_record(L, check_event(L, 3), check_stream(L, 2));
+  stream_wait(L, s, check_event(L, 3));
+  return 0;
+}
+
+static int s_index(lua_State *L) {
+  lstream *u = check_stream(L, 1);
+  const char *k = luaL_checkstring(L, 2);
+  if (strcmp(k, "device") == 0) {
+    char buf[16];
+    snprintf(buf, sizeof buf, "cuda:%d", u->dev);
+    lua_pushstring(L, buf);
+    return 1;
+  }
+  if (strcmp(k, "cuda_stream") == 0) { lua_pushinteger(L, (lua_Integer)(uintptr_t)u->s); return 1; }
+  luaL_getmetatable(L, STREAM_MT);
+  lua_getfield(L, -1, "methods");
+  lua_getfield(L, -1, k);
+  return 1;
+}
+
+static int s_eq(lua_State *L) {
+  lstream *a = luaL_testudata(L, 1, STREAM_MT), *b = luaL_testudata(L, 2, STREAM_MT);
+  lua_pushboolean(L, a && b && a->s == b->s && a->dev == b->dev);
+  return 1;
+}
+
+static int s_tostring(lua_State *L) {
+  lstream *u = check_stream(L, 1);
+  lua_pushfstring(L, "torch.cuda.Stream(device=cuda:%d, cuda_stream=%p)", u->dev, (void *)u->s);
+  return 1;
+}
+
+static int e_tostring(lua_State *L) {
+  levent *e = check_event(L, 1);
+  lua_pushfstring(L, "torch.cuda.Event(%s)", e->made ? "recorded" : "not recorded");
+  return 1;
+}
+
+static int e_gc(lua_State *L) {
+  levent *e = check_event(L, 1);
+  if (e->made) {
+    lt_cuda_guard g;
+    if (lt_cuda_enter(e->dev, &g, "Event") == 0) {
+      lt_cuda_driver()->event_destroy(e->e);
+      lt_cuda_leave(&g);
+    }
+    e->made = false;
+  }
+  return 0;
+}
+
+static void open_stream_types(lua_State *L) {
+  static const luaL_Reg smethods[] = {
+    {"synchronize", s_synchronize}, {"query", s_query}, {"record_event", s_record_event},
+    {"wait_event", s_wait_event}, {"wait_stream", s_wait_stream}, {NULL, NULL}
+  };
+  static const luaL_Reg emethods[] = {
+    {"record", e_record}, {"query", e_query}, {"synchronize", e_synchronize},
+    {"elapsed_time", e_elapsed_time}, {"wait", e_wait}, {NULL, NULL}
+  };
+  if (luaL_newmetatable(L, STREAM_MT)) {
+    lua_newtable(L);
+    luaL_setfuncs(L, smethods, 0);
+    lua_setfield(L, -2, "methods");
+    lua_pushcfunction(L, s_index); lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, s_eq); lua_setfield(L, -2, "__eq");
+    lua_pushcfunction(L, s_tostring); lua_setfield(L, -2, "__tostring");
+  }
+  lua_pop(L, 1);
+  if (luaL_newmetatable(L, EVENT_MT)) {
+    lua_newtable(L);
+    luaL_setfuncs(L, emethods, 0);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, e_gc); lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, e_tostring); lua_setfield(L, -2, "__tostring");
+  }
+  lua_pop(L, 1);
+}
+
 static const luaL_Reg functions[] = {
+  {"Stream", l_stream_new}, {"Event", l_event_new}, {"current_stream", l_current_stream},
+  {"default_stream", l_default_stream}, {"set_stream", l_set_stream}, {"stream", l_stream_guard},
   {"get_device_name", l_get_device_name}, {"get_device_properties", l_get_device_properties},
   {"get_device_capability", l_get_device_capability}, {"mem_get_info", l_mem_get_info},
   {"memory_stats", l_memory_stats}, {"set_per_process_memory_fraction", l_set_memory_fraction},
@@ -177,7 +484,8 @@ static const luaL_Reg functions[] = {
 int luaopen_lutorch_cuda(lua_State *L) {
   const char *why = NULL;
   bool ok = lt_cuda_backend_open(&why) == 0;
-  lua_createtable(L, 0, 16);
+  open_stream_types(L);
+  lua_createtable(L, 0, 24);
   luaL_setfuncs(L, functions, 0);
   lua_pushboolean(L, ok); lua_setfield(L, -2, "available");
   if (ok) {
