@@ -24,14 +24,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
-#include "ctest.h"
 
 #ifdef CK_NO_HOST_BUILD
 int main(void) {
   printf("SKIP test_cuda_kernels_host: no C++ compiler for the host build of the CUDA kernels\n");
-  return ctest_summary();
+  printf("0 passed, 0 failed\n");
+  return 0;
 }
 #else
+
+#include "ctest.h"
 
 #include "dispatch/dispatch.h"
 #include "core/tensor.h"

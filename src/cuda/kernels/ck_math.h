@@ -8,7 +8,8 @@
 **   - under NVRTC (__CUDACC_RTC__), for kernels made at run time;
 **   - under a host C++ compiler (the host build, ck_host.h): the 16-bit
 **     floats are bit patterns converted in software, rounding to nearest
-**     even, so results agree with the device's and the CPU's bit for bit.
+**     even, so results agree with the device's and the CPU's bit for bit
+**     (NaN payloads aside: a NaN stays a NaN, its bits may differ).
 ** Semantics are the CPU backend's (integer arithmetic wraps, float -> integer
 ** saturates through int64 with NaN -> 0, 16-bit floats compute in float), and
 ** tests/c/test_cuda_kernels_host.c checks them against it. Everything lives
