@@ -108,8 +108,8 @@ static inline int ck_prepare(const lt_ck_geom *g, int nops, const bool *used, ck
     int m = s->ndim;
     bool merge = m > 0;
     for (int k = 0; k < nops && merge; k++) {
-      int64_t st = used[k] ? g->strides[k][d] : 0;
-      merge = st == s->stride[k][m - 1] * s->size[m - 1];
+      int64_t st = used[k] ? g->strides[k][d] : 0, next;
+      merge = !__builtin_mul_overflow(s->stride[k][m - 1], s->size[m - 1], &next) && st == next;
     }
     if (merge) { s->size[m - 1] *= n; continue; }
     if (m == LT_CK_KERNEL_DIMS) return LT_CK_EINVAL;
