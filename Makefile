@@ -359,3 +359,92 @@ $(BUILD)/man/lutorch-%.7: man/%.md tools/man.lua $(MAN_MD)
 
 .PHONY: man
 # ---- end of manual ----
+
+# ---- CUDA kernels (src/cuda/kernels): the nvcc build and make cuda-check; the host build ----
+# The elementwise kernels are written once and built twice (man/cuda.md, "Kernels and make
+# cuda-check"):
+#   - by nvcc for sm_90 into $(BUILD)/cuda/kernels/*.o (CK_DEV_OBJ, for the CUDA module to
+#     link), each with the ptxas report beside it (*.ptxas). make cuda-check builds them with
+#     warnings as errors, fails when a kernel marked LT_HOT spills registers
+#     (tools/ptxas_spills.sh), compiles a kernel made at run time with NVRTC
+#     (tests/cuda/test_nvrtc.c), and links the objects with the static runtime into a shared
+#     object that must load without a driver (tests/cuda/test_kernels_load.c). make test
+#     runs it where nvcc is found, and says it skips it otherwise (NVCC= on the command line
+#     forces the skip);
+#   - by the host C++ compiler into $(BUILD)/obj/cuda_host/*.o (CK_HOST_OBJ): the kernels the
+#     fake driver runs, tested on every machine by build/tests/test_cuda_kernels_host (built
+#     with -DCK_NO_HOST_BUILD, to report a skip, where no C++ compiler is found).
+ifeq ($(origin NVCC),undefined)
+NVCC := $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+endif
+CUDA_HOME ?= $(if $(NVCC),$(patsubst %/,%,$(dir $(patsubst %/,%,$(dir $(realpath $(NVCC)))))))
+CK_ARCH ?= sm_90
+CK_SRC := $(sort $(wildcard src/cuda/kernels/*.cu))
+CK_HDRS := $(wildcard src/cuda/kernels/*.h)
+CK_DEV_OBJ := $(patsubst src/cuda/kernels/%.cu,$(BUILD)/cuda/kernels/%.o,$(CK_SRC))
+CK_HOST_OBJ := $(patsubst src/cuda/kernels/%.cu,$(BUILD)/obj/cuda_host/%.o,$(CK_SRC))
+# -Werror all-warnings: nvcc's and the device front end's warnings; -Xcompiler: the host
+# compiler's; -Xptxas -Werror: ptxas's. -v: the per-kernel report (registers, spills).
+NVCC_FLAGS = -std=c++17 -arch=$(CK_ARCH) -O3 -Isrc -Xcompiler -fPIC -Werror all-warnings \
+             -Xcompiler -Wall,-Wextra,-Werror -Xptxas -v,-Werror
+# what a shared object linking CK_DEV_OBJ needs: the static runtime (it opens the driver
+# itself, at the first launch, so the object loads where there is none) and libstdc++
+CK_DEV_LIBS = -L$(CUDA_HOME)/lib64 -lcudart_static -lrt -lpthread -ldl -lstdc++
+CK_CXX := $(shell command -v $(CXX) 2>/dev/null)
+# gnu++17 contracts a*b+c into an FMA as nvcc does; no exceptions or RTTI, so the objects link
+# into C programs without libstdc++
+CK_CXXFLAGS = -x c++ -std=gnu++17 $(OPT) -g -fPIC -fno-exceptions -fno-rtti -fno-strict-aliasing \
+              -Wall -Wextra -Werror -Isrc $(SAN) $(if $(SAN),-fno-sanitize=vptr)
+DEPS_PKGS += g++
+
+$(BUILD)/cuda/kernels/%.o $(BUILD)/cuda/kernels/%.ptxas: src/cuda/kernels/%.cu $(CK_HDRS)
+	@mkdir -p $(dir $@)
+	@echo "  NVCC $<"
+	@$(NVCC) $(NVCC_FLAGS) -c $< -o $(BUILD)/cuda/kernels/$*.o >$(BUILD)/cuda/kernels/$*.ptxas 2>&1 || \
+	  { cat $(BUILD)/cuda/kernels/$*.ptxas; rm -f $(BUILD)/cuda/kernels/$*.o $(BUILD)/cuda/kernels/$*.ptxas; exit 1; }
+
+$(BUILD)/cuda/test_nvrtc: tests/cuda/test_nvrtc.c
+	@mkdir -p $(dir $@)
+	@echo "  CC $<"
+	@$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -I$(CUDA_HOME)/include -o $@ $< \
+	  -L$(CUDA_HOME)/lib64 -lnvrtc -Wl,-rpath,$(CUDA_HOME)/lib64
+
+# the kernel objects alone in a shared object, for test_kernels_load (not the CUDA module)
+$(BUILD)/cuda/kernels_check.so: $(CK_DEV_OBJ)
+	@echo "  LD $@"
+	@$(CC) -shared -Wl,--no-undefined -o $@ $^ $(CK_DEV_LIBS)
+
+$(BUILD)/cuda/test_kernels_load: tests/cuda/test_kernels_load.c src/cuda/kernels/kernels.h
+	@mkdir -p $(dir $@)
+	@echo "  CC $<"
+	@$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -Isrc -o $@ $< -ldl
+
+ifneq ($(NVCC),)
+cuda-check: $(CK_DEV_OBJ:.o=.ptxas) $(BUILD)/cuda/test_nvrtc $(BUILD)/cuda/kernels_check.so $(BUILD)/cuda/test_kernels_load
+	@sh tools/ptxas_spills.sh $(CK_DEV_OBJ:.o=.ptxas)
+	@printf 'nvrtc: '; $(BUILD)/cuda/test_nvrtc src $(CUDA_HOME)/include
+	@printf 'load: '; $(BUILD)/cuda/test_kernels_load $(BUILD)/cuda/kernels_check.so
+else
+cuda-check:
+	@echo "SKIP cuda-check: nvcc not found (looked on PATH and in /usr/local/cuda/bin; set NVCC=)"
+endif
+test: cuda-check
+
+$(BUILD)/obj/cuda_host/%.o: src/cuda/kernels/%.cu $(CK_HDRS)
+	@mkdir -p $(dir $@)
+	@echo "  CXX $< (host build)"
+	@$(CXX) $(CK_CXXFLAGS) -c $< -o $@
+
+ifneq ($(CK_CXX),)
+$(BUILD)/tests/test_cuda_kernels_host: tests/c/test_cuda_kernels_host.c $(CK_HOST_OBJ) $(BUILD)/liblutorch.a \
+                                       tests/c/ctest.h src/cuda/kernels/kernels.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests/c -o $@ $< $(CK_HOST_OBJ) $(BUILD)/liblutorch.a $(LIBS) $(LUA_LIBS)
+else
+$(BUILD)/tests/test_cuda_kernels_host: tests/c/test_cuda_kernels_host.c tests/c/ctest.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DCK_NO_HOST_BUILD -Itests/c -o $@ $<
+endif
+
+.PHONY: cuda-check
+# ---- end of CUDA kernels ----
