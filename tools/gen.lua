@@ -522,6 +522,31 @@ local function overlap_checks(op, with_out)
 end
 
 -- entry points
+-- Two devices of one backend (cuda:0 and cuda:1) in a call are an error too: checked only
+-- when a device backend's key is in the call (a CPU call pays nothing), over every tensor
+-- argument, each list's elements and out.
+local function same_device_check(op, with_out)
+  local singles, lists = {}, {}
+  for _, a in ipairs(op.c_args) do
+    if a.type == "Tensor" or a.type == "Tensor?" then singles[#singles + 1] = a.name
+    elseif a.type == "Tensor[]" then lists[#lists + 1] = a.name end
+  end
+  if with_out then singles[#singles + 1] = "out" end
+  if #singles + #lists * 2 < 2 then return end
+  local calls = {}
+  if #singles > 0 then
+    calls[#calls + 1] = ("lt_dispatch_same_device(LT_OP_%s, &lt__dev, (const lt_tensor *const[]){%s}, %d) < 0"):format(
+      op.name, join(singles), #singles)
+  end
+  for _, l in ipairs(lists) do
+    calls[#calls + 1] = ("lt_dispatch_same_device(LT_OP_%s, &lt__dev, (const lt_tensor *const *)%s, %s_n) < 0"):format(
+      op.name, l, l)
+  end
+  c("  int lt__dev = -1;")
+  c(("  if ((lt__ks & LT_BACKEND_KEYS & ~LT_KEYBIT(LT_KEY_CPU)) &&\n      (%s)) return %s;"):format(
+    join(calls, " ||\n       "), fail_value(op)))
+end
+
 for _, op in ipairs(ops) do
   local rt = RET_CTYPE[op.rkind]
   local function entry(name, with_out, pass_out)
@@ -552,6 +577,7 @@ for _, op in ipairs(ops) do
       c(("  lt_keyset lt__ks = %s;"):format(ks))
       if not op.cross_device then
         c(("  if (lt_keyset_mixed_backends(lt__ks)) { lt_dispatch_device_mismatch(LT_OP_%s, lt__ks); return %s; }"):format(op.name, fail_value(op)))
+        same_device_check(op, with_out)
       end
       c(("  %s lt__r = lt_%s_redispatch(%s);"):format(rt, op.name, join({ "lt_dispatch_keys(lt__ks)", table.unpack(args) })))
       local okx = op.rkind == "tensor" and "lt__r" or (op.rkind == "list" and "lt__r.n >= 0" or "lt__r >= 0")

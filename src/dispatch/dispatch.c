@@ -55,6 +55,22 @@ int lt_dispatch_device_mismatch(int op, lt_keyset ks) {
                   lt_op_table[op].name);
 }
 
+int lt_dispatch_same_device(int op, int *dev, const lt_tensor *const *ts, int n) {
+  for (int i = 0; i < n; i++) {
+    const lt_tensor *t = ts[i];
+    if (!t || !(t->keys & LT_BACKEND_KEYS)) continue;
+    lt_device d = lt_tensor_device(t);
+    if (d.type == LT_DEV_CPU) continue;
+    if (*dev < 0) *dev = d.index;
+    else if (d.index != *dev) {
+      const char *name = lt_device_type_name(d.type);
+      return lt_error("%s: expected all tensors to be on the same device, but found tensors on %s:%d and %s:%d",
+                      lt_op_table[op].name, name, *dev, name, d.index);
+    }
+  }
+  return 0;
+}
+
 void lt_dispatch_set_hook(lt_dispatch_hook_fn fn, void *ud) {
   lt_dispatch_hook = fn;
   hook_ud = ud;

@@ -66,6 +66,10 @@ static inline int lt_dispatch_select(const lt_op_entry *e, lt_keyset ks) {
 int lt_dispatch_no_kernel(int op, lt_keyset ks);
 /* tensors on different backends in one call; returns -1 */
 int lt_dispatch_device_mismatch(int op, lt_keyset ks);
+/* Tensors on two devices of one backend (cuda:0 and cuda:1) in one call: *dev
+** is the index seen so far (-1: none yet), updated from ts[0..n-1]; NULLs,
+** wrapped numbers and CPU tensors are skipped. 0, or -1 with the error set. */
+int lt_dispatch_same_device(int op, int *dev, const lt_tensor *const *ts, int n);
 static inline bool lt_keyset_mixed_backends(lt_keyset ks) {
   lt_keyset b = ks & LT_BACKEND_KEYS;
   return b & (b - 1);
