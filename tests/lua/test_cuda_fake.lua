@@ -511,6 +511,10 @@ T.test("cuda kernels: copies and fills", function()
           { gen(dt, { 5, 6 }) })
   end
   check("broadcast copy_", function(x, y) local z = x:clone(); z:copy_(y); return z end, { torch.zeros(4, 6), torch.randn(6) })
+  -- 10 dims reversed merge into none: past the kernels' 8, the CPU's copy runs
+  check("contiguous() of a 10-d permutation (CPU fallback)", function(x)
+    return x:permute({ 10, 9, 8, 7, 6, 5, 4, 3, 2, 1 }):contiguous() end,
+    { torch.randn({ 2, 2, 2, 2, 2, 2, 2, 2, 2, 2 }) }, "fallback")
   check("overlapping copy_", function(x) local z = x:clone(); z:narrow(1, 2, 5):copy_(z:narrow(1, 1, 5)); return z end,
         { torch.arange(6):double() })
 end)
