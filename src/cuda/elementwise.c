@@ -88,7 +88,7 @@ static int launch_result(launch *l, const char *op, int rc) {
 static void geom_init(lt_ck_geom *g, int nd, const int64_t *sizes) {
   memset(g, 0, sizeof *g);
   g->ndim = nd;
-  memcpy(g->sizes, sizes, sizeof(int64_t) * (size_t)nd);
+  if (nd > 0) memcpy(g->sizes, sizes, sizeof(int64_t) * (size_t)nd);
 }
 
 /* ---- copy and fill ---- */
