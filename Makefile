@@ -127,7 +127,7 @@ $(BUILD)/lutorch_dist.so: $(DIST_OBJ)
 # found, test_cuda_abi checks the seam's types, values and signatures against it (else SKIP).
 CUDA_HOME ?= /usr/local/cuda
 # the backend module's own files (its block below) are not part of the archive
-CUDA_MOD_SRC := src/cuda/backend.c src/cuda/device.c src/cuda/lcuda.c
+CUDA_MOD_SRC := src/cuda/backend.c src/cuda/device.c src/cuda/elementwise.c src/cuda/lcuda.c
 CUDA_C_SRC := $(filter-out $(CUDA_MOD_SRC),$(wildcard src/cuda/*.c))
 CUDA_C_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(CUDA_C_SRC))
 LTCUDA_LIB := $(BUILD)/libltcuda.a
@@ -161,15 +161,19 @@ test-c: $(CUDA_STUBS)
 # it. Without a driver it registers nothing and torch.cuda says why; under
 # LUTORCH_CUDA_DRIVER=fake it runs on host memory with the CPU's kernels where CUDA has none.
 CUDA_MOD_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(CUDA_MOD_SRC)) $(BUILD)/obj/gen/kernels_cuda.o
-# THE KERNEL HOOK: the objects of the CUDA kernels (nvcc's where it is found, their host builds
-# otherwise), which the generated table (the `cuda = "fn"` kernels of src/ops) refers to.
-# Empty until the kernels exist; set it where they are built.
-CUDA_KERNEL_OBJ ?=
+# THE KERNEL HOOK: the objects of the CUDA kernels and what they need to link. The host build
+# of src/cuda/kernels (CK_HOST_OBJ, plain C++ without exceptions or RTTI) goes in every build;
+# the nvcc build (CUDA_KERNEL_OBJ = CK_DEV_OBJ, with CUDA_KERNEL_LIBS = CK_DEV_LIBS: the static
+# runtime, which opens the driver itself at the first launch, so the module still loads where
+# there is none) only where nvcc is found. Both are set in "CUDA kernels" below, which also
+# adds them to the module's prerequisites; elementwise.c finds the nvcc build through a weak
+# reference, so the same object serves both.
 all: $(BUILD)/lutorch_cuda.so
 $(CUDA_MOD_OBJ): $(BUILD)/gen/kernels_cuda.h
-$(BUILD)/lutorch_cuda.so: $(CUDA_MOD_OBJ) $(CUDA_KERNEL_OBJ) $(LTCUDA_LIB)
+$(BUILD)/lutorch_cuda.so: $(CUDA_MOD_OBJ) $(LTCUDA_LIB)
 	@echo "  LD $@"
-	@$(CC) -shared $(SAN) -o $@ $(CUDA_MOD_OBJ) $(CUDA_KERNEL_OBJ) $(LTCUDA_LIB) $(LTCUDA_LIBS) -lm
+	@$(CC) -shared $(SAN) -o $@ $(CUDA_MOD_OBJ) $(CK_HOST_OBJ) $(CUDA_KERNEL_OBJ) $(LTCUDA_LIB) $(LTCUDA_LIBS) \
+	  $(CUDA_KERNEL_LIBS) -lm
 # ---- end of the cuda backend module ----
 
 deps:
@@ -396,6 +400,12 @@ CK_CXX := $(shell command -v $(CXX) 2>/dev/null)
 CK_CXXFLAGS = -x c++ -std=gnu++17 $(OPT) -g -fPIC -fno-exceptions -fno-rtti -fno-strict-aliasing \
               -Wall -Wextra -Werror -Isrc $(SAN) $(if $(SAN),-fno-sanitize=vptr)
 DEPS_PKGS += g++
+# the CUDA module's kernel hook (see "cuda: the backend module" above)
+ifneq ($(NVCC),)
+CUDA_KERNEL_OBJ ?= $(CK_DEV_OBJ)
+CUDA_KERNEL_LIBS ?= $(CK_DEV_LIBS)
+endif
+$(BUILD)/lutorch_cuda.so: $(CK_HOST_OBJ) $(CUDA_KERNEL_OBJ)
 
 $(BUILD)/cuda/kernels/%.o $(BUILD)/cuda/kernels/%.ptxas: src/cuda/kernels/%.cu $(CK_HDRS)
 	@mkdir -p $(dir $@)

@@ -11,10 +11,12 @@
 **   - Same-device copies and fills that are byte moves (contiguous, same
 **     dtype; a zero fill) are a device-to-device copy and a memset, queued
 **     on the current stream. Anything else (broadcast, a dtype conversion,
-**     strides, a nonzero value) needs kernels: under the fake driver, whose
-**     device memory is host memory, the CPU backend's copy and fill run on it
-**     (through the registry: src/cuda does not include src/cpu); under a
-**     real driver it is an error until the CUDA kernels are registered.
+**     strides, a nonzero value) runs the copy and fill kernels
+**     (elementwise.c): the nvcc build on the current stream under a real
+**     driver, the host build under the fake. What they refuse (more than 8
+**     dims after merging) runs the CPU backend's copy and fill under the fake,
+**     whose device memory is host memory (through the registry: src/cuda
+**     does not include src/cpu), and is an error under a real driver.
 **
 ** Nothing here has run on a GPU: it is tested against the fake driver.
 */
@@ -29,7 +31,7 @@
 #include "dispatch/dispatch.h"
 #include "kernels_cuda.h"   /* generated: lt_cuda_kernel_table */
 
-#define NEEDS_KERNELS "needs the CUDA kernels, which this build does not have yet"
+#define NEEDS_KERNELS "needs the CUDA kernels, which refuse it (more than 8 dims after merging)"
 
 /* ---- memory: the caching allocator of each device ---- */
 
@@ -172,10 +174,13 @@ static int device_copy(lt_tensor *dst, const lt_tensor *src) {
     if (lt_tensor_data(dst) == lt_tensor_data(src)) return 0;
     if (!ranges_overlap(dst, src)) return queue_dtod(dst, src);
   }
-  /* Under the fake driver device memory is host memory, and work queued on an
-  ** unheld stream has run when the call returns, so the CPU's strided copy
-  ** is right on it. */
-  if (lt_cuda_host_device_memory()) return lt_backend_get(LT_DEV_CPU)->copy(dst, src);
+  /* strides, broadcast, a conversion: the copy kernel */
+  int rc = lt_cuda_ck_copy("cuda: copy", dst, src, st);
+  if (rc <= 0) return rc;
+  /* What the kernel refuses (more than 8 dims after merging): under the fake
+  ** driver device memory is host memory, so the CPU's strided copy is right
+  ** on it. */
+  if (lt_cuda_host_device_memory()) { lt_cuda_count_fallback(); return lt_backend_get(LT_DEV_CPU)->copy(dst, src); }
   return lt_error("cuda: copy between these layouts " NEEDS_KERNELS);
 }
 
@@ -202,8 +207,10 @@ static int device_fill(lt_tensor *dst, lt_scalar v) {
     lt_cuda_leave(&g);
     return r != LT_CU_SUCCESS ? lt_cuda_fail(op, dev, "memset_d8_async", r) : 0;
   }
+  int rc = lt_cuda_ck_fill(op, dst, v);
+  if (rc <= 0) return rc;
   /* host memory under the fake: the CPU's fill (see device_copy) */
-  if (lt_cuda_host_device_memory()) return lt_backend_get(LT_DEV_CPU)->fill(dst, v);
+  if (lt_cuda_host_device_memory()) { lt_cuda_count_fallback(); return lt_backend_get(LT_DEV_CPU)->fill(dst, v); }
   return lt_error("cuda: fill of a strided tensor or with this value " NEEDS_KERNELS);
 }
 
@@ -293,6 +300,7 @@ static void open_backend(void) {
     return;
   }
   lt_cuda_device_setup(drv, n);
+  if (lt_cuda_elementwise_register() < 0) { open_reason = "the CUDA kernels could not be registered"; return; }
   for (int i = 0; i < LT_CUDA_MAX_DEVICES; i++)
     allocators[i] = (lt_allocator){"cuda-caching", device_alloc, device_free, NULL};
   pthread_mutex_lock(&kernel_lock);

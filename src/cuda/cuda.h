@@ -69,4 +69,21 @@ struct lt_cuda_alloc *lt_cuda_caching_allocator(int dev);
 ** implemented for cuda tensors" names the op. 0 or -1. */
 int lt_cuda_register_kernels(void *const *table);
 
+/* ---- the CUDA kernels (elementwise.c, over src/cuda/kernels) ---- */
+/* Same-device copy (dst = src, src's strides expanded to dst's shape in
+** src_st) and fill, by the copy and fill kernels: the host build under the
+** fake driver, the nvcc build on the current stream under a real one. 0, -1
+** with the error set, or 1 when the kernels do not cover it (more than 8 dims
+** after merging): the caller falls back or reports. */
+int lt_cuda_ck_copy(const char *op, lt_tensor *dst, const lt_tensor *src, const int64_t *src_st);
+int lt_cuda_ck_fill(const char *op, lt_tensor *dst, lt_scalar v);
+/* register the elementwise ops' kernels (add ... tanh, their in-place
+** forms); called by the open before the table is registered. 0 or -1. */
+int lt_cuda_elementwise_register(void);
+/* For tests: [0] launches of the host build, [1] of the nvcc build, [2] ops
+** or copies that ran the CPU's kernel instead (fake driver), since the last
+** reset; lt_cuda_count_fallback counts one of the last. */
+void lt_cuda_kernel_counts(long out[3], bool reset);
+void lt_cuda_count_fallback(void);
+
 #endif

@@ -472,7 +472,21 @@ static void open_stream_types(lua_State *L) {
   lua_pop(L, 1);
 }
 
+/* For tests: {host = n, device = n, cpu = n}, the CUDA kernels' launches by
+** build and the ops that ran the CPU's kernel instead since the last reset
+** (reset when the argument is true). */
+static int l_kernel_counts(lua_State *L) {
+  long c[3];
+  lt_cuda_kernel_counts(c, lua_toboolean(L, 1));
+  lua_createtable(L, 0, 3);
+  lua_pushinteger(L, c[0]); lua_setfield(L, -2, "host");
+  lua_pushinteger(L, c[1]); lua_setfield(L, -2, "device");
+  lua_pushinteger(L, c[2]); lua_setfield(L, -2, "cpu");
+  return 1;
+}
+
 static const luaL_Reg functions[] = {
+  {"_kernel_counts", l_kernel_counts},
   {"Stream", l_stream_new}, {"Event", l_event_new}, {"current_stream", l_current_stream},
   {"default_stream", l_default_stream}, {"set_stream", l_set_stream}, {"stream", l_stream_guard},
   {"get_device_name", l_get_device_name}, {"get_device_properties", l_get_device_properties},

@@ -360,4 +360,180 @@ T.test("sweep: gradients on cuda match the CPU", function()
   same(da.grad, a.grad, 1e-6, "grad")
 end)
 
+-- ---- the CUDA kernels (src/cuda/kernels) run by the backend ----
+-- Under the fake the backend runs the kernels' host build; torch.cuda._kernel_counts() counts
+-- its launches and the ops that fell back to the CPU's kernel, so each check below also says
+-- that the CUDA kernel, not the CPU fallback, computed the result.
+local DT = { torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int32, torch.int64,
+             torch.uint8, torch.bool }
+local TOL = { [torch.float64] = 1e-12, [torch.float32] = 2e-6, [torch.float16] = 2e-3, [torch.bfloat16] = 1.6e-2 }
+
+-- values of dtype dt with the given shape (a 0-d tensor for {}); `nonzero` for divisors
+local function gen(dt, shape, nonzero)
+  local x = #shape == 0 and torch.randn({}) * 3 or torch.randn(shape) * 3
+  if dt == torch.bool then return x:gt(0) end
+  if dt == torch.float32 or dt == torch.float64 or dt == torch.float16 or dt == torch.bfloat16 then
+    if nonzero then x = x:abs() + 0.5 end
+    return x:to(dt)
+  end
+  x = x:round()
+  if dt == torch.uint8 then x = x:abs() end
+  if nonzero then x = x:abs() + 1 end
+  return x:to(dt)
+end
+
+local function close(got, want, what)
+  T.eq(tostring(got.device):sub(1, 4), "cuda", what .. " device")
+  local h = got:cpu()
+  T.eq(h.dtype, want.dtype, what .. " dtype")
+  T.eq(tostring(h:size()), tostring(want:size()), what .. " shape")
+  if h:numel() == 0 then return end
+  if not h:is_floating_point() then
+    T.ok(torch.equal(h, want), what .. ": " .. tostring(h) .. " vs " .. tostring(want))
+    return
+  end
+  local a, b = h:double(), want:double()
+  local nan = torch.isnan(a)
+  T.ok(torch.equal(nan, torch.isnan(b)), what .. ": NaNs differ")
+  local d = ((a - b):abs() / (b:abs() + 1)):masked_fill(nan, 0):masked_fill(a:eq(b), 0):max():item()
+  T.ok(d <= TOL[want.dtype], ("%s: differs by %g"):format(what, d))
+end
+
+-- f on the CPU and on cuda give the same, or both raise; the CUDA kernels ran and nothing fell
+-- back (expect "fallback": the CPU kernel ran; "any": no launch needed, a byte move may do)
+local function check(what, f, args, expect_fallback)
+  local cargs, dargs = {}, {}
+  for i, t in ipairs(args) do cargs[i] = t; dargs[i] = type(t) == "userdata" and t:cuda() or t end
+  local okc, want = pcall(f, table.unpack(cargs))
+  c._kernel_counts(true)
+  local okd, got = pcall(f, table.unpack(dargs))
+  local n = c._kernel_counts(true)
+  if not okc then
+    T.ok(not okd, what .. ": the CPU raises (" .. tostring(want) .. ") but cuda does not")
+    if not okd then T.eq(tostring(got):match(": ([^:]*)$"), tostring(want):match(": ([^:]*)$"), what .. " error") end
+    return
+  end
+  T.ok(okd, what .. ": " .. tostring(got))
+  if not okd then return end
+  close(got, want, what)
+  if expect_fallback == "fallback" then
+    T.ok(n.cpu > 0, what .. ": expected the CPU fallback")
+  else
+    T.eq(n.cpu, 0, what .. ": fell back to the CPU kernel")
+    if want:numel() > 0 and expect_fallback ~= "any" then T.ok(n.host > 0, what .. ": no CUDA kernel launch") end
+  end
+  T.eq(n.device, 0, what .. ": the nvcc build ran under the fake")
+end
+
+local SHAPES = {
+  { "0", { 0 } }, { "1", { 1 } }, { "31", { 31 } }, { "1025", { 1025 } }, { "0-d", {} },
+}
+local BIN = {
+  { "add", function(a, b) return a + b end }, { "sub", function(a, b) return a - b end },
+  { "mul", function(a, b) return a * b end }, { "div", function(a, b) return a / b end },
+  { "add alpha", function(a, b) return torch.add(a, b, { alpha = 2 }) end },
+}
+local UN = {
+  { "neg", function(a) return -a end }, { "abs", torch.abs }, { "exp", torch.exp },
+  { "relu", torch.relu }, { "sigmoid", torch.sigmoid }, { "tanh", torch.tanh },
+}
+
+torch.manual_seed(7)
+T.test("cuda kernels: elementwise ops over dtypes and shapes match the CPU", function()
+  for _, dt in ipairs(DT) do
+    for _, sh in ipairs(SHAPES) do
+      for _, op in ipairs(BIN) do
+        check(("%s %s [%s]"):format(op[1], tostring(dt), sh[1]), op[2], { gen(dt, sh[2]), gen(dt, sh[2], true) })
+      end
+      for _, op in ipairs(UN) do
+        check(("%s %s [%s]"):format(op[1], tostring(dt), sh[1]), op[2], { gen(dt, sh[2]) })
+      end
+    end
+  end
+end)
+
+T.test("cuda kernels: non-contiguous, broadcast, mixed dtypes and numbers", function()
+  for _, dt in ipairs({ torch.float32, torch.float16, torch.int64, torch.uint8 }) do
+    local nc, nc2 = gen(dt, { 7, 5 }):t(), gen(dt, { 5, 9 }, true):narrow(2, 2, 7)
+    local col, row = gen(dt, { 3, 1 }), gen(dt, { 1, 4 }, true)
+    for _, op in ipairs(BIN) do
+      check(op[1] .. " transposed/sliced " .. tostring(dt), op[2], { nc, nc2 })
+      check(op[1] .. " broadcast " .. tostring(dt), op[2], { col, row })
+      check(op[1] .. " 0-d with 31 " .. tostring(dt), op[2], { gen(dt, {}), gen(dt, { 31 }, true) })
+      check(op[1] .. " number " .. tostring(dt), function(a) return op[2](a, 3) end, { nc })
+      check(op[1] .. " number first " .. tostring(dt), function(a) return op[2](2, a) end, { row })
+    end
+    for _, op in ipairs(UN) do check(op[1] .. " transposed " .. tostring(dt), op[2], { nc }) end
+  end
+  local f32, f64, i32, u8, h = gen(torch.float32, { 31 }), gen(torch.float64, { 31 }, true),
+    gen(torch.int32, { 31 }), gen(torch.uint8, { 31 }, true), gen(torch.float16, { 31 })
+  local b = gen(torch.bool, { 31 })
+  for _, op in ipairs(BIN) do
+    check(op[1] .. " float32 with float64", op[2], { f32, f64 })
+    check(op[1] .. " int32 with float32", op[2], { i32, f32 })
+    check(op[1] .. " uint8 with int32", op[2], { u8, i32 })
+    check(op[1] .. " float16 with float64", op[2], { h, f64 })
+    check(op[1] .. " bool with int32", op[2], { b, i32 })
+    check(op[1] .. " int32 with a float number", function(a) return op[2](a, 1.5) end, { i32 })
+  end
+end)
+
+T.test("cuda kernels: in place and out=", function()
+  local a, b = torch.randn(5, 7), torch.randn(7)
+  check("add_ broadcast", function(x, y) local z = x:clone(); z:add_(y, { alpha = 3 }); return z end, { a, b })
+  check("mul_ on a transposed view", function(x) local z = x:clone(); z:t():mul_(2); return z end, { a })
+  check("div_ by a number", function(x) local z = x:clone(); z:div_(4); return z end, { a })
+  check("sub_ int", function(x) local z = x:clone(); z:sub_(1); return z end, { torch.arange(10) })
+  for _, n in ipairs({ "neg_", "abs_", "exp_", "relu_", "sigmoid_", "tanh_" }) do
+    check(n, function(x) local z = x:clone(); z[n](z); return z end, { a })
+  end
+  check("exp_ of int raises", function(x) local z = x:clone(); z:exp_(); return z end, { torch.arange(3) })
+  check("add out= same", function(x, y, o) torch.add(x, y, { out = o }); return o end, { a, b, torch.zeros(5, 7) })
+  check("add out= float64", function(x, y, o) torch.add(x, y, { out = o }); return o end,
+        { a, b, torch.zeros({ 5, 7 }, { dtype = torch.float64 }) })
+  check("mul out= resized", function(x, y, o) torch.mul(x, y, { out = o }); return o end, { a, b, torch.zeros(3) })
+  check("mul out= self overlapping", function(x, y) local z = x:clone(); torch.mul(z:narrow(1, 1, 4), z:narrow(1, 2, 4),
+    { out = z:narrow(1, 2, 4) }); return z end, { a })
+  check("exp out= int raises", function(x, o) torch.exp(x, { out = o }); return o end, { a, torch.zeros(5, 7):long() })
+  check("div rounding_mode (CPU fallback)", function(x, y) return torch.div(x, y, { rounding_mode = "floor" }) end,
+        { a, torch.rand(7) + 0.5 }, "fallback")
+end)
+
+T.test("cuda kernels: copies and fills", function()
+  for _, dt in ipairs(DT) do
+    check("contiguous() of a transpose " .. tostring(dt), function(x) return x:t():contiguous() end, { gen(dt, { 9, 4 }) })
+    check("cast to " .. tostring(dt), function(x) return x:to(dt) end,
+          { (torch.randn(33) * 100):to(dt == torch.float64 and torch.float32 or torch.float64) })
+    -- 3 in uint8 or bool is one repeated byte: a memset, no kernel
+    check("fill " .. tostring(dt), function(x) local z = x:clone(); z:fill_(3); return z end, { gen(dt, { 1025 }) },
+          (dt == torch.uint8 or dt == torch.bool) and "any" or nil)
+    check("fill of a view " .. tostring(dt), function(x) local z = x:clone(); z:t():narrow(1, 2, 2):fill_(1); return z end,
+          { gen(dt, { 5, 6 }) })
+  end
+  check("broadcast copy_", function(x, y) local z = x:clone(); z:copy_(y); return z end, { torch.zeros(4, 6), torch.randn(6) })
+  -- 10 dims reversed merge into none: past the kernels' 8, the CPU's copy runs
+  check("contiguous() of a 10-d permutation (CPU fallback)", function(x)
+    return x:permute({ 10, 9, 8, 7, 6, 5, 4, 3, 2, 1 }):contiguous() end,
+    { torch.randn({ 2, 2, 2, 2, 2, 2, 2, 2, 2, 2 }) }, "fallback")
+  check("overlapping copy_", function(x) local z = x:clone(); z:narrow(1, 2, 5):copy_(z:narrow(1, 1, 5)); return z end,
+        { torch.arange(6):double() })
+end)
+
+T.test("cuda kernels: gradients through add, mul, exp, tanh match the CPU", function()
+  local x0, y0 = torch.randn(4, 5), torch.randn(5)
+  local function grads(dev)
+    local x = (dev == "cpu" and x0:clone() or x0:cuda()):requires_grad_()
+    local y = (dev == "cpu" and y0:clone() or y0:cuda()):requires_grad_()
+    local loss = ((x + y) * x:exp():tanh() * 2 + y:tanh()):sum()
+    loss:backward()
+    return x.grad, y.grad
+  end
+  local gx, gy = grads("cpu")
+  c._kernel_counts(true)
+  local dx, dy = grads("cuda")
+  local n = c._kernel_counts(true)
+  close(dx, gx, "x.grad"); close(dy, gy, "y.grad")
+  T.ok(n.host > 0, "the CUDA kernels ran in the backward pass")
+end)
+
 T.done()

@@ -1,0 +1,402 @@
+/*
+** elementwise.c — the CUDA kernels of src/cuda/kernels wired into the backend:
+** the same-device copy and fill (called by backend.c), and the elementwise
+** ops add, sub, mul, div, neg, abs, exp, relu, sigmoid, tanh with their
+** in-place and out= forms, registered at LT_KEY_CUDA through
+** lt_cuda_register_kernels when the backend opens.
+**
+** Each op does what the CPU's kernel does around its loop (src/cpu/iter.c):
+** broadcasting, the result dtype (lt_result_type; integer inputs of div,
+** exp, sigmoid, tanh give the default dtype), inputs of another dtype
+** converted first with the copy kernel (the kernels take one dtype), a host
+** number (a wrapped Lua number, a CPU 0-d tensor) passed by value, and out=:
+** written in place when it has the result's dtype and shape and shares memory
+** with an input only element for element, else through a temporary copied in.
+** Results are contiguous (the CPU's keep a transposed input's layout).
+**
+** The build that runs: under the fake driver, whose device memory is host
+** memory, the host build (lt_ck_host_*) after synchronizing the stream, since
+** it runs at once and ignores streams; under a real driver the nvcc build
+** (lt_ck_*), queued on the current stream, where this module was linked with
+** it (nvcc found at build time). What the kernels refuse (LT_CK_EUNSUPPORTED,
+** LT_CK_EINVAL: more than 8 dims after merging; div with a rounding mode) runs
+** the CPU's kernel under the fake and is an error naming the op under a real
+** driver.
+**
+** Nothing here has run on a GPU: it is tested with the host build under the
+** fake driver (tests/lua/test_cuda_fake.lua).
+*/
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include "core/error.h"
+#include "cuda/cuda.h"
+#include "cuda/kernels/kernels.h"
+#include "dispatch/dispatch.h"
+#include "kernels_cuda.h"   /* generated: lt_ops.h, the kernel types */
+
+/* The nvcc build is linked into the module only where nvcc was found; a weak
+** reference is NULL where it was not, so one object serves both builds. */
+extern const lt_ck_kernels *lt_ck_device_kernels(void) __attribute__((weak));
+
+static atomic_long counts[3];   /* host launches, device launches, CPU fallbacks */
+
+void lt_cuda_kernel_counts(long out[3], bool reset) {
+  for (int i = 0; i < 3; i++)
+    out[i] = reset ? atomic_exchange(&counts[i], 0) : atomic_load(&counts[i]);
+}
+
+void lt_cuda_count_fallback(void) { atomic_fetch_add(&counts[2], 1); }
+
+/* ---- launching: the build, the context, the stream ---- */
+
+typedef struct launch {
+  const lt_ck_kernels *k;
+  void *stream;
+  int dev;
+  lt_cuda_guard g;
+  bool host;
+} launch;
+
+/* 0, or -1 with the error set (no build for a real driver, no context) */
+static int launch_begin(launch *l, int dev, const char *op) {
+  l->dev = dev;
+  l->host = lt_cuda_host_device_memory();
+  l->k = l->host ? lt_ck_host_kernels() : lt_ck_device_kernels ? lt_ck_device_kernels() : NULL;
+  if (!l->k)
+    return lt_error("%s: the CUDA kernels are not in this build of lutorch_cuda.so (built without nvcc)", op);
+  if (lt_cuda_enter(dev, &l->g, op) < 0) return -1;
+  lt_cu_stream s = lt_cuda_current_stream(dev);
+  l->stream = (void *)s;
+  /* the host build runs now: what is queued before it must have run. A held
+  ** stream (a test knob of the fake) answers NOT_READY; the kernel runs
+  ** anyway, as the CPU's kernels do under the fake. */
+  if (l->host) (void)lt_cuda_driver()->stream_synchronize(s);
+  return 0;
+}
+
+static void launch_end(launch *l) { lt_cuda_leave(&l->g); }
+
+/* 0 done, 1 refused by the kernels (the caller falls back or reports), -1 error */
+static int launch_result(launch *l, const char *op, int rc) {
+  if (rc == LT_CK_OK) { atomic_fetch_add(&counts[l->host ? 0 : 1], 1); return 0; }
+  if (rc == LT_CK_EUNSUPPORTED || rc == LT_CK_EINVAL) return 1;
+  return lt_error("%s: cuda:%d: kernel launch failed: %s", op, l->dev, l->k->error_string(rc));
+}
+
+static void geom_init(lt_ck_geom *g, int nd, const int64_t *sizes) {
+  memset(g, 0, sizeof *g);
+  g->ndim = nd;
+  if (nd > 0) memcpy(g->sizes, sizes, sizeof(int64_t) * (size_t)nd);
+}
+
+/* ---- copy and fill ---- */
+
+static int run_copy(const char *op, int dev, void *dst, int ddt, const int64_t *dst_st, const void *src, int sdt,
+                    const int64_t *src_st, int nd, const int64_t *sizes) {
+  lt_ck_geom g;
+  geom_init(&g, nd, sizes);
+  memcpy(g.strides[0], dst_st, sizeof(int64_t) * (size_t)nd);
+  memcpy(g.strides[1], src_st, sizeof(int64_t) * (size_t)nd);
+  launch l;
+  if (launch_begin(&l, dev, op) < 0) return -1;
+  int rc = l.k->copy(dst, ddt, src, sdt, &g, l.stream);
+  launch_end(&l);
+  return launch_result(&l, op, rc);
+}
+
+/* a new contiguous tensor on t's device holding t converted to dt: NULL with
+** the error set, or with *refused when the kernels refused */
+static lt_tensor *converted(const char *op, const lt_tensor *t, lt_dtype dt, bool *refused) {
+  lt_tensor *r = lt_tensor_new(dt, lt_tensor_device(t), t->ndim, t->sizes);
+  if (!r || t->numel == 0) return r;
+  int rc = run_copy(op, lt_tensor_device(t).index, lt_tensor_data(r), dt, r->strides, lt_tensor_data(t), t->dtype,
+                    t->strides, t->ndim, t->sizes);
+  if (rc != 0) { lt_tensor_release(r); if (rc > 0) *refused = true; return NULL; }
+  return r;
+}
+
+int lt_cuda_ck_copy(const char *op, lt_tensor *dst, const lt_tensor *src, const int64_t *src_st) {
+  int dev = lt_tensor_device(dst).index;
+  if (dst->storage == src->storage) {
+    /* the kernels want operands that alias element for element or not at
+    ** all: an overlapping source is read into a temporary first */
+    bool refused = false;
+    lt_tensor *tmp = converted(op, src, (lt_dtype)src->dtype, &refused);
+    if (!tmp) return refused ? 1 : -1;
+    int64_t st[LT_MAX_DIMS];
+    int rc = lt_expand_strides(op, tmp, dst->ndim, dst->sizes, st);
+    if (rc == 0) rc = run_copy(op, dev, lt_tensor_data(dst), dst->dtype, dst->strides, lt_tensor_data(tmp), tmp->dtype,
+                               st, dst->ndim, dst->sizes);
+    lt_tensor_release(tmp);
+    return rc;
+  }
+  return run_copy(op, dev, lt_tensor_data(dst), dst->dtype, dst->strides, lt_tensor_data(src), src->dtype, src_st,
+                  dst->ndim, dst->sizes);
+}
+
+/* v as one element of dtype dt in host memory, converted as the copy kernel does */
+static void scalar_to(lt_scalar v, lt_dtype dt, void *out) {
+  lt_ck_geom g;
+  geom_init(&g, 0, NULL);
+  double f = v.v.f;
+  int64_t i = v.v.i;
+  unsigned char b = v.v.i != 0;
+  if (v.type == LT_SCALAR_FLOAT) (void)lt_ck_host_copy(out, dt, &f, LT_CK_FLOAT64, &g, NULL);
+  else if (v.type == LT_SCALAR_BOOL) (void)lt_ck_host_copy(out, dt, &b, LT_CK_BOOL, &g, NULL);
+  else (void)lt_ck_host_copy(out, dt, &i, LT_CK_INT64, &g, NULL);
+}
+
+int lt_cuda_ck_fill(const char *op, lt_tensor *dst, lt_scalar v) {
+  _Alignas(16) unsigned char value[16];
+  scalar_to(v, (lt_dtype)dst->dtype, value);
+  lt_ck_geom g;
+  geom_init(&g, dst->ndim, dst->sizes);
+  memcpy(g.strides[0], dst->strides, sizeof(int64_t) * (size_t)dst->ndim);
+  launch l;
+  if (launch_begin(&l, lt_tensor_device(dst).index, op) < 0) return -1;
+  int rc = l.k->fill(lt_tensor_data(dst), dst->dtype, value, &g, l.stream);
+  launch_end(&l);
+  return launch_result(&l, op, rc);
+}
+
+/* ---- the elementwise ops ---- */
+
+#define REFUSED ((lt_tensor *)&refused_marker)
+static const int refused_marker;
+
+/* the op's name in errors: add_ while the in-place form runs (as the CPU's) */
+static const char *op_name(char *buf, size_t n, const char *op) {
+  if (!lt_tls_inplace_op) return op;
+  snprintf(buf, n, "%s_", op);
+  return buf;
+}
+
+typedef struct operand {
+  lt_tensor *own;            /* a converted copy, released at the end */
+  const void *ptr;           /* device data, or NULL for a number */
+  int64_t st[LT_MAX_DIMS];
+} operand;
+
+static bool on_cuda(const lt_tensor *t) { return lt_tensor_device(t).type == LT_DEV_CUDA; }
+
+/* whether out may be written while x is read: other memory, or the same
+** elements in the same order */
+static bool may_write(const lt_tensor *out, const lt_tensor *x, const int64_t *xst) {
+  if (!x || x->storage != out->storage) return true;
+  if (lt_tensor_data(out) != lt_tensor_data(x)) return false;
+  for (int d = 0; d < out->ndim; d++)
+    if (out->sizes[d] != 1 && out->strides[d] != xst[d]) return false;
+  return true;
+}
+
+/* Run unary (nin 1, kop a lt_ck_unary_op; kop -1 a copy) or binary (nin 2)
+** over ins in dtype dt into out (NULL: a new result). REFUSED when the
+** kernels refuse; NULL with the error set. */
+static lt_tensor *run_op(const char *op, int nin, int kop, lt_tensor *const *ins, lt_dtype dt, lt_scalar alpha,
+                         lt_tensor *out) {
+  int64_t shape[LT_MAX_DIMS];
+  int nd = ins[0]->ndim;
+  memcpy(shape, ins[0]->sizes, sizeof(int64_t) * (size_t)nd);
+  if (nin == 2 && (nd = lt_broadcast_shapes(op, ins[0]->ndim, ins[0]->sizes, ins[1]->ndim, ins[1]->sizes, shape)) < 0)
+    return NULL;
+  int dev = -1;
+  for (int k = 0; k < nin; k++)
+    if (on_cuda(ins[k])) { dev = lt_tensor_device(ins[k]).index; break; }
+  if (dev < 0) return REFUSED;
+  if (out) {
+    if (!lt_can_cast(dt, (lt_dtype)out->dtype))
+      return lt_error_null("%s: result type %s can't be cast to the desired output type %s", op,
+                           lt_dtype_traits_table[dt].t7name, lt_dtype_traits_table[out->dtype].t7name);
+    bool shared = false;
+    for (int k = 0; k < nin; k++) shared |= ins[k]->storage == out->storage;
+    bool same = out->ndim == nd && memcmp(out->sizes, shape, sizeof(int64_t) * (size_t)nd) == 0;
+    if (!same && !shared && lt_tensor_resize_out(op, out, nd, shape) < 0) return NULL;
+  }
+
+  operand o[2] = {{0}, {0}};
+  _Alignas(16) unsigned char number[16];
+  bool have_number = false, refused = false;
+  lt_tensor *res = NULL, *tgt = NULL;
+  for (int k = 0; k < nin; k++) {
+    lt_tensor *t = ins[k];
+    if (!on_cuda(t)) {
+      /* a number from the host (a wrapped Lua number, a CPU 0-d tensor): by value */
+      if (t->numel != 1 || have_number || nin == 1) { refused = true; goto done; }
+      lt_ck_geom g;
+      geom_init(&g, 0, NULL);
+      (void)lt_ck_host_copy(number, dt, lt_tensor_data(t), t->dtype, &g, NULL);
+      have_number = true;
+      continue;
+    }
+    if (lt_tensor_device(t).index != dev)
+      { lt_error("%s: expected all tensors to be on the same device", op); goto done; }
+    if (t->dtype != dt && !(o[k].own = converted(op, t, dt, &refused))) goto done;
+    const lt_tensor *u = o[k].own ? o[k].own : t;
+    if (lt_expand_strides(op, u, nd, shape, o[k].st) < 0) goto done;
+    o[k].ptr = lt_tensor_data(u);
+  }
+
+  /* into out when it has the result's dtype and shape and no input overlaps it but in place */
+  if (out && out->dtype == dt && out->ndim == nd && memcmp(out->sizes, shape, sizeof(int64_t) * (size_t)nd) == 0) {
+    bool ok = true;
+    for (int k = 0; k < nin; k++) ok &= o[k].own || !on_cuda(ins[k]) || may_write(out, ins[k], o[k].st);
+    if (ok) tgt = out;
+  }
+  if (!tgt && !(tgt = res = lt_tensor_new(dt, (lt_device){LT_DEV_CUDA, dev}, nd, shape))) goto done;
+
+  if (tgt->numel > 0) {
+    lt_ck_geom g;
+    geom_init(&g, nd, shape);
+    memcpy(g.strides[0], tgt->strides, sizeof(int64_t) * (size_t)nd);
+    for (int k = 0; k < nin; k++) memcpy(g.strides[k + 1], o[k].st, sizeof(int64_t) * (size_t)nd);
+    launch l;
+    if (launch_begin(&l, dev, op) < 0) goto fail;
+    int rc;
+    if (kop < 0) rc = l.k->copy(lt_tensor_data(tgt), dt, o[0].ptr, dt, &g, l.stream);
+    else if (nin == 1) rc = l.k->unary(kop, dt, lt_tensor_data(tgt), o[0].ptr, &g, l.stream);
+    else {
+      lt_ck_scalar al = {0, 0};
+      if (alpha.type == LT_SCALAR_FLOAT) { al.f = alpha.v.f; al.i = (int64_t)alpha.v.f; }
+      else if (alpha.type != LT_SCALAR_NONE) { al.i = alpha.v.i; al.f = (double)alpha.v.i; }
+      else { al.f = 1; al.i = 1; }
+      rc = l.k->binary(kop, dt, lt_tensor_data(tgt), o[0].ptr, o[1].ptr, have_number ? number : NULL, al, &g,
+                       l.stream);
+    }
+    launch_end(&l);
+    rc = launch_result(&l, op, rc);
+    if (rc < 0) goto fail;
+    if (rc > 0) { refused = true; goto fail; }
+  }
+  if (out && tgt != out) {   /* out of another dtype or shape, or overlapping: copy the result in */
+    if (lt_tensor_resize_out(op, out, nd, shape) < 0 || lt_tensor_copy_(out, res) < 0) goto fail;
+    lt_tensor_release(res);
+    res = NULL;
+  }
+  if (out) { lt_tensor_retain(out); res = out; }
+  goto done;
+fail:
+  lt_tensor_release(res);
+  res = NULL;
+done:
+  for (int k = 0; k < nin; k++) lt_tensor_release(o[k].own);
+  return refused ? REFUSED : res;
+}
+
+static lt_dtype rtype2(lt_tensor *a, lt_tensor *b) {
+  if (a->dtype == b->dtype && !(a->is_wrapped_number && b->is_wrapped_number)) return (lt_dtype)a->dtype;
+  lt_tensor *ts[2] = {a, b};
+  return (lt_dtype)lt_result_type(2, ts);
+}
+
+static lt_dtype float_type(lt_dtype dt) { return lt_dtype_is_float(dt) ? dt : lt_get_default_dtype(); }
+
+/* the CPU's kernel at the CUDA key under the fake; a clear error under a real driver */
+#define FALLBACK(NAME, ...) do { \
+    if (lt_cuda_host_device_memory()) { \
+      lt_cuda_count_fallback(); \
+      return ((lt_##NAME##_backend_fn)lt_op_table[LT_OP_##NAME].kernel[LT_KEY_CPU])(__VA_ARGS__); \
+    } \
+    return lt_error_null("%s: not implemented for cuda %s tensors (the CUDA kernels refuse it)", op, \
+                         lt_dtype_name(dt)); \
+  } while (0)
+
+static int check_alpha(const char *op, lt_dtype dt, lt_scalar alpha) {
+  if (!lt_dtype_is_float(dt) && alpha.type == LT_SCALAR_FLOAT)
+    return lt_error("%s: argument 'alpha' must be an integer for integral tensors, got %g", op, alpha.v.f);
+  if (dt == LT_BOOL && alpha.type == LT_SCALAR_INT && alpha.v.i != 0 && alpha.v.i != 1)
+    return lt_error("%s: argument 'alpha' must be a boolean for bool tensors", op);
+  return 0;
+}
+
+#define BINARY(NAME, KOP, CHECK)                                                                  \
+  static lt_tensor *lt_cuda_##NAME(lt_tensor *self, lt_tensor *other, lt_scalar alpha, lt_tensor *out) { \
+    char buf[32];                                                                                 \
+    const char *op = op_name(buf, sizeof buf, #NAME);                                             \
+    lt_dtype dt = rtype2(self, other);                                                            \
+    CHECK                                                                                         \
+    if (check_alpha(op, dt, alpha) < 0) return NULL;                                              \
+    lt_tensor *ins[2] = {self, other};                                                            \
+    lt_tensor *r = run_op(op, 2, KOP, ins, dt, alpha, out);                                       \
+    if (r != REFUSED) return r;                                                                   \
+    FALLBACK(NAME, self, other, alpha, out);                                                      \
+  }
+BINARY(add, LT_CK_ADD, )
+BINARY(sub, LT_CK_SUB,
+       if (dt == LT_BOOL) return lt_error_null("%s: subtracting bool tensors is not supported; use logical_xor() or the ~ of a mask", op);)
+
+static lt_tensor *lt_cuda_mul(lt_tensor *self, lt_tensor *other, lt_tensor *out) {
+  char buf[32];
+  const char *op = op_name(buf, sizeof buf, "mul");
+  lt_dtype dt = rtype2(self, other);
+  lt_tensor *ins[2] = {self, other};
+  lt_tensor *r = run_op(op, 2, LT_CK_MUL, ins, dt, lt_scalar_none(), out);
+  if (r != REFUSED) return r;
+  FALLBACK(mul, self, other, out);
+}
+
+static lt_tensor *lt_cuda_div(lt_tensor *self, lt_tensor *other, const char *rounding_mode, lt_tensor *out) {
+  char buf[32];
+  const char *op = op_name(buf, sizeof buf, "div");
+  lt_dtype dt = float_type(rtype2(self, other));
+  lt_tensor *r = REFUSED;
+  if (!rounding_mode) {   /* trunc and floor have no CUDA kernel yet */
+    lt_tensor *ins[2] = {self, other};
+    r = run_op(op, 2, LT_CK_DIV, ins, dt, lt_scalar_none(), out);
+  }
+  if (r != REFUSED) return r;
+  FALLBACK(div, self, other, rounding_mode, out);
+}
+
+/* kind: 0 the same dtype, 1 floating (integers promote to the default dtype) */
+#define UNARY(NAME, KOP, PROMOTE, CHECK)                                  \
+  static lt_tensor *lt_cuda_##NAME(lt_tensor *self, lt_tensor *out) {     \
+    char buf[32];                                                         \
+    const char *op = op_name(buf, sizeof buf, #NAME);                     \
+    lt_dtype dt = (lt_dtype)self->dtype;                                  \
+    if (PROMOTE) dt = float_type(dt);                                     \
+    int kop = KOP;                                                        \
+    CHECK                                                                 \
+    lt_tensor *r = run_op(op, 1, kop, &self, dt, lt_scalar_none(), out);  \
+    if (r != REFUSED) return r;                                           \
+    FALLBACK(NAME, self, out);                                            \
+  }
+UNARY(neg, LT_CK_NEG, 0,
+      if (dt == LT_BOOL) return lt_error_null("%s: negation of a bool tensor is not supported; use logical_not() or bitwise_not()", op);)
+UNARY(abs, LT_CK_ABS, 0, if (dt == LT_BOOL || dt == LT_UINT8) kop = -1;)
+UNARY(relu, LT_CK_RELU, 0,
+      if (dt == LT_BOOL) return lt_error_null("%s: not implemented for bool tensors", op);
+      if (dt == LT_UINT8) kop = -1;)
+UNARY(exp, LT_CK_EXP, 1, )
+UNARY(sigmoid, LT_CK_SIGMOID, 1, )
+UNARY(tanh, LT_CK_TANH, 1, )
+
+/* the in-place forms: the out= kernel with out = self, as the generated defaults do */
+#define INPLACE(NAME, PARAMS, ARGS)                      \
+  static lt_tensor *lt_cuda_##NAME##_ PARAMS {           \
+    lt_tls_inplace_op = true;                            \
+    lt_tensor *r = lt_cuda_##NAME ARGS;                  \
+    lt_tls_inplace_op = false;                           \
+    return r;                                            \
+  }
+INPLACE(add, (lt_tensor *self, lt_tensor *other, lt_scalar alpha), (self, other, alpha, self))
+INPLACE(sub, (lt_tensor *self, lt_tensor *other, lt_scalar alpha), (self, other, alpha, self))
+INPLACE(mul, (lt_tensor *self, lt_tensor *other), (self, other, self))
+INPLACE(div, (lt_tensor *self, lt_tensor *other, const char *rounding_mode), (self, other, rounding_mode, self))
+INPLACE(neg, (lt_tensor *self), (self, self))
+INPLACE(abs, (lt_tensor *self), (self, self))
+INPLACE(relu, (lt_tensor *self), (self, self))
+INPLACE(exp, (lt_tensor *self), (self, self))
+INPLACE(sigmoid, (lt_tensor *self), (self, self))
+INPLACE(tanh, (lt_tensor *self), (self, self))
+
+int lt_cuda_elementwise_register(void) {
+  static void *table[LT_NUM_OPS];
+#define SET(NAME)                                                          \
+  { lt_##NAME##_backend_fn f = lt_cuda_##NAME; table[LT_OP_##NAME] = (void *)f; \
+    lt_##NAME##__backend_fn g = lt_cuda_##NAME##_; table[LT_OP_##NAME##_] = (void *)g; }
+  SET(add) SET(sub) SET(mul) SET(div) SET(neg) SET(abs) SET(relu) SET(exp) SET(sigmoid) SET(tanh)
+#undef SET
+  return lt_cuda_register_kernels(table);
+}
