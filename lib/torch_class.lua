@@ -333,8 +333,10 @@ end
 local function options_kind(v)
   if type(v) ~= "table" or getmetatable(v) ~= nil then return nil end
   local names, list = false, false
+  -- list entries have integer keys; any other key (a string, or a typo such as [true]) is
+  -- a name, so it is checked, never taken for a positional list
   for k in next, v do
-    if type(k) == "string" then names = true else list = true end
+    if math.type(k) == "integer" then list = true else names = true end
   end
   if names and list then return "mixed" end
   if list then return nil end

@@ -169,6 +169,7 @@ T.test("signature: positional arguments by position or by name, defaults, errors
     "test.Conv: unknown option 'strid' (did you mean 'stride'?)")
   T.raises(function() S(1, 16, 3, { kernel_size = 3 }) end, "test.Conv: argument 'kernel_size' given twice")
   T.raises(function() S(1, 16, { 3, 3, stride = 2 }) end, "test.Conv: the last argument mixes list entries")
+  T.raises(function() S(1, 16, 3, { [true] = 1 }) end, "test.Conv: unknown option [true]")   -- not a list
   T.raises(function() S(1, 2, 3, 4, 5, 6, 7, 8) end, "test.Conv: too many arguments (8 given, at most 7 positional)")
   T.eq(S(1, 2, 3, nil, nil, nil, nil, nil, nil).stride, 1)        -- trailing nils are not arguments
   T.eq(S(1, 2, 3, { stride = 4 }, nil, nil).stride, 4)
