@@ -592,11 +592,7 @@ local function T_same_shape(a, b)
   return true
 end
 
-local function shape_str(t)
-  local s = {}
-  for i, v in ipairs(t.shape) do s[i] = tostring(v) end
-  return "torch.Size([" .. table.concat(s, ", ") .. "])"
-end
+local function shape_str(t) return tostring(t.shape) end   -- "torch.Size([3, 4])"
 
 -- load_state_dict(sd, {strict=true}): copies values in place (keeping the module's tensors);
 -- returns {missing_keys=..., unexpected_keys=...}. Errors name every offending key.

@@ -171,17 +171,9 @@ static lt_dtype rtype2(lt_tensor *a, lt_tensor *b) {
   return (lt_dtype)lt_result_type(2, ts);
 }
 
-static int check_alpha(const char *op, lt_dtype dt, lt_scalar alpha) {
-  if (!lt_dtype_is_float(dt) && alpha.type == LT_SCALAR_FLOAT)
-    return lt_error("%s: argument 'alpha' must be an integer for integral tensors, got %g", op, alpha.v.f);
-  if (dt == LT_BOOL && alpha.type == LT_SCALAR_INT && alpha.v.i != 0 && alpha.v.i != 1)
-    return lt_error("%s: argument 'alpha' must be a boolean for bool tensors", op);
-  return 0;
-}
-
 lt_tensor *lt_cpu_add(lt_tensor *self, lt_tensor *other, lt_scalar alpha, lt_tensor *out) {
   lt_dtype dt = rtype2(self, other);
-  if (check_alpha("add", dt, alpha) < 0) return NULL;
+  if (lt_meta_check_alpha("add", dt, alpha) < 0) return NULL;
   ew_ctx c; c.err = 0;
   ew_ctx_set(&c, 0, alpha);
   return binary("add", self, other, out, add_tbl, dt, dt, &c);
@@ -191,7 +183,7 @@ lt_tensor *lt_cpu_sub(lt_tensor *self, lt_tensor *other, lt_scalar alpha, lt_ten
   lt_dtype dt = rtype2(self, other);
   if (dt == LT_BOOL)
     return lt_error_null("sub: subtracting bool tensors is not supported; use logical_xor() or the ~ of a mask");
-  if (check_alpha("sub", dt, alpha) < 0) return NULL;
+  if (lt_meta_check_alpha("sub", dt, alpha) < 0) return NULL;
   ew_ctx c; c.err = 0;
   ew_ctx_set(&c, 0, alpha);
   return binary("sub", self, other, out, sub_tbl, dt, dt, &c);

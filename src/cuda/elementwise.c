@@ -34,6 +34,7 @@
 #include "cuda/cuda.h"
 #include "cuda/kernels/kernels.h"
 #include "dispatch/dispatch.h"
+#include "meta/meta.h"
 #include "kernels_cuda.h"   /* generated: lt_ops.h, the kernel types */
 
 /* The nvcc build is linked into the module only where nvcc was found; a weak
@@ -302,21 +303,13 @@ static lt_dtype float_type(lt_dtype dt) { return lt_dtype_is_float(dt) ? dt : lt
                          lt_dtype_name(dt)); \
   } while (0)
 
-static int check_alpha(const char *op, lt_dtype dt, lt_scalar alpha) {
-  if (!lt_dtype_is_float(dt) && alpha.type == LT_SCALAR_FLOAT)
-    return lt_error("%s: argument 'alpha' must be an integer for integral tensors, got %g", op, alpha.v.f);
-  if (dt == LT_BOOL && alpha.type == LT_SCALAR_INT && alpha.v.i != 0 && alpha.v.i != 1)
-    return lt_error("%s: argument 'alpha' must be a boolean for bool tensors", op);
-  return 0;
-}
-
 #define BINARY(NAME, KOP, CHECK)                                                                  \
   static lt_tensor *lt_cuda_##NAME(lt_tensor *self, lt_tensor *other, lt_scalar alpha, lt_tensor *out) { \
     char buf[32];                                                                                 \
     const char *op = op_name(buf, sizeof buf, #NAME);                                             \
     lt_dtype dt = rtype2(self, other);                                                            \
     CHECK                                                                                         \
-    if (check_alpha(op, dt, alpha) < 0) return NULL;                                              \
+    if (lt_meta_check_alpha(op, dt, alpha) < 0) return NULL;                                              \
     lt_tensor *ins[2] = {self, other};                                                            \
     lt_tensor *r = run_op(op, 2, KOP, ins, dt, alpha, out);                                       \
     if (r != REFUSED) return r;                                                                   \

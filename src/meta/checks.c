@@ -8,6 +8,14 @@ int lt_meta_check_prob(const char *op, const char *arg, double p) {
   return 0;
 }
 
+int lt_meta_check_alpha(const char *op, lt_dtype dt, lt_scalar alpha) {
+  if (!lt_dtype_is_float(dt) && alpha.type == LT_SCALAR_FLOAT)
+    return lt_error("%s: argument 'alpha' must be an integer for integral tensors, got %g", op, alpha.v.f);
+  if (dt == LT_BOOL && alpha.type == LT_SCALAR_INT && alpha.v.i != 0 && alpha.v.i != 1)
+    return lt_error("%s: argument 'alpha' must be a boolean for bool tensors", op);
+  return 0;
+}
+
 int lt_meta_check_float(const char *op, const char *arg, const lt_tensor *t) {
   if (!lt_dtype_is_float((lt_dtype)t->dtype))
     return lt_error("%s: argument '%s' must be a floating point tensor, got %s", op, arg,

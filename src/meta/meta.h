@@ -16,6 +16,8 @@
 
 /* a probability argument: 0 <= p <= 1 (dropout and friends); arg names it */
 int lt_meta_check_prob(const char *op, const char *arg, double p);
+/* add/sub's alpha for a result of dtype dt: an integer for integral tensors, 0 or 1 for bool */
+int lt_meta_check_alpha(const char *op, lt_dtype dt, lt_scalar alpha);
 /* t must have a floating point dtype */
 int lt_meta_check_float(const char *op, const char *arg, const lt_tensor *t);
 /* t must be float32 or float64 (the nn kernels' dtypes) */
