@@ -64,7 +64,10 @@ $(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c $(HDRS)
 	@$(CC) $(CFLAGS) $(GEN_CFLAGS) -c $< -o $@
 
 # the kernel tables of backends not built here compile too (nothing is kept)
+# and every op without a CUDA kernel is listed, with the reason, in src/cuda/kernels_left.lua
 check-gen: $(GEN_OUT)
+	@$(LUA) tools/gen.lua --check --left cuda=src/cuda/kernels_left.lua $(OPS_DECL) >$(BUILD)/gen/check.txt || \
+	  { cat $(BUILD)/gen/check.txt; exit 1; }
 	@for b in $(filter-out cpu,$(GEN_BACKENDS)); do \
 	  echo "  CC $(BUILD)/gen/kernels_$$b.c (check)"; \
 	  $(CC) $(CFLAGS) $(GEN_CFLAGS) -fsyntax-only $(BUILD)/gen/kernels_$$b.c || exit 1; \
@@ -126,9 +129,10 @@ $(BUILD)/lutorch_dist.so: $(DIST_OBJ)
 # for libcuda.so.1 ($(CUDA_STUBS), tests/fake/libcuda_stub.c). Where the toolkit's cuda.h is
 # found, test_cuda_abi checks the seam's types, values and signatures against it (else SKIP).
 CUDA_HOME ?= /usr/local/cuda
-# the backend module's own files (its block below) are not part of the archive
-CUDA_MOD_SRC := src/cuda/backend.c src/cuda/device.c src/cuda/elementwise.c src/cuda/lcuda.c
-CUDA_C_SRC := $(filter-out $(CUDA_MOD_SRC),$(wildcard src/cuda/*.c))
+# the archive holds the driver seam and the allocator; every other src/cuda/*.c is the backend
+# module's (its block below)
+CUDA_C_SRC := src/cuda/driver.c src/cuda/fake_driver.c src/cuda/alloc.c
+CUDA_MOD_SRC := $(filter-out $(CUDA_C_SRC),$(wildcard src/cuda/*.c))
 CUDA_C_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(CUDA_C_SRC))
 LTCUDA_LIB := $(BUILD)/libltcuda.a
 # what a program or module linking $(LTCUDA_LIB) needs besides it

@@ -3,7 +3,9 @@
 -- src/ops/*.lua.
 --
 --   lua5.4 tools/gen.lua OUTDIR src/ops/a.lua src/ops/b.lua ...
---   lua5.4 tools/gen.lua --check src/ops/*.lua    which ops lack a kernel, per backend
+--   lua5.4 tools/gen.lua --check [--left cuda=FILE] src/ops/*.lua
+--        which ops lack a kernel, per backend (with FILE: grouped by the reason
+--        FILE gives, failing where one has none or a listed op has a kernel)
 --
 -- A declaration is a table whose first element is a PyTorch-style schema:
 --   { "add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
@@ -267,8 +269,20 @@ local function add_op(decl, file)
   end
 end
 
-local files = {}
-for i = 2, #arg do files[#files + 1] = arg[i] end
+local files, left_files = {}, {}
+do
+  local i = 2
+  while i <= #arg do
+    if check_mode and arg[i] == "--left" then
+      local b, f = (arg[i + 1] or ""):match("^(%w+)=(.+)$")
+      if not b then die("--left wants BACKEND=FILE") end
+      left_files[b] = f
+      i = i + 2
+    else
+      files[#files + 1] = arg[i]; i = i + 1
+    end
+  end
+end
 table.sort(files)
 for _, f in ipairs(files) do
   local okf, decls = pcall(dofile, f)
@@ -312,8 +326,28 @@ local function wrap(names, indent, width)
   return lines
 end
 
+-- `--left B=FILE`: the ops backend B is known to lack, each under the reason
+-- why (FILE returns a list of { why = "sentence", ops = { "name", ... } }).
+-- With it, --check prints the missing ops grouped by reason and fails when one
+-- has no reason or a listed op has a kernel after all, so the list stays true.
+local function read_left(b, file)
+  local ok, list = pcall(dofile, file)
+  if not ok or type(list) ~= "table" then die(("%s: %s"):format(file, ok and "does not return a table" or list)) end
+  local why_of = {}
+  for _, group in ipairs(list) do
+    if type(group.why) ~= "string" or type(group.ops) ~= "table" then
+      die(file .. ": each entry is { why = \"...\", ops = { ... } }")
+    end
+    for _, name in ipairs(group.ops) do
+      if why_of[name] then die(("%s: op %s is listed twice"):format(file, name)) end
+      why_of[name] = group.why
+    end
+  end
+  return list, why_of
+end
+
 if check_mode then
-  local dispatched, n_any = 0, 0
+  local dispatched, n_any, failed = 0, 0, false
   for _, op in ipairs(ops) do
     if not op.composite and not op.composite_inplace then
       dispatched = dispatched + 1
@@ -328,10 +362,42 @@ if check_mode then
     end
     table.sort(missing)
     print(("%s: %d of %d ops lack a kernel%s"):format(b, #missing, dispatched, #missing > 0 and ":" or ""))
-    for _, line in ipairs(wrap(missing, "  ", 78)) do print(line) end
+    if left_files[b] then
+      local list, why_of = read_left(b, left_files[b])
+      local is_missing, unexplained, stale = {}, {}, {}
+      for _, n in ipairs(missing) do
+        is_missing[n] = true
+        if not why_of[n] then unexplained[#unexplained + 1] = n end
+      end
+      for _, group in ipairs(list) do
+        local here = {}
+        for _, n in ipairs(group.ops) do
+          if is_missing[n] then here[#here + 1] = n
+          elseif by_name[n] then stale[#stale + 1] = n
+          else stale[#stale + 1] = n .. " (no such op)" end
+        end
+        if #here > 0 then
+          table.sort(here)
+          print(("  %d: %s"):format(#here, group.why))
+          for _, line in ipairs(wrap(here, "    ", 78)) do print(line) end
+        end
+      end
+      if #unexplained > 0 then
+        print(("  %d with no reason in %s:"):format(#unexplained, left_files[b]))
+        for _, line in ipairs(wrap(unexplained, "    ", 78)) do print(line) end
+        failed = true
+      end
+      if #stale > 0 then
+        print(("  %d listed in %s but not missing (remove them):"):format(#stale, left_files[b]))
+        for _, line in ipairs(wrap(stale, "    ", 78)) do print(line) end
+        failed = true
+      end
+    else
+      for _, line in ipairs(wrap(missing, "  ", 78)) do print(line) end
+    end
   end
   print(("any: %d ops have a device-neutral kernel (counted on every backend)"):format(n_any))
-  os.exit(0)
+  os.exit(failed and 1 or 0)
 end
 
 ------------------------------------------------------------------------------
