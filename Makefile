@@ -460,5 +460,16 @@ $(BUILD)/tests/test_cuda_kernels_host: tests/c/test_cuda_kernels_host.c tests/c/
 	$(CC) $(CFLAGS) -DCK_NO_HOST_BUILD -Itests/c -o $@ $<
 endif
 
+# tests/c/test_ck_*.c: C tests of a kernel family's host build (each family's own file)
+ifneq ($(CK_CXX),)
+$(BUILD)/tests/test_ck_%: tests/c/test_ck_%.c $(CK_HOST_OBJ) $(BUILD)/liblutorch.a tests/c/ctest.h $(CK_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests/c -o $@ $< $(CK_HOST_OBJ) $(BUILD)/liblutorch.a $(LIBS) $(LUA_LIBS)
+else
+$(BUILD)/tests/test_ck_%: tests/c/test_ck_%.c tests/c/ctest.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DCK_NO_HOST_BUILD -Itests/c -o $@ $<
+endif
+
 .PHONY: cuda-check
 # ---- end of CUDA kernels ----

@@ -69,7 +69,7 @@ struct lt_cuda_alloc *lt_cuda_caching_allocator(int dev);
 ** implemented for cuda tensors" names the op. 0 or -1. */
 int lt_cuda_register_kernels(void *const *table);
 
-/* ---- the CUDA kernels (elementwise.c, over src/cuda/kernels) ---- */
+/* ---- the CUDA kernels (elementwise.c, over src/cuda/kernels; launching: launch.h) ---- */
 /* Same-device copy (dst = src, src's strides expanded to dst's shape in
 ** src_st) and fill, by the copy and fill kernels: the host build under the
 ** fake driver, the nvcc build on the current stream under a real one. 0, -1

@@ -14,11 +14,9 @@
 ** with an input only element for element, else through a temporary copied in.
 ** Results are contiguous (the CPU's keep a transposed input's layout).
 **
-** The build that runs: under the fake driver, whose device memory is host
-** memory, the host build (lt_ck_host_*) after synchronizing the stream, since
-** it runs at once and ignores streams; under a real driver the nvcc build
-** (lt_ck_*), queued on the current stream, where this module was linked with
-** it (nvcc found at build time). What the kernels refuse (LT_CK_EUNSUPPORTED,
+** The build that runs is launch.h's choice: the host build under the fake
+** driver, the nvcc build on the current stream under a real one. What the
+** kernels refuse (LT_CK_EUNSUPPORTED,
 ** LT_CK_EINVAL: more than 8 dims after merging; div with a rounding mode) runs
 ** the CPU's kernel under the fake and is an error naming the op under a real
 ** driver.
@@ -26,96 +24,31 @@
 ** Nothing here has run on a GPU: it is tested with the host build under the
 ** fake driver (tests/lua/test_cuda_fake.lua).
 */
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include "core/error.h"
 #include "cuda/cuda.h"
 #include "cuda/kernels/kernels.h"
+#include "cuda/launch.h"
 #include "dispatch/dispatch.h"
 #include "meta/meta.h"
 #include "kernels_cuda.h"   /* generated: lt_ops.h, the kernel types */
-
-/* The nvcc build is linked into the module only where nvcc was found; a weak
-** reference is NULL where it was not, so one object serves both builds. */
-extern const lt_ck_kernels *lt_ck_device_kernels(void) __attribute__((weak));
-
-static atomic_long counts[3];   /* host launches, device launches, CPU fallbacks */
-
-void lt_cuda_kernel_counts(long out[3], bool reset) {
-  for (int i = 0; i < 3; i++)
-    out[i] = reset ? atomic_exchange(&counts[i], 0) : atomic_load(&counts[i]);
-}
-
-void lt_cuda_count_fallback(void) { atomic_fetch_add(&counts[2], 1); }
-
-/* ---- launching: the build, the context, the stream ---- */
-
-typedef struct launch {
-  const lt_ck_kernels *k;
-  void *stream;
-  int dev;
-  lt_cuda_guard g;
-  bool host;
-} launch;
-
-/* 0, or -1 with the error set (no build for a real driver, no context) */
-static int launch_begin(launch *l, int dev, const char *op) {
-  l->dev = dev;
-  l->host = lt_cuda_host_device_memory();
-  l->k = l->host ? lt_ck_host_kernels() : lt_ck_device_kernels ? lt_ck_device_kernels() : NULL;
-  if (!l->k)
-    return lt_error("%s: the CUDA kernels are not in this build of lutorch_cuda.so (built without nvcc)", op);
-  if (lt_cuda_enter(dev, &l->g, op) < 0) return -1;
-  lt_cu_stream s = lt_cuda_current_stream(dev);
-  l->stream = (void *)s;
-  /* the host build runs now: what is queued before it must have run. A held
-  ** stream (a test knob of the fake) answers NOT_READY; the kernel runs
-  ** anyway, as the CPU's kernels do under the fake. */
-  if (l->host) (void)lt_cuda_driver()->stream_synchronize(s);
-  return 0;
-}
-
-static void launch_end(launch *l) { lt_cuda_leave(&l->g); }
-
-/* 0 done, 1 refused by the kernels (the caller falls back or reports), -1 error */
-static int launch_result(launch *l, const char *op, int rc) {
-  if (rc == LT_CK_OK) { atomic_fetch_add(&counts[l->host ? 0 : 1], 1); return 0; }
-  if (rc == LT_CK_EUNSUPPORTED || rc == LT_CK_EINVAL) return 1;
-  return lt_error("%s: cuda:%d: kernel launch failed: %s", op, l->dev, l->k->error_string(rc));
-}
-
-static void geom_init(lt_ck_geom *g, int nd, const int64_t *sizes) {
-  memset(g, 0, sizeof *g);
-  g->ndim = nd;
-  if (nd > 0) memcpy(g->sizes, sizes, sizeof(int64_t) * (size_t)nd);
-}
 
 /* ---- copy and fill ---- */
 
 static int run_copy(const char *op, int dev, void *dst, int ddt, const int64_t *dst_st, const void *src, int sdt,
                     const int64_t *src_st, int nd, const int64_t *sizes) {
   lt_ck_geom g;
-  geom_init(&g, nd, sizes);
+  lt_cuda_geom_init(&g, nd, sizes);
   memcpy(g.strides[0], dst_st, sizeof(int64_t) * (size_t)nd);
   memcpy(g.strides[1], src_st, sizeof(int64_t) * (size_t)nd);
-  launch l;
-  if (launch_begin(&l, dev, op) < 0) return -1;
-  int rc = l.k->copy(dst, ddt, src, sdt, &g, l.stream);
-  launch_end(&l);
-  return launch_result(&l, op, rc);
-}
-
-/* a new contiguous tensor on t's device holding t converted to dt: NULL with
-** the error set, or with *refused when the kernels refused */
-static lt_tensor *converted(const char *op, const lt_tensor *t, lt_dtype dt, bool *refused) {
-  lt_tensor *r = lt_tensor_new(dt, lt_tensor_device(t), t->ndim, t->sizes);
-  if (!r || t->numel == 0) return r;
-  int rc = run_copy(op, lt_tensor_device(t).index, lt_tensor_data(r), dt, r->strides, lt_tensor_data(t), t->dtype,
-                    t->strides, t->ndim, t->sizes);
-  if (rc != 0) { lt_tensor_release(r); if (rc > 0) *refused = true; return NULL; }
-  return r;
+  lt_cuda_launch l;
+  if (lt_cuda_launch_begin(&l, dev, lt_cuda_have_device_kernels(), op) < 0) return -1;
+  const lt_ck_kernels *k = lt_cuda_ck_kernels(&l);
+  int rc = k->copy(dst, ddt, src, sdt, &g, l.stream);
+  lt_cuda_launch_end(&l);
+  return lt_cuda_launch_result(&l, op, rc, k->error_string);
 }
 
 int lt_cuda_ck_copy(const char *op, lt_tensor *dst, const lt_tensor *src, const int64_t *src_st) {
@@ -124,7 +57,7 @@ int lt_cuda_ck_copy(const char *op, lt_tensor *dst, const lt_tensor *src, const 
     /* the kernels want operands that alias element for element or not at
     ** all: an overlapping source is read into a temporary first */
     bool refused = false;
-    lt_tensor *tmp = converted(op, src, (lt_dtype)src->dtype, &refused);
+    lt_tensor *tmp = lt_cuda_converted(op, src, (lt_dtype)src->dtype, &refused);
     if (!tmp) return refused ? 1 : -1;
     int64_t st[LT_MAX_DIMS];
     int rc = lt_expand_strides(op, tmp, dst->ndim, dst->sizes, st);
@@ -140,7 +73,7 @@ int lt_cuda_ck_copy(const char *op, lt_tensor *dst, const lt_tensor *src, const 
 /* v as one element of dtype dt in host memory, converted as the copy kernel does */
 static void scalar_to(lt_scalar v, lt_dtype dt, void *out) {
   lt_ck_geom g;
-  geom_init(&g, 0, NULL);
+  lt_cuda_geom_init(&g, 0, NULL);
   double f = v.v.f;
   int64_t i = v.v.i;
   unsigned char b = v.v.i != 0;
@@ -153,13 +86,14 @@ int lt_cuda_ck_fill(const char *op, lt_tensor *dst, lt_scalar v) {
   _Alignas(16) unsigned char value[16];
   scalar_to(v, (lt_dtype)dst->dtype, value);
   lt_ck_geom g;
-  geom_init(&g, dst->ndim, dst->sizes);
+  lt_cuda_geom_init(&g, dst->ndim, dst->sizes);
   memcpy(g.strides[0], dst->strides, sizeof(int64_t) * (size_t)dst->ndim);
-  launch l;
-  if (launch_begin(&l, lt_tensor_device(dst).index, op) < 0) return -1;
-  int rc = l.k->fill(lt_tensor_data(dst), dst->dtype, value, &g, l.stream);
-  launch_end(&l);
-  return launch_result(&l, op, rc);
+  lt_cuda_launch l;
+  if (lt_cuda_launch_begin(&l, lt_tensor_device(dst).index, lt_cuda_have_device_kernels(), op) < 0) return -1;
+  const lt_ck_kernels *k = lt_cuda_ck_kernels(&l);
+  int rc = k->fill(lt_tensor_data(dst), dst->dtype, value, &g, l.stream);
+  lt_cuda_launch_end(&l);
+  return lt_cuda_launch_result(&l, op, rc, k->error_string);
 }
 
 /* ---- the elementwise ops ---- */
@@ -167,20 +101,11 @@ int lt_cuda_ck_fill(const char *op, lt_tensor *dst, lt_scalar v) {
 #define REFUSED ((lt_tensor *)&refused_marker)
 static const int refused_marker;
 
-/* the op's name in errors: add_ while the in-place form runs (as the CPU's) */
-static const char *op_name(char *buf, size_t n, const char *op) {
-  if (!lt_tls_inplace_op) return op;
-  snprintf(buf, n, "%s_", op);
-  return buf;
-}
-
 typedef struct operand {
   lt_tensor *own;            /* a converted copy, released at the end */
   const void *ptr;           /* device data, or NULL for a number */
   int64_t st[LT_MAX_DIMS];
 } operand;
-
-static bool on_cuda(const lt_tensor *t) { return lt_tensor_device(t).type == LT_DEV_CUDA; }
 
 /* whether out may be written while x is read: other memory, or the same
 ** elements in the same order */
@@ -204,7 +129,7 @@ static lt_tensor *run_op(const char *op, int nin, int kop, lt_tensor *const *ins
     return NULL;
   int dev = -1;
   for (int k = 0; k < nin; k++)
-    if (on_cuda(ins[k])) { dev = lt_tensor_device(ins[k]).index; break; }
+    if (lt_cuda_on(ins[k])) { dev = lt_tensor_device(ins[k]).index; break; }
   if (dev < 0) return REFUSED;
   if (out) {
     if (!lt_can_cast(dt, (lt_dtype)out->dtype))
@@ -222,18 +147,18 @@ static lt_tensor *run_op(const char *op, int nin, int kop, lt_tensor *const *ins
   lt_tensor *res = NULL, *tgt = NULL;
   for (int k = 0; k < nin; k++) {
     lt_tensor *t = ins[k];
-    if (!on_cuda(t)) {
+    if (!lt_cuda_on(t)) {
       /* a number from the host (a wrapped Lua number, a CPU 0-d tensor): by value */
       if (t->numel != 1 || have_number || nin == 1) { refused = true; goto done; }
       lt_ck_geom g;
-      geom_init(&g, 0, NULL);
+      lt_cuda_geom_init(&g, 0, NULL);
       (void)lt_ck_host_copy(number, dt, lt_tensor_data(t), t->dtype, &g, NULL);
       have_number = true;
       continue;
     }
     if (lt_tensor_device(t).index != dev)
       { lt_error("%s: expected all tensors to be on the same device", op); goto done; }
-    if (t->dtype != dt && !(o[k].own = converted(op, t, dt, &refused))) goto done;
+    if (t->dtype != dt && !(o[k].own = lt_cuda_converted(op, t, dt, &refused))) goto done;
     const lt_tensor *u = o[k].own ? o[k].own : t;
     if (lt_expand_strides(op, u, nd, shape, o[k].st) < 0) goto done;
     o[k].ptr = lt_tensor_data(u);
@@ -242,31 +167,32 @@ static lt_tensor *run_op(const char *op, int nin, int kop, lt_tensor *const *ins
   /* into out when it has the result's dtype and shape and no input overlaps it but in place */
   if (out && out->dtype == dt && out->ndim == nd && memcmp(out->sizes, shape, sizeof(int64_t) * (size_t)nd) == 0) {
     bool ok = true;
-    for (int k = 0; k < nin; k++) ok &= o[k].own || !on_cuda(ins[k]) || may_write(out, ins[k], o[k].st);
+    for (int k = 0; k < nin; k++) ok &= o[k].own || !lt_cuda_on(ins[k]) || may_write(out, ins[k], o[k].st);
     if (ok) tgt = out;
   }
   if (!tgt && !(tgt = res = lt_tensor_new(dt, (lt_device){LT_DEV_CUDA, dev}, nd, shape))) goto done;
 
   if (tgt->numel > 0) {
     lt_ck_geom g;
-    geom_init(&g, nd, shape);
+    lt_cuda_geom_init(&g, nd, shape);
     memcpy(g.strides[0], tgt->strides, sizeof(int64_t) * (size_t)nd);
     for (int k = 0; k < nin; k++) memcpy(g.strides[k + 1], o[k].st, sizeof(int64_t) * (size_t)nd);
-    launch l;
-    if (launch_begin(&l, dev, op) < 0) goto fail;
+    lt_cuda_launch l;
+    if (lt_cuda_launch_begin(&l, dev, lt_cuda_have_device_kernels(), op) < 0) goto fail;
+    const lt_ck_kernels *kk = lt_cuda_ck_kernels(&l);
     int rc;
-    if (kop < 0) rc = l.k->copy(lt_tensor_data(tgt), dt, o[0].ptr, dt, &g, l.stream);
-    else if (nin == 1) rc = l.k->unary(kop, dt, lt_tensor_data(tgt), o[0].ptr, &g, l.stream);
+    if (kop < 0) rc = kk->copy(lt_tensor_data(tgt), dt, o[0].ptr, dt, &g, l.stream);
+    else if (nin == 1) rc = kk->unary(kop, dt, lt_tensor_data(tgt), o[0].ptr, &g, l.stream);
     else {
       lt_ck_scalar al = {0, 0};
       if (alpha.type == LT_SCALAR_FLOAT) { al.f = alpha.v.f; al.i = (int64_t)alpha.v.f; }
       else if (alpha.type != LT_SCALAR_NONE) { al.i = alpha.v.i; al.f = (double)alpha.v.i; }
       else { al.f = 1; al.i = 1; }
-      rc = l.k->binary(kop, dt, lt_tensor_data(tgt), o[0].ptr, o[1].ptr, have_number ? number : NULL, al, &g,
+      rc = kk->binary(kop, dt, lt_tensor_data(tgt), o[0].ptr, o[1].ptr, have_number ? number : NULL, al, &g,
                        l.stream);
     }
-    launch_end(&l);
-    rc = launch_result(&l, op, rc);
+    lt_cuda_launch_end(&l);
+    rc = lt_cuda_launch_result(&l, op, rc, kk->error_string);
     if (rc < 0) goto fail;
     if (rc > 0) { refused = true; goto fail; }
   }
@@ -293,20 +219,12 @@ static lt_dtype rtype2(lt_tensor *a, lt_tensor *b) {
 
 static lt_dtype float_type(lt_dtype dt) { return lt_dtype_is_float(dt) ? dt : lt_get_default_dtype(); }
 
-/* the CPU's kernel at the CUDA key under the fake; a clear error under a real driver */
-#define FALLBACK(NAME, ...) do { \
-    if (lt_cuda_host_device_memory()) { \
-      lt_cuda_count_fallback(); \
-      return ((lt_##NAME##_backend_fn)lt_op_table[LT_OP_##NAME].kernel[LT_KEY_CPU])(__VA_ARGS__); \
-    } \
-    return lt_error_null("%s: not implemented for cuda %s tensors (the CUDA kernels refuse it)", op, \
-                         lt_dtype_name(dt)); \
-  } while (0)
+#define FALLBACK(NAME, ...) LT_CUDA_FALLBACK(NAME, op, dt, __VA_ARGS__)
 
 #define BINARY(NAME, KOP, CHECK)                                                                  \
   static lt_tensor *lt_cuda_##NAME(lt_tensor *self, lt_tensor *other, lt_scalar alpha, lt_tensor *out) { \
     char buf[32];                                                                                 \
-    const char *op = op_name(buf, sizeof buf, #NAME);                                             \
+    const char *op = lt_cuda_op_name(buf, sizeof buf, #NAME);                                             \
     lt_dtype dt = rtype2(self, other);                                                            \
     CHECK                                                                                         \
     if (lt_meta_check_alpha(op, dt, alpha) < 0) return NULL;                                              \
@@ -321,7 +239,7 @@ BINARY(sub, LT_CK_SUB,
 
 static lt_tensor *lt_cuda_mul(lt_tensor *self, lt_tensor *other, lt_tensor *out) {
   char buf[32];
-  const char *op = op_name(buf, sizeof buf, "mul");
+  const char *op = lt_cuda_op_name(buf, sizeof buf, "mul");
   lt_dtype dt = rtype2(self, other);
   lt_tensor *ins[2] = {self, other};
   lt_tensor *r = run_op(op, 2, LT_CK_MUL, ins, dt, lt_scalar_none(), out);
@@ -331,7 +249,7 @@ static lt_tensor *lt_cuda_mul(lt_tensor *self, lt_tensor *other, lt_tensor *out)
 
 static lt_tensor *lt_cuda_div(lt_tensor *self, lt_tensor *other, const char *rounding_mode, lt_tensor *out) {
   char buf[32];
-  const char *op = op_name(buf, sizeof buf, "div");
+  const char *op = lt_cuda_op_name(buf, sizeof buf, "div");
   lt_dtype dt = float_type(rtype2(self, other));
   lt_tensor *r = REFUSED;
   if (!rounding_mode) {   /* trunc and floor have no CUDA kernel yet */
@@ -346,7 +264,7 @@ static lt_tensor *lt_cuda_div(lt_tensor *self, lt_tensor *other, const char *rou
 #define UNARY(NAME, KOP, PROMOTE, CHECK)                                  \
   static lt_tensor *lt_cuda_##NAME(lt_tensor *self, lt_tensor *out) {     \
     char buf[32];                                                         \
-    const char *op = op_name(buf, sizeof buf, #NAME);                     \
+    const char *op = lt_cuda_op_name(buf, sizeof buf, #NAME);                     \
     lt_dtype dt = (lt_dtype)self->dtype;                                  \
     if (PROMOTE) dt = float_type(dt);                                     \
     int kop = KOP;                                                        \
