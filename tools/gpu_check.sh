@@ -25,6 +25,8 @@
 #       (--dry-run is the same; or LUTORCH_CUDA_DRIVER=fake): the local build or the bundle,
 #       small benchmark sizes, every figure marked FAKE (host memory, not a GPU)
 # OUT defaults to gpu-check-out/ in the tree. TOTAL (seconds, default 330) is the budget.
+# GPU_CHECK_BUNDLE=0 ignores the bundle (the dry run then takes the build in BUILD, default
+# build/).
 cd "$(dirname "$0")/.." || exit 1
 ROOT=$PWD
 FAKE=0
@@ -106,7 +108,7 @@ RUNNER=""      # the bundle's run script (its C programs), or empty
 PACK="$ROOT/gpu-bundle/pack/lutorch-gpu.tar.gz"
 WORK=${TMPDIR:-/tmp}/lutorch-gpu
 smoke() { t "$(budget 30)" "$LOG" env $DRIVER_ENV "$@" -e 'print("lutorch ok")' && grep -q "lutorch ok" "$OUT/.last"; }
-if [ -f "$PACK" ]; then
+if [ -f "$PACK" ] && [ "${GPU_CHECK_BUNDLE:-1}" != 0 ]; then
   rm -rf "$WORK"; mkdir -p "$WORK"
   if tar -xzf "$PACK" -C "$WORK"; then
     log "bundle: $PACK unpacked in $WORK (commit $(cat "$WORK/dist/COMMIT" 2>/dev/null))"
@@ -122,10 +124,12 @@ if [ -f "$PACK" ]; then
     note "bundle: $PACK does not unpack"
   fi
 else
-  log "bundle: no $PACK (make gpu-bundle here, then carry gpu-bundle/pack)"
+  log "bundle: none used ($PACK: make gpu-bundle here, then carry gpu-bundle/pack)"
 fi
-if [ -z "$LT" ] && [ "$FAKE" = 1 ] && [ -x "$ROOT/build/lutorch" ]; then
-  LT="$ROOT/build/lutorch"; note "bundle: none; the local build ($ROOT/build) runs the dry run"
+LOCAL=${BUILD:-build}
+case "$LOCAL" in /*) ;; *) LOCAL="$ROOT/$LOCAL" ;; esac
+if [ -z "$LT" ] && [ "$FAKE" = 1 ] && [ -x "$LOCAL/lutorch" ]; then
+  LT="$LOCAL/lutorch"; note "bundle: none; the local build ($LOCAL) runs the dry run"
 fi
 if [ -z "$LT" ]; then
   # build here, where the machine can
