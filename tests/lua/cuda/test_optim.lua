@@ -62,6 +62,8 @@ local CASES = {
   { "Adam", { lr = 0.01 } },
   { "Adam", { lr = 0.01, amsgrad = true, weight_decay = 0.1 } },
   { "Adam", { lr = 0.01, maximize = true } },
+  { "Adam", { lr = 0.01, fused = true } },                 -- PyTorch's switches: every step here is fused
+  { "SGD", { lr = 0.1, momentum = 0.9, foreach = true } },
   { "AdamW", { lr = 0.01 } },
   { "AdamW", { lr = 0.01, amsgrad = true, weight_decay = 0.05 } },
   { "Adamax", { lr = 0.01, weight_decay = 0.01 } },
