@@ -41,6 +41,8 @@ done
 OUT=${OUT:-$ROOT/gpu-check-out}
 mkdir -p "$OUT" || exit 1
 LOG="$OUT/gpu_check.log"
+TW=$(mktemp -d) || exit 1       # scratch outside $OUT: only the result files come back
+trap 'rm -rf "$TW"' EXIT
 SUM="$OUT/summary.txt"
 : >"$LOG"; : >"$SUM"; : >"$OUT/tests.txt"; : >"$OUT/bench.txt"; : >"$OUT/sanitizer.txt"; : >"$OUT/env.txt"
 START=$(date +%s)
@@ -70,10 +72,10 @@ budget() {
 t() {
   _s=$1; _f=$2; shift 2
   if [ "$_s" -le 0 ]; then echo "(skipped: out of time)" | tee -a "$_f" >>"$LOG"; return 124; fi
-  timeout -k 5 "$_s" "$@" >"$OUT/.last" 2>&1
+  timeout -k 5 "$_s" "$@" >"$TW/last" 2>&1
   _rc=$?
-  cat "$OUT/.last" >>"$_f"
-  [ "$_f" = "$LOG" ] || cat "$OUT/.last" >>"$LOG"
+  cat "$TW/last" >>"$_f"
+  [ "$_f" = "$LOG" ] || cat "$TW/last" >>"$LOG"
   [ $_rc -eq 124 ] && echo "(timed out after $_s s)" | tee -a "$_f" >>"$LOG"
   return $_rc
 }
@@ -91,7 +93,7 @@ GPU="no nvidia-smi"
 if command -v nvidia-smi >/dev/null 2>&1; then
   t "$(budget 15)" "$E" nvidia-smi
   t "$(budget 10)" "$E" nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader &&
-    GPU=$(tail -n 1 "$OUT/.last")
+    GPU=$(tail -n 1 "$TW/last")
 else echo "nvidia-smi: not found" >>"$E"; fi
 NVCC=$(command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
 if [ -n "$NVCC" ]; then t "$(budget 10)" "$E" "$NVCC" --version; else echo "nvcc: not found" >>"$E"; fi
@@ -107,7 +109,7 @@ LT=""          # the command that runs lutorch
 RUNNER=""      # the bundle's run script (its C programs), or empty
 PACK="$ROOT/gpu-bundle/pack/lutorch-gpu.tar.gz"
 WORK=${TMPDIR:-/tmp}/lutorch-gpu
-smoke() { t "$(budget 30)" "$LOG" env $DRIVER_ENV "$@" -e 'print("lutorch ok")' && grep -q "lutorch ok" "$OUT/.last"; }
+smoke() { t "$(budget 30)" "$LOG" env $DRIVER_ENV "$@" -e 'print("lutorch ok")' && grep -q "lutorch ok" "$TW/last"; }
 if [ -f "$PACK" ] && [ "${GPU_CHECK_BUNDLE:-1}" != 0 ]; then
   rm -rf "$WORK"; mkdir -p "$WORK"
   if tar -xzf "$PACK" -C "$WORK"; then
@@ -118,7 +120,7 @@ if [ -f "$PACK" ] && [ "${GPU_CHECK_BUNDLE:-1}" != 0 ]; then
       export LT_BUNDLE_LOADER=1
       LT="$WORK/dist/run lutorch"; RUNNER="$WORK/dist/run"; note "bundle: runs with its own loader and C runtime (the system's is older)"
     else
-      note "bundle: does not run here: $(tail -n 3 "$OUT/.last" | tr '\n' ' ')"
+      note "bundle: does not run here: $(tail -n 3 "$TW/last" | tr '\n' ' ')"
     fi
   else
     note "bundle: $PACK does not unpack"
@@ -165,8 +167,8 @@ if [ -n "$LT" ]; then
       local x = torch.arange(0, 10):cuda()
       print("round trip", torch.equal(x:cpu(), torch.arange(0, 10)))
     end'
-  if grep -q "cuda available	true" "$OUT/.last"; then CUDA_OK=1; note "cuda: $(grep '^devices' "$OUT/.last")"
-  else note "cuda: not available to lutorch: $(grep 'cuda available' "$OUT/.last")"; FAILED=1; fi
+  if grep -q "cuda available	true" "$TW/last"; then CUDA_OK=1; note "cuda: $(grep '^devices' "$TW/last")"
+  else note "cuda: not available to lutorch: $(grep 'cuda available' "$TW/last")"; FAILED=1; fi
 fi
 
 # ---- 3. tests ----
@@ -181,15 +183,15 @@ if [ -n "$LT" ] && [ "$CUDA_OK" = 1 ]; then
     tb=$(budget 90); [ $((TESTS_END - $(now))) -lt "$tb" ] && tb=$((TESTS_END - $(now)))
     t "$tb" "$LOG" env $DRIVER_ENV $LT "$f"
     rc=$?
-    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$OUT/.last" | tail -n 1)
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$TW/last" | tail -n 1)
     p=$(echo "$line" | sed -n 's/^\([0-9]*\) passed.*/\1/p'); n=$(echo "$line" | sed -n 's/.* \([0-9]*\) failed.*/\1/p')
     p=${p:-0}; n=${n:-0}
     if [ -z "$line" ] || { [ $rc -ne 0 ] && [ "$n" -eq 0 ]; }; then n=$((n + 1)); line="${line:-no result line} (exit $rc)"; fi
-    if [ "$n" -eq 0 ]; then echo "PASS $f: $line" >>"$T"; else echo "FAIL $f: $line" >>"$T"; grep '^FAIL' "$OUT/.last" | head -n 40 | sed 's/^/    /' >>"$T"; fi
-    case "$f" in *test_device_generic.lua) sed -n '/^coverage on cuda/,/^coverage:/p' "$OUT/.last" >"$OUT/.coverage" ;; esac
+    if [ "$n" -eq 0 ]; then echo "PASS $f: $line" >>"$T"; else echo "FAIL $f: $line" >>"$T"; grep '^FAIL' "$TW/last" | head -n 40 | sed 's/^/    /' >>"$T"; fi
+    case "$f" in *test_device_generic.lua) sed -n '/^coverage on cuda/,/^coverage:/p' "$TW/last" >"$TW/coverage" ;; esac
     tp=$((tp + p)); tf=$((tf + n))
   done
-  [ -s "$OUT/.coverage" ] && { echo "device-generic suite, per op:"; cat "$OUT/.coverage"; } >>"$T"
+  [ -s "$TW/coverage" ] && { echo "device-generic suite, per op:"; cat "$TW/coverage"; } >>"$T"
   note "tests: $tp passed, $tf failed (tests.txt)"
   [ "$tf" -eq 0 ] || FAILED=1
 else
@@ -227,20 +229,20 @@ stage "bench"
 BN="$OUT/bench.txt"
 [ "$FAKE" = 1 ] && echo "FAKE: every figure below is the fake driver's host memory or this machine's CPU, not a GPU's" >>"$BN"
 echo "sizes: $MIB MiB, matmul $MMN^3 bf16, $STEPS MLP steps" >>"$BN"
-: >"$OUT/.lt"; : >"$OUT/.pt"
+: >"$TW/lt"; : >"$TW/pt"
 if [ -n "$LT" ] && [ "$CUDA_OK" = 1 ]; then
-  t "$(budget 70)" "$LOG" env $DRIVER_ENV $LT bench/cuda/lt_cuda_bench.lua $MIB $MMN $STEPS; cp "$OUT/.last" "$OUT/.lt"
+  t "$(budget 70)" "$LOG" env $DRIVER_ENV $LT bench/cuda/lt_cuda_bench.lua $MIB $MMN $STEPS; cp "$TW/last" "$TW/lt"
   t "$(budget 20)" "$LOG" $(cprog bench/cuda_alloc_bench) 200000
-  ns=$(grep '1 MiB (small pool' "$OUT/.last" | sed -n 's/.* \([0-9.]*\) ns\/pair.*/\1/p')
-  [ -n "$ns" ] && echo "alloc_ns $ns ns" >>"$OUT/.lt"
+  ns=$(grep '1 MiB (small pool' "$TW/last" | sed -n 's/.* \([0-9.]*\) ns\/pair.*/\1/p')
+  [ -n "$ns" ] && echo "alloc_ns $ns ns" >>"$TW/lt"
 fi
 if [ "$HAVE_PT" = 1 ]; then
-  t "$(budget 70)" "$LOG" python3 bench/cuda/pt_cuda_bench.py $MIB $MMN $STEPS; cp "$OUT/.last" "$OUT/.pt"
+  t "$(budget 70)" "$LOG" python3 bench/cuda/pt_cuda_bench.py $MIB $MMN $STEPS; cp "$TW/last" "$TW/pt"
 fi
 {
   printf '%-10s %16s %16s %8s  %s\n' key lutorch PyTorch ratio "target (issue 16)"
   for k in add_gbps sum_gbps mm_tflops mlp_ms alloc_ns; do
-    a=$(awk -v k=$k '$1 == k { print $2 " " $3 }' "$OUT/.lt"); b=$(awk -v k=$k '$1 == k { print $2 " " $3 }' "$OUT/.pt")
+    a=$(awk -v k=$k '$1 == k { print $2 " " $3 }' "$TW/lt"); b=$(awk -v k=$k '$1 == k { print $2 " " $3 }' "$TW/pt")
     case $k in
       add_gbps|sum_gbps) goal=">= 0.9x PyTorch and >= 3500 GB/s" ;;
       mm_tflops) goal=">= 0.9x PyTorch" ;;
@@ -249,15 +251,14 @@ fi
     r=$(echo "$a $b" | awk '$1 + 0 > 0 && $3 + 0 > 0 { printf "%.2f", $1 / $3 }')
     printf '%-10s %16s %16s %8s  %s\n' $k "${a:-n/a}" "${b:-n/a}" "${r:--}" "$goal"
   done
-  grep ' n/a ' "$OUT/.lt" | sed 's/^/  lutorch: /'
-  grep ' n/a ' "$OUT/.pt" | sed 's/^/  PyTorch: /'
+  grep ' n/a ' "$TW/lt" | sed 's/^/  lutorch: /'
+  grep ' n/a ' "$TW/pt" | sed 's/^/  PyTorch: /'
   echo "alloc_ns: lutorch's is the allocator's cached path against its test double (bench/cuda_alloc_bench.c),"
   echo "  PyTorch's torch.cuda.caching_allocator_alloc + delete of a cached 1 MiB block"
 } >>"$BN"
 cat "$BN" >>"$LOG"
 note "bench: bench.txt$([ "$FAKE" = 1 ] && echo ' (FAKE figures)')"
 
-rm -f "$OUT/.last" "$OUT/.lt" "$OUT/.pt" "$OUT/.coverage"
 el=$(($(now) - START))
 if [ "$FAILED" = 0 ]; then note "gpu_check: every stage passed in $el s"
 else note "gpu_check: SOME STAGES FAILED (see above and gpu_check.log), $el s"; fi
