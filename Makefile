@@ -8,7 +8,9 @@
 
 BUILD ?= build
 CC ?= gcc
-OPT ?= -O2 -march=native
+# the target CPU: native here; make gpu-bundle builds for another machine's (x86-64-v3)
+MARCH ?= native
+OPT ?= -O2 -march=$(MARCH)
 # the CPU kernels want the vectoriser's full cost model and unrolling
 KERNEL_OPT ?= -O3
 SAN ?=
@@ -473,3 +475,22 @@ endif
 
 .PHONY: cuda-check
 # ---- end of CUDA kernels ----
+
+# ---- gpu-bundle: a portable lutorch for the lent GPU machine (tools/gpu_check.sh) ----
+# That machine (man/cuda.md, "Checking on a GPU") has nvcc, a driver and PyTorch but no Lua,
+# OpenBLAS or apt, and another CPU. make gpu-bundle builds lutorch here into
+# $(GPU_BUNDLE)/build for -march=$(GPU_MARCH) with the kernels for sm_90, then
+# tools/gpu_bundle.sh copies the programs and the shared libraries they need from this
+# system (ldd; glibc, libstdc++ and the loader kept apart, for a target whose glibc is older)
+# into $(GPU_BUNDLE)/dist and packs it as $(GPU_BUNDLE)/pack/lutorch-gpu.tar.gz, failing when
+# the pack is over $(GPU_BUNDLE_MAX_MIB) MiB (the device tool carries 64 MiB, tree included).
+# $(GPU_BUNDLE) is git-ignored; the run carries $(GPU_BUNDLE)/pack.
+GPU_BUNDLE ?= gpu-bundle
+GPU_MARCH ?= x86-64-v3
+GPU_BUNDLE_MAX_MIB ?= 48
+gpu-bundle:
+	$(MAKE) BUILD=$(GPU_BUNDLE)/build MARCH=$(GPU_MARCH) CK_ARCH=sm_90 all \
+	  $(GPU_BUNDLE)/build/tests/test_cuda_alloc $(GPU_BUNDLE)/build/bench/cuda_alloc_bench
+	sh tools/gpu_bundle.sh $(GPU_BUNDLE) $(GPU_BUNDLE_MAX_MIB)
+.PHONY: gpu-bundle
+# ---- end of gpu-bundle ----

@@ -6,13 +6,14 @@
 --   lutorch examples/autograd_basics.lua
 package.path = (arg[0]:match("^(.*/)") or "./") .. "?.lua;" .. package.path
 local common = require "common"
-common.options(arg, "usage: lutorch examples/autograd_basics.lua\n\n"
+local o = common.options(arg, "usage: lutorch examples/autograd_basics.lua\n\n"
   .. "Runs through the basics of torch.autograd and prints each result.", {})
 
+local DEV = o.device          -- --device cuda: every tensor below on the GPU
 local function section(title) print(("\n-- %s"):format(title)) end
 
 section("1. a leaf that records what is done with it: requires_grad")
-local x = torch.tensor({ 1.0, 2.0, 3.0 }, { requires_grad = true })
+local x = torch.tensor({ 1.0, 2.0, 3.0 }, { requires_grad = true, device = DEV })
 print("x =", x)
 local y = (x * x):sum()                  -- y = x1^2 + x2^2 + x3^2
 print("y = (x * x):sum() =", y)
@@ -35,7 +36,7 @@ print("x.grad_fn =", x.grad_fn)          -- nil: x was made by the user, not by 
 
 section("5. backward of a non-scalar needs the gradient of what comes after it")
 x.grad = nil
-z:backward(torch.tensor({ 1.0, 0.0, 0.5 }))          -- a vector-Jacobian product
+z:backward(torch.tensor({ 1.0, 0.0, 0.5 }, { device = DEV }))          -- a vector-Jacobian product
 print("x.grad =", x.grad)                            -- 2 exp(x) * {1, 0, 0.5}
 
 section("6. torch.no_grad: nothing inside is recorded (evaluation, parameter updates)")
@@ -63,17 +64,17 @@ local Softplus = torch.autograd.Function{
     return grad_out * t:sigmoid()
   end,
 }
-local a = torch.tensor({ -1.0, 0.0, 2.0 }, { requires_grad = true })
+local a = torch.tensor({ -1.0, 0.0, 2.0 }, { requires_grad = true, device = DEV })
 local sp = Softplus:apply(a)                         -- or Softplus(a)
 print("softplus(a) =", sp, "| grad_fn:", sp.grad_fn:name())
 sp:sum():backward()
 print("a.grad = sigmoid(a) =", a.grad)
 
 section("9. gradcheck: compare backward with finite differences (use float64)")
-local a64 = torch.tensor({ -1.0, 0.0, 2.0 }, { dtype = "float64", requires_grad = true })
+local a64 = torch.tensor({ -1.0, 0.0, 2.0 }, { dtype = "float64", requires_grad = true, device = DEV })
 print("gradcheck(Softplus) =", torch.autograd.gradcheck(function(t) return Softplus(t) end, { a64 }))
-local m = torch.randn(3, 4, { dtype = "float64", requires_grad = true })
-local v = torch.randn(4, { dtype = "float64", requires_grad = true })
+local m = torch.randn(3, 4, { dtype = "float64", requires_grad = true, device = DEV })
+local v = torch.randn(4, { dtype = "float64", requires_grad = true, device = DEV })
 print("gradcheck(tanh(m @ v)) =", torch.autograd.gradcheck(function(mm, vv) return mm:mv(vv):tanh() end, { m, v }))
 local Wrong = torch.autograd.Function{                -- a deliberately wrong derivative
   forward = function(ctx, t) return t * t end,
@@ -83,7 +84,7 @@ local ok, msg = torch.autograd.gradcheck(function(t) return Wrong(t) end, { a64 
 print("gradcheck(a wrong backward) =", ok, "--", (tostring(msg):gsub("\n.*", "")))
 
 section("10. gradients of gradients: create_graph = true")
-local u = torch.tensor({ 2.0 }, { requires_grad = true })
+local u = torch.tensor({ 2.0 }, { requires_grad = true, device = DEV })
 local f = u ^ 3                                      -- f = u^3
 local df = torch.autograd.grad(f:sum(), u, { create_graph = true })   -- 3u^2 = 12, with its own graph
 local d2f = torch.autograd.grad(df:sum(), u, { create_graph = true }) -- 6u = 12
@@ -91,7 +92,7 @@ local d3f = torch.autograd.grad(d2f:sum(), u)                          -- 6
 print(("at u = 2: f = %g, f' = %g, f'' = %g, f''' = %g"):format(f:item(), df:item(), d2f:item(), d3f:item()))
 
 section("11. a step of gradient descent by hand: minimise (p - 3)^2")
-local p = torch.tensor({ 0.0 }, { requires_grad = true })
+local p = torch.tensor({ 0.0 }, { requires_grad = true, device = DEV })
 for _ = 1, 50 do
   local loss = ((p - 3) ^ 2):sum()
   loss:backward()

@@ -92,7 +92,7 @@ function CharLM:forward(x, state)
   return self.head(h), st
 end
 
-local model = CharLM(V, o.embed, o.hidden, o.layers)
+local model = CharLM(V, o.embed, o.hidden, o.layers):to(o.device)
 print(model)
 local nparams = 0
 for _, p in ipairs(model:parameters()) do nparams = nparams + p:numel() end
@@ -103,7 +103,7 @@ local opt = optim.AdamW(model:parameters(), { lr = o.lr, weight_decay = o.weight
 local steps_ahead = torch.arange(0, o.seq + 1):view(1, -1)       -- [1, T+1]
 local function batch_from(src, B)
   local starts = torch.randint(1, src:size(1) - o.seq + 1, { B, 1 })
-  local win = src:index_select(1, (starts + steps_ahead):view(-1)):view(B, o.seq + 1)
+  local win = src:index_select(1, (starts + steps_ahead):view(-1)):view(B, o.seq + 1):to(o.device)
   return win:narrow(2, 1, o.seq), win:narrow(2, 2, o.seq)
 end
 
@@ -162,13 +162,13 @@ local function sample(prime, n, temperature)
   torch.no_grad(function()
     local ids = {}
     for i = 1, #prime do ids[i] = stoi[prime:byte(i)] or 1 end
-    local logits, state = model(torch.tensor({ ids }))            -- [1, #prime, V]
+    local logits, state = model(torch.tensor({ ids }):to(o.device))            -- [1, #prime, V]
     local last = logits:select(2, -1):squeeze(1)                    -- [V]
     for i = 1, n do
       local probs = F.softmax(last / temperature, -1)
-      local c = torch.multinomial(probs, 1):item()
+      local c = torch.multinomial(probs:cpu(), 1):item()         -- drawn on the CPU on every device
       out[i] = string.char(itos[c])
-      logits, state = model(torch.tensor({ { c } }), state)
+      logits, state = model(torch.tensor({ { c } }):to(o.device), state)
       last = logits:view(-1)
     end
   end)

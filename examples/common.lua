@@ -4,9 +4,35 @@
 local data = require "data"
 local C = {}
 
+-- The device the examples compute on (--device, default cpu): "cpu", "cuda" or "cuda:N".
+-- Where CUDA is not available, --device cuda says why and exits with status 1.
+function C.check_device(dev)
+  if dev == "cpu" then return dev end
+  if not (dev == "cuda" or dev:match("^cuda:%d+$")) then
+    io.stderr:write("--device expects cpu, cuda or cuda:N, got '" .. dev .. "'\n"); os.exit(2)
+  end
+  if not torch.cuda.is_available() then
+    io.stderr:write("--device " .. dev .. ": CUDA is not available: " .. tostring(torch.cuda.unavailable_reason()) .. "\n")
+    os.exit(1)
+  end
+  local n = tonumber(dev:match(":(%d+)$") or "0")
+  if n >= torch.cuda.device_count() then
+    io.stderr:write(("--device %s: there are %d CUDA devices (cuda:0 .. cuda:%d)\n"):format(dev,
+      torch.cuda.device_count(), torch.cuda.device_count() - 1))
+    os.exit(1)
+  end
+  return dev
+end
+
 -- options: { {name, default, help}, ... }; returns a table name -> value.
--- "--name value" or "--name=value"; booleans are flags ("--quick").
+-- "--name value" or "--name=value"; booleans are flags ("--quick"). Every example also
+-- takes --device (C.check_device), unless its spec has its own.
 function C.options(argv, usage, spec)
+  local has_device = false
+  for _, s in ipairs(spec) do has_device = has_device or s[1] == "device" end
+  if not has_device then
+    spec[#spec + 1] = { "device", "cpu", "where to compute: cpu, cuda or cuda:N" }
+  end
   local o, by = {}, {}
   for _, s in ipairs(spec) do o[s[1]] = s[2]; by[s[1]] = s end
   local function help()
@@ -36,6 +62,7 @@ function C.options(argv, usage, spec)
     o[k] = v
     i = i + 1
   end
+  if not has_device then C.check_device(o.device) end
   return o
 end
 
@@ -136,14 +163,15 @@ function C.peak_rss_mib()
 end
 
 -- The share of xte's rows that `predict` (a batch of images -> logits) classifies
--- as yte says, 1000 rows at a time.
-function C.accuracy(predict, xte, yte)
+-- as yte says, 1000 rows at a time, each batch moved to `device` (default cpu).
+function C.accuracy(predict, xte, yte, device)
   local correct = 0
+  device = device or "cpu"
   torch.no_grad(function()
     for i = 1, xte:size(1), 1000 do
       local n = math.min(1000, xte:size(1) - i + 1)
-      local pred = predict(xte:narrow(1, i, n)):argmax(2)
-      correct = correct + pred:eq(yte:narrow(1, i, n)):sum():item()
+      local pred = predict(xte:narrow(1, i, n):to(device)):argmax(2)
+      correct = correct + pred:eq(yte:narrow(1, i, n):to(device)):sum():item()
     end
   end)
   return correct / xte:size(1)
@@ -153,8 +181,8 @@ end
 -- trainer): a fresh permutation each epoch, batches by index_select, a progress
 -- bar, then one line per epoch with the training time (batches only), the mean
 -- loss and the test accuracy; at the end the peak RSS, the loss curve and a
--- checkpoint. step(x, y) trains on one batch and returns its loss (a number);
--- evaluate() returns the test accuracy.
+-- checkpoint. step(x, y) trains on one batch, moved to o.device, and returns its loss (a
+-- number); evaluate() returns the test accuracy.
 function C.fit(o, xtr, ytr, step, evaluate, title, checkpoint)
   local n = xtr:size(1)
   local first_perm = (o.start or "") ~= "" and C.start_order(o.start, n)
@@ -168,7 +196,7 @@ function C.fit(o, xtr, ytr, step, evaluate, title, checkpoint)
     local start = torch.time()
     for b = 1, limit do
       local idx = perm:narrow(1, (b - 1) * o.batch + 1, math.min(o.batch, n - (b - 1) * o.batch))
-      local l = step(xtr:index_select(1, idx), ytr:index_select(1, idx))
+      local l = step(xtr:index_select(1, idx):to(o.device or "cpu"), ytr:index_select(1, idx):to(o.device or "cpu"))
       total = total + l
       losses[#losses + 1] = l
       if bar then bar:update(); bar:set("loss", l) end

@@ -28,6 +28,10 @@ local o = common.options(arg, "usage: lutorch --nproc N examples/ddp_fashion_mni
   { "out", "ddp_fashion_mnist", "prefix of the checkpoint" },
   { "quiet", false, "no progress bar" },
 })
+if o.device ~= "cpu" then
+  io.stderr:write("ddp_fashion_mnist: --device " .. o.device .. " is not supported: the process group moves CPU tensors\n")
+  os.exit(2)
+end
 if o.smoke then o.max_batches = 20 end
 
 dist.init_process_group { backend = "mpi", timeout = o.timeout }

@@ -42,11 +42,12 @@ end
 local model = MLP()
 print(model)
 if o.start ~= "" then common.load_start(model, o.start) end
+model:to(o.device)
 local opt = optim.SGD(model:parameters(), { lr = o.lr, momentum = o.momentum })
 
 local function evaluate()
   model:eval()
-  local acc = common.accuracy(model, xte, yte)
+  local acc = common.accuracy(model, xte, yte, o.device)
   model:train()
   return acc
 end

@@ -29,16 +29,18 @@ local function row(name, got, want)
 end
 
 -- data: x uniform in [-2, 2], y from a known polynomial plus Gaussian noise
-local x = torch.rand(o.points) * 4 - 2
-local noise = torch.randn(o.points) * o.noise
+-- (made on the CPU, so every --device sees the same numbers, then moved to o.device)
+local dev = o.device
+local x = (torch.rand(o.points) * 4 - 2):to(dev)
+local noise = (torch.randn(o.points) * o.noise):to(dev)
 
 ------------------------------------------------------------------------------
 -- 1. a line, with autograd and a hand-written update
 ------------------------------------------------------------------------------
 local true_w, true_b = 2.5, -1.0
 local y = x * true_w + true_b + noise
-local w = torch.zeros(1, { requires_grad = true })     -- leaves that collect .grad
-local b = torch.zeros(1, { requires_grad = true })
+local w = torch.zeros(1, { requires_grad = true, device = dev })     -- leaves that collect .grad
+local b = torch.zeros(1, { requires_grad = true, device = dev })
 local lr = 0.1
 local line_losses = {}
 for step = 1, o.steps do
@@ -59,8 +61,8 @@ row("[w, b]", { w:item(), b:item() }, { true_w, true_b })
 ------------------------------------------------------------------------------
 local truth = { 0.5, -1.2, 0.8, 0.3 }                  -- c0 + c1 x + c2 x^2 + c3 x^3
 local X = torch.stack({ torch.ones_like(x), x, x ^ 2, x ^ 3 }, 2)   -- [points, 4]
-y = X:mv(torch.tensor(truth)) + noise
-local c = torch.zeros(4, { requires_grad = true })
+y = X:mv(torch.tensor(truth):to(dev)) + noise
+local c = torch.zeros(4, { requires_grad = true, device = dev })
 local adam = optim.Adam({ c }, { lr = 0.05 })
 local cubic_losses = {}
 for step = 1, o.steps do
@@ -71,13 +73,13 @@ for step = 1, o.steps do
   cubic_losses[step] = loss:item()
 end
 print(("2. cubic c0 + c1 x + c2 x^2 + c3 x^3, optim.Adam (final loss %.5f)"):format(cubic_losses[o.steps]))
-row("[c0, c1, c2, c3]", c:detach():totable(), truth)
+row("[c0, c1, c2, c3]", c:detach():cpu():totable(), truth)
 
 ------------------------------------------------------------------------------
 -- 3. the cubic as a layer: nn.Linear(3, 1) on [x, x^2, x^3] (the bias is c0)
 ------------------------------------------------------------------------------
 local feats = X:narrow(2, 2, 3)                        -- drop the column of ones
-local model = nn.Linear(3, 1)
+local model = nn.Linear(3, 1):to(dev)
 local sgd = optim.SGD(model:parameters(), { lr = 0.01, momentum = 0.9 })
 local layer_losses = {}
 for step = 1, o.steps do
@@ -89,7 +91,7 @@ for step = 1, o.steps do
 end
 print(model)
 print(("3. the cubic as nn.Linear(3, 1), optim.SGD momentum 0.9 (final loss %.5f)"):format(layer_losses[o.steps]))
-local wt = model.weight:detach():view(-1):totable()
+local wt = model.weight:detach():view(-1):cpu():totable()
 row("[bias, weight...]", { model.bias:item(), wt[1], wt[2], wt[3] }, truth)
 
 -- the exact least-squares fit, for comparison: the normal equations (X^T X) c = X^T y,
@@ -114,7 +116,7 @@ local function solve(A, v)
   end
   return s
 end
-local Xd, yd = X:double(), y:double()
+local Xd, yd = X:cpu():double(), y:cpu():double()
 row("least squares (exact)", solve(Xd:t():mm(Xd):totable(), Xd:t():mv(yd):totable()), truth)
 
 common.plot(o.out .. "_loss.png", "regression: training loss per step", "step",

@@ -44,6 +44,7 @@ if o.nll then
 else
   criterion = nn.CrossEntropyCriterion()
 end
+model:to(o.device)           -- before getParameters: the flat tensors live where the model does
 print(model)
 
 -- one flat tensor holding every weight, and one holding every gradient
@@ -56,7 +57,7 @@ local state = {}
 
 local function evaluate()
   model:evaluate()
-  local acc = common.accuracy(function(x) return model:forward(x) end, xte, yte)
+  local acc = common.accuracy(function(x) return model:forward(x) end, xte, yte, o.device)
   model:training()
   return acc
 end

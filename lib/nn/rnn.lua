@@ -123,7 +123,7 @@ local LSTMSeqF = Function{ name = "LSTMSequence",
   forward = function(ctx, xw, h0, c0, w_hh, td, reverse)
     local xwt = td == 1 and xw or xw:transpose(1, 2)
     local L, N, H = xwt:size(1), xwt:size(2), w_hh:size(2)
-    local opt = { dtype = xw.dtype }
+    local opt = { dtype = xw.dtype, device = xw.device }
     local G = torch.empty(L, N, 4 * H, opt)
     local C, TC, Hs = torch.empty(L, N, H, opt), torch.empty(L, N, H, opt), torch.empty(L, N, H, opt)
     local whh_t = w_hh:t()
@@ -151,9 +151,9 @@ local LSTMSeqF = Function{ name = "LSTMSequence",
     local td, reverse = ctx.td, ctx.reverse
     local dHs = td == 1 and dout or dout:transpose(1, 2)
     local L, N, H = Hs:size(1), Hs:size(2), Hs:size(3)
-    local dG = torch.empty(L, N, 4 * H, { dtype = G.dtype })
+    local dG = torch.empty(L, N, 4 * H, { dtype = G.dtype, device = G.device })
     -- scratch buffers: the per-step math writes into them (out=) instead of allocating
-    local opt = { dtype = G.dtype }
+    local opt = { dtype = G.dtype, device = G.device }
     local t1, t2, dht, dhbuf = torch.empty(N, H, opt), torch.empty(N, H, opt), torch.empty(N, H, opt),
       torch.empty(N, H, opt)
     local dh, dc = dhn, dcn:clone()
@@ -427,8 +427,8 @@ function RNNBase:_forward_packed(packed, hx)
   elseif hx ~= nil then
     h0 = sorted(check_hidden(who, hx, "hx", { D * nl, B, H }, true))
   end
-  if h0 == nil then h0 = torch.zeros(D * nl, B, Hout, { dtype = data.dtype }) end
-  if mode == "LSTM" and c0 == nil then c0 = torch.zeros(D * nl, B, H, { dtype = data.dtype }) end
+  if h0 == nil then h0 = torch.zeros(D * nl, B, Hout, { dtype = data.dtype, device = data.device }) end
+  if mode == "LSTM" and c0 == nil then c0 = torch.zeros(D * nl, B, H, { dtype = data.dtype, device = data.device }) end
   local step = STEP[mode]
   local x = data
   local hn, cn = {}, {}
@@ -506,8 +506,8 @@ function RNNBase:forward(...)
   elseif hx ~= nil then
     h0 = check_hidden(who, hx, "hx", { D * nl, N, H }, batched)
   end
-  if h0 == nil then h0 = torch.zeros(D * nl, N, Hout, { dtype = x.dtype }) end
-  if mode == "LSTM" and c0 == nil then c0 = torch.zeros(D * nl, N, H, { dtype = x.dtype }) end
+  if h0 == nil then h0 = torch.zeros(D * nl, N, Hout, { dtype = x.dtype, device = x.device }) end
+  if mode == "LSTM" and c0 == nil then c0 = torch.zeros(D * nl, N, H, { dtype = x.dtype, device = x.device }) end
 
   local step = STEP[mode]
   local hn, cn = {}, {}
@@ -671,8 +671,8 @@ function RNNCellBase:forward(...)
   elseif hx ~= nil then
     h = check_cell_state(who, hx, "hx", batched, N, H)
   end
-  if h == nil then h = torch.zeros(N, H, { dtype = x.dtype }) end
-  if mode == "LSTM" and c == nil then c = torch.zeros(N, H, { dtype = x.dtype }) end
+  if h == nil then h = torch.zeros(N, H, { dtype = x.dtype, device = x.device }) end
+  if mode == "LSTM" and c == nil then c = torch.zeros(N, H, { dtype = x.dtype, device = x.device }) end
   local xw = project(mode, x, self.weight_ih, self.bias_ih, self.bias_hh)
   local w = { H = H, whh_t = self.weight_hh:t(), b_hh = mode == "GRU" and self.bias_hh or nil }
   h, c = STEP[mode](xw, h, w, c)

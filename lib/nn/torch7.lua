@@ -174,8 +174,8 @@ function Module:getParameters()
     if p.dtype ~= dtype then error(self:_get_name() .. ": getParameters() needs all parameters of one dtype", 2) end
     total = total + p:numel()
   end
-  local flat = torch.empty(total, { dtype = dtype })
-  local flat_grad = torch.zeros(total, { dtype = dtype })
+  local flat = torch.empty(total, { dtype = dtype, device = params[1].device })
+  local flat_grad = torch.zeros(total, { dtype = dtype, device = params[1].device })
   local off = 1
   torch.no_grad(function()
     for _, p in ipairs(params) do

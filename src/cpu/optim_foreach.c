@@ -18,6 +18,7 @@
 #include "core/tensor.h"
 #include "core/error.h"
 #include "cpu/parallel.h"
+#include "meta/foreach.h"
 #include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
 
 #define FE_MAXBUF 6          /* tensors per parameter: param, grad, up to 4 states */
@@ -60,10 +61,8 @@ static int fe_prepare(fe_job *j, const char *op, int nbuf, lt_tensor *const *con
                       const int *counts, const char *const *names, unsigned mut) {
   memset(j, 0, sizeof *j);
   j->op = op; j->nbuf = nbuf; j->mut = mut;
+  if (lt_meta_foreach_lists(op, nbuf, lists, counts, names) < 0) return -1;
   int n = counts[0];
-  for (int b = 1; b < nbuf; b++)
-    if (counts[b] != n)
-      return lt_error("%s: argument '%s' has %d tensors, but '%s' has %d", op, names[b], counts[b], names[0], n);
   j->ntensors = n;
   if (n == 0) return 0;
   j->work = calloc((size_t)n * nbuf, sizeof *j->work);
@@ -73,24 +72,8 @@ static int fe_prepare(fe_job *j, const char *op, int nbuf, lt_tensor *const *con
   int64_t nchunks = 0;
   for (int i = 0; i < n; i++) {
     lt_tensor *p = lists[0][i];
-    if (!p) { fe_free(j); return lt_error("%s: argument '%s' element %d is missing", op, names[0], i + 1); }
-    if (p->dtype != LT_FLOAT64 && p->dtype != LT_FLOAT32) {
-      fe_free(j); return lt_error("%s: argument '%s' element %d must be float32 or float64, got %s",
-                                  op, names[0], i + 1, lt_dtype_name((lt_dtype)p->dtype)); }
     for (int b = 0; b < nbuf; b++) {
       lt_tensor *t = lists[b][i];
-      if (!t) { fe_free(j); return lt_error("%s: argument '%s' element %d is missing", op, names[b], i + 1); }
-      if (t->dtype != p->dtype) {
-        fe_free(j); return lt_error("%s: argument '%s' element %d has dtype %s, expected %s like '%s'",
-                                    op, names[b], i + 1, lt_dtype_name((lt_dtype)t->dtype), lt_dtype_name((lt_dtype)p->dtype), names[0]); }
-      if (!lt_tensor_same_shape(t, p)) {
-        char s1[128], s2[128];
-        lt_shape_str(t->ndim, t->sizes, s1, sizeof s1); lt_shape_str(p->ndim, p->sizes, s2, sizeof s2);
-        fe_free(j); return lt_error("%s: argument '%s' element %d has shape %s, expected %s like '%s'",
-                                    op, names[b], i + 1, s1, s2, names[0]); }
-      if (!lt_device_eq(t->storage->device, p->storage->device)) {
-        fe_free(j); return lt_error("%s: argument '%s' element %d is on another device than '%s'", op, names[b], i + 1,
-                                    names[0]); }
       j->orig[i * nbuf + b] = t;
       j->work[i * nbuf + b] = lt_tensor_contiguous(t);
       if (!j->work[i * nbuf + b]) { fe_free(j); return -1; }
@@ -153,13 +136,9 @@ static void FN(const fe_cfg *cfg, const double *tc, char **p, int64_t n) { \
   __VA_ARGS__ \
 }
 
-/* steps: 1-element tensors, incremented here; returns the new step of tensor i */
+/* steps: 1-element tensors (meta/foreach.h), incremented here; returns the new step */
 static int fe_check_steps(const char *op, lt_tensor *const *steps, int steps_n, int n) {
-  if (steps_n != n) return lt_error("%s: argument 'state_steps' has %d tensors, but 'params' has %d", op, steps_n, n);
-  for (int i = 0; i < n; i++)
-    if (!steps[i] || steps[i]->numel != 1)
-      return lt_error("%s: argument 'state_steps' element %d must be a 1-element tensor", op, i + 1);
-  return 0;
+  return lt_meta_foreach_scalars(op, "state_steps", steps, steps_n, n);
 }
 static double fe_bump_step(lt_tensor *s) {
   double v = lt_tensor_get_double(s, 0) + 1;
@@ -228,18 +207,10 @@ static void norm_range(void *ctx, int64_t begin, int64_t end) {
 
 lt_tensor *lt_cpu__foreach_norm(lt_tensor *const *self, int self_n, double ord) {
   fe_job j; const char *names[] = { "tensors" };
-  if (self_n == 0) return lt_error_null("_foreach_norm: argument 'tensors' is an empty list");
-  /* the result is float64 when any input is */
-  int dt = LT_FLOAT32;
-  for (int i = 0; i < self_n; i++) {
-    if (!self[i]) return lt_error_null("_foreach_norm: argument 'tensors' element %d is missing", i + 1);
-    if (self[i]->dtype == LT_FLOAT64) dt = LT_FLOAT64;
-    else if (self[i]->dtype != LT_FLOAT32)
-      return lt_error_null("_foreach_norm: argument 'tensors' element %d must be float32 or float64, got %s",
-                           i + 1, lt_dtype_name((lt_dtype)self[i]->dtype));
-  }
+  lt_dtype dt;
+  if (lt_meta_foreach_norm(self, self_n, &dt) < 0) return NULL;
   int64_t sz = self_n;
-  lt_tensor *res = lt_tensor_new((lt_dtype)dt, self_n ? lt_tensor_device(self[0]) : lt_device_cpu(), 1, &sz);
+  lt_tensor *res = lt_tensor_new(dt, lt_tensor_device(self[0]), 1, &sz);
   if (!res) return NULL;
   norm_ctx nc = { &j, NORM_P, ord };
   if (ord == 2) nc.kind = NORM_2; else if (ord == 1) nc.kind = NORM_1;

@@ -7,7 +7,7 @@
 **
 ** This header has the checks every topic uses; the topics have their own:
 ** meta/conv.h, meta/pool.h, meta/resample.h, meta/norm.h, meta/loss.h, meta/einsum.h,
-** meta/reduce.h.
+** meta/reduce.h, meta/foreach.h.
 */
 #ifndef LT_META_H
 #define LT_META_H
