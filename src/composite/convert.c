@@ -48,7 +48,7 @@ lt_tensor *lt_to_device_impl(lt_tensor *self, lt_device device, int dtype, bool 
 }
 
 lt_tensor *lt_to_cuda_impl(lt_tensor *self, lt_device device) {
-  lt_device d = {LT_DEV_CUDA, 0};
+  lt_device d = {LT_DEV_CUDA, (int8_t)lt_device_current(LT_DEV_CUDA)};   /* "cuda": the current device */
   if (device.type >= 0) {
     if (device.type != LT_DEV_CUDA) return lt_error_null("cuda: argument 'device' must be a cuda device");
     d = device;

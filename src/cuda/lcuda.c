@@ -22,7 +22,7 @@ int luaopen_lutorch_cuda(lua_State *L);
 static int device_arg(lua_State *L, int idx, const char *op) {
   const char *why = NULL;
   if (lt_cuda_backend_open(&why) < 0) return luaL_error(L, "%s: CUDA is not available: %s", op, why);
-  int dev = 0;
+  int dev = lt_device_current(LT_DEV_CUDA);   /* none given: the current device */
   if (lua_isinteger(L, idx)) dev = (int)lua_tointeger(L, idx);
   else if (lua_type(L, idx) == LUA_TSTRING || lua_istable(L, idx)) {
     const char *s = NULL;
@@ -318,11 +318,11 @@ static int l_event_new(lua_State *L) {
   return 1;
 }
 
-/* the stream argument at idx, or the current stream of device 0 (pushed at the top) */
+/* the stream argument at idx, or the current stream of the current device (pushed at the top) */
 static lstream *stream_or_current(lua_State *L, int idx) {
   if (!lua_isnoneornil(L, idx)) return check_stream(L, idx);
-  device_arg(L, lua_gettop(L) + 1, "torch.cuda.Event");
-  push_stream(L, lt_cuda_current_stream(0), 0);
+  int dev = device_arg(L, lua_gettop(L) + 1, "torch.cuda.Event");
+  push_stream(L, lt_cuda_current_stream(dev), dev);
   return check_stream(L, -1);
 }
 
