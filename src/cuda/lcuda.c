@@ -485,8 +485,36 @@ static int l_kernel_counts(lua_State *L) {
   return 1;
 }
 
+/* For tests: the non-blocking copies from pinned memory not yet complete
+** (their sources are held), after releasing those that are */
+static int l_pending_pinned(lua_State *L) {
+  lua_pushinteger(L, lt_cuda_reap_pinned_copies());
+  return 1;
+}
+
+/* For tests under the fake driver (nil under a real one): the calls made to
+** a driver entry (lt_cu_fake_calls), and holding or releasing the current
+** device's default stream (lt_cu_fake_hold_stream) */
+static int l_fake_calls(lua_State *L) {
+  if (!lt_cuda_host_device_memory()) return 0;
+  lua_pushinteger(L, lt_cu_fake_calls(luaL_checkstring(L, 1)));
+  return 1;
+}
+
+static int l_fake_hold_stream(lua_State *L) {
+  if (!lt_cuda_host_device_memory()) return 0;
+  int dev = lt_device_current(LT_DEV_CUDA);
+  lt_cuda_guard g;
+  if (lt_cuda_enter(dev, &g, "_fake_hold_stream") < 0) return luaL_error(L, "%s", lt_error_message());
+  lt_cu_fake_hold_stream(lt_cuda_current_stream(dev), lua_toboolean(L, 1));
+  lt_cuda_leave(&g);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
 static const luaL_Reg functions[] = {
-  {"_kernel_counts", l_kernel_counts},
+  {"_kernel_counts", l_kernel_counts}, {"_pending_pinned_copies", l_pending_pinned},
+  {"_fake_calls", l_fake_calls}, {"_fake_hold_stream", l_fake_hold_stream},
   {"Stream", l_stream_new}, {"Event", l_event_new}, {"current_stream", l_current_stream},
   {"default_stream", l_default_stream}, {"set_stream", l_set_stream}, {"stream", l_stream_guard},
   {"get_device_name", l_get_device_name}, {"get_device_properties", l_get_device_properties},

@@ -595,7 +595,41 @@ static int m_type(lua_State *L) {
   return luaL_error(L, "type: unknown tensor type '%s'", name);
 }
 
+/* x:pin_memory(): a copy of a cpu tensor in page-locked host memory, from the
+** CUDA backend (loaded on demand); x itself when already pinned */
+static int m_pin_memory(lua_State *L) {
+  static const char op[] = "pin_memory";
+  lt_tensor *t = self_tensor(L, op);
+  if (lt_tensor_device(t).type != LT_DEV_CPU) {
+    char buf[32];
+    lt_device_format(lt_tensor_device(t), buf, sizeof buf);
+    return luaL_error(L, "%s: cannot pin a %s tensor: only cpu tensors can be pinned", op, buf);
+  }
+  if (lt_tensor_is_pinned(t)) { lua_settop(L, 1); return 1; }
+  lt_device cuda = {LT_DEV_CUDA, (int8_t)lt_device_current(LT_DEV_CUDA)};
+  if (lt_vm_device_usable(cuda) < 0)
+    return luaL_error(L, "%s: pinned memory needs a CUDA device: %s", op, lt_error_message());
+  const lt_backend *b = lt_backend_get(LT_DEV_CUDA);
+  if (!b->pinned_storage) return luaL_error(L, "%s: the CUDA backend has no pinned memory", op);
+  lt_storage *s = b->pinned_storage((size_t)t->numel * lt_dtype_size((lt_dtype)t->dtype));
+  if (!s) return lt_vm_raise(L, op);
+  int64_t st[LT_MAX_DIMS];
+  lt_contiguous_strides(t->ndim, t->sizes, st);
+  lt_tensor *r = lt_tensor_new_view(s, (lt_dtype)t->dtype, 0, t->ndim, t->sizes, st);
+  lt_storage_release(s);
+  if (!r) return lt_vm_raise(L, op);
+  if (lt_tensor_copy_(r, t) < 0) { lt_tensor_release(r); return lt_vm_raise(L, op); }
+  lt_vm_push_tensor(L, r);
+  return 1;
+}
+
+static int m_is_pinned(lua_State *L) {
+  lua_pushboolean(L, lt_tensor_is_pinned(self_tensor(L, "is_pinned")));
+  return 1;
+}
+
 static const luaL_Reg base_methods[] = {
+  {"pin_memory", m_pin_memory}, {"is_pinned", m_is_pinned},
   {"size", m_size}, {"stride", m_stride}, {"dim", m_dim}, {"nDimension", m_dim},
   {"numel", m_numel}, {"nElement", m_numel}, {"is_contiguous", m_is_contiguous},
   {"isContiguous", m_is_contiguous}, {"element_size", m_element_size},

@@ -109,6 +109,92 @@ else
   end)
 end
 
+T.test("pin_memory: pinned copies of cpu tensors, is_pinned, errors", function()
+  local x = torch.arange(1000):float():view(10, 100)
+  T.ok(not x:is_pinned())
+  local before = torch.cuda._fake_calls("mem_host_alloc")
+  local p = x:pin_memory()
+  T.ok(p:is_pinned())
+  T.ok(torch.equal(p, x))
+  T.eq(p.device.type, "cpu")
+  T.eq(p:size(), { 10, 100 })
+  T.ok(rawequal(p:pin_memory(), p), "already pinned: itself")
+  if before then T.eq(torch.cuda._fake_calls("mem_host_alloc"), before + 1) end
+  -- a strided view pins as a contiguous copy; views of pinned memory are pinned
+  local q = x:t():pin_memory()
+  T.ok(q:is_pinned() and q:is_contiguous() and torch.equal(q, x:t()))
+  T.ok(p:narrow(1, 2, 3):is_pinned())
+  T.ok(torch.zeros(0):pin_memory():is_pinned())
+  T.ok(not p:clone():is_pinned())
+  for _, dt in ipairs({ torch.float64, torch.int64, torch.bool, torch.float16 }) do
+    local y = torch.ones(7, { dtype = dt })
+    T.ok(torch.equal(y:pin_memory(), y))
+  end
+  T.raises(function() torch.ones(3, { device = "cuda" }):pin_memory() end, "pin_memory", "cannot pin a cuda:0 tensor")
+  -- freed back to the driver when the last view goes
+  if before then
+    collectgarbage(); collectgarbage()
+    local frees = torch.cuda._fake_calls("mem_free_host")
+    local t = torch.ones(100):pin_memory()
+    t = nil
+    collectgarbage(); collectgarbage()
+    T.eq(torch.cuda._fake_calls("mem_free_host"), frees + 1)
+  end
+end)
+
+T.test("non_blocking copies from pinned memory", function()
+  local x = torch.randn(64, 33)
+  local y = x:pin_memory():to("cuda", { non_blocking = true })
+  T.eq(y.device.type, "cuda")
+  T.ok(torch.equal(y:cpu(), x))
+  local z = x:pin_memory():cuda({ non_blocking = true })
+  T.ok(torch.equal(z:cpu(), x))
+  -- with a dtype too, and from pageable memory: synchronous, same values
+  T.ok(torch.equal(x:pin_memory():to("cuda", torch.float64, { non_blocking = true }):cpu(), x:double()))
+  T.ok(torch.equal(x:to("cuda", { non_blocking = true }):cpu(), x))
+  torch.cuda.synchronize()
+  T.eq(torch.cuda._pending_pinned_copies(), 0)
+  T.raises(function() x:to("cuda", { non_blokcing = true }) end, "non_blokcing", "did you mean", "non_blocking")
+  T.raises(function() x:cuda({ non_blokcing = true }) end, "non_blokcing", "did you mean")
+end)
+
+if torch.cuda._fake_calls("mem_host_alloc") then
+  T.test("non_blocking: the copy stays queued on a held stream and its source is kept alive", function()
+    local x = torch.arange(4096):float()
+    local p = x:pin_memory()
+    collectgarbage(); collectgarbage()
+    local frees = torch.cuda._fake_calls("mem_free_host")
+    T.ok(torch.cuda._fake_hold_stream(true))
+    local y = p:to("cuda", { non_blocking = true })
+    T.eq(torch.cuda._pending_pinned_copies(), 1, "the copy has not run")
+    T.eq(torch.cuda.current_stream():query(), false)
+    p = nil
+    collectgarbage(); collectgarbage()
+    T.eq(torch.cuda._fake_calls("mem_free_host"), frees, "the source is not freed while the copy is pending")
+    torch.cuda._fake_hold_stream(false)
+    torch.cuda.synchronize()
+    T.eq(torch.cuda._pending_pinned_copies(), 0)
+    T.eq(torch.cuda._fake_calls("mem_free_host"), frees + 1, "freed once the copy ran")
+    T.ok(torch.equal(y:cpu(), x))
+  end)
+else
+  T.skip("non_blocking on a held stream", "needs the fake driver's knobs")
+end
+
+T.test("DataLoader pin_memory = true pins each batch in the main process", function()
+  local data = require "data"
+  local ds = data.TensorDataset(torch.randn(10, 3), torch.arange(10))
+  local n = 0
+  for b in data.DataLoader(ds, { batch_size = 4, pin_memory = true }) do
+    n = n + 1
+    T.ok(b[1]:is_pinned() and b[2]:is_pinned())
+    local g = b[1]:cuda({ non_blocking = true })
+    T.eq(g.device.type, "cuda")
+  end
+  T.eq(n, 3)
+  for b in data.DataLoader(ds, { batch_size = 4 }) do T.ok(not b[1]:is_pinned()) end
+end)
+
 T.test("bad device indices name the function and argument", function()
   T.raises(function() torch.cuda.set_device(99) end, "torch.cuda.set_device", "argument 'device'", "cuda:99")
   T.raises(function() torch.cuda.set_device(-1) end, "torch.cuda.set_device", "argument 'device'")
