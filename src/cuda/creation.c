@@ -24,23 +24,18 @@ const lt_ck_random_kernels *lt_cuda_random_kernels(const lt_cuda_launch *l) {
   return l->host ? lt_ck_host_random_kernels() : lt_ck_random_device_kernels ? lt_ck_random_device_kernels() : NULL;
 }
 
-int lt_cuda_run_random(const char *op, int dev, const lt_ck_rng_args *a) {
+/* one launch of the sampler (r) or the sequence (q) kernel */
+static int run(const char *op, int dev, const lt_ck_rng_args *r, const lt_ck_seq_args *q) {
   lt_cuda_launch l;
   if (lt_cuda_launch_begin(&l, dev, lt_cuda_have_random_device_kernels(), op) < 0) return -1;
   const lt_ck_random_kernels *k = lt_cuda_random_kernels(&l);
-  int rc = k->random(a, l.stream);
+  int rc = r ? k->random(r, l.stream) : k->seq(q, l.stream);
   lt_cuda_launch_end(&l);
   return lt_cuda_launch_result(&l, op, rc, k->error_string);
 }
 
-int lt_cuda_run_seq(const char *op, int dev, const lt_ck_seq_args *a) {
-  lt_cuda_launch l;
-  if (lt_cuda_launch_begin(&l, dev, lt_cuda_have_random_device_kernels(), op) < 0) return -1;
-  const lt_ck_random_kernels *k = lt_cuda_random_kernels(&l);
-  int rc = k->seq(a, l.stream);
-  lt_cuda_launch_end(&l);
-  return lt_cuda_launch_result(&l, op, rc, k->error_string);
-}
+int lt_cuda_run_random(const char *op, int dev, const lt_ck_rng_args *a) { return run(op, dev, a, NULL); }
+int lt_cuda_run_seq(const char *op, int dev, const lt_ck_seq_args *a) { return run(op, dev, NULL, a); }
 
 /* ---- constants ---- */
 

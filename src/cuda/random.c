@@ -318,11 +318,9 @@ int lt_cuda_native_dropout(lt_tensor *input, double p, bool train, lt_tensor **o
   lt_dtype dt = (lt_dtype)input->dtype;
   lt_tensor *o = lt_tensor_new_like(input, dt), *m = lt_tensor_new_like(input, LT_BOOL);
   if (!o || !m) goto fail;
-  if (!train || p == 0 || p == 1 || input->numel == 0) {
-    bool all = !train || p == 0;
-    if (lt_tensor_fill_(m, lt_scalar_bool(all)) < 0) goto fail;
-    if (all ? lt_tensor_copy_(o, input) < 0 : lt_tensor_fill_(o, lt_scalar_int(0)) < 0) goto fail;
-  } else {
+  int triv = lt_meta_dropout_trivial(input, p, train, o, m);
+  if (triv < 0) goto fail;
+  if (triv == 0) {
     lt_tensor *x = lt_tensor_contiguous(input);
     if (!x) goto fail;
     int rc = drop(op, o, m, x, p);
@@ -340,16 +338,9 @@ fail:
 
 lt_tensor *lt_cuda__dropout_mask(lt_tensor *self, double p, lt_intlist shape) {
   static const char op[] = "_dropout_mask";
-  if (lt_meta_check_prob(op, "p", p) < 0 || lt_meta_check_float(op, "self", self) < 0) return NULL;
-  int nd = shape.n >= 0 ? shape.n : self->ndim;
-  const int64_t *sz = shape.n >= 0 ? shape.v : self->sizes;
-  if (nd > LT_MAX_DIMS) return lt_error_null("_dropout_mask: argument 'shape' has too many dims");
-  for (int i = 0; i < nd; i++)
-    if (sz[i] < 0) return lt_error_null("_dropout_mask: argument 'shape' has a negative size");
-  lt_tensor *m = lt_tensor_new((lt_dtype)self->dtype, lt_tensor_device(self), nd, sz);
-  if (!m) return NULL;
-  int rc = p == 0 || p == 1 || m->numel == 0 ? lt_tensor_fill_(m, lt_scalar_int(p == 1 ? 0 : 1))
-                                              : drop(op, m, NULL, NULL, p);
-  if (rc < 0) { lt_tensor_release(m); return NULL; }
+  bool done;
+  lt_tensor *m = lt_meta_dropout_mask_new(op, self, p, shape, &done);
+  if (!m || done) return m;
+  if (drop(op, m, NULL, NULL, p) < 0) { lt_tensor_release(m); return NULL; }
   return m;
 }

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdint.h>
 #include "meta/creation.h"
+#include "meta/meta.h"
 
 lt_tensor *lt_meta_creation_new(const char *op, int ndim, const int64_t *sizes, int dtype, int dflt, lt_device dev) {
   if (ndim > LT_MAX_DIMS) return lt_error_null("%s: at most %d dims, got %d", op, LT_MAX_DIMS, ndim);
@@ -92,4 +93,31 @@ int lt_meta_int_bounds(const char *op, lt_dtype dt, int64_t low, int64_t high) {
     return lt_error("%s: range [%lld, %lld) is out of bounds for dtype %s", op, (long long)low, (long long)high,
                     lt_dtype_name(dt));
   return 0;
+}
+
+int lt_meta_dropout_trivial(lt_tensor *input, double p, bool train, lt_tensor *o, lt_tensor *m) {
+  if (!train || p == 0 || p == 1 || input->numel == 0) {
+    bool all = !train || p == 0;
+    if (lt_tensor_fill_(m, lt_scalar_bool(all)) < 0) return -1;
+    if (all ? lt_tensor_copy_(o, input) < 0 : lt_tensor_fill_(o, lt_scalar_int(0)) < 0) return -1;
+    return 1;
+  }
+  return 0;
+}
+
+lt_tensor *lt_meta_dropout_mask_new(const char *op, lt_tensor *self, double p, lt_intlist shape, bool *done) {
+  *done = false;
+  if (lt_meta_check_prob(op, "p", p) < 0 || lt_meta_check_float(op, "self", self) < 0) return NULL;
+  int nd = shape.n >= 0 ? shape.n : self->ndim;
+  const int64_t *sz = shape.n >= 0 ? shape.v : self->sizes;
+  if (nd > LT_MAX_DIMS) return lt_error_null("%s: argument 'shape' has too many dims", op);
+  for (int i = 0; i < nd; i++)
+    if (sz[i] < 0) return lt_error_null("%s: argument 'shape' has a negative size", op);
+  lt_tensor *m = lt_tensor_new((lt_dtype)self->dtype, lt_tensor_device(self), nd, sz);
+  if (!m) return NULL;
+  if (p == 0 || p == 1 || m->numel == 0) {
+    if (lt_tensor_fill_(m, lt_scalar_int(p == 1 ? 0 : 1)) < 0) { lt_tensor_release(m); return NULL; }
+    *done = true;
+  }
+  return m;
 }

@@ -34,4 +34,12 @@ int lt_meta_range(const char *op, lt_scalar start, lt_scalar end, lt_scalar step
 /* [low, high) must be non-empty and representable in dt (randint, random_) */
 int lt_meta_int_bounds(const char *op, lt_dtype dt, int64_t low, int64_t high);
 
+/* native_dropout's results o (input's dtype) and m (bool) when no draw is
+** needed (eval, p 0 or 1, no elements): filled and copied; 1 when done, 0
+** when a draw is needed, -1 on error (p and input checked before). */
+int lt_meta_dropout_trivial(lt_tensor *input, double p, bool train, lt_tensor *o, lt_tensor *m);
+/* _dropout_mask's result (self's dtype and device, shape or self's sizes),
+** filled when p is 0 or 1 or it is empty (*done); NULL on error */
+lt_tensor *lt_meta_dropout_mask_new(const char *op, lt_tensor *self, double p, lt_intlist shape, bool *done);
+
 #endif

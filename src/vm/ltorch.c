@@ -306,51 +306,13 @@ static int cuda_set_device(lua_State *L) {
   return 0;
 }
 
-/* the device guard's restore: upvalue the previous index */
-static int device_restore(lua_State *L) {
-  lt_device_set_current(LT_DEV_CUDA, (int)lua_tointeger(L, lua_upvalueindex(1)));
-  return 0;
-}
-
-/* torch.cuda.device(d, fn): fn() with d the current device, then the previous
-** one again (also when fn raises); without fn, a value to close
-** (`local _ <close> = torch.cuda.device(1)`), as torch.cuda.stream does */
-static int cuda_device_guard(lua_State *L) {
-  static const char op[] = "torch.cuda.device";
-  lt_device d;
-  luaL_checkany(L, 1);
-  cuda_need(L, 1, op, &d);
-  bool has_fn = !lua_isnoneornil(L, 2);
-  if (has_fn) luaL_checktype(L, 2, LUA_TFUNCTION);
-  lua_settop(L, 2);
-  lua_pushinteger(L, lt_device_current(LT_DEV_CUDA));
-  lua_pushcclosure(L, device_restore, 1);
-  int restore = lua_gettop(L);
-  lt_device_set_current(LT_DEV_CUDA, d.index);
-  if (!has_fn) {
-    lua_createtable(L, 0, 0);
-    lua_createtable(L, 0, 1);
-    lua_pushvalue(L, restore);
-    lua_setfield(L, -2, "__close");
-    lua_setmetatable(L, -2);
-    return 1;
-  }
-  lua_pushvalue(L, 2);
-  int base = lua_gettop(L);
-  int st = lua_pcall(L, 0, LUA_MULTRET, 0);
-  lua_pushvalue(L, restore);
-  lua_call(L, 0, 0);
-  if (st != LUA_OK) return lua_error(L);
-  return lua_gettop(L) - base + 1;
-}
-
 static const luaL_Reg cuda_functions[] = {
   {"is_available", cuda_is_available}, {"device_count", cuda_device_count},
   {"current_device", cuda_current_device}, {"synchronize", cuda_synchronize},
   {"empty_cache", cuda_empty_cache}, {"memory_allocated", cuda_memory_allocated},
   {"max_memory_allocated", cuda_max_memory_allocated}, {"memory_reserved", cuda_memory_reserved},
   {"memory_stats", cuda_memory_stats}, {"reset_peak_memory_stats", cuda_reset_peak_memory_stats},
-  {"set_device", cuda_set_device}, {"device", cuda_device_guard},
+  {"set_device", cuda_set_device},
   {"unavailable_reason", cuda_unavailable_reason}, {"init", cuda_init},
   {"is_initialized", cuda_is_initialized},
   {NULL, NULL}
