@@ -412,8 +412,23 @@ Iter.__gc = function(self)
 end
 
 -- what a step of a loop gives for batch b: b, or with unpack = true its fields
+-- pin_memory = true with a CUDA device: the batch's cpu tensors copied into page-locked
+-- memory (x:pin_memory()), in the main process, so x:cuda({non_blocking = true}) of them is
+-- not waited for; plain tables are walked (their tensors replaced in place), as PyTorch's
+-- pin_memory walks lists and dicts
+local function pin_batch(b, depth)
+  if torch.is_tensor(b) then
+    return b.device.type == "cpu" and b:pin_memory() or b
+  end
+  if type(b) == "table" and getmetatable(b) == nil and depth < 32 then
+    for k, v in pairs(b) do b[k] = pin_batch(v, depth + 1) end
+  end
+  return b
+end
+
 local function deliver(it, b)
   local loader = it.loader
+  if b ~= nil and loader._pin then b = pin_batch(b, 0) end
   if b == nil or not loader.unpack then return b end
   local plain = type(b) == "table" and getmetatable(b) == nil
   local n, count, named = plain and #b or 0, 0, false
@@ -515,11 +530,14 @@ function DataLoader:__init(...)
     error("data.DataLoader: persistent_workers option needs num_workers > 0", 3)
   end
   if self.pin_memory then
-    -- PyTorch pins batches for faster copies to a GPU, and warns and goes on without when
-    -- there is none. lutorch has no page-locked memory at all: the batches are the same
-    -- either way, only a copy to a device cannot overlap with compute; say so once
-    warn_once("pin_memory", "data.DataLoader: pin_memory=true has no effect: lutorch has no pinned " ..
-      "(page-locked) host memory; batches are ordinary CPU tensors")
+    -- PyTorch pins batches for faster copies to a GPU (deliver, pin_batch), and warns and
+    -- goes on without when there is none: the batches are the same either way
+    if torch.cuda.is_available() then
+      self._pin = true
+    else
+      warn_once("pin_memory", "data.DataLoader: pin_memory=true has no effect: no CUDA device is present (" ..
+        tostring(torch.cuda.unavailable_reason()) .. "); batches are ordinary CPU tensors")
+    end
   end
   if iterable then
     if o.shuffle then error("data.DataLoader: an iterable dataset cannot be shuffled (shuffle=true)", 3) end

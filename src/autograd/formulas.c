@@ -63,5 +63,5 @@ lt_tensor *lt_grad_identity(lt_tensor *grad) {
 
 lt_tensor *lt_grad_to_device(lt_tensor *grad, const lt_input_meta *self_meta) {
   if (lt_device_eq(lt_tensor_device(grad), self_meta->device)) { lt_tensor_retain(grad); return grad; }
-  return lt__to_device(grad, self_meta->device);
+  return lt__to_device(grad, self_meta->device, false);
 }

@@ -33,7 +33,7 @@ lt_tensor *lt_to_impl(lt_tensor *self, int dtype, bool copy) {
 }
 
 /* to(device[, dtype]): the dtype conversion first (on the source device), then the move */
-lt_tensor *lt_to_device_impl(lt_tensor *self, lt_device device, int dtype, bool copy) {
+lt_tensor *lt_to_device_impl(lt_tensor *self, lt_device device, int dtype, bool copy, bool non_blocking) {
   if (dtype >= LT_NUM_DTYPES) return lt_error_null("to: argument 'dtype' is not a dtype");
   bool move = device.type >= 0 && !lt_device_eq(device, lt_tensor_device(self));
   lt_tensor *c = dtype >= 0 ? lt_to(self, dtype, copy && !move) : (lt_tensor_retain(self), self);
@@ -42,20 +42,20 @@ lt_tensor *lt_to_device_impl(lt_tensor *self, lt_device device, int dtype, bool 
     if (copy && c == self) { lt_tensor_release(c); return lt_clone(self); }
     return c;
   }
-  lt_tensor *r = lt__to_device(c, device);
+  lt_tensor *r = lt__to_device(c, device, non_blocking);
   lt_tensor_release(c);
   return r;
 }
 
-lt_tensor *lt_to_cuda_impl(lt_tensor *self, lt_device device) {
-  lt_device d = {LT_DEV_CUDA, 0};
+lt_tensor *lt_to_cuda_impl(lt_tensor *self, lt_device device, bool non_blocking) {
+  lt_device d = {LT_DEV_CUDA, (int8_t)lt_device_current(LT_DEV_CUDA)};   /* "cuda": the current device */
   if (device.type >= 0) {
     if (device.type != LT_DEV_CUDA) return lt_error_null("cuda: argument 'device' must be a cuda device");
     d = device;
   }
-  return lt_to_device_impl(self, d, -1, false);
+  return lt_to_device_impl(self, d, -1, false, non_blocking);
 }
 
 lt_tensor *lt_to_cpu_impl(lt_tensor *self) {
-  return lt_to_device_impl(self, lt_device_cpu(), -1, false);
+  return lt_to_device_impl(self, lt_device_cpu(), -1, false, false);
 }

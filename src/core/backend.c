@@ -121,6 +121,30 @@ lt_tensor *lt_tensor_to_host(lt_tensor *t) {
   return h;
 }
 
+bool lt_tensor_is_pinned(const lt_tensor *t) {
+  if (t->storage->device.type != LT_DEV_CPU) return false;
+  for (int i = 0; i < MAX_DEVICE_TYPES; i++) {
+    const lt_backend *b = lt_backend_get(i);
+    if (b && b->is_pinned && b->is_pinned(t->storage)) return true;
+  }
+  return false;
+}
+
+lt_tensor *lt_tensor_to_device_nb(lt_tensor *t, lt_device dev, bool non_blocking) {
+  if (!non_blocking || lt_tensor_device(t).type != LT_DEV_CPU || dev.type == LT_DEV_CPU || !lt_tensor_is_contiguous(t))
+    return lt_tensor_to_device(t, dev);
+  const lt_backend *bd = lt_backend_of(dev);
+  if (!bd) return NULL;
+  if (!bd->copy_from_pinned_async || !bd->is_pinned || !bd->is_pinned(t->storage)) return lt_tensor_to_device(t, dev);
+  lt_tensor *r = lt_tensor_new((lt_dtype)t->dtype, dev, t->ndim, t->sizes);
+  if (r && t->numel > 0 &&
+      bd->copy_from_pinned_async(r->storage, 0, t->storage, data_offset(t), data_bytes(t)) < 0) {
+    lt_tensor_release(r);
+    return NULL;
+  }
+  return r;
+}
+
 lt_tensor *lt_tensor_to_device(lt_tensor *t, lt_device dev) {
   if (lt_device_eq(lt_tensor_device(t), dev)) { lt_tensor_retain(t); return t; }
   lt_tensor *r = lt_tensor_new((lt_dtype)t->dtype, dev, t->ndim, t->sizes);

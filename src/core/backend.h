@@ -36,6 +36,15 @@ typedef struct lt_backend {
   void (*memory_stats)(int index, lt_memory_stats *out);
   void (*reset_peak)(int index);
   void (*empty_cache)(void);                /* return cached blocks to the device */
+  /* Optional (NULL where the backend has none; CUDA has them): page-locked
+  ** host memory, a cpu storage of nbytes the device reads directly (NULL
+  ** with the error set when it cannot be had); whether a cpu storage is
+  ** such memory; and a copy of nbytes from one (src, from byte src_offset)
+  ** into a storage of this backend queued on the current stream without
+  ** waiting, src kept alive until the copy has run. */
+  lt_storage *(*pinned_storage)(size_t nbytes);
+  bool (*is_pinned)(const lt_storage *s);
+  int (*copy_from_pinned_async)(lt_storage *dst, size_t offset, lt_storage *src, size_t src_offset, size_t nbytes);
 } lt_backend;
 
 /* Register (or replace) the backend for b->device_type. b must outlive the
@@ -55,5 +64,11 @@ lt_tensor *lt_tensor_to_host(lt_tensor *t);
 /* a copy of t on dev (t itself, retained, when already there). No autograd:
 ** the _to_device op records the graph. */
 lt_tensor *lt_tensor_to_device(lt_tensor *t, lt_device dev);
+/* the same; non_blocking: a contiguous cpu tensor in pinned memory moves to a
+** device whose backend has copy_from_pinned_async without waiting for the
+** copy (anything else is copied as lt_tensor_to_device does) */
+lt_tensor *lt_tensor_to_device_nb(lt_tensor *t, lt_device dev, bool non_blocking);
+/* t's storage is page-locked host memory of some loaded backend (x:is_pinned()) */
+bool lt_tensor_is_pinned(const lt_tensor *t);
 
 #endif

@@ -39,9 +39,9 @@ lt_tensor *lt_core__to_copy(lt_tensor *self, int dtype) {
   return lt_tensor_clone_as(self, (lt_dtype)dtype);
 }
 
-lt_tensor *lt_core__to_device(lt_tensor *self, lt_device device) {
+lt_tensor *lt_core__to_device(lt_tensor *self, lt_device device, bool non_blocking) {
   if (device.type < 0) device = lt_device_cpu();
   /* a kernel's result is never self (autograd hangs its node on it): same device, a clone */
   if (lt_device_eq(lt_tensor_device(self), device)) return lt_tensor_clone_as(self, (lt_dtype)self->dtype);
-  return lt_tensor_to_device(self, device);
+  return lt_tensor_to_device_nb(self, device, non_blocking);
 }

@@ -14,6 +14,6 @@ lt_tensor *lt_core_fill_(lt_tensor *self, lt_scalar value);
 lt_tensor *lt_core_zero_(lt_tensor *self);
 lt_tensor *lt_core__to_copy(lt_tensor *self, int dtype);
 /* always a new tensor on device (absent: the cpu) */
-lt_tensor *lt_core__to_device(lt_tensor *self, lt_device device);
+lt_tensor *lt_core__to_device(lt_tensor *self, lt_device device, bool non_blocking);
 
 #endif

@@ -5,12 +5,34 @@
 #include <string.h>
 #include <stdio.h>
 #include <time.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include "core/rng.h"
 #include "core/error.h"
 
-static lt_generator default_gen = { LT_DEFAULT_SEED, 0, 1 };
+static lt_generator default_gen = { LT_DEFAULT_SEED, 0, 1, 0, 0 };
+/* the other device type's (cuda's) default generators, their device fields set once */
+static lt_generator device_gens[LT_RNG_MAX_DEVICES] = {
+  [0 ... LT_RNG_MAX_DEVICES - 1] = { LT_DEFAULT_SEED, 0, 1, 1, 0 }
+};
+static pthread_once_t device_gens_once = PTHREAD_ONCE_INIT;
+
+static void device_gens_init(void) {
+  for (int i = 0; i < LT_RNG_MAX_DEVICES; i++) device_gens[i].device_index = (int8_t)i;
+}
+
+static bool is_default(const lt_generator *g) {
+  return g == &default_gen || (g >= device_gens && g < device_gens + LT_RNG_MAX_DEVICES);
+}
 
 lt_generator *lt_default_generator(void) { return &default_gen; }
+
+lt_generator *lt_device_default_generator(int type, int index) {
+  if (type == 0) return &default_gen;
+  if (type != 1 || index < 0 || index >= LT_RNG_MAX_DEVICES) return NULL;
+  pthread_once(&device_gens_once, device_gens_init);
+  return &device_gens[index];
+}
 
 lt_generator *lt_generator_new(uint64_t seed) {
   lt_generator *g = malloc(sizeof *g);
@@ -18,15 +40,17 @@ lt_generator *lt_generator_new(uint64_t seed) {
   g->seed = seed;
   atomic_init(&g->offset, 0);
   atomic_init(&g->refcount, 1);
+  g->device_type = 0;
+  g->device_index = 0;
   return g;
 }
 
 void lt_generator_retain(lt_generator *g) {
-  if (g && g != &default_gen) atomic_fetch_add(&g->refcount, 1);
+  if (g && !is_default(g)) atomic_fetch_add(&g->refcount, 1);
 }
 
 void lt_generator_release(lt_generator *g) {
-  if (!g || g == &default_gen) return;
+  if (!g || is_default(g)) return;
   if (atomic_fetch_sub(&g->refcount, 1) == 1) free(g);
 }
 
@@ -35,7 +59,11 @@ void lt_generator_manual_seed(lt_generator *g, uint64_t seed) {
   atomic_store(&g->offset, 0);
 }
 
-void lt_manual_seed(uint64_t seed) { lt_generator_manual_seed(&default_gen, seed); }
+void lt_manual_seed(uint64_t seed) {
+  lt_generator_manual_seed(&default_gen, seed);
+  pthread_once(&device_gens_once, device_gens_init);
+  for (int i = 0; i < LT_RNG_MAX_DEVICES; i++) lt_generator_manual_seed(&device_gens[i], seed);
+}
 
 uint64_t lt_generator_seed_random(lt_generator *g) {
   uint64_t s = 0;

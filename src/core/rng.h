@@ -23,6 +23,8 @@ typedef struct lt_generator {
   uint64_t seed;
   _Atomic uint64_t offset;     /* next unused block counter */
   atomic_int refcount;
+  int8_t device_type;          /* the device type (LT_DEV_*) whose ops draw from it: 0 the cpu */
+  int8_t device_index;
 } lt_generator;
 
 /* PyTorch's default seed, so initial_seed() reads the same in both */
@@ -35,9 +37,16 @@ lt_generator *lt_generator_new(uint64_t seed);        /* refcount 1 */
 void lt_generator_retain(lt_generator *g);
 void lt_generator_release(lt_generator *g);
 
-/* the process-wide generator (borrowed; never freed) */
+/* the process-wide generator of the cpu (borrowed; never freed) */
 lt_generator *lt_default_generator(void);
-/* seed the default generator */
+/* The default generator of device (type, index), as PyTorch keeps one per
+** CUDA device: the cpu's for LT_DEV_CPU, else one of LT_RNG_MAX_DEVICES per
+** other device type, made with the default seed (borrowed; never freed).
+** NULL for an index out of range. The numbers of a device's generator are
+** the same function of (seed, offset) as the cpu's; each has its own offset. */
+#define LT_RNG_MAX_DEVICES 64
+lt_generator *lt_device_default_generator(int type, int index);
+/* seed every device's default generator (the cpu's too), as torch.manual_seed does */
 void lt_manual_seed(uint64_t seed);
 
 void lt_generator_manual_seed(lt_generator *g, uint64_t seed);

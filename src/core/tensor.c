@@ -19,10 +19,18 @@ static lt_keyset keys_for(lt_device dev) {
   return k;
 }
 
+static _Thread_local int8_t current_index[2];
+
+int lt_device_current(int type) { return type >= 0 && type < 2 ? current_index[type] : 0; }
+
+void lt_device_set_current(int type, int index) {
+  if (type >= 0 && type < 2 && index >= 0 && index < 128) current_index[type] = (int8_t)index;
+}
+
 int lt_device_parse(const char *s, lt_device *out) {
   if (strcmp(s, "cpu") == 0) { out->type = LT_DEV_CPU; out->index = 0; return 0; }
   if (strncmp(s, "cuda", 4) == 0) {
-    out->type = LT_DEV_CUDA; out->index = 0;
+    out->type = LT_DEV_CUDA; out->index = current_index[LT_DEV_CUDA];
     if (s[4] == 0) return 0;
     if (s[4] == ':') {
       char *end; long i = strtol(s + 5, &end, 10);

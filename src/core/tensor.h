@@ -29,8 +29,15 @@ typedef enum lt_device_type { LT_DEV_CPU = 0, LT_DEV_CUDA = 1 } lt_device_type;
 typedef struct lt_device { int8_t type; int8_t index; } lt_device;
 static inline lt_device lt_device_cpu(void) { lt_device d = {LT_DEV_CPU, 0}; return d; }
 static inline bool lt_device_eq(lt_device a, lt_device b) { return a.type == b.type && a.index == b.index; }
-/* "cpu", "cuda", "cuda:1" -> device; -1 with error on bad text */
+/* "cpu", "cuda", "cuda:1" -> device; -1 with error on bad text. "cuda"
+** without an index is the current cuda device (lt_device_current) at the
+** time of the call, as PyTorch resolves torch.device("cuda") when used. */
 int lt_device_parse(const char *s, lt_device *out);
+/* The current device index of a device type, per thread, as
+** torch.cuda.set_device keeps it: 0 until set. The caller checks the index
+** against the backend's devices (set only what exists). */
+int lt_device_current(int type);
+void lt_device_set_current(int type, int index);
 void lt_device_format(lt_device d, char *buf, size_t n);
 
 /* ---- dispatch keys (ordered: a higher key wins; see src/dispatch) ---- */

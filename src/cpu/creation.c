@@ -9,19 +9,10 @@
 #include "cpu/parallel.h"
 #include "core/rng.h"
 #include "cpu/creation.h"
+#include "meta/creation.h"
 
 lt_tensor *lt_creation_new(const char *op, int ndim, const int64_t *sizes, int dtype, int dflt, lt_device dev) {
-  if (ndim > LT_MAX_DIMS) return lt_error_null("%s: at most %d dims, got %d", op, LT_MAX_DIMS, ndim);
-  int64_t n = 1;
-  for (int i = 0; i < ndim; i++) {
-    if (sizes[i] < 0) return lt_error_null("%s: negative size %lld in dim %d", op, (long long)sizes[i], i + 1);
-    if (sizes[i] && n > INT64_MAX / 16 / sizes[i]) return lt_error_null("%s: size is too large", op);
-    n *= sizes[i];
-  }
-  lt_dtype dt = (lt_dtype)(dtype >= 0 ? dtype : dflt);
-  lt_tensor *t = lt_tensor_new(dt, dev.type < 0 ? lt_device_cpu() : dev, ndim, sizes);
-  if (!t) return lt_error_null("%s: %s", op, lt_error_message());
-  return t;
+  return lt_meta_creation_new(op, ndim, sizes, dtype, dflt, dev);
 }
 
 /* ---- filling contiguous memory with one value ---- */
@@ -48,37 +39,12 @@ static void fill_contig(lt_dtype dt, void *p, int64_t n, const void *elem) {
   lt_parallel_for(n, LT_GRAIN_ELEMENTWISE, fill_range, &c);
 }
 
-/* the scalar as one element of dt; integer targets refuse values they cannot hold, as PyTorch does */
-static int scalar_elem(const char *op, lt_scalar v, lt_dtype dt, void *elem) {
-  if (lt_dtype_is_integral(dt) && dt != LT_BOOL) {
-    static const int64_t lo[] = { [LT_INT64] = INT64_MIN, [LT_INT32] = INT32_MIN, [LT_INT16] = INT16_MIN,
-                                  [LT_INT8] = INT8_MIN, [LT_UINT8] = 0 };
-    static const int64_t hi[] = { [LT_INT64] = INT64_MAX, [LT_INT32] = INT32_MAX, [LT_INT16] = INT16_MAX,
-                                  [LT_INT8] = INT8_MAX, [LT_UINT8] = UINT8_MAX };
-    int64_t x;
-    if (v.type == LT_SCALAR_FLOAT) {
-      if (!(v.v.f >= -9.2233720368547758e18 && v.v.f < 9.2233720368547758e18))
-        return lt_error("%s: value %g cannot be converted to type %s without overflow", op, v.v.f, lt_dtype_name(dt));
-      x = (int64_t)v.v.f;
-    } else x = v.v.i;
-    if (x < lo[dt] || x > hi[dt])
-      return lt_error("%s: value %lld cannot be converted to type %s without overflow", op, (long long)x,
-                      lt_dtype_name(dt));
-    lt_dtype_store_int64(dt, elem, x);
-  } else if (v.type == LT_SCALAR_FLOAT) {
-    lt_dtype_store_double(dt, elem, v.v.f);
-  } else {
-    lt_dtype_store_int64(dt, elem, v.v.i);
-  }
-  return 0;
-}
-
 static lt_tensor *make_filled(const char *op, int ndim, const int64_t *sizes, lt_scalar v, int dtype, int dflt,
                               lt_device dev) {
   lt_tensor *t = lt_creation_new(op, ndim, sizes, dtype, dflt, dev);
   if (!t) return NULL;
   unsigned char elem[8];
-  if (scalar_elem(op, v, (lt_dtype)t->dtype, elem) < 0) { lt_tensor_release(t); return NULL; }
+  if (lt_meta_fill_value(op, v, (lt_dtype)t->dtype, elem) < 0) { lt_tensor_release(t); return NULL; }
   fill_contig((lt_dtype)t->dtype, lt_tensor_data(t), t->numel, elem);
   return t;
 }
@@ -160,40 +126,14 @@ static void seq_range(void *vctx, int64_t b, int64_t e) {
   }
 }
 
-static bool scalar_is_int(lt_scalar s) { return s.type == LT_SCALAR_INT || s.type == LT_SCALAR_BOOL; }
-
 /* inclusive: Torch7's range; else PyTorch's arange */
 static lt_tensor *make_range(const char *op, lt_scalar start, lt_scalar end, lt_scalar step, int dtype,
                              lt_device device, bool inclusive) {
-  bool all_int = scalar_is_int(start) && scalar_is_int(end) && scalar_is_int(step);
-  int64_t n;
-  seq_ctx c;
-  memset(&c, 0, sizeof c);
-  if (all_int) {
-    int64_t s = start.v.i, e = end.v.i, st = step.v.i;
-    if (st == 0) return lt_error_null("%s: argument 'step' must be nonzero", op);
-    __int128 d = (__int128)e - s;
-    if ((d > 0 && st < 0) || (d < 0 && st > 0))
-      return lt_error_null("%s: upper bound and lower bound inconsistent with step sign", op);
-    __int128 cnt;
-    if (inclusive) cnt = d / st + 1;
-    else cnt = st > 0 ? (d + st - 1) / st : (d + st + 1) / st;
-    if (cnt > INT64_MAX / 16) return lt_error_null("%s: the result would be too large", op);
-    n = (int64_t)cnt;
-    c.is_int = true; c.istart = s; c.istep = st;
-    c.fstart = (double)s; c.fstep = (double)st;
-  } else {
-    double s = lt_scalar_to_double(start), e = lt_scalar_to_double(end), st = lt_scalar_to_double(step);
-    if (!isfinite(s) || !isfinite(e)) return lt_error_null("%s: unsupported range: %g -> %g", op, s, e);
-    if (st == 0 || !isfinite(st)) return lt_error_null("%s: argument 'step' must be nonzero and finite", op);
-    if ((e > s && st < 0) || (e < s && st > 0))
-      return lt_error_null("%s: upper bound and lower bound inconsistent with step sign", op);
-    double cnt = inclusive ? floor((e - s) / st) + 1 : ceil((e - s) / st);
-    if (!(cnt < 9.0e15)) return lt_error_null("%s: the result would be too large", op);
-    n = cnt > 0 ? (int64_t)cnt : 0;
-    c.fstart = s; c.fstep = st;
-  }
-  int dflt = all_int && !inclusive ? LT_INT64 : DFLT;
+  lt_meta_seq m;
+  if (lt_meta_range(op, start, end, step, inclusive, &m) < 0) return NULL;
+  int64_t n = m.n;
+  seq_ctx c = { .is_int = m.is_int, .istart = m.istart, .istep = m.istep, .fstart = m.fstart, .fstep = m.fstep };
+  int dflt = (int)m.dflt;
   lt_tensor *t = lt_creation_new(op, 1, &n, dtype, dflt, device);
   if (!t) return NULL;
   c.dt = (lt_dtype)t->dtype;

@@ -12,6 +12,7 @@
 #include "core/rng.h"
 #include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
 #include "meta/meta.h"
+#include "meta/creation.h"
 
 #define NN_ERR_LEN 200
 
@@ -78,11 +79,9 @@ int lt_cpu_native_dropout(lt_tensor *input, double p, bool train, lt_tensor **ou
   lt_dtype dt = (lt_dtype)input->dtype;
   lt_tensor *o = lt_tensor_new_like(input, dt), *m = lt_tensor_new_like(input, LT_BOOL);
   if (!o || !m) goto fail;
-  if (!train || p == 0 || p == 1 || input->numel == 0) {
-    bool all = !train || p == 0;
-    if (lt_tensor_fill_(m, lt_scalar_bool(all)) < 0) goto fail;
-    if (all ? lt_tensor_copy_(o, input) < 0 : lt_tensor_fill_(o, lt_scalar_int(0)) < 0) goto fail;
-  } else {
+  int triv = lt_meta_dropout_trivial(input, p, train, o, m);
+  if (triv < 0) goto fail;
+  if (triv == 0) {
     lt_tensor *x = lt_tensor_contiguous(input);
     if (!x) goto fail;
     drop_ctx c = { .n = input->numel, .dt = dt, .x = lt_tensor_data(x), .out = lt_tensor_data(o),
@@ -100,18 +99,9 @@ fail:
 }
 
 lt_tensor *lt_cpu__dropout_mask(lt_tensor *self, double p, lt_intlist shape) {
-  if (lt_meta_check_prob("_dropout_mask", "p", p) < 0 || lt_meta_check_float("_dropout_mask", "self", self) < 0) return NULL;
-  int nd = shape.n >= 0 ? shape.n : self->ndim;
-  const int64_t *sz = shape.n >= 0 ? shape.v : self->sizes;
-  if (nd > LT_MAX_DIMS) return lt_error_null("_dropout_mask: argument 'shape' has too many dims");
-  for (int i = 0; i < nd; i++)
-    if (sz[i] < 0) return lt_error_null("_dropout_mask: argument 'shape' has a negative size");
-  lt_tensor *m = lt_tensor_new((lt_dtype)self->dtype, lt_tensor_device(self), nd, sz);
-  if (!m) return NULL;
-  if (p == 0 || p == 1 || m->numel == 0) {
-    if (lt_tensor_fill_(m, lt_scalar_int(p == 1 ? 0 : 1)) < 0) { lt_tensor_release(m); return NULL; }
-    return m;
-  }
+  bool done;
+  lt_tensor *m = lt_meta_dropout_mask_new("_dropout_mask", self, p, shape, &done);
+  if (!m || done) return m;
   drop_ctx c = { .n = m->numel, .dt = (lt_dtype)self->dtype, .x = NULL, .out = lt_tensor_data(m), .mask = NULL };
   drop_run(&c, p);
   return m;

@@ -15,6 +15,7 @@
 #include "cpu/parallel.h"
 #include "core/rng.h"
 #include "cpu/creation.h"
+#include "meta/creation.h"
 
 #define BUF 256          /* elements per buffer: a multiple of every per_block */
 #define TWO_PI 6.283185307179586476925286766559
@@ -260,25 +261,6 @@ lt_tensor *lt_cpu_normal(lt_scalar mean, lt_scalar std, lt_intlist size, struct 
 
 /* ---- integers ---- */
 
-/* [low, high) must be representable in dt */
-static int int_bounds(const char *op, lt_dtype dt, int64_t low, int64_t high) {
-  if (high <= low)
-    return lt_error("%s: argument 'high' (%lld) must be greater than 'low' (%lld)", op, (long long)high, (long long)low);
-  int64_t lo, hi;
-  switch (dt) {
-    case LT_INT32: lo = INT32_MIN; hi = INT32_MAX; break;
-    case LT_INT16: lo = INT16_MIN; hi = INT16_MAX; break;
-    case LT_INT8: lo = INT8_MIN; hi = INT8_MAX; break;
-    case LT_UINT8: lo = 0; hi = UINT8_MAX; break;
-    case LT_BOOL: lo = 0; hi = 1; break;
-    default: return 0;
-  }
-  if (low < lo || high - 1 > hi)
-    return lt_error("%s: range [%lld, %lld) is out of bounds for dtype %s", op, (long long)low, (long long)high,
-                    lt_dtype_name(dt));
-  return 0;
-}
-
 static void set_int_range(rnd_ctx *c, int64_t low, uint64_t range) {
   c->low = low;
   c->range = range;
@@ -289,7 +271,7 @@ static lt_tensor *randint_new(const char *op, int ndim, const int64_t *sizes, in
                               lt_generator *g, int dtype, int dflt, lt_device dev) {
   lt_tensor *t = lt_creation_new(op, ndim, sizes, dtype, dflt, dev);
   if (!t) return NULL;
-  if (int_bounds(op, (lt_dtype)t->dtype, low, high) < 0) { lt_tensor_release(t); return NULL; }
+  if (lt_meta_int_bounds(op, (lt_dtype)t->dtype, low, high) < 0) { lt_tensor_release(t); return NULL; }
   rnd_ctx c;
   memset(&c, 0, sizeof c);
   set_int_range(&c, low, (uint64_t)high - (uint64_t)low);
@@ -344,7 +326,7 @@ lt_tensor *lt_cpu_random_(lt_tensor *self, int64_t from, int64_t to, struct lt_g
   } else {
     if (to == LT_NOINT) { low = 0; high = from; }
     else { low = from == LT_NOINT ? 0 : from; high = to; }
-    if (int_bounds("random_", dt, low, high) < 0) return NULL;
+    if (lt_meta_int_bounds("random_", dt, low, high) < 0) return NULL;
     set_int_range(&c, low, (uint64_t)high - (uint64_t)low);
   }
   return fill_inplace("random_", self, &c, generator);

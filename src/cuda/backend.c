@@ -223,7 +223,9 @@ static int device_synchronize(int index) {
   if (lt_cuda_enter(index, &g, op) < 0) return -1;
   lt_cu_result r = lt_cuda_driver()->ctx_synchronize();
   lt_cuda_leave(&g);
-  return r != LT_CU_SUCCESS ? lt_cuda_fail(op, index, "ctx_synchronize", r) : 0;
+  if (r != LT_CU_SUCCESS) return lt_cuda_fail(op, index, "ctx_synchronize", r);
+  (void)lt_cuda_reap_pinned_copies();   /* the non-blocking copies that ran free their sources */
+  return 0;
 }
 
 static lt_cuda_alloc *made_allocator(int index) {
@@ -266,6 +268,9 @@ static const lt_backend cuda_backend = {
   .memory_stats = device_memory_stats,
   .reset_peak = device_reset_peak,
   .empty_cache = device_empty_cache,
+  .pinned_storage = lt_cuda_pinned_storage,
+  .is_pinned = lt_cuda_is_pinned,
+  .copy_from_pinned_async = lt_cuda_copy_from_pinned_async,
 };
 
 /* ---- the kernel table and the open ---- */

@@ -69,6 +69,15 @@ struct lt_cuda_alloc *lt_cuda_caching_allocator(int dev);
 ** implemented for cuda tensors" names the op. 0 or -1. */
 int lt_cuda_register_kernels(void *const *table);
 
+/* ---- pinned host memory (pinned.c): the backend's pinned_storage,
+** is_pinned and copy_from_pinned_async (core/backend.h) ---- */
+lt_storage *lt_cuda_pinned_storage(size_t nbytes);
+bool lt_cuda_is_pinned(const lt_storage *s);
+int lt_cuda_copy_from_pinned_async(lt_storage *dst, size_t offset, lt_storage *src, size_t src_offset, size_t nbytes);
+/* release the sources of the non-blocking copies that have run; how many
+** are still pending */
+long lt_cuda_reap_pinned_copies(void);
+
 /* ---- the CUDA kernels (elementwise.c, over src/cuda/kernels; launching: launch.h) ---- */
 /* Same-device copy (dst = src, src's strides expanded to dst's shape in
 ** src_st) and fill, by the copy and fill kernels: the host build under the

@@ -22,7 +22,7 @@ int luaopen_lutorch_cuda(lua_State *L);
 static int device_arg(lua_State *L, int idx, const char *op) {
   const char *why = NULL;
   if (lt_cuda_backend_open(&why) < 0) return luaL_error(L, "%s: CUDA is not available: %s", op, why);
-  int dev = 0;
+  int dev = lt_device_current(LT_DEV_CUDA);   /* none given: the current device */
   if (lua_isinteger(L, idx)) dev = (int)lua_tointeger(L, idx);
   else if (lua_type(L, idx) == LUA_TSTRING || lua_istable(L, idx)) {
     const char *s = NULL;
@@ -235,18 +235,11 @@ static int stream_restore(lua_State *L) {
   return 0;
 }
 
-/* torch.cuda.stream(s, fn): fn() with s current on its device, then the
-** previous stream again; without fn, a value to close (`local _ <close> =
-** torch.cuda.stream(s)`). */
-static int l_stream_guard(lua_State *L) {
-  lstream *u = check_stream(L, 1);
-  bool has_fn = !lua_isnoneornil(L, 2);
-  if (has_fn) luaL_checktype(L, 2, LUA_TFUNCTION);
-  lua_settop(L, 2);
-  push_stream(L, lt_cuda_current_stream(u->dev), u->dev);
-  lua_pushcclosure(L, stream_restore, 1);
-  int restore = lua_gettop(L);
-  lt_cuda_set_current_stream(u->dev, u->s);
+/* What a guard does once it has switched (the restore closure at index
+** restore, the function, if any, at 2): without fn, a value whose __close
+** runs the restore; with fn, fn()'s results, the restore run also when fn
+** raises. */
+static int guarded(lua_State *L, int restore, bool has_fn) {
   if (!has_fn) {
     lua_createtable(L, 0, 0);
     lua_createtable(L, 0, 1);
@@ -262,6 +255,41 @@ static int l_stream_guard(lua_State *L) {
   lua_call(L, 0, 0);
   if (st != LUA_OK) return lua_error(L);
   return lua_gettop(L) - base + 1;
+}
+
+/* torch.cuda.stream(s, fn): fn() with s current on its device, then the
+** previous stream again; without fn, a value to close (`local _ <close> =
+** torch.cuda.stream(s)`). */
+static int l_stream_guard(lua_State *L) {
+  lstream *u = check_stream(L, 1);
+  bool has_fn = !lua_isnoneornil(L, 2);
+  if (has_fn) luaL_checktype(L, 2, LUA_TFUNCTION);
+  lua_settop(L, 2);
+  push_stream(L, lt_cuda_current_stream(u->dev), u->dev);
+  lua_pushcclosure(L, stream_restore, 1);
+  lt_cuda_set_current_stream(u->dev, u->s);
+  return guarded(L, lua_gettop(L), has_fn);
+}
+
+/* the device guard's restore: upvalue the previous index */
+static int device_restore(lua_State *L) {
+  lt_device_set_current(LT_DEV_CUDA, (int)lua_tointeger(L, lua_upvalueindex(1)));
+  return 0;
+}
+
+/* torch.cuda.device(d, fn): fn() with d the current device (core/tensor.h:
+** what "cuda" means), then the previous one again; without fn, a value to
+** close, as torch.cuda.stream */
+static int l_device_guard(lua_State *L) {
+  luaL_checkany(L, 1);
+  int dev = device_arg(L, 1, "torch.cuda.device");
+  bool has_fn = !lua_isnoneornil(L, 2);
+  if (has_fn) luaL_checktype(L, 2, LUA_TFUNCTION);
+  lua_settop(L, 2);
+  lua_pushinteger(L, lt_device_current(LT_DEV_CUDA));
+  lua_pushcclosure(L, device_restore, 1);
+  lt_device_set_current(LT_DEV_CUDA, dev);
+  return guarded(L, lua_gettop(L), has_fn);
 }
 
 static int s_synchronize(lua_State *L) {
@@ -318,11 +346,11 @@ static int l_event_new(lua_State *L) {
   return 1;
 }
 
-/* the stream argument at idx, or the current stream of device 0 (pushed at the top) */
+/* the stream argument at idx, or the current stream of the current device (pushed at the top) */
 static lstream *stream_or_current(lua_State *L, int idx) {
   if (!lua_isnoneornil(L, idx)) return check_stream(L, idx);
-  device_arg(L, lua_gettop(L) + 1, "torch.cuda.Event");
-  push_stream(L, lt_cuda_current_stream(0), 0);
+  int dev = device_arg(L, lua_gettop(L) + 1, "torch.cuda.Event");
+  push_stream(L, lt_cuda_current_stream(dev), dev);
   return check_stream(L, -1);
 }
 
@@ -485,10 +513,39 @@ static int l_kernel_counts(lua_State *L) {
   return 1;
 }
 
+/* For tests: the non-blocking copies from pinned memory not yet complete
+** (their sources are held), after releasing those that are */
+static int l_pending_pinned(lua_State *L) {
+  lua_pushinteger(L, lt_cuda_reap_pinned_copies());
+  return 1;
+}
+
+/* For tests under the fake driver (nil under a real one): the calls made to
+** a driver entry (lt_cu_fake_calls), and holding or releasing the current
+** device's default stream (lt_cu_fake_hold_stream) */
+static int l_fake_calls(lua_State *L) {
+  if (!lt_cuda_host_device_memory()) return 0;
+  lua_pushinteger(L, lt_cu_fake_calls(luaL_checkstring(L, 1)));
+  return 1;
+}
+
+static int l_fake_hold_stream(lua_State *L) {
+  if (!lt_cuda_host_device_memory()) return 0;
+  int dev = lt_device_current(LT_DEV_CUDA);
+  lt_cuda_guard g;
+  if (lt_cuda_enter(dev, &g, "_fake_hold_stream") < 0) return luaL_error(L, "%s", lt_error_message());
+  lt_cu_fake_hold_stream(lt_cuda_current_stream(dev), lua_toboolean(L, 1));
+  lt_cuda_leave(&g);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
 static const luaL_Reg functions[] = {
-  {"_kernel_counts", l_kernel_counts},
+  {"_kernel_counts", l_kernel_counts}, {"_pending_pinned_copies", l_pending_pinned},
+  {"_fake_calls", l_fake_calls}, {"_fake_hold_stream", l_fake_hold_stream},
   {"Stream", l_stream_new}, {"Event", l_event_new}, {"current_stream", l_current_stream},
   {"default_stream", l_default_stream}, {"set_stream", l_set_stream}, {"stream", l_stream_guard},
+  {"device", l_device_guard},
   {"get_device_name", l_get_device_name}, {"get_device_properties", l_get_device_properties},
   {"get_device_capability", l_get_device_capability}, {"mem_get_info", l_mem_get_info},
   {"memory_stats", l_memory_stats}, {"set_per_process_memory_fraction", l_set_memory_fraction},

@@ -16,7 +16,7 @@ local function meth(schema, doc, extra)
   return d
 end
 
-return {
+local ops = {
   fn("zeros(int[] size, " .. O .. ") -> Tensor",
      "A tensor of zeros: torch.zeros(2, 3), torch.zeros{2, 3}, torch.zeros(x.shape, {dtype=torch.int64})."),
   fn("ones(int[] size, " .. O .. ") -> Tensor", "A tensor of ones."),
@@ -79,3 +79,16 @@ return {
     nondiff = true,
     doc = "Samples 1-based category indices from the (unnormalised) weights in each row of self (1-D or 2-D); int64." },
 }
+
+-- the ops with a CUDA kernel (src/cuda/creation.c, random.c); randperm and
+-- multinomial have none yet (src/cuda/kernels_left.lua says why)
+local cuda = {}
+for name in ([[zeros ones empty full arange range linspace logspace eye zeros_like ones_like empty_like
+    full_like new_zeros new_ones new_empty new_full rand randn randint randint_high normal rand_like
+    randn_like randint_like randint_like_high bernoulli bernoulli_p bernoulli_ bernoulli_tensor_
+    uniform_ normal_ exponential_ random_]]):gmatch("%S+") do cuda[name] = true end
+for _, d in ipairs(ops) do
+  local name = d[1]:match("^([%w_]+)%(")
+  if cuda[name] then d.kernels = { cpu = "lt_cpu_" .. name, cuda = "lt_cuda_" .. name } end
+end
+return ops

@@ -22,9 +22,11 @@ return {
 
   -- dropout: the global generator; scaled by 1/(1-p) so the expectation is unchanged
   { "native_dropout(Tensor input, float p, bool train=True) -> (Tensor output, Tensor mask)", variants = "function",
+    kernels = { cpu = "lt_cpu_native_dropout", cuda = "lt_cuda_native_dropout" },
     derivatives = { input = "lt_nn_grad_dropout(grad, mask, p, train)" },
     doc = "Dropout returning the kept-element mask (bool) too: output = input * mask / (1 - p)." },
   { "_dropout_mask(Tensor self, float p, int[]? shape=None) -> Tensor", variants = "function", nondiff = true,
+    kernels = { cpu = "lt_cpu__dropout_mask", cuda = "lt_cuda__dropout_mask" },
     doc = "A tensor of self's dtype and the given shape (default self's) holding 0 with probability p, else 1/(1-p)." },
   { "dropout(Tensor input, float p=0.5, bool train=True) -> Tensor", composite = "lt_composite_dropout",
     doc = "Zeroes each element with probability p and scales the others by 1/(1-p) when train; input itself otherwise." },

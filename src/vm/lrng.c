@@ -8,6 +8,7 @@
 #include "ltensor.h"
 #include "largs.h"
 #include "core/rng.h"
+#include "core/backend.h"
 
 #define GEN_MT "lutorch.Generator"
 
@@ -123,7 +124,8 @@ static int g_tostring(lua_State *L) {
 static int g_index(lua_State *L) {
   const char *k = lua_tostring(L, 2);
   if (k && strcmp(k, "device") == 0) {
-    lt_vm_push_device(L, lt_device_cpu());
+    lt_generator *g = checkgen(L, 1, "device");
+    lt_vm_push_device(L, (lt_device){g->device_type, g->device_index});
     return 1;
   }
   luaL_getmetatable(L, GEN_MT);
@@ -135,15 +137,18 @@ static int g_index(lua_State *L) {
 
 /* ---- module functions ---- */
 
-/* torch.Generator([device]) */
+/* torch.Generator([device]): a cuda generator feeds the ops of cuda tensors
+** ("cuda" is the current device) */
 static int l_generator(lua_State *L) {
+  lt_device d = lt_device_cpu();
   if (!lua_isnoneornil(L, 1)) {
-    lt_device d;
     if (lt_vm_todevice(L, 1, &d) < 0) return luaL_error(L, "Generator: argument 'device': %s", lt_error_message());
-    if (d.type != LT_DEV_CPU) return luaL_error(L, "Generator: device cuda is not available");
+    if (lt_vm_device_usable(d) < 0) return luaL_error(L, "Generator: argument 'device': %s", lt_error_message());
   }
   lt_generator *g = lt_generator_new(LT_DEFAULT_SEED);
   if (!g) return lt_vm_raise(L, "Generator");
+  g->device_type = d.type;
+  g->device_index = d.index;
   push_gen(L, g);
   lt_generator_release(g);
   return 1;
@@ -155,8 +160,11 @@ static int l_manual_seed(lua_State *L) {
   return 1;
 }
 
+/* torch.seed(): a random seed for the cpu, which seeds every cuda device too (as in PyTorch) */
 static int l_seed(lua_State *L) {
-  lua_pushinteger(L, (lua_Integer)lt_generator_seed_random(lt_default_generator()));
+  uint64_t s = lt_generator_seed_random(lt_default_generator());
+  lt_manual_seed(s);
+  lua_pushinteger(L, (lua_Integer)s);
   return 1;
 }
 
@@ -174,6 +182,108 @@ static int l_set_rng_state(lua_State *L) {
   set_state(L, lt_default_generator(), 1, "set_rng_state");
   return 0;
 }
+
+/* ---- torch.cuda's generators: one per device (core/rng.h) ----
+** Without a CUDA device, seeding is ignored and the rest raise, as in PyTorch. */
+
+static int cuda_devices(void) {
+  const lt_backend *b = lt_backend_get(LT_DEV_CUDA);
+  if (!b && lt_vm_backend_load(LT_DEV_CUDA) == 0) b = lt_backend_get(LT_DEV_CUDA);
+  return b ? b->device_count() : 0;
+}
+
+/* the generator of the device at idx (nil: the current one); raises naming op */
+static lt_generator *cuda_gen(lua_State *L, int idx, const char *op) {
+  int n = cuda_devices();
+  if (n == 0) {
+    const char *why = lt_vm_backend_unavailable(LT_DEV_CUDA);
+    luaL_error(L, "%s: CUDA is not available: %s", op, why ? why : "no CUDA device");
+  }
+  lt_device d = {LT_DEV_CUDA, (int8_t)lt_device_current(LT_DEV_CUDA)};
+  if (lua_isinteger(L, idx)) {
+    lua_Integer i = lua_tointeger(L, idx);
+    if (i < 0 || i >= n) luaL_error(L, "%s: argument 'device': device cuda:%d does not exist (%d devices)", op, (int)i, n);
+    d.index = (int8_t)i;
+  } else if (!lua_isnoneornil(L, idx)) {
+    if (lt_vm_todevice(L, idx, &d) < 0) luaL_error(L, "%s: argument 'device': %s", op, lt_error_message());
+    if (d.type != LT_DEV_CUDA) luaL_error(L, "%s: argument 'device': expected a cuda device, got cpu", op);
+    if (d.index >= n) luaL_error(L, "%s: argument 'device': device cuda:%d does not exist (%d devices)", op, d.index, n);
+  }
+  return lt_device_default_generator(LT_DEV_CUDA, d.index);
+}
+
+static int c_manual_seed(lua_State *L) {
+  uint64_t s = checkseed(L, 1, "torch.cuda.manual_seed");
+  if (cuda_devices() > 0) lt_generator_manual_seed(cuda_gen(L, 2, "torch.cuda.manual_seed"), s);
+  return 0;
+}
+
+static int c_manual_seed_all(lua_State *L) {
+  uint64_t s = checkseed(L, 1, "torch.cuda.manual_seed_all");
+  int n = cuda_devices();
+  for (int i = 0; i < n; i++) lt_generator_manual_seed(lt_device_default_generator(LT_DEV_CUDA, i), s);
+  return 0;
+}
+
+static int c_seed(lua_State *L) {
+  if (cuda_devices() == 0) return 0;
+  lua_pushinteger(L, (lua_Integer)lt_generator_seed_random(cuda_gen(L, 1, "torch.cuda.seed")));
+  return 1;
+}
+
+static int c_seed_all(lua_State *L) {
+  int n = cuda_devices();
+  if (n == 0) return 0;
+  uint64_t s = lt_generator_seed_random(lt_device_default_generator(LT_DEV_CUDA, 0));
+  for (int i = 1; i < n; i++) lt_generator_manual_seed(lt_device_default_generator(LT_DEV_CUDA, i), s);
+  return 0;
+}
+
+static int c_initial_seed(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)lt_generator_initial_seed(cuda_gen(L, 1, "torch.cuda.initial_seed")));
+  return 1;
+}
+
+static int c_get_rng_state(lua_State *L) {
+  push_state(L, cuda_gen(L, 1, "torch.cuda.get_rng_state"));
+  return 1;
+}
+
+static int c_set_rng_state(lua_State *L) {
+  lt_generator *g = cuda_gen(L, 2, "torch.cuda.set_rng_state");
+  set_state(L, g, 1, "torch.cuda.set_rng_state");
+  return 0;
+}
+
+static int c_get_rng_state_all(lua_State *L) {
+  int n = cuda_devices();
+  lua_createtable(L, n, 0);
+  for (int i = 0; i < n; i++) {
+    push_state(L, lt_device_default_generator(LT_DEV_CUDA, i));
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 1;
+}
+
+static int c_set_rng_state_all(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  int n = cuda_devices();
+  for (int i = 0; i < n; i++) {
+    if (lua_rawgeti(L, 1, i + 1) == LUA_TNIL)
+      return luaL_error(L, "torch.cuda.set_rng_state_all: argument 'new_states' has no state for cuda:%d", i);
+    set_state(L, lt_device_default_generator(LT_DEV_CUDA, i), lua_gettop(L), "torch.cuda.set_rng_state_all");
+    lua_pop(L, 1);
+  }
+  return 0;
+}
+
+const luaL_Reg lt_vm_cuda_rng_functions[] = {
+  {"manual_seed", c_manual_seed}, {"manual_seed_all", c_manual_seed_all}, {"seed", c_seed},
+  {"seed_all", c_seed_all}, {"initial_seed", c_initial_seed}, {"get_rng_state", c_get_rng_state},
+  {"set_rng_state", c_set_rng_state}, {"get_rng_state_all", c_get_rng_state_all},
+  {"set_rng_state_all", c_set_rng_state_all},
+  {NULL, NULL}
+};
 
 static struct lt_generator *vm_togenerator(lua_State *L, int idx) { return togen(L, idx); }
 

@@ -158,25 +158,33 @@ static void open_dtypes(lua_State *L) {
 
 static char device_key;   /* registry: "cpu"/"cuda:0" -> interned device value */
 
-void lt_vm_push_device(lua_State *L, lt_device d) {
-  char buf[32];
-  lt_device_format(d, buf, sizeof buf);
+/* the device object of text key (cached per text); index < 0: none (a bare
+** "cuda", which means the current device wherever it is used) */
+static void push_device_obj(lua_State *L, const char *key, const char *type, int index) {
   lua_rawgetp(L, LUA_REGISTRYINDEX, &device_key);
-  if (lua_getfield(L, -1, buf) == LUA_TNIL) {
+  if (lua_getfield(L, -1, key) == LUA_TNIL) {
     lua_pop(L, 1);
     lua_createtable(L, 0, 3);
-    lua_pushstring(L, d.type == LT_DEV_CPU ? "cpu" : "cuda");
+    lua_pushstring(L, type);
     lua_setfield(L, -2, "type");
-    lua_pushinteger(L, d.index);
-    lua_setfield(L, -2, "index");
-    lua_pushstring(L, buf);
+    if (index >= 0) {
+      lua_pushinteger(L, index);
+      lua_setfield(L, -2, "index");
+    }
+    lua_pushstring(L, key);
     lua_setfield(L, -2, "_str");
     if (luaL_getmetatable(L, "lutorch.device") == LUA_TTABLE) lua_setmetatable(L, -2);
     else lua_pop(L, 1);
     lua_pushvalue(L, -1);
-    lua_setfield(L, -3, buf);
+    lua_setfield(L, -3, key);
   }
   lua_remove(L, -2);
+}
+
+void lt_vm_push_device(lua_State *L, lt_device d) {
+  char buf[32];
+  lt_device_format(d, buf, sizeof buf);
+  push_device_obj(L, buf, d.type == LT_DEV_CPU ? "cpu" : "cuda", d.index);
 }
 
 int lt_vm_todevice(lua_State *L, int idx, lt_device *out) {
@@ -214,7 +222,15 @@ static int l_device(lua_State *L) {
   lt_device d;
   const char *s = luaL_checkstring(L, 1);
   if (lt_device_parse(s, &d) < 0) return lt_vm_raise(L, "device");
-  if (lua_type(L, 2) == LUA_TNUMBER) d.index = (int8_t)luaL_checkinteger(L, 2);
+  if (lua_type(L, 2) == LUA_TNUMBER) {
+    lua_Integer i = luaL_checkinteger(L, 2);
+    if (i < 0 || i > 127) return luaL_error(L, "device: argument 'index' must be in 0..127, got %d", (int)i);
+    d.index = (int8_t)i;
+  } else if (strcmp(s, "cuda") == 0) {
+    /* PyTorch's torch.device("cuda"): no index; the current device when used */
+    push_device_obj(L, "cuda", "cuda", -1);
+    return 1;
+  }
   lt_vm_push_device(L, d);
   return 1;
 }
@@ -579,7 +595,41 @@ static int m_type(lua_State *L) {
   return luaL_error(L, "type: unknown tensor type '%s'", name);
 }
 
+/* x:pin_memory(): a copy of a cpu tensor in page-locked host memory, from the
+** CUDA backend (loaded on demand); x itself when already pinned */
+static int m_pin_memory(lua_State *L) {
+  static const char op[] = "pin_memory";
+  lt_tensor *t = self_tensor(L, op);
+  if (lt_tensor_device(t).type != LT_DEV_CPU) {
+    char buf[32];
+    lt_device_format(lt_tensor_device(t), buf, sizeof buf);
+    return luaL_error(L, "%s: cannot pin a %s tensor: only cpu tensors can be pinned", op, buf);
+  }
+  if (lt_tensor_is_pinned(t)) { lua_settop(L, 1); return 1; }
+  lt_device cuda = {LT_DEV_CUDA, (int8_t)lt_device_current(LT_DEV_CUDA)};
+  if (lt_vm_device_usable(cuda) < 0)
+    return luaL_error(L, "%s: pinned memory needs a CUDA device: %s", op, lt_error_message());
+  const lt_backend *b = lt_backend_get(LT_DEV_CUDA);
+  if (!b->pinned_storage) return luaL_error(L, "%s: the CUDA backend has no pinned memory", op);
+  lt_storage *s = b->pinned_storage((size_t)t->numel * lt_dtype_size((lt_dtype)t->dtype));
+  if (!s) return lt_vm_raise(L, op);
+  int64_t st[LT_MAX_DIMS];
+  lt_contiguous_strides(t->ndim, t->sizes, st);
+  lt_tensor *r = lt_tensor_new_view(s, (lt_dtype)t->dtype, 0, t->ndim, t->sizes, st);
+  lt_storage_release(s);
+  if (!r) return lt_vm_raise(L, op);
+  if (lt_tensor_copy_(r, t) < 0) { lt_tensor_release(r); return lt_vm_raise(L, op); }
+  lt_vm_push_tensor(L, r);
+  return 1;
+}
+
+static int m_is_pinned(lua_State *L) {
+  lua_pushboolean(L, lt_tensor_is_pinned(self_tensor(L, "is_pinned")));
+  return 1;
+}
+
 static const luaL_Reg base_methods[] = {
+  {"pin_memory", m_pin_memory}, {"is_pinned", m_is_pinned},
   {"size", m_size}, {"stride", m_stride}, {"dim", m_dim}, {"nDimension", m_dim},
   {"numel", m_numel}, {"nElement", m_numel}, {"is_contiguous", m_is_contiguous},
   {"isContiguous", m_is_contiguous}, {"element_size", m_element_size},
@@ -588,11 +638,12 @@ static const luaL_Reg base_methods[] = {
   {NULL, NULL}
 };
 
-/* x:cuda() with no device means cuda:0, which the schema cannot check while
-** parsing: say here, naming the op, when there is no CUDA device at all */
+/* x:cuda() with no device means the current cuda device, which the schema
+** cannot check while parsing: say here, naming the op, when there is no CUDA
+** device at all */
 static int m_cuda(lua_State *L) {
   if (lua_isnoneornil(L, 2) && lt_vm_totensor(L, 1)) {
-    lt_device d = {LT_DEV_CUDA, 0};
+    lt_device d = {LT_DEV_CUDA, (int8_t)lt_device_current(LT_DEV_CUDA)};
     if (lt_vm_device_usable(d) < 0) return lt_vm_raise(L, "cuda");
   }
   lua_pushvalue(L, lua_upvalueindex(1));

@@ -56,6 +56,8 @@ const char *lt_vm_backend_unavailable(int device_type);
 void *lt_vm_backend_symbol(int device_type, const char *name);
 
 int lt_vm_l_device(lua_State *L);               /* torch.device(s) */
+/* torch.cuda's generator functions (lrng.c): manual_seed, seed, get_rng_state, ... */
+extern const luaL_Reg lt_vm_cuda_rng_functions[];
 void lt_vm_push_methods(lua_State *L);         /* the tensor method table */
 void lt_vm_push_tensor_mt(lua_State *L);       /* the tensor metatable */
 

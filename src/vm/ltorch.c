@@ -181,14 +181,14 @@ static int cuda_is_initialized(lua_State *L) {
   return 1;
 }
 
-/* the cuda device an optional argument names: nil (device 0, the current one),
-** an index, "cuda:1" or a device object; NULL when no CUDA device is present */
+/* the cuda device an optional argument names: nil (the current device), an
+** index, "cuda:1" or a device object; NULL when no CUDA device is present */
 static const lt_backend *cuda_arg(lua_State *L, int idx, const char *op, lt_device *d) {
   d->type = LT_DEV_CUDA;
-  d->index = 0;
+  d->index = (int8_t)lt_device_current(LT_DEV_CUDA);
   if (lua_isinteger(L, idx)) {
     lua_Integer i = lua_tointeger(L, idx);
-    if (i < 0 || i > 127) luaL_error(L, "%s: argument 'device': index %d out of range", op, (int)i);
+    if (i < 0 || i > 127) luaL_error(L, "%s: argument 'device': device index must be in 0..127, got %d", op, (int)i);
     d->index = (int8_t)i;
   } else if (!lua_isnoneornil(L, idx)) {
     if (lt_vm_todevice(L, idx, d) < 0) luaL_error(L, "%s: argument 'device': %s", op, lt_error_message());
@@ -213,10 +213,11 @@ static const lt_backend *cuda_need(lua_State *L, int idx, const char *op, lt_dev
 static int cuda_is_available(lua_State *L) { lua_pushboolean(L, cuda_count() > 0); return 1; }
 static int cuda_device_count(lua_State *L) { lua_pushinteger(L, cuda_count()); return 1; }
 
+/* the current device (per thread, core/tensor.h): what "cuda" means */
 static int cuda_current_device(lua_State *L) {
   lt_device d;
   cuda_need(L, lua_gettop(L) + 1, "torch.cuda.current_device", &d);
-  lua_pushinteger(L, 0);    /* lutorch has no current-device switch: cuda means cuda:0 */
+  lua_pushinteger(L, lt_device_current(LT_DEV_CUDA));
   return 1;
 }
 
@@ -296,20 +297,14 @@ static int cuda_reset_peak_memory_stats(lua_State *L) {
   return 0;
 }
 
-/* device tensors draw from the one process-wide generator, so seeding CUDA
-** seeds it; with no CUDA device there is nothing to seed (PyTorch ignores the
-** call too, so scripts that seed both run unchanged) */
-static int seed_cuda(lua_State *L, const char *op) {
-  if (!lua_isinteger(L, 1)) return luaL_error(L, "%s: argument 'seed' must be an integer, got %s", op, luaL_typename(L, 1));
-  if (cuda_count() == 0) return 0;
-  lua_getfield(L, LUA_REGISTRYINDEX, "lutorch.module");
-  lua_getfield(L, -1, "manual_seed");
-  lua_pushvalue(L, 1);
-  lua_call(L, 1, 0);
+/* torch.cuda.set_device(device): the current device of this thread */
+static int cuda_set_device(lua_State *L) {
+  lt_device d;
+  luaL_checkany(L, 1);
+  cuda_need(L, 1, "torch.cuda.set_device", &d);
+  lt_device_set_current(LT_DEV_CUDA, d.index);
   return 0;
 }
-static int cuda_manual_seed(lua_State *L) { return seed_cuda(L, "torch.cuda.manual_seed"); }
-static int cuda_manual_seed_all(lua_State *L) { return seed_cuda(L, "torch.cuda.manual_seed_all"); }
 
 static const luaL_Reg cuda_functions[] = {
   {"is_available", cuda_is_available}, {"device_count", cuda_device_count},
@@ -317,7 +312,7 @@ static const luaL_Reg cuda_functions[] = {
   {"empty_cache", cuda_empty_cache}, {"memory_allocated", cuda_memory_allocated},
   {"max_memory_allocated", cuda_max_memory_allocated}, {"memory_reserved", cuda_memory_reserved},
   {"memory_stats", cuda_memory_stats}, {"reset_peak_memory_stats", cuda_reset_peak_memory_stats},
-  {"manual_seed", cuda_manual_seed}, {"manual_seed_all", cuda_manual_seed_all},
+  {"set_device", cuda_set_device},
   {"unavailable_reason", cuda_unavailable_reason}, {"init", cuda_init},
   {"is_initialized", cuda_is_initialized},
   {NULL, NULL}
@@ -504,6 +499,7 @@ int luaopen_torch(lua_State *L) {
   }
   lua_createtable(L, 0, 16);
   luaL_setfuncs(L, cuda_functions, 0);
+  luaL_setfuncs(L, lt_vm_cuda_rng_functions, 0);
   lua_createtable(L, 0, 1);
   lua_pushcfunction(L, cuda_index);
   lua_setfield(L, -2, "__index");

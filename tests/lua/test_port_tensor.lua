@@ -289,10 +289,13 @@ T.test("torch.cuda with a cuda backend (the fake one of tests/fake)", function()
   local s = c.memory_stats()
   T.eq(s["allocated_bytes.all.current"], c.memory_allocated()); T.eq(s.allocated, c.memory_allocated())
   T.raises(function() c.memory_allocated(5) end, "cuda:5 does not exist")
-  -- seeding cuda seeds the generator device tensors draw from
-  c.manual_seed(3); local a = torch.randn(4, { device = "cuda" })
-  c.manual_seed_all(3); local b = torch.randn(4, { device = "cuda" })
-  T.ok(torch.equal(a, b))
+  -- seeding cuda seeds each device's generator; this test backend runs the CPU's kernels,
+  -- which draw from the CPU's, and torch.manual_seed seeds both
+  c.manual_seed(3); T.eq(c.initial_seed(), 3)
+  c.manual_seed_all(4); T.eq(c.initial_seed(1), 4)
+  torch.manual_seed(3); local a = torch.randn(4, { device = "cuda" })
+  torch.manual_seed(3); local b = torch.randn(4, { device = "cuda" })
+  T.ok(torch.equal(a, b)); T.eq(c.initial_seed(), 3)
   -- moves, with a dtype too
   T.eq(tostring(x:cpu():cuda().device), "cuda:0")
   local y = torch.tensor({ 1.5 }):to("cuda:1", f64)
