@@ -11,6 +11,7 @@
 #include "cpu/ew.h"
 #include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
 #include "cpu/parallel.h"
+#include "meta/index.h"
 
 #define TY(x) __typeof__(x)
 #define PI_D 3.14159265358979323846
@@ -455,28 +456,7 @@ static void search_range(void *ctx, int64_t begin, int64_t end) {
 
 static lt_tensor *search_impl(const char *op, const char *seq_name, lt_tensor *seq, lt_tensor *input,
                               bool out_int32, bool right, lt_tensor *sorter) {
-  if (seq->ndim == 0)
-    return lt_error_null("%s: argument '%s' must have at least one dimension", op, seq_name);
-  if (input->is_wrapped_number && seq->ndim != 1)
-    return lt_error_null("%s: argument 'input' can be a number only when '%s' is 1-D", op, seq_name);
-  if (seq->ndim > 1) {
-    bool ok = input->ndim == seq->ndim;
-    for (int i = 0; ok && i < seq->ndim - 1; i++) ok = input->sizes[i] == seq->sizes[i];
-    if (!ok) {
-      char b1[128], b2[128];
-      return lt_error_null("%s: the leading dims of '%s' %s and 'input' %s must match", op, seq_name,
-                           lt_shape_str(seq->ndim, seq->sizes, b1, sizeof b1),
-                           lt_shape_str(input->ndim, input->sizes, b2, sizeof b2));
-    }
-  }
-  if (seq->dtype == LT_BOOL || input->dtype == LT_BOOL)
-    return lt_error_null("%s: arguments '%s' and 'input' must be number tensors, not bool", op, seq_name);
-  if (sorter) {
-    if (sorter->dtype != LT_INT64)
-      return lt_error_null("%s: argument 'sorter' must be an int64 tensor, got %s", op, lt_dtype_name((lt_dtype)sorter->dtype));
-    if (!lt_tensor_same_shape(sorter, seq))
-      return lt_error_null("%s: argument 'sorter' must have the shape of '%s'", op, seq_name);
-  }
+  if (lt_meta_search_check(op, seq_name, seq, input, sorter) < 0) return NULL;
   int64_t n = seq->sizes[seq->ndim - 1];
   /* compared in the promoted type: double when either side is floating */
   bool isf = lt_dtype_is_float((lt_dtype)seq->dtype) || lt_dtype_is_float((lt_dtype)input->dtype);
@@ -492,9 +472,10 @@ static lt_tensor *search_impl(const char *op, const char *seq_name, lt_tensor *s
   if (sv) {   /* sorter values index the sequence: check them once */
     for (int64_t i = 0; i < sorter->numel; i++)
       if (sv[i] < 1 || sv[i] > n) {
+        int64_t bad = sv[i];
         lt_tensor_release(s); lt_tensor_release(x); lt_tensor_release(so); lt_tensor_release(r);
-        return lt_error_null("%s: argument 'sorter' holds index %lld, out of range 1..%lld", op,
-                             (long long)sv[i], (long long)n);
+        lt_meta_sorter_range(op, bad, n);
+        return NULL;
       }
   }
   search_ctx c = { lt_tensor_data(s), lt_tensor_data(x), lt_tensor_data(r), sv, n, seq->ndim == 1 ? 0 : (per ? per : 1),
@@ -506,14 +487,7 @@ static lt_tensor *search_impl(const char *op, const char *seq_name, lt_tensor *s
 
 lt_tensor *lt_cpu_searchsorted(lt_tensor *sorted_sequence, lt_tensor *input, bool out_int32, bool right,
                                const char *side, lt_tensor *sorter) {
-  if (side) {
-    bool sr = strcmp(side, "right") == 0;
-    if (!sr && strcmp(side, "left") != 0)
-      return lt_error_null("searchsorted: argument 'side' must be \"left\" or \"right\", got \"%s\"", side);
-    if (right && !sr)
-      return lt_error_null("searchsorted: arguments 'side' (\"left\") and 'right' (true) contradict each other");
-    right = sr;
-  }
+  if (lt_meta_search_side("searchsorted", side, &right) < 0) return NULL;
   return search_impl("searchsorted", "sorted_sequence", sorted_sequence, input, out_int32, right, sorter);
 }
 

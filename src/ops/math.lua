@@ -68,7 +68,7 @@ local ops = {
   { "_i1(Tensor self) -> Tensor", variants = "function",
     doc = "Modified Bessel function of the first kind, order 1 (torch.special.i1; the derivative of i0).",
     derivatives = { self = "lt_mm_grad_i1(grad, self, result)" } },
-  { "isin(Tensor elements, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor",
+  { "isin(Tensor elements, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor", kernels = { cpu = "lt_cpu_isin", cuda = "lt_cuda_isin" },
     nondiff = true, variants = "function",
     doc = "True where an element of elements is in test_elements (false for NaN), compared after type promotion; "
       .. "invert=true negates; assume_unique is accepted and ignored." },
@@ -119,12 +119,12 @@ local composites = {
     doc = "tensordot(a, b, dims_a, dims_b): contracts dims_a of a with dims_b of b." },
 
   -- binning and search (integer results)
-  { "searchsorted(Tensor sorted_sequence, Tensor input, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor",
+  { "searchsorted(Tensor sorted_sequence, Tensor input, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor", kernels = { cpu = "lt_cpu_searchsorted", cuda = "lt_cuda_searchsorted" },
     nondiff = true, variants = "function",
     doc = "1-based insertion positions of self's values in the innermost dim of sorted_sequence: "
       .. "the first position i with seq[i] >= v (> v with right=true or side=\"right\"), n + 1 past the end; "
       .. "sorter: the 1-based indices (argsort) that sort an unsorted sequence." },
-  { "bucketize(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor",
+  { "bucketize(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor", kernels = { cpu = "lt_cpu_bucketize", cuda = "lt_cuda_bucketize" },
     nondiff = true, variants = "function",
     doc = "1-based bucket of each value among the sorted 1-D boundaries: searchsorted(boundaries, self, {right = right})." },
   { "bincount(Tensor self, Tensor? weights=None, int minlength=0) -> Tensor", nondiff = true,
