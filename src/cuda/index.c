@@ -118,6 +118,17 @@ int lt_cuda_ix_launch(const char *op, int mode, lt_tensor *w, const lt_tensor *i
                                      lt_tensor_data(idx), value, al, g, x.l.stream));
 }
 
+/* the indexed kernel into w (value converted to w's dtype for FILL): w, or
+** NULL with w released */
+static lt_tensor *ix_into(lt_tensor *w, const char *op, int mode, const lt_tensor *in, const lt_tensor *idx,
+                          lt_scalar value, lt_scalar alpha, const lt_ck_ix_geom *g) {
+  uint64_t bits = 0;
+  if (mode == LT_CK_IX_FILL) lt_cuda_scalar_bits(value, (lt_dtype)w->dtype, &bits);
+  if (lt_cuda_ix_launch(op, mode, w, in, idx, &bits, alpha, g) == 0) return w;
+  lt_tensor_release(w);
+  return NULL;
+}
+
 /* ---- results ---- */
 
 /* where a kernel writes r's values: r when of dtype dt, else a new tensor of r's shape */
@@ -205,10 +216,7 @@ lt_tensor *lt_cuda_index_select(lt_tensor *self, int64_t dim, lt_tensor *index, 
     }
     g.strides[2][self->ndim ? d : 0] = 1;
     g.ixsize = S;
-    if (lt_cuda_ix_launch(op, LT_CK_IX_GATHER, w, self, idx, NULL, lt_scalar_none(), &g) < 0) {
-      lt_tensor_release(w);
-      w = NULL;
-    }
+    w = ix_into(w, op, LT_CK_IX_GATHER, self, idx, lt_scalar_none(), lt_scalar_none(), &g);
   }
   lt_tensor_release(idx);
   return r ? finish(r, w) : NULL;
@@ -234,10 +242,7 @@ lt_tensor *lt_cuda_gather(lt_tensor *self, int64_t dim, lt_tensor *index, lt_ten
     g.strides[1][d] = 0;
     lt_contiguous_strides(nd, g.sizes, g.strides[2]);
     g.ixsize = S;
-    if (lt_cuda_ix_launch(op, LT_CK_IX_GATHER, w, self, idx, NULL, lt_scalar_none(), &g) < 0) {
-      lt_tensor_release(w);
-      w = NULL;
-    }
+    w = ix_into(w, op, LT_CK_IX_GATHER, self, idx, lt_scalar_none(), lt_scalar_none(), &g);
   }
   lt_tensor_release(idx);
   return r ? finish(r, w) : NULL;
@@ -258,10 +263,7 @@ lt_tensor *lt_cuda_take(lt_tensor *self, lt_tensor *index, lt_tensor *out) {
     lt_contiguous_strides(nd, g.sizes, g.strides[2]);
     g.in_ixstride = 1;
     g.ixsize = self->numel;
-    if (lt_cuda_ix_launch(op, LT_CK_IX_GATHER, w, s, idx, NULL, lt_scalar_none(), &g) < 0) {
-      lt_tensor_release(w);
-      w = NULL;
-    }
+    w = ix_into(w, op, LT_CK_IX_GATHER, s, idx, lt_scalar_none(), lt_scalar_none(), &g);
   }
   lt_tensor_release(s);
   lt_tensor_release(idx);
@@ -299,12 +301,7 @@ static lt_tensor *scatter_common(const char *op, lt_tensor *self, int64_t dim, l
     if (s) strides_of(s, nd, g.strides[1]);
     lt_contiguous_strides(nd, g.sizes, g.strides[2]);
     g.ixsize = S;
-    uint64_t bits = 0;
-    if (mode == LT_CK_IX_FILL) lt_cuda_scalar_bits(value, self_dtype(self), &bits);
-    if (lt_cuda_ix_launch(op, mode, w, s, idx, &bits, lt_scalar_none(), &g) < 0) {
-      lt_tensor_release(w);
-      w = NULL;
-    }
+    w = ix_into(w, op, mode, s, idx, value, lt_scalar_none(), &g);
   }
   r = finish(r, w);
 done:
@@ -364,12 +361,7 @@ static lt_tensor *index_slices(const char *op, lt_tensor *self, int64_t dim, lt_
     }
     g.strides[2][self->ndim ? d : 0] = 1;
     g.ixsize = S;
-    uint64_t bits = 0;
-    if (mode == LT_CK_IX_FILL) lt_cuda_scalar_bits(value, dt, &bits);
-    if (lt_cuda_ix_launch(op, mode, w, s, idx, &bits, alpha, &g) < 0) {
-      lt_tensor_release(w);
-      w = NULL;
-    }
+    w = ix_into(w, op, mode, s, idx, value, alpha, &g);
   }
   r = finish(r, w);
 done:
@@ -587,10 +579,7 @@ lt_tensor *lt_cuda_embedding(lt_tensor *weight, lt_tensor *indices, int64_t padd
     g.in_ixstride = weight->strides[0];
     lt_contiguous_strides(nd - 1, sz, g.strides[2]);
     g.ixsize = rows;
-    if (lt_cuda_ix_launch(op, LT_CK_IX_GATHER, o, weight, idx, NULL, lt_scalar_none(), &g) < 0) {
-      lt_tensor_release(o);
-      o = NULL;
-    }
+    o = ix_into(o, op, LT_CK_IX_GATHER, weight, idx, lt_scalar_none(), lt_scalar_none(), &g);
   }
   lt_tensor_release(idx);
   return o;
@@ -626,10 +615,7 @@ lt_tensor *lt_cuda__embedding_backward(lt_tensor *grad, lt_tensor *indices, int6
     lt_contiguous_strides(nd - 1, grad->sizes, ge.strides[2]);
     ge.ixsize = num_weights;
     ge.skip = pad;
-    if (lt_cuda_ix_launch(op, LT_CK_IX_ADD, o, g, idx, NULL, lt_scalar_none(), &ge) < 0) {
-      lt_tensor_release(o);
-      o = NULL;
-    }
+    o = ix_into(o, op, LT_CK_IX_ADD, g, idx, lt_scalar_none(), lt_scalar_none(), &ge);
   }
   lt_tensor_release(g);
   lt_tensor_release(idx);
@@ -682,11 +668,7 @@ lt_tensor *lt_cuda_one_hot(lt_tensor *self, int64_t num_classes) {
     for (int i = 0; i < gn; i++) g.strides[0][i] = g.strides[2][i] * num_classes;
     g.out_ixstride = 1;
     g.ixsize = num_classes;
-    int64_t one = 1;
-    if (lt_cuda_ix_launch(op, LT_CK_IX_FILL, o, NULL, v, &one, lt_scalar_none(), &g) < 0) {
-      lt_tensor_release(o);
-      o = NULL;
-    }
+    o = ix_into(o, op, LT_CK_IX_FILL, NULL, v, lt_scalar_int(1), lt_scalar_none(), &g);
   }
   lt_tensor_release(v);
   return o;

@@ -14,7 +14,6 @@ end
 
 local DT = { torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16,
              torch.int8, torch.uint8, torch.bool }
-local TOL = { [torch.float64] = 1e-12, [torch.float32] = 2e-6, [torch.float16] = 2e-3, [torch.bfloat16] = 1.6e-2 }
 
 local function gen(dt, shape)
   local x = #shape == 0 and torch.randn({}) * 3 or torch.randn(shape) * 3
@@ -34,59 +33,8 @@ local function rindex(n, size, neg, shape)
   return v
 end
 
-local function close(got, want, what)
-  if type(want) == "table" then
-    T.eq(#got, #want, what .. " results")
-    for i = 1, #want do close(got[i], want[i], what .. " [" .. i .. "]") end
-    return
-  end
-  T.eq(tostring(got.device):sub(1, 4), "cuda", what .. " device")
-  local h = got:cpu()
-  T.eq(h.dtype, want.dtype, what .. " dtype")
-  T.eq(tostring(h:size()), tostring(want:size()), what .. " shape")
-  if h:numel() == 0 then return end
-  if not h:is_floating_point() then
-    T.ok(torch.equal(h, want), what .. ": " .. tostring(h) .. " vs " .. tostring(want))
-    return
-  end
-  local a, b = h:double(), want:double()
-  local nan = torch.isnan(a)
-  T.ok(torch.equal(nan, torch.isnan(b)), what .. ": NaNs differ")
-  local d = ((a - b):abs() / (b:abs() + 1)):masked_fill(nan, 0):masked_fill(a:eq(b), 0):max():item()
-  T.ok(d <= (TOL[want.dtype] or 0), ("%s: differs by %g"):format(what, d))
-end
-
-local function numel(v)
-  if type(v) ~= "table" then return v:numel() end
-  local n = 0
-  for _, t in ipairs(v) do n = n + t:numel() end
-  return n
-end
-
-local function cuda_of(v) return torch.is_tensor(v) and v:cuda() or v end
-
--- f(args...) on the CPU and on cuda copies: the same result (or the same error), computed by
--- the CUDA kernels (a launch counted, no CPU fallback; mode "any" or "fallback" relax it)
-local function check(what, f, args, mode)
-  local n = select("#", table.unpack(args))
-  local dargs = {}
-  for i = 1, #args do dargs[i] = cuda_of(args[i]) end
-  local okc, want = pcall(f, table.unpack(args, 1, n))
-  c._kernel_counts(true)
-  local okd, got = pcall(f, table.unpack(dargs, 1, n))
-  local k = c._kernel_counts(true)
-  if not okc then
-    T.ok(not okd, what .. ": the CPU raises (" .. tostring(want) .. ") but cuda does not")
-    if not okd then T.eq(tostring(got), tostring(want), what .. " error") end
-    return
-  end
-  T.ok(okd, what .. ": " .. tostring(got))
-  if not okd then return end
-  close(got, want, what)
-  -- mode "any": no launch needed (an empty index, a plain byte copy); "fallback": the CPU may run
-  if mode ~= "fallback" then T.eq(k.cpu, 0, what .. ": fell back to the CPU kernel") end
-  if mode == nil and numel(want) > 0 then T.ok(k.host + k.device > 0, what .. ": no CUDA kernel launch") end
-end
+local H = require "cuda.check"
+local close, check = H.close, H.check
 
 local SIZES = { 0, 1, 31, 1025 }
 
@@ -326,7 +274,7 @@ T.test("gradients through index_select, gather, embedding and masked ops on cuda
     local x = x0:to(dev):detach()
     x:requires_grad_(true)
     local args = {}
-    for k, a in ipairs({ ... }) do args[k] = cuda_of(a) and a:to(dev) end
+    for k, a in ipairs({ ... }) do args[k] = a:to(dev) end
     local y = f(x, table.unpack(args))
     local g = torch.arange(y:numel()):view(y:size()):to(x0.dtype):to(dev)
     y:mul(g):sum():backward()

@@ -32,54 +32,10 @@ local function gen_nan(dt, shape)
   return x
 end
 
-local function close(got, want, what)
-  if type(want) == "table" then
-    T.eq(#got, #want, what .. " results")
-    for i = 1, #want do close(got[i], want[i], what .. " [" .. i .. "]") end
-    return
-  end
-  T.eq(tostring(got.device):sub(1, 4), "cuda", what .. " device")
-  local h = got:cpu()
-  T.eq(h.dtype, want.dtype, what .. " dtype")
-  T.eq(tostring(h:size()), tostring(want:size()), what .. " shape")
-  if h:numel() == 0 then return end
-  if h:is_floating_point() then
-    local nan = torch.isnan(h)
-    T.ok(torch.equal(nan, torch.isnan(want)), what .. ": NaNs differ")
-    T.ok(torch.equal(h:masked_fill(nan, 0), want:masked_fill(nan, 0)), what .. ": values differ")
-  else
-    T.ok(torch.equal(h, want), what .. ": " .. tostring(h) .. " vs " .. tostring(want))
-  end
-end
-
-local function numel(v)
-  if type(v) ~= "table" then return v:numel() end
-  local n = 0
-  for _, t in ipairs(v) do n = n + t:numel() end
-  return n
-end
-
-local function cuda_of(v) return torch.is_tensor(v) and v:cuda() or v end
-
-local function check(what, f, args, mode)
-  local dargs = {}
-  for i = 1, #args do dargs[i] = cuda_of(args[i]) end
-  local okc, want = pcall(f, table.unpack(args))
-  c._kernel_counts(true)
-  local okd, got = pcall(f, table.unpack(dargs))
-  local k = c._kernel_counts(true)
-  if not okc then
-    T.ok(not okd, what .. ": the CPU raises (" .. tostring(want) .. ") but cuda does not")
-    if not okd then T.eq(tostring(got), tostring(want), what .. " error") end
-    return
-  end
-  T.ok(okd, what .. ": " .. tostring(got))
-  if not okd then return end
-  close(got, want, what)
-  -- mode "any": no launch needed (an empty index, a plain byte copy); "fallback": the CPU may run
-  if mode ~= "fallback" then T.eq(k.cpu, 0, what .. ": fell back to the CPU kernel") end
-  if mode == nil and numel(want) > 0 then T.ok(k.host + k.device > 0, what .. ": no CUDA kernel launch") end
-end
+local H = require "cuda.check"
+local EXACT = {}   -- sorting moves values: equal bits
+local function close(got, want, what) H.close(got, want, what, EXACT) end
+local function check(what, f, args, mode) H.check(what, f, args, mode, EXACT) end
 
 local function pair(f) return function(...) return { f(...) } end end
 
