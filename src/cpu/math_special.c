@@ -500,14 +500,7 @@ lt_tensor *lt_cpu_bucketize(lt_tensor *self, lt_tensor *boundaries, bool out_int
 /* ---- bincount, histc -------------------------------------------------------- */
 
 lt_tensor *lt_cpu_bincount(lt_tensor *self, lt_tensor *weights, int64_t minlength) {
-  lt_dtype dt = (lt_dtype)self->dtype;
-  if (self->ndim != 1 || lt_dtype_is_float(dt) || dt == LT_BOOL)
-    return lt_error_null("bincount: argument 'self' must be a 1-D tensor of non-negative integers, got a %d-D %s tensor",
-                         self->ndim, lt_dtype_name(dt));
-  if (minlength < 0) return lt_error_null("bincount: argument 'minlength' must be non-negative, got %lld", (long long)minlength);
-  if (weights && (weights->ndim != 1 || weights->sizes[0] != self->sizes[0]))
-    return lt_error_null("bincount: argument 'weights' must be 1-D with the length of 'self' (%lld)",
-                         (long long)self->sizes[0]);
+  if (lt_meta_bincount_check(self, weights, minlength) < 0) return NULL;
   lt_tensor *xi = lt_tensor_clone_as(self, LT_INT64);
   if (!xi) return NULL;
   const int64_t *xv = (const int64_t *)lt_tensor_data(xi);
@@ -516,7 +509,8 @@ lt_tensor *lt_cpu_bincount(lt_tensor *self, lt_tensor *weights, int64_t minlengt
     if (xv[i] < 0) {
       int64_t v = xv[i];
       lt_tensor_release(xi);
-      return lt_error_null("bincount: argument 'self' must be non-negative, got %lld", (long long)v);
+      lt_meta_bincount_negative(v);
+      return NULL;
     }
     if (xv[i] > mx) mx = xv[i];
   }
@@ -546,11 +540,8 @@ lt_tensor *lt_cpu_bincount(lt_tensor *self, lt_tensor *weights, int64_t minlengt
 
 lt_tensor *lt_cpu_histc(lt_tensor *self, int64_t bins, lt_scalar min, lt_scalar max, lt_tensor *out) {
   lt_dtype dt = (lt_dtype)self->dtype;
-  if (!lt_dtype_is_float(dt))
-    return lt_error_null("histc: argument 'self' must be a floating point tensor, got %s", lt_dtype_name(dt));
-  if (bins <= 0) return lt_error_null("histc: argument 'bins' must be positive, got %lld", (long long)bins);
   double lo = lt_scalar_to_double(min), hi = lt_scalar_to_double(max);
-  if (lo > hi) return lt_error_null("histc: argument 'max' (%g) must be at least 'min' (%g)", hi, lo);
+  if (lt_meta_histc_check(self, bins, lo, hi) < 0) return NULL;
   lt_tensor *x = lt_tensor_clone_as(self, LT_FLOAT64);
   if (!x) return NULL;
   const double *v = (const double *)lt_tensor_data(x);
@@ -566,7 +557,8 @@ lt_tensor *lt_cpu_histc(lt_tensor *self, int64_t bins, lt_scalar min, lt_scalar 
   if (lo == hi) { lo -= 1; hi += 1; }
   if (!isfinite(lo) || !isfinite(hi)) {
     lt_tensor_release(x);
-    return lt_error_null("histc: range of [%g, %g] is not finite", lo, hi);
+    lt_meta_histc_range(lo, hi);
+    return NULL;
   }
   double *cnt = calloc((size_t)bins, sizeof(double));
   if (!cnt) { lt_tensor_release(x); return lt_error_null("histc: out of memory"); }

@@ -23,6 +23,7 @@
 ** Nothing here has run on a GPU: it is tested with the host build under the
 ** fake driver (tests/lua/cuda/test_index.lua).
 */
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 #include "core/error.h"
@@ -74,8 +75,8 @@ void lt_cuda_scalar_bits(lt_scalar v, lt_dtype dt, void *bits) {
 
 /* Check every value of idx (contiguous int64 on the device) against size:
 ** kind 0 a 1-based index of dim `dim` (negative from the end; dim < 0 flat),
-** kind 1 embedding's 1..size, kind 2 a sorter's 1..size. 0, or -1 with the
-** CPU's message. */
+** kind 1 embedding's 1..size, kind 2 a sorter's 1..size, kind 3 bincount's
+** values plus one, 1..size. 0, or -1 with the CPU's message. */
 int lt_cuda_check_index(const char *op, const lt_tensor *idx, int64_t size, int dim, int kind) {
   if (idx->numel == 0) return 0;
   lt_tensor *flag = lt_tensor_new(LT_INT64, lt_tensor_device(idx), 0, NULL);
@@ -95,6 +96,7 @@ int lt_cuda_check_index(const char *op, const lt_tensor *idx, int64_t size, int 
   int64_t bad;
   if (lt_cuda_read_i64(idx, pos, &bad) < 0) return -1;
   if (kind == 0) return lt_meta_index_range(op, bad, size, dim);
+  if (kind == 3) return lt_meta_bincount_negative(bad - 1);
   return kind == 1 ? lt_meta_embedding_range(op, bad, size) : lt_meta_sorter_range(op, bad, size);
 }
 
@@ -672,4 +674,86 @@ lt_tensor *lt_cuda_one_hot(lt_tensor *self, int64_t num_classes) {
   }
   lt_tensor_release(v);
   return o;
+}
+
+/* ---- bincount, histc ---- */
+
+lt_tensor *lt_cuda_bincount(lt_tensor *self, lt_tensor *weights, int64_t minlength) {
+  const char *op = "bincount";
+  if (lt_meta_bincount_check(self, weights, minlength) < 0) return NULL;
+  int64_t n = self->numel, mx = -1;
+  /* the values as 1-based indices, checked >= 1 on the device (the first negative named) */
+  lt_tensor *xi = lt_tensor_clone_as(self, LT_INT64), *one = lt_tensor_wrapped_number(lt_scalar_int(1));
+  lt_tensor *x1 = xi && one ? lt_add(xi, one, lt_scalar_int(1)) : NULL;
+  lt_tensor *w = NULL, *r = NULL;
+  if (!x1 || lt_cuda_check_index(op, x1, INT64_MAX, 0, 3) < 0) goto done;
+  /* the length: the greatest value, through the reduction (a read-back) */
+  if (n > 0 && host_int(lt_max(xi), &mx) < 0) goto done;
+  int64_t len = mx + 1 > minlength ? mx + 1 : minlength;
+  /* float32 weights count in float32, every other weight dtype in float64 (as the CPU) */
+  lt_dtype odt = !weights ? LT_INT64 : weights->dtype == LT_FLOAT32 ? LT_FLOAT32 : LT_FLOAT64;
+  if (!(w = weights ? lt_tensor_clone_as(weights, odt) : lt_tensor_new(LT_INT64, lt_tensor_device(self), 1, &n)))
+    goto done;
+  if (!weights && lt_tensor_fill_(w, lt_scalar_int(1)) < 0) goto done;
+  if ((r = lt_tensor_new_zeros(odt, lt_tensor_device(self), 1, &len)) && n > 0) {
+    lt_ck_ix_geom g;
+    geom_zero(&g, 1, &n);
+    g.strides[1][0] = 1;
+    g.strides[2][0] = 1;
+    g.out_ixstride = 1;
+    g.ixsize = len;
+    r = ix_into(r, op, LT_CK_IX_ADD, w, x1, lt_scalar_none(), lt_scalar_none(), &g);
+  }
+done:
+  lt_tensor_release(xi);
+  lt_tensor_release(one);
+  lt_tensor_release(x1);
+  lt_tensor_release(w);
+  return r;
+}
+
+static int host_double(lt_tensor *t, double *v) {   /* a 0-d result, read back */
+  if (!t) return -1;
+  lt_scalar s = lt_tensor_item(t);
+  lt_tensor_release(t);
+  if (lt_scalar_is_none(s)) return -1;
+  *v = lt_scalar_to_double(s);
+  return 0;
+}
+
+lt_tensor *lt_cuda_histc(lt_tensor *self, int64_t bins, lt_scalar min, lt_scalar max, lt_tensor *out) {
+  const char *op = "histc";
+  lt_dtype dt = self_dtype(self);
+  double lo = lt_scalar_to_double(min), hi = lt_scalar_to_double(max);
+  if (lt_meta_histc_check(self, bins, lo, hi) < 0) return NULL;
+  lt_tensor *x = lt_tensor_clone_as(self, LT_FLOAT64);
+  if (!x) return NULL;
+  int64_t n = x->numel;
+  /* the data's range through the reductions (NaN when one is NaN, as the CPU's) */
+  if (lo == hi && n > 0 && (host_double(lt_min(x), &lo) < 0 || host_double(lt_max(x), &hi) < 0)) {
+    lt_tensor_release(x);
+    return NULL;
+  }
+  if (lo != lo || hi != hi) lo = hi = NAN;
+  if (lo == hi) { lo -= 1; hi += 1; }
+  if (!isfinite(lo) || !isfinite(hi)) { lt_tensor_release(x); lt_meta_histc_range(lo, hi); return NULL; }
+  lt_tensor *cnt = lt_tensor_new_zeros(LT_FLOAT64, lt_tensor_device(self), 1, &bins);
+  int rc = cnt ? 0 : -1;
+  if (rc == 0 && n > 0) {
+    lt_cuda_ix k;
+    rc = lt_cuda_ix_begin(&k, x, op);
+    if (rc == 0) rc = lt_cuda_ix_end(&k, k.k->histc(lt_tensor_data(x), n, lo, hi, bins, lt_tensor_data(cnt), k.l.stream));
+  }
+  lt_tensor_release(x);
+  lt_tensor *res = NULL;
+  if (rc == 0) {
+    if (out) {
+      res = lt_tensor_resize_out(op, out, 1, &bins) < 0 || lt_tensor_copy_(out, cnt) < 0 ? NULL : out;
+      if (res) lt_tensor_retain(res);
+    } else {
+      res = lt_tensor_clone_as(cnt, dt);
+    }
+  }
+  lt_tensor_release(cnt);
+  return res;
 }

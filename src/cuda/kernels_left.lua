@@ -369,9 +369,4 @@ return {
     "cummax",
     "cummin",
   } },
-{ why = "not written yet (index: their output size needs the data's max first, a reduction with no CUDA kernel yet)",
-  ops = {
-    "bincount",
-    "histc",
-  } },
 }

@@ -120,3 +120,31 @@ int lt_meta_search_side(const char *op, const char *side, bool *right) {
 int lt_meta_sorter_range(const char *op, int64_t x, int64_t n) {
   return lt_error("%s: argument 'sorter' holds index %lld, out of range 1..%lld", op, (long long)x, (long long)n);
 }
+
+int lt_meta_bincount_check(const lt_tensor *self, const lt_tensor *weights, int64_t minlength) {
+  lt_dtype dt = (lt_dtype)self->dtype;
+  if (self->ndim != 1 || lt_dtype_is_float(dt) || dt == LT_BOOL)
+    return lt_error("bincount: argument 'self' must be a 1-D tensor of non-negative integers, got a %d-D %s tensor",
+                    self->ndim, lt_dtype_name(dt));
+  if (minlength < 0) return lt_error("bincount: argument 'minlength' must be non-negative, got %lld", (long long)minlength);
+  if (weights && (weights->ndim != 1 || weights->sizes[0] != self->sizes[0]))
+    return lt_error("bincount: argument 'weights' must be 1-D with the length of 'self' (%lld)", (long long)self->sizes[0]);
+  return 0;
+}
+
+int lt_meta_bincount_negative(int64_t v) {
+  return lt_error("bincount: argument 'self' must be non-negative, got %lld", (long long)v);
+}
+
+int lt_meta_histc_check(const lt_tensor *self, int64_t bins, double lo, double hi) {
+  lt_dtype dt = (lt_dtype)self->dtype;
+  if (!lt_dtype_is_float(dt))
+    return lt_error("histc: argument 'self' must be a floating point tensor, got %s", lt_dtype_name(dt));
+  if (bins <= 0) return lt_error("histc: argument 'bins' must be positive, got %lld", (long long)bins);
+  if (lo > hi) return lt_error("histc: argument 'max' (%g) must be at least 'min' (%g)", hi, lo);
+  return 0;
+}
+
+int lt_meta_histc_range(double lo, double hi) {
+  return lt_error("histc: range of [%g, %g] is not finite", lo, hi);
+}

@@ -41,5 +41,13 @@ int lt_meta_search_check(const char *op, const char *seq_name, const lt_tensor *
 int lt_meta_search_side(const char *op, const char *side, bool *right);
 /* the error for a sorter value x out of 1..n: always -1 */
 int lt_meta_sorter_range(const char *op, int64_t x, int64_t n);
+/* bincount: self a 1-D integer tensor, minlength >= 0, weights 1-D of self's length */
+int lt_meta_bincount_check(const lt_tensor *self, const lt_tensor *weights, int64_t minlength);
+/* the error for a negative value v of bincount's self: always -1 */
+int lt_meta_bincount_negative(int64_t v);
+/* histc: a floating self, bins > 0, min <= max */
+int lt_meta_histc_check(const lt_tensor *self, int64_t bins, double lo, double hi);
+/* the error for a range that is not finite: always -1 */
+int lt_meta_histc_range(double lo, double hi);
 
 #endif

@@ -127,10 +127,10 @@ local composites = {
   { "bucketize(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor", kernels = { cpu = "lt_cpu_bucketize", cuda = "lt_cuda_bucketize" },
     nondiff = true, variants = "function",
     doc = "1-based bucket of each value among the sorted 1-D boundaries: searchsorted(boundaries, self, {right = right})." },
-  { "bincount(Tensor self, Tensor? weights=None, int minlength=0) -> Tensor", nondiff = true,
+  { "bincount(Tensor self, Tensor? weights=None, int minlength=0) -> Tensor", kernels = { cpu = "lt_cpu_bincount", cuda = "lt_cuda_bincount" }, nondiff = true,
     doc = "Counts of each value 0, 1, ... of a 1-D non-negative integer tensor: element k (1-based) holds "
       .. "the count (or weight sum) of value k - 1, as in PyTorch; length max(max + 1, minlength)." },
-  { "histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor", out = true, nondiff = true,
+  { "histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor", kernels = { cpu = "lt_cpu_histc", cuda = "lt_cuda_histc" }, out = true, nondiff = true,
     doc = "Histogram of bins equal bins over [min, max] (the data's range when both are 0); "
       .. "elements outside are ignored (NaN counts in the first bin, as in PyTorch 1.13)." },
 }

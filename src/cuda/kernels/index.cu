@@ -306,6 +306,37 @@ static int mask_compact(int mode, int es, void *out, const void *src, const bool
   }
 }
 
+/* ---- histc ---- */
+
+struct ck_histogram {
+  LT_COLD;
+  const double *x;
+  int64_t n, bins;
+  double lo, hi;
+  double *counts;
+  CK_BODY void run(uint32_t tid, uint32_t nt) const {
+    for (int64_t i = tid; i < n; i += nt) {
+      double e = x[i];
+      if (e < lo || e > hi) continue;
+      int64_t b = e != e ? 0 : (int64_t)((e - lo) * (double)bins / (hi - lo));
+      if (b >= bins) b = bins - 1;
+#if defined(__CUDA_ARCH__)
+      atomicAdd(counts + b, 1.0);
+#else
+      counts[b] += 1;
+#endif
+    }
+  }
+};
+
+static int histc(const double *x, int64_t n, double lo, double hi, int64_t bins, double *counts, void *stream) {
+  if (n < 0 || bins <= 0) return LT_CK_EINVAL;
+  if (n == 0) return LT_CK_OK;
+  if (!x || !counts) return LT_CK_EINVAL;
+  ck_histogram k = {x, n, bins, lo, hi, counts};
+  return ck_launch(k, (uint64_t)n, stream);
+}
+
 } /* namespace CK_NS */
 
 #if defined(__CUDACC__)
@@ -318,6 +349,7 @@ static int mask_compact(int mode, int es, void *out, const void *src, const bool
 
 static const lt_ck_index_kernels ck_index_table = {
   CK_INDEX_NAME, CK_NS::ix_check, CK_NS::ix_run, CK_NS::mask_where, CK_NS::mask_count, CK_NS::mask_compact,
+  CK_NS::histc,
 };
 
 extern "C" const lt_ck_index_kernels *CK_INDEX_TABLE(void) { return &ck_index_table; }

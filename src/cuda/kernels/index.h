@@ -23,6 +23,7 @@
 **     host build can run: per-chunk counts of a bool mask, an exclusive scan
 **     of the counts (the total after the last chunk), then a write pass per
 **     chunk (masked_select, masked_scatter, nonzero).
+**   - histc: a histogram by atomic adds (bincount is the indexed ADD).
 **
 ** Nothing in the device build has run on a GPU.
 */
@@ -77,6 +78,12 @@ typedef int (*lt_ck_mask_count_fn)(const bool *mask, int64_t n, int64_t *counts,
 typedef int (*lt_ck_mask_compact_fn)(int mode, int es, void *out, const void *src, const bool *mask, int64_t n,
                                      const int64_t *counts, int ndim, const int64_t *sizes, void *stream);
 
+/* histc: counts[b] += 1 for every x[i] in [lo, hi] (a NaN in bin 0, as the
+** CPU), b = (x - lo) * bins / (hi - lo) capped at bins - 1; x contiguous, the
+** counts (zeroed by the caller) on the device, atomics there */
+typedef int (*lt_ck_histc_fn)(const double *x, int64_t n, double lo, double hi, int64_t bins, double *counts,
+                              void *stream);
+
 typedef struct lt_ck_index_kernels {
   const char *name;
   lt_ck_ix_check_fn check;
@@ -84,6 +91,7 @@ typedef struct lt_ck_index_kernels {
   lt_ck_mask_where_fn mask_where;
   lt_ck_mask_count_fn mask_count;
   lt_ck_mask_compact_fn mask_compact;
+  lt_ck_histc_fn histc;
 } lt_ck_index_kernels;
 
 const lt_ck_index_kernels *lt_ck_index_device_kernels(void);   /* nvcc build */

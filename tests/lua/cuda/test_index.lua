@@ -238,6 +238,35 @@ T.test("embedding, its backward and one_hot", function()
   T.ok(nn ~= nil)
 end)
 
+T.test("bincount and histc (their size and range come from the reductions)", function()
+  -- the greatest value (bincount) and the data's range (histc) come from max/min, which may
+  -- run the CPU's kernel under the fake: "fallback" allows it; the counting is the CUDA kernels'
+  for _, dt in ipairs({ torch.int64, torch.int32, torch.uint8, torch.int8 }) do
+    local x = torch.randint(0, 9, { 301 }):to(dt)
+    check("bincount " .. tostring(dt), function(a) return torch.bincount(a) end, { x }, "fallback")
+    check("bincount weights " .. tostring(dt), function(a, w) return torch.bincount(a, w) end,
+          { x, torch.randn(301) }, "fallback")
+  end
+  local x = torch.randint(0, 5, { 1000 })
+  check("bincount float32 weights", function(a, w) return torch.bincount(a, w) end, { x, torch.rand(1000) }, "fallback")
+  check("bincount minlength", function(a) return torch.bincount(a, nil, 12) end, { x }, "fallback")
+  check("bincount empty", function(a) return torch.bincount(a, nil, 3) end, { torch.zeros(0, { dtype = "int64" }) }, "fallback")
+  check("bincount negative", function(a) return torch.bincount(a) end, { torch.tensor({ 1, -2, -5 }) }, "fallback")
+  check("bincount 2-D", function(a) return torch.bincount(a) end, { torch.ones(2, 2, { dtype = "int64" }) }, "fallback")
+  check("bincount large", function(a) return torch.bincount(a) end, { torch.randint(0, 7, { 1024 * 1024 + 3 }) }, "fallback")
+  for _, dt in ipairs({ torch.float32, torch.float64, torch.float16, torch.bfloat16 }) do
+    local v = torch.randn(2000):to(dt)
+    check("histc range " .. tostring(dt), function(a) return torch.histc(a, 17, -1, 1) end, { v })
+    check("histc data range " .. tostring(dt), function(a) return torch.histc(a, 10) end, { v }, "fallback")
+  end
+  check("histc NaN in bin 1", function(a) return torch.histc(a, 4, 0, 1) end, { torch.tensor({ 0.5, 0 / 0, 1.0, 2.0 }) })
+  check("histc NaN data range", function(a) return torch.histc(a) end, { torch.tensor({ 0.5, 0 / 0 }) }, "fallback")
+  check("histc constant", function(a) return torch.histc(a, 3) end, { torch.ones(5) }, "fallback")
+  check("histc out=", function(a, o) return torch.histc(a, 5, 0, 1, { out = o }) end, { torch.rand(50), torch.zeros(1) })
+  check("histc integer raises", function(a) return torch.histc(a) end, { torch.ones(3, { dtype = "int64" }) })
+  check("histc min > max", function(a) return torch.histc(a, 4, 2, 1) end, { torch.ones(3) })
+end)
+
 T.test("shape ops that copy: contiguous, cat, flip, roll, diag (copy kernel), tril/triu (own kernel)", function()
   for _, dt in ipairs(DT) do
     local x = gen(dt, { 5, 7 })
