@@ -13,6 +13,7 @@
 #include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
 #include "cpu/parallel.h"
 #include "meta/meta.h"
+#include "meta/index.h"
 
 /* run BODY with E the unsigned type of the element width `es` */
 #define BY_WIDTH(es, ...) do { \
@@ -23,29 +24,17 @@
       default: { typedef uint64_t E; __VA_ARGS__ } break; \
     } } while (0)
 
-static long long lua_dim(int d) { return (long long)d + 1; }
-
 /* int64 contiguous copy of an index argument (int32 accepted), or NULL. The dispatcher
 ** put the index on self's backend (it is in the call's keyset), so its data is readable here. */
 static lt_tensor *index_arg(const char *op, const char *name, lt_tensor *index) {
-  if (index->dtype != LT_INT64 && index->dtype != LT_INT32)
-    return lt_error_null("%s: argument '%s' must be an int64 tensor, got %s", op, name,
-                         lt_dtype_name((lt_dtype)index->dtype));
+  if (lt_meta_check_index_dtype(op, name, index) < 0) return NULL;
   return lt_tensor_to_dtype_contig(index, LT_INT64);
 }
 
 /* every value a valid 1-based index into a dim of `size` (dim < 0: a flat index) */
 static int check_indices(const char *op, const int64_t *v, int64_t n, int64_t size, int dim) {
-  for (int64_t i = 0; i < n; i++) {
-    int64_t x = v[i];
-    if (x == 0 || x > size || x < -size) {
-      if (dim < 0)
-        return lt_error("%s: index %lld is out of range for a tensor with %lld elements", op, (long long)x,
-                        (long long)size);
-      return lt_error("%s: index %lld is out of range for dim %lld with size %lld%s", op, (long long)x, lua_dim(dim),
-                      (long long)size, x == 0 ? " (indices are 1-based)" : "");
-    }
-  }
+  for (int64_t i = 0; i < n; i++)
+    if (!lt_meta_index_ok(v[i], size)) return lt_meta_index_range(op, v[i], size, dim);
   return 0;
 }
 
@@ -84,10 +73,9 @@ static int begin_update(const char *op, lt_tensor *self, lt_tensor *out, int ndi
     r = lt_meta_result(op, out == self ? NULL : out, out && out != self ? (lt_dtype)out->dtype : (lt_dtype)self->dtype,
                        lt_tensor_device(self), ndim, sizes);
     if (out == self && r) {
-      char b1[128], b2[128];
       lt_tensor_release(r);
-      return lt_error("%s: output with shape %s doesn't match the broadcast shape %s", op,
-                      lt_shape_str(self->ndim, self->sizes, b1, sizeof b1), lt_shape_str(ndim, sizes, b2, sizeof b2));
+      (void)lt_meta_check_inplace_shape(op, self, ndim, sizes);   /* the shapes differ: the error */
+      return -1;
     }
     if (!r) return -1;
   }
@@ -249,19 +237,7 @@ static int64_t walk_rows_count(const walk *w) {
   return n;
 }
 
-/* index must have self's ndim and fit inside `bound` outside dim d (all dims when d < 0) */
-static int check_index_shape(const char *op, const lt_tensor *index, const lt_tensor *t, int d, const char *tname) {
-  int tn = t->ndim ? t->ndim : 1, in = index->ndim ? index->ndim : 1;
-  if (tn != in)
-    return lt_error("%s: argument 'index' has %d dims but '%s' has %d", op, index->ndim, tname, t->ndim);
-  for (int i = 0; i < index->ndim; i++) {
-    int64_t ts = t->ndim ? t->sizes[i] : 1;
-    if (i != d && index->sizes[i] > ts)
-      return lt_error("%s: argument 'index' has size %lld in dim %d, larger than %lld in '%s'", op,
-                      (long long)index->sizes[i], i + 1, (long long)ts, tname);
-  }
-  return 0;
-}
+#define check_index_shape lt_meta_check_index_shape
 
 lt_tensor *lt_cpu_gather(lt_tensor *self, int64_t dim, lt_tensor *index, lt_tensor *out) {
   int d = lt_wrap_dim("gather", dim, self->ndim);
@@ -415,20 +391,7 @@ static lt_tensor *index_slices(const char *op, lt_tensor *self, int64_t dim, lt_
   if (check_indices(op, lt_tensor_data(idx), n, S, d) < 0) { lt_tensor_release(idx); return NULL; }
   lt_tensor *src = NULL;
   if (source) {
-    /* source: self's shape with n along dim */
-    int64_t want[LT_MAX_DIMS];
-    memcpy(want, self->sizes, sizeof(int64_t) * (size_t)self->ndim);
-    int wn = self->ndim;
-    if (wn) want[d] = n;
-    bool ok = wn == 0 ? source->numel == n && source->ndim <= 1 : source->ndim == wn;
-    for (int i = 0; ok && i < wn; i++) ok = source->sizes[i] == want[i];
-    if (!ok) {
-      char b1[128], b2[128];
-      lt_tensor_release(idx);
-      return lt_error_null("%s: argument 'source' has shape %s but expected %s (self's shape with index's length in dim %d)",
-                           op, lt_shape_str(source->ndim, source->sizes, b1, sizeof b1),
-                           lt_shape_str(wn, want, b2, sizeof b2), d + 1);
-    }
+    if (lt_meta_check_slice_source(op, self, d, n, source) < 0) { lt_tensor_release(idx); return NULL; }
     if (!(src = lt_tensor_to_dtype_contig(source, dt))) { lt_tensor_release(idx); return NULL; }
   }
   lt_tensor *r, *w;
@@ -467,11 +430,7 @@ lt_tensor *lt_cpu_index_fill(lt_tensor *self, int64_t dim, lt_tensor *index, lt_
 
 /* ---- masked ops ---- */
 
-static int check_mask(const char *op, const lt_tensor *mask) {
-  if (mask->dtype != LT_BOOL)
-    return lt_error("%s: argument 'mask' must be a bool tensor, got %s", op, lt_dtype_name((lt_dtype)mask->dtype));
-  return 0;
-}
+#define check_mask lt_meta_check_mask
 
 /* t broadcast to the shape, as a contiguous tensor (t itself, retained, when it already is) */
 static lt_tensor *expand_contig(const char *op, lt_tensor *t, int nd, const int64_t *sizes) {

@@ -11,6 +11,7 @@
 #include "cpu/ew.h"
 #include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
 #include "cpu/parallel.h"
+#include "meta/index.h"
 
 #define TY(x) __typeof__(x)
 #define PI_D 3.14159265358979323846
@@ -455,28 +456,7 @@ static void search_range(void *ctx, int64_t begin, int64_t end) {
 
 static lt_tensor *search_impl(const char *op, const char *seq_name, lt_tensor *seq, lt_tensor *input,
                               bool out_int32, bool right, lt_tensor *sorter) {
-  if (seq->ndim == 0)
-    return lt_error_null("%s: argument '%s' must have at least one dimension", op, seq_name);
-  if (input->is_wrapped_number && seq->ndim != 1)
-    return lt_error_null("%s: argument 'input' can be a number only when '%s' is 1-D", op, seq_name);
-  if (seq->ndim > 1) {
-    bool ok = input->ndim == seq->ndim;
-    for (int i = 0; ok && i < seq->ndim - 1; i++) ok = input->sizes[i] == seq->sizes[i];
-    if (!ok) {
-      char b1[128], b2[128];
-      return lt_error_null("%s: the leading dims of '%s' %s and 'input' %s must match", op, seq_name,
-                           lt_shape_str(seq->ndim, seq->sizes, b1, sizeof b1),
-                           lt_shape_str(input->ndim, input->sizes, b2, sizeof b2));
-    }
-  }
-  if (seq->dtype == LT_BOOL || input->dtype == LT_BOOL)
-    return lt_error_null("%s: arguments '%s' and 'input' must be number tensors, not bool", op, seq_name);
-  if (sorter) {
-    if (sorter->dtype != LT_INT64)
-      return lt_error_null("%s: argument 'sorter' must be an int64 tensor, got %s", op, lt_dtype_name((lt_dtype)sorter->dtype));
-    if (!lt_tensor_same_shape(sorter, seq))
-      return lt_error_null("%s: argument 'sorter' must have the shape of '%s'", op, seq_name);
-  }
+  if (lt_meta_search_check(op, seq_name, seq, input, sorter) < 0) return NULL;
   int64_t n = seq->sizes[seq->ndim - 1];
   /* compared in the promoted type: double when either side is floating */
   bool isf = lt_dtype_is_float((lt_dtype)seq->dtype) || lt_dtype_is_float((lt_dtype)input->dtype);
@@ -492,9 +472,10 @@ static lt_tensor *search_impl(const char *op, const char *seq_name, lt_tensor *s
   if (sv) {   /* sorter values index the sequence: check them once */
     for (int64_t i = 0; i < sorter->numel; i++)
       if (sv[i] < 1 || sv[i] > n) {
+        int64_t bad = sv[i];
         lt_tensor_release(s); lt_tensor_release(x); lt_tensor_release(so); lt_tensor_release(r);
-        return lt_error_null("%s: argument 'sorter' holds index %lld, out of range 1..%lld", op,
-                             (long long)sv[i], (long long)n);
+        lt_meta_sorter_range(op, bad, n);
+        return NULL;
       }
   }
   search_ctx c = { lt_tensor_data(s), lt_tensor_data(x), lt_tensor_data(r), sv, n, seq->ndim == 1 ? 0 : (per ? per : 1),
@@ -506,14 +487,7 @@ static lt_tensor *search_impl(const char *op, const char *seq_name, lt_tensor *s
 
 lt_tensor *lt_cpu_searchsorted(lt_tensor *sorted_sequence, lt_tensor *input, bool out_int32, bool right,
                                const char *side, lt_tensor *sorter) {
-  if (side) {
-    bool sr = strcmp(side, "right") == 0;
-    if (!sr && strcmp(side, "left") != 0)
-      return lt_error_null("searchsorted: argument 'side' must be \"left\" or \"right\", got \"%s\"", side);
-    if (right && !sr)
-      return lt_error_null("searchsorted: arguments 'side' (\"left\") and 'right' (true) contradict each other");
-    right = sr;
-  }
+  if (lt_meta_search_side("searchsorted", side, &right) < 0) return NULL;
   return search_impl("searchsorted", "sorted_sequence", sorted_sequence, input, out_int32, right, sorter);
 }
 
@@ -526,14 +500,7 @@ lt_tensor *lt_cpu_bucketize(lt_tensor *self, lt_tensor *boundaries, bool out_int
 /* ---- bincount, histc -------------------------------------------------------- */
 
 lt_tensor *lt_cpu_bincount(lt_tensor *self, lt_tensor *weights, int64_t minlength) {
-  lt_dtype dt = (lt_dtype)self->dtype;
-  if (self->ndim != 1 || lt_dtype_is_float(dt) || dt == LT_BOOL)
-    return lt_error_null("bincount: argument 'self' must be a 1-D tensor of non-negative integers, got a %d-D %s tensor",
-                         self->ndim, lt_dtype_name(dt));
-  if (minlength < 0) return lt_error_null("bincount: argument 'minlength' must be non-negative, got %lld", (long long)minlength);
-  if (weights && (weights->ndim != 1 || weights->sizes[0] != self->sizes[0]))
-    return lt_error_null("bincount: argument 'weights' must be 1-D with the length of 'self' (%lld)",
-                         (long long)self->sizes[0]);
+  if (lt_meta_bincount_check(self, weights, minlength) < 0) return NULL;
   lt_tensor *xi = lt_tensor_clone_as(self, LT_INT64);
   if (!xi) return NULL;
   const int64_t *xv = (const int64_t *)lt_tensor_data(xi);
@@ -542,7 +509,8 @@ lt_tensor *lt_cpu_bincount(lt_tensor *self, lt_tensor *weights, int64_t minlengt
     if (xv[i] < 0) {
       int64_t v = xv[i];
       lt_tensor_release(xi);
-      return lt_error_null("bincount: argument 'self' must be non-negative, got %lld", (long long)v);
+      lt_meta_bincount_negative(v);
+      return NULL;
     }
     if (xv[i] > mx) mx = xv[i];
   }
@@ -572,11 +540,8 @@ lt_tensor *lt_cpu_bincount(lt_tensor *self, lt_tensor *weights, int64_t minlengt
 
 lt_tensor *lt_cpu_histc(lt_tensor *self, int64_t bins, lt_scalar min, lt_scalar max, lt_tensor *out) {
   lt_dtype dt = (lt_dtype)self->dtype;
-  if (!lt_dtype_is_float(dt))
-    return lt_error_null("histc: argument 'self' must be a floating point tensor, got %s", lt_dtype_name(dt));
-  if (bins <= 0) return lt_error_null("histc: argument 'bins' must be positive, got %lld", (long long)bins);
   double lo = lt_scalar_to_double(min), hi = lt_scalar_to_double(max);
-  if (lo > hi) return lt_error_null("histc: argument 'max' (%g) must be at least 'min' (%g)", hi, lo);
+  if (lt_meta_histc_check(self, bins, lo, hi) < 0) return NULL;
   lt_tensor *x = lt_tensor_clone_as(self, LT_FLOAT64);
   if (!x) return NULL;
   const double *v = (const double *)lt_tensor_data(x);
@@ -592,7 +557,8 @@ lt_tensor *lt_cpu_histc(lt_tensor *self, int64_t bins, lt_scalar min, lt_scalar 
   if (lo == hi) { lo -= 1; hi += 1; }
   if (!isfinite(lo) || !isfinite(hi)) {
     lt_tensor_release(x);
-    return lt_error_null("histc: range of [%g, %g] is not finite", lo, hi);
+    lt_meta_histc_range(lo, hi);
+    return NULL;
   }
   double *cnt = calloc((size_t)bins, sizeof(double));
   if (!cnt) { lt_tensor_release(x); return lt_error_null("histc: out of memory"); }

@@ -13,6 +13,7 @@
 #include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
 #include "meta/meta.h"
 #include "meta/creation.h"
+#include "meta/index.h"
 
 #define NN_ERR_LEN 200
 
@@ -109,33 +110,20 @@ lt_tensor *lt_cpu__dropout_mask(lt_tensor *self, double p, lt_intlist shape) {
 
 /* ---- embedding ---------------------------------------------------------- */
 
-/* padding_idx (1-based, negative from the end, LT_NOINT absent) as a 0-based
-** row, -1 when absent; -2 with an error when out of range */
-static int64_t padding_row(const char *op, int64_t padding_idx, int64_t rows) {
-  if (padding_idx == LT_NOINT) return -1;
-  int64_t r = padding_idx > 0 ? padding_idx - 1 : rows + padding_idx;
-  if (padding_idx == 0 || r < 0 || r >= rows) {
-    lt_error("%s: argument 'padding_idx' must be within 1..%lld or -%lld..-1 (1-based), got %lld", op,
-             (long long)rows, (long long)rows, (long long)padding_idx);
-    return -2;
-  }
-  return r;
-}
+#define padding_row lt_meta_padding_row
 
 /* the indices as contiguous int64, checked against [1, rows] */
 static lt_tensor *checked_indices(const char *op, lt_tensor *indices, int64_t rows) {
-  lt_dtype it = (lt_dtype)indices->dtype;
-  if (it != LT_INT64 && it != LT_INT32 && it != LT_INT16 && it != LT_INT8 && it != LT_UINT8)
-    return lt_error_null("%s: argument 'indices' must be an integer tensor, got %s", op, lt_dtype_name(it));
+  if (lt_meta_check_embedding_indices(op, indices) < 0) return NULL;
   lt_tensor *idx = lt_tensor_to_dtype_contig(indices, LT_INT64);
   if (!idx) return NULL;
   const int64_t *v = lt_tensor_data(idx);
   for (int64_t i = 0; i < idx->numel; i++)
     if (v[i] < 1 || v[i] > rows) {
-      long long bad = (long long)v[i];
+      int64_t bad = v[i];
       lt_tensor_release(idx);
-      return lt_error_null("%s: argument 'indices' holds %lld, out of range for a weight of %lld rows "
-                           "(indices are 1-based)", op, bad, (long long)rows);
+      lt_meta_embedding_range(op, bad, rows);
+      return NULL;
     }
   return idx;
 }

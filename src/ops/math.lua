@@ -68,7 +68,7 @@ local ops = {
   { "_i1(Tensor self) -> Tensor", variants = "function",
     doc = "Modified Bessel function of the first kind, order 1 (torch.special.i1; the derivative of i0).",
     derivatives = { self = "lt_mm_grad_i1(grad, self, result)" } },
-  { "isin(Tensor elements, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor",
+  { "isin(Tensor elements, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor", kernels = { cpu = "lt_cpu_isin", cuda = "lt_cuda_isin" },
     nondiff = true, variants = "function",
     doc = "True where an element of elements is in test_elements (false for NaN), compared after type promotion; "
       .. "invert=true negates; assume_unique is accepted and ignored." },
@@ -119,18 +119,18 @@ local composites = {
     doc = "tensordot(a, b, dims_a, dims_b): contracts dims_a of a with dims_b of b." },
 
   -- binning and search (integer results)
-  { "searchsorted(Tensor sorted_sequence, Tensor input, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor",
+  { "searchsorted(Tensor sorted_sequence, Tensor input, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor", kernels = { cpu = "lt_cpu_searchsorted", cuda = "lt_cuda_searchsorted" },
     nondiff = true, variants = "function",
     doc = "1-based insertion positions of self's values in the innermost dim of sorted_sequence: "
       .. "the first position i with seq[i] >= v (> v with right=true or side=\"right\"), n + 1 past the end; "
       .. "sorter: the 1-based indices (argsort) that sort an unsorted sequence." },
-  { "bucketize(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor",
+  { "bucketize(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor", kernels = { cpu = "lt_cpu_bucketize", cuda = "lt_cuda_bucketize" },
     nondiff = true, variants = "function",
     doc = "1-based bucket of each value among the sorted 1-D boundaries: searchsorted(boundaries, self, {right = right})." },
-  { "bincount(Tensor self, Tensor? weights=None, int minlength=0) -> Tensor", nondiff = true,
+  { "bincount(Tensor self, Tensor? weights=None, int minlength=0) -> Tensor", kernels = { cpu = "lt_cpu_bincount", cuda = "lt_cuda_bincount" }, nondiff = true,
     doc = "Counts of each value 0, 1, ... of a 1-D non-negative integer tensor: element k (1-based) holds "
       .. "the count (or weight sum) of value k - 1, as in PyTorch; length max(max + 1, minlength)." },
-  { "histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor", out = true, nondiff = true,
+  { "histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor", kernels = { cpu = "lt_cpu_histc", cuda = "lt_cuda_histc" }, out = true, nondiff = true,
     doc = "Histogram of bins equal bins over [min, max] (the data's range when both are 0); "
       .. "elements outside are ignored (NaN counts in the first bin, as in PyTorch 1.13)." },
 }

@@ -38,12 +38,12 @@ return {
     composite = "lt_composite_feature_dropout_", doc = "In-place feature_dropout." },
 
   -- embedding and one_hot (1-based indices)
-  { "embedding(Tensor weight, Tensor indices, int? padding_idx=None) -> Tensor", variants = "function",
+  { "embedding(Tensor weight, Tensor indices, int? padding_idx=None) -> Tensor", kernels = { cpu = "lt_cpu_embedding", cuda = "lt_cuda_embedding" }, variants = "function",
     derivatives = { weight = "lt_nn_grad_embedding(grad, indices, weight_meta, padding_idx)" },
     doc = "Rows of weight [num_embeddings, dim] picked by 1-based integer indices: shape indices.shape + [dim]. padding_idx's row gets no gradient." },
-  { "_embedding_backward(Tensor grad, Tensor indices, int num_weights, int? padding_idx=None) -> Tensor",
+  { "_embedding_backward(Tensor grad, Tensor indices, int num_weights, int? padding_idx=None) -> Tensor", kernels = { cpu = "lt_cpu__embedding_backward", cuda = "lt_cuda__embedding_backward" },
     variants = "function", doc = "embedding's weight gradient: the rows of grad summed by index; padding_idx's row 0." },
-  { "one_hot(Tensor self, int num_classes=-1) -> Tensor", nondiff = true,
+  { "one_hot(Tensor self, int num_classes=-1) -> Tensor", kernels = { cpu = "lt_cpu_one_hot", cuda = "lt_cuda_one_hot" }, nondiff = true,
     doc = "int64 [..., num_classes] with a 1 in column k for value k (1-based); num_classes -1: the largest value." },
 
   -- distances and attention: composites
