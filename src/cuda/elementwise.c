@@ -2,8 +2,9 @@
 ** elementwise.c — the CUDA kernels of src/cuda/kernels wired into the backend:
 ** the same-device copy and fill (called by backend.c), and the elementwise
 ** ops add, sub, mul, div, neg, abs, exp, relu, sigmoid, tanh with their
-** in-place and out= forms, registered at LT_KEY_CUDA through
-** lt_cuda_register_kernels when the backend opens.
+** out= forms, named in their declarations (src/ops/elementwise.lua: kernels = { cuda =
+** "lt_cuda_add" }); their in-place forms are the generated defaults (the out=
+** kernel with out = self, lt_tls_inplace_op set for the errors' NAME_).
 **
 ** Each op does what the CPU's kernel does around its loop (src/cpu/iter.c):
 ** broadcasting, the result dtype (lt_result_type; integer inputs of div,
@@ -222,7 +223,7 @@ static lt_dtype float_type(lt_dtype dt) { return lt_dtype_is_float(dt) ? dt : lt
 #define FALLBACK(NAME, ...) LT_CUDA_FALLBACK(NAME, op, dt, __VA_ARGS__)
 
 #define BINARY(NAME, KOP, CHECK)                                                                  \
-  static lt_tensor *lt_cuda_##NAME(lt_tensor *self, lt_tensor *other, lt_scalar alpha, lt_tensor *out) { \
+  lt_tensor *lt_cuda_##NAME(lt_tensor *self, lt_tensor *other, lt_scalar alpha, lt_tensor *out) { \
     char buf[32];                                                                                 \
     const char *op = lt_cuda_op_name(buf, sizeof buf, #NAME);                                             \
     lt_dtype dt = rtype2(self, other);                                                            \
@@ -237,7 +238,7 @@ BINARY(add, LT_CK_ADD, )
 BINARY(sub, LT_CK_SUB,
        if (dt == LT_BOOL) return lt_error_null("%s: subtracting bool tensors is not supported; use logical_xor() or the ~ of a mask", op);)
 
-static lt_tensor *lt_cuda_mul(lt_tensor *self, lt_tensor *other, lt_tensor *out) {
+lt_tensor *lt_cuda_mul(lt_tensor *self, lt_tensor *other, lt_tensor *out) {
   char buf[32];
   const char *op = lt_cuda_op_name(buf, sizeof buf, "mul");
   lt_dtype dt = rtype2(self, other);
@@ -247,7 +248,7 @@ static lt_tensor *lt_cuda_mul(lt_tensor *self, lt_tensor *other, lt_tensor *out)
   FALLBACK(mul, self, other, out);
 }
 
-static lt_tensor *lt_cuda_div(lt_tensor *self, lt_tensor *other, const char *rounding_mode, lt_tensor *out) {
+lt_tensor *lt_cuda_div(lt_tensor *self, lt_tensor *other, const char *rounding_mode, lt_tensor *out) {
   char buf[32];
   const char *op = lt_cuda_op_name(buf, sizeof buf, "div");
   lt_dtype dt = float_type(rtype2(self, other));
@@ -262,7 +263,7 @@ static lt_tensor *lt_cuda_div(lt_tensor *self, lt_tensor *other, const char *rou
 
 /* kind: 0 the same dtype, 1 floating (integers promote to the default dtype) */
 #define UNARY(NAME, KOP, PROMOTE, CHECK)                                  \
-  static lt_tensor *lt_cuda_##NAME(lt_tensor *self, lt_tensor *out) {     \
+  lt_tensor *lt_cuda_##NAME(lt_tensor *self, lt_tensor *out) {            \
     char buf[32];                                                         \
     const char *op = lt_cuda_op_name(buf, sizeof buf, #NAME);                     \
     lt_dtype dt = (lt_dtype)self->dtype;                                  \
@@ -282,32 +283,3 @@ UNARY(relu, LT_CK_RELU, 0,
 UNARY(exp, LT_CK_EXP, 1, )
 UNARY(sigmoid, LT_CK_SIGMOID, 1, )
 UNARY(tanh, LT_CK_TANH, 1, )
-
-/* the in-place forms: the out= kernel with out = self, as the generated defaults do */
-#define INPLACE(NAME, PARAMS, ARGS)                      \
-  static lt_tensor *lt_cuda_##NAME##_ PARAMS {           \
-    lt_tls_inplace_op = true;                            \
-    lt_tensor *r = lt_cuda_##NAME ARGS;                  \
-    lt_tls_inplace_op = false;                           \
-    return r;                                            \
-  }
-INPLACE(add, (lt_tensor *self, lt_tensor *other, lt_scalar alpha), (self, other, alpha, self))
-INPLACE(sub, (lt_tensor *self, lt_tensor *other, lt_scalar alpha), (self, other, alpha, self))
-INPLACE(mul, (lt_tensor *self, lt_tensor *other), (self, other, self))
-INPLACE(div, (lt_tensor *self, lt_tensor *other, const char *rounding_mode), (self, other, rounding_mode, self))
-INPLACE(neg, (lt_tensor *self), (self, self))
-INPLACE(abs, (lt_tensor *self), (self, self))
-INPLACE(relu, (lt_tensor *self), (self, self))
-INPLACE(exp, (lt_tensor *self), (self, self))
-INPLACE(sigmoid, (lt_tensor *self), (self, self))
-INPLACE(tanh, (lt_tensor *self), (self, self))
-
-int lt_cuda_elementwise_register(void) {
-  static void *table[LT_NUM_OPS];
-#define SET(NAME)                                                          \
-  { lt_##NAME##_backend_fn f = lt_cuda_##NAME; table[LT_OP_##NAME] = (void *)f; \
-    lt_##NAME##__backend_fn g = lt_cuda_##NAME##_; table[LT_OP_##NAME##_] = (void *)g; }
-  SET(add) SET(sub) SET(mul) SET(div) SET(neg) SET(abs) SET(relu) SET(exp) SET(sigmoid) SET(tanh)
-#undef SET
-  return lt_cuda_register_kernels(table);
-}

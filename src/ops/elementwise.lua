@@ -2,17 +2,20 @@
 -- Kernels: src/cpu/ew_binary.c (binary), ew_unary.c (unary, pow),
 -- ew_ternary.c (where, clamp, lerp, addc*, isclose). Broadcasting and type
 -- promotion follow PyTorch (src/cpu/iter.c).
+-- cu(NAME): the kernels of an op with a CUDA kernel (src/cuda/elementwise.c)
+local function cu(name) return { cpu = "lt_cpu_" .. name, cuda = "lt_cuda_" .. name } end
+
 local ops = {
-  { "add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", out = true, inplace = true,
+  { "add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", out = true, inplace = true, kernels = cu("add"),
     doc = "self + alpha * other, elementwise with broadcasting.",
     derivatives = { self = "lt_grad_identity(grad)", other = "lt_grad_scale(grad, alpha)" } },
-  { "sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", out = true, inplace = true,
+  { "sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", out = true, inplace = true, kernels = cu("sub"),
     alias = { "subtract" }, doc = "self - alpha * other, elementwise with broadcasting.",
     derivatives = { self = "lt_grad_identity(grad)", other = "lt_ew_grad_neg_scale(grad, alpha)" } },
-  { "mul(Tensor self, Tensor other) -> Tensor", out = true, inplace = true, alias = { "multiply", "cmul" },
+  { "mul(Tensor self, Tensor other) -> Tensor", out = true, inplace = true, kernels = cu("mul"), alias = { "multiply", "cmul" },
     doc = "Elementwise product with broadcasting.",
     derivatives = { self = "lt_mul(grad, other)", other = "lt_mul(grad, self)" } },
-  { "div(Tensor self, Tensor other, *, str? rounding_mode=None) -> Tensor", out = true, inplace = true,
+  { "div(Tensor self, Tensor other, *, str? rounding_mode=None) -> Tensor", out = true, inplace = true, kernels = cu("div"),
     alias = { "divide", "cdiv", "true_divide" },
     doc = "Elementwise quotient; rounding_mode nil (true division), \"trunc\" or \"floor\".",
     derivatives = { self = "lt_ew_grad_div_self(grad, other, rounding_mode)",
@@ -24,7 +27,7 @@ local ops = {
     doc = "self raised to exponent, elementwise with broadcasting.",
     derivatives = { self = "lt_ew_grad_pow_self(grad, self, exponent)",
                     exponent = "lt_ew_grad_pow_exponent(grad, self, exponent, result)" } },
-  { "neg(Tensor self) -> Tensor", out = true, inplace = true, alias = { "negative" },
+  { "neg(Tensor self) -> Tensor", out = true, inplace = true, kernels = cu("neg"), alias = { "negative" },
     doc = "-self.",
     derivatives = { self = "lt_neg(grad)" } },
 
@@ -128,7 +131,7 @@ local ops = {
     nondiff = true, doc = "True when isclose holds for every element." },
 
   -- activations
-  { "relu(Tensor self) -> Tensor", out = true, inplace = true, doc = "max(self, 0).",
+  { "relu(Tensor self) -> Tensor", out = true, inplace = true, kernels = cu("relu"), doc = "max(self, 0).",
     derivatives = { self = "lt_ew_grad_relu(grad, result)" } },
   { "relu6(Tensor self) -> Tensor", out = true, inplace = true, doc = "min(max(self, 0), 6).",
     derivatives = { self = "lt_ew_grad_relu6(grad, self)" } },
@@ -185,8 +188,10 @@ local unary = {
   { "trunc", "Rounds toward zero.", { "fix" }, "lt_ew_grad_zeros(grad)" },
   { "frac", "self - trunc(self).", nil, "lt_grad_identity(grad)" },
 }
+-- the unary ops with a CUDA kernel
+local cuda_unary = { abs = true, exp = true, sigmoid = true, tanh = true }
 for _, u in ipairs(unary) do
   ops[#ops + 1] = { u[1] .. "(Tensor self) -> Tensor", out = true, inplace = true, alias = u[3], doc = u[2],
-                    derivatives = { self = u[4] } }
+                    kernels = cuda_unary[u[1]] and cu(u[1]) or nil, derivatives = { self = u[4] } }
 end
 return ops
