@@ -2,20 +2,17 @@
 -- Kernels: src/cpu/ew_binary.c (binary), ew_unary.c (unary, pow),
 -- ew_ternary.c (where, clamp, lerp, addc*, isclose). Broadcasting and type
 -- promotion follow PyTorch (src/cpu/iter.c).
--- cu(NAME): the kernels of an op with a CUDA kernel (src/cuda/elementwise.c)
-local function cu(name) return { cpu = "lt_cpu_" .. name, cuda = "lt_cuda_" .. name } end
-
 local ops = {
-  { "add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", out = true, inplace = true, kernels = cu("add"),
+  { "add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", out = true, inplace = true,
     doc = "self + alpha * other, elementwise with broadcasting.",
     derivatives = { self = "lt_grad_identity(grad)", other = "lt_grad_scale(grad, alpha)" } },
-  { "sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", out = true, inplace = true, kernels = cu("sub"),
+  { "sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", out = true, inplace = true,
     alias = { "subtract" }, doc = "self - alpha * other, elementwise with broadcasting.",
     derivatives = { self = "lt_grad_identity(grad)", other = "lt_ew_grad_neg_scale(grad, alpha)" } },
-  { "mul(Tensor self, Tensor other) -> Tensor", out = true, inplace = true, kernels = cu("mul"), alias = { "multiply", "cmul" },
+  { "mul(Tensor self, Tensor other) -> Tensor", out = true, inplace = true, alias = { "multiply", "cmul" },
     doc = "Elementwise product with broadcasting.",
     derivatives = { self = "lt_mul(grad, other)", other = "lt_mul(grad, self)" } },
-  { "div(Tensor self, Tensor other, *, str? rounding_mode=None) -> Tensor", out = true, inplace = true, kernels = cu("div"),
+  { "div(Tensor self, Tensor other, *, str? rounding_mode=None) -> Tensor", out = true, inplace = true,
     alias = { "divide", "cdiv", "true_divide" },
     doc = "Elementwise quotient; rounding_mode nil (true division), \"trunc\" or \"floor\".",
     derivatives = { self = "lt_ew_grad_div_self(grad, other, rounding_mode)",
@@ -27,7 +24,7 @@ local ops = {
     doc = "self raised to exponent, elementwise with broadcasting.",
     derivatives = { self = "lt_ew_grad_pow_self(grad, self, exponent)",
                     exponent = "lt_ew_grad_pow_exponent(grad, self, exponent, result)" } },
-  { "neg(Tensor self) -> Tensor", out = true, inplace = true, kernels = cu("neg"), alias = { "negative" },
+  { "neg(Tensor self) -> Tensor", out = true, inplace = true, alias = { "negative" },
     doc = "-self.",
     derivatives = { self = "lt_neg(grad)" } },
 
@@ -131,7 +128,7 @@ local ops = {
     nondiff = true, doc = "True when isclose holds for every element." },
 
   -- activations
-  { "relu(Tensor self) -> Tensor", out = true, inplace = true, kernels = cu("relu"), doc = "max(self, 0).",
+  { "relu(Tensor self) -> Tensor", out = true, inplace = true, doc = "max(self, 0).",
     derivatives = { self = "lt_ew_grad_relu(grad, result)" } },
   { "relu6(Tensor self) -> Tensor", out = true, inplace = true, doc = "min(max(self, 0), 6).",
     derivatives = { self = "lt_ew_grad_relu6(grad, self)" } },
@@ -188,10 +185,17 @@ local unary = {
   { "trunc", "Rounds toward zero.", { "fix" }, "lt_ew_grad_zeros(grad)" },
   { "frac", "self - trunc(self).", nil, "lt_grad_identity(grad)" },
 }
--- the unary ops with a CUDA kernel
-local cuda_unary = { abs = true, exp = true, sigmoid = true, tanh = true }
 for _, u in ipairs(unary) do
   ops[#ops + 1] = { u[1] .. "(Tensor self) -> Tensor", out = true, inplace = true, alias = u[3], doc = u[2],
-                    kernels = cuda_unary[u[1]] and cu(u[1]) or nil, derivatives = { self = u[4] } }
+                    derivatives = { self = u[4] } }
+end
+
+-- every kernel op here has a CUDA kernel (src/cuda/unary.c, binary.c) but equal and
+-- allclose, which need a CUDA all-reduction
+for _, d in ipairs(ops) do
+  local name = d[1]:match("^([%w_]+)%(")
+  if not d.composite and name ~= "equal" and name ~= "allclose" then
+    d.kernels = { cpu = "lt_cpu_" .. name, cuda = "lt_cuda_" .. name }
+  end
 end
 return ops
