@@ -42,8 +42,8 @@ static lt_tensor *bool_constant(const char *op, lt_tensor *self, lt_tensor *out,
 }
 
 static lt_tensor *not_float(const char *op, lt_tensor *self) {
-  return lt_error_null("%s: argument 'self' must be a floating point tensor, got %s", op,
-                       lt_dtype_name((lt_dtype)self->dtype));
+  (void)lt_meta_check_float(op, "self", self);
+  return NULL;
 }
 
 /* ---- math: integer inputs compute in the default dtype ---- */
@@ -267,28 +267,16 @@ lt_tensor *lt_cuda_round(lt_tensor *self, int64_t decimals, lt_tensor *out) {
   LT_CUDA_PW_RETURN(round, &w, out, self, decimals, out);
 }
 
-/* the largest finite value of a floating dtype */
-static double float_max(lt_dtype dt) {
-  switch (dt) {
-    case LT_FLOAT64: return 1.7976931348623157e308;
-    case LT_FLOAT32: return 3.4028234663852886e38;
-    case LT_FLOAT16: return 65504.0;
-    default: return 3.3895313892515355e38;   /* bfloat16 */
-  }
-}
-
 lt_tensor *lt_cuda_nan_to_num(lt_tensor *self, lt_scalar nan, lt_scalar posinf, lt_scalar neginf, lt_tensor *out) {
   LT_CUDA_OPNAME("nan_to_num");
   lt_dtype dt = (lt_dtype)self->dtype;
   if (!lt_dtype_is_float(dt)) return identity(op, self, out);
-  double mx = float_max(dt);
-  double v[3] = {lt_scalar_is_none(nan) ? 0.0 : lt_scalar_to_double(nan),
-                 lt_scalar_is_none(posinf) ? mx : lt_scalar_to_double(posinf),
-                 lt_scalar_is_none(neginf) ? -mx : lt_scalar_to_double(neginf)};
+  double v[3];
+  lt_meta_nan_to_num_values(dt, nan, posinf, neginf, v);
   lt_cuda_pw w;
   lt_cuda_pw_init(&w, op, LT_CK_PW_nan_to_num, dt);
   w.in[0] = self;
-  for (int k = 0; k < 3; k++) lt_cuda_pw_paramf(&w, k, v[k] > mx ? mx : v[k] < -mx ? -mx : v[k]);
+  for (int k = 0; k < 3; k++) lt_cuda_pw_paramf(&w, k, v[k]);
   LT_CUDA_PW_RETURN(nan_to_num, &w, out, self, nan, posinf, neginf, out);
 }
 
