@@ -786,7 +786,7 @@ static bool pw_same(int op, lt_dtype dt, const char *a, const char *b, int n) {
 /* every op on every dtype: a kernel exactly where its mask says, and the same
 ** results on the vectorised, strided, 64-bit and number paths */
 TEST(pointwise_paths_and_masks) {
-  enum { R = 31, C = 33, N = R * C };
+  enum { R = 31, C = 33, N = R * C, PW_BYTES = (N * 8 + 63) / 64 * 64 };   /* aligned_alloc: a multiple of 64 */
   int bad = 0;
   for (int op = 0; op < LT_CK_PW_NUM_OPS; op++) {
     for (int d = 0; d < LT_NUM_DTYPES; d++) {
@@ -796,14 +796,14 @@ TEST(pointwise_paths_and_masks) {
       for (int k = 0; k < 3; k++) {
         lt_dtype idt = (op == LT_CK_PW_where && k == 0) ? LT_BOOL : dt;
         size_t is = lt_dtype_size(idt);
-        in[k] = aligned_alloc(64, N * 8);
-        tin[k] = aligned_alloc(64, N * 8);
+        in[k] = aligned_alloc(64, PW_BYTES);
+        tin[k] = aligned_alloc(64, PW_BYTES);
         for (int i = 0; i < N; i++) rnd_value(idt, in[k] + i * is);
         /* the transposed copy: tin[k][j * R + i] = in[k][i * C + j] */
         for (int i = 0; i < R; i++)
           for (int j = 0; j < C; j++) memcpy(tin[k] + (j * R + i) * is, in[k] + (i * C + j) * is, is);
       }
-      char *o1 = aligned_alloc(64, N * 8), *o2 = aligned_alloc(64, N * 8), *o3 = aligned_alloc(64, N * 8);
+      char *o1 = aligned_alloc(64, PW_BYTES), *o2 = aligned_alloc(64, PW_BYTES), *o3 = aligned_alloc(64, PW_BYTES);
       int rc = pw_launch(op, dt, o1, (void *const *)in, R, C, false, false);
       bool want = (pw_ops[op].mask >> d & 1u) != 0;
       if (rc != (want ? LT_CK_OK : LT_CK_EUNSUPPORTED)) {
@@ -818,7 +818,7 @@ TEST(pointwise_paths_and_masks) {
         }
         if (pw_ops[op].nin >= 2) {
           /* input 2 a number: its element 0 everywhere, as a broadcast row of stride 0 */
-          char *b0 = aligned_alloc(64, N * 8);
+          char *b0 = aligned_alloc(64, PW_BYTES);
           for (int i = 0; i < N; i++) memcpy(b0 + i * es, in[1], es);
           char *bin[3] = {in[0], b0, in[2]};
           CHECK_EQ_INT(pw_launch(op, dt, o1, (void *const *)bin, R, C, false, false), LT_CK_OK);
