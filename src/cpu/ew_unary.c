@@ -354,25 +354,11 @@ lt_tensor *lt_cpu_leaky_relu(lt_tensor *self, lt_scalar negative_slope, lt_tenso
   return unary("leaky_relu", self, out, leaky_tbl, UK_FLOAT_ONLY, &c);
 }
 
-static double dtype_max(lt_dtype dt) {
-  switch (dt) {
-    case LT_FLOAT64: return 1.7976931348623157e308;
-    case LT_FLOAT32: return 3.4028234663852886e38;
-    case LT_FLOAT16: return 65504.0;
-    default: return 3.3895313892515355e38;   /* bfloat16 */
-  }
-}
-
 lt_tensor *lt_cpu_nan_to_num(lt_tensor *self, lt_scalar nan, lt_scalar posinf, lt_scalar neginf, lt_tensor *out) {
   lt_dtype dt = (lt_dtype)self->dtype;
   if (!lt_dtype_is_float(dt)) return identity("nan_to_num", self, out);
   ew_ctx c = {0};
-  double mx = dtype_max(dt);
-  c.f[0] = lt_scalar_is_none(nan) ? 0.0 : lt_scalar_to_double(nan);
-  c.f[1] = lt_scalar_is_none(posinf) ? mx : lt_scalar_to_double(posinf);
-  c.f[2] = lt_scalar_is_none(neginf) ? -mx : lt_scalar_to_double(neginf);
-  /* out-of-range replacements saturate rather than overflow the conversion */
-  for (int k = 0; k < 3; k++) c.f[k] = c.f[k] > mx ? mx : c.f[k] < -mx ? -mx : c.f[k];
+  lt_meta_nan_to_num_values(dt, nan, posinf, neginf, c.f);
   return unary("nan_to_num", self, out, nan2num_tbl, UK_SAME, &c);
 }
 

@@ -305,7 +305,6 @@ static void open_backend(void) {
     return;
   }
   lt_cuda_device_setup(drv, n);
-  if (lt_cuda_elementwise_register() < 0) { open_reason = "the CUDA kernels could not be registered"; return; }
   for (int i = 0; i < LT_CUDA_MAX_DEVICES; i++)
     allocators[i] = (lt_allocator){"cuda-caching", device_alloc, device_free, NULL};
   pthread_mutex_lock(&kernel_lock);

@@ -86,9 +86,6 @@ long lt_cuda_reap_pinned_copies(void);
 ** after merging): the caller falls back or reports. */
 int lt_cuda_ck_copy(const char *op, lt_tensor *dst, const lt_tensor *src, const int64_t *src_st);
 int lt_cuda_ck_fill(const char *op, lt_tensor *dst, lt_scalar v);
-/* register the elementwise ops' kernels (add ... tanh, their in-place
-** forms); called by the open before the table is registered. 0 or -1. */
-int lt_cuda_elementwise_register(void);
 /* For tests: [0] launches of the host build, [1] of the nvcc build, [2] ops
 ** or copies that ran the CPU's kernel instead (fake driver), since the last
 ** reset; lt_cuda_count_fallback counts one of the last. */

@@ -1,28 +1,25 @@
 /*
 ** elementwise.c — the CUDA kernels of src/cuda/kernels wired into the backend:
-** the same-device copy and fill (called by backend.c), and the elementwise
-** ops add, sub, mul, div, neg, abs, exp, relu, sigmoid, tanh with their
-** in-place and out= forms, registered at LT_KEY_CUDA through
-** lt_cuda_register_kernels when the backend opens.
+** the same-device copy and fill (called by backend.c), and lt_cuda_pw_run
+** (pointwise.h), which runs one op of the pointwise kernel family for the op
+** kernels of unary.c and binary.c.
 **
-** Each op does what the CPU's kernel does around its loop (src/cpu/iter.c):
-** broadcasting, the result dtype (lt_result_type; integer inputs of div,
-** exp, sigmoid, tanh give the default dtype), inputs of another dtype
-** converted first with the copy kernel (the kernels take one dtype), a host
-** number (a wrapped Lua number, a CPU 0-d tensor) passed by value, and out=:
-** written in place when it has the result's dtype and shape and shares memory
-** with an input only element for element, else through a temporary copied in.
+** lt_cuda_pw_run does what the CPU's elementwise driver does around its loop
+** (src/cpu/iter.c): broadcasting, inputs of another dtype converted first
+** with the copy kernel (the kernels take one dtype), a host number (a
+** wrapped Lua number, a CPU 0-d tensor) passed by value, and out=: written
+** in place when it has the result's dtype and shape and shares memory with
+** an input only element for element, else through a temporary copied in.
 ** Results are contiguous (the CPU's keep a transposed input's layout).
 **
 ** The build that runs is launch.h's choice: the host build under the fake
 ** driver, the nvcc build on the current stream under a real one. What the
-** kernels refuse (LT_CK_EUNSUPPORTED,
-** LT_CK_EINVAL: more than 8 dims after merging; div with a rounding mode) runs
-** the CPU's kernel under the fake and is an error naming the op under a real
-** driver.
+** kernels refuse (LT_CK_EINVAL: more than 8 dims after merging) is
+** LT_CUDA_REFUSED, which the op kernels turn into the CPU's kernel under the
+** fake and an error naming the op under a real driver.
 **
 ** Nothing here has run on a GPU: it is tested with the host build under the
-** fake driver (tests/lua/test_cuda_fake.lua).
+** fake driver (tests/lua/test_cuda_fake.lua, tests/lua/cuda/test_pointwise.lua).
 */
 #include <stdint.h>
 #include <stdio.h>
@@ -31,6 +28,7 @@
 #include "cuda/cuda.h"
 #include "cuda/kernels/kernels.h"
 #include "cuda/launch.h"
+#include "cuda/pointwise.h"
 #include "dispatch/dispatch.h"
 #include "meta/meta.h"
 #include "kernels_cuda.h"   /* generated: lt_ops.h, the kernel types */
@@ -96,14 +94,45 @@ int lt_cuda_ck_fill(const char *op, lt_tensor *dst, lt_scalar v) {
   return lt_cuda_launch_result(&l, op, rc, k->error_string);
 }
 
-/* ---- the elementwise ops ---- */
+/* ---- the pointwise ops ---- */
 
-#define REFUSED ((lt_tensor *)&refused_marker)
-static const int refused_marker;
+const int lt_cuda_refused_marker;
+
+/* the nvcc build of the family, weakly: NULL without nvcc (launch.c) */
+extern const lt_ck_pw_kernels *lt_ck_pw_device_kernels(void) __attribute__((weak));
+
+static const struct { unsigned mask; signed char nin, bool_out; } pw_ops[LT_CK_PW_NUM_OPS] = {
+#define PW_ROW(name, nin, mask, bout) [LT_CK_PW_##name] = {mask, nin, bout},
+  LT_CK_PW_ALL_OPS(PW_ROW)
+#undef PW_ROW
+};
+
+bool lt_cuda_pw_has(int kop, lt_dtype dt) { return (pw_ops[kop].mask >> dt & 1u) != 0; }
+
+void lt_cuda_pw_init(lt_cuda_pw *w, const char *op, int kop, lt_dtype dt) {
+  memset(w, 0, sizeof *w);
+  w->op = op;
+  w->kop = kop;
+  w->nin = pw_ops[kop].nin;
+  w->dt = dt;
+  w->rdt = pw_ops[kop].bool_out ? LT_BOOL : dt;
+  for (int k = 0; k < 3; k++) w->in_dt[k] = dt;
+}
+
+void lt_cuda_pw_param(lt_cuda_pw *w, int k, lt_scalar v) {
+  if (v.type == LT_SCALAR_FLOAT) {
+    w->p[k].f = v.v.f;
+    w->p[k].i = (v.v.f >= -9.2e18 && v.v.f <= 9.2e18) ? (int64_t)v.v.f : 0;
+  } else {
+    w->p[k].i = v.v.i;
+    w->p[k].f = (double)v.v.i;
+  }
+}
+
+void lt_cuda_pw_paramf(lt_cuda_pw *w, int k, double v) { lt_cuda_pw_param(w, k, lt_scalar_float(v)); }
 
 typedef struct operand {
   lt_tensor *own;            /* a converted copy, released at the end */
-  const void *ptr;           /* device data, or NULL for a number */
   int64_t st[LT_MAX_DIMS];
 } operand;
 
@@ -117,82 +146,112 @@ static bool may_write(const lt_tensor *out, const lt_tensor *x, const int64_t *x
   return true;
 }
 
-/* Run unary (nin 1, kop a lt_ck_unary_op; kop -1 a copy) or binary (nin 2)
-** over ins in dtype dt into out (NULL: a new result). REFUSED when the
-** kernels refuse; NULL with the error set. */
-static lt_tensor *run_op(const char *op, int nin, int kop, lt_tensor *const *ins, lt_dtype dt, lt_scalar alpha,
-                         lt_tensor *out) {
+/* 1 when the kernel's division flag in dev_flag (an int32 on the device) is set */
+static int read_flag(lt_tensor *dev_flag) {
+  lt_tensor *h = lt_tensor_new(LT_INT32, lt_device_cpu(), 0, NULL);
+  if (!h) return -1;
+  int r = lt_tensor_copy_(h, dev_flag);
+  if (r == 0) r = *(const int32_t *)lt_tensor_data(h) != 0;
+  lt_tensor_release(h);
+  return r;
+}
+
+static int launch(lt_cuda_pw *w, lt_ck_pw_call *c, int dev, int nd, const int64_t *shape, lt_tensor *tgt,
+                  const operand *o) {
+  lt_ck_geom g;
+  lt_cuda_geom_init(&g, nd, shape);
+  memcpy(g.strides[0], tgt->strides, sizeof(int64_t) * (size_t)nd);
+  for (int k = 0; k < w->nin; k++) memcpy(g.strides[k + 1], o[k].st, sizeof(int64_t) * (size_t)nd);
+  c->out = lt_tensor_data(tgt);
+  lt_tensor *flag = NULL;
+  if (w->div_check && !lt_dtype_is_float(w->dt)) {
+    if (!(flag = lt_tensor_new(LT_INT32, (lt_device){LT_DEV_CUDA, dev}, 0, NULL))) return -1;
+    if (lt_tensor_fill_(flag, lt_scalar_int(0)) < 0) { lt_tensor_release(flag); return -1; }
+    c->err = (int *)lt_tensor_data(flag);
+  }
+  lt_cuda_launch l;
+  int rc = lt_cuda_launch_begin(&l, dev, lt_ck_pw_device_kernels != NULL, w->op);
+  if (rc == 0) {
+    const lt_ck_pw_kernels *k = l.host ? lt_ck_host_pw_kernels() : lt_ck_pw_device_kernels();
+    rc = k->run(c, &g, l.stream);
+    lt_cuda_launch_end(&l);
+    rc = lt_cuda_launch_result(&l, w->op, rc, lt_cuda_ck_kernels(&l)->error_string);
+  }
+  if (rc == 0 && flag) {
+    int set = read_flag(flag);
+    if (set != 0) rc = set < 0 ? -1 : lt_error("%s: integer division by zero", w->op);
+  }
+  lt_tensor_release(flag);
+  return rc;
+}
+
+lt_tensor *lt_cuda_pw_run(lt_cuda_pw *w, lt_tensor *out) {
+  const char *op = w->op;
+  const int nin = w->nin;
+  lt_tensor *const *ins = w->in;
+  if (!lt_cuda_pw_has(w->kop, w->dt)) return lt_cuda_pw_unsupported(op, w->dt);
   int64_t shape[LT_MAX_DIMS];
   int nd = ins[0]->ndim;
   memcpy(shape, ins[0]->sizes, sizeof(int64_t) * (size_t)nd);
-  if (nin == 2 && (nd = lt_broadcast_shapes(op, ins[0]->ndim, ins[0]->sizes, ins[1]->ndim, ins[1]->sizes, shape)) < 0)
-    return NULL;
+  for (int k = 1; k < nin; k++) {
+    if (ins[k]->ndim == nd && memcmp(ins[k]->sizes, shape, sizeof(int64_t) * (size_t)nd) == 0) continue;
+    int64_t tmp[LT_MAX_DIMS];
+    if ((nd = lt_broadcast_shapes(op, nd, shape, ins[k]->ndim, ins[k]->sizes, tmp)) < 0) return NULL;
+    memcpy(shape, tmp, sizeof(int64_t) * (size_t)nd);
+  }
   int dev = -1;
   for (int k = 0; k < nin; k++)
     if (lt_cuda_on(ins[k])) { dev = lt_tensor_device(ins[k]).index; break; }
-  if (dev < 0) return REFUSED;
+  if (dev < 0) return LT_CUDA_REFUSED;
   if (out) {
-    if (!lt_can_cast(dt, (lt_dtype)out->dtype))
+    if (!lt_can_cast(w->rdt, (lt_dtype)out->dtype))
       return lt_error_null("%s: result type %s can't be cast to the desired output type %s", op,
-                           lt_dtype_traits_table[dt].t7name, lt_dtype_traits_table[out->dtype].t7name);
+                           lt_dtype_traits_table[w->rdt].t7name, lt_dtype_traits_table[out->dtype].t7name);
     bool shared = false;
     for (int k = 0; k < nin; k++) shared |= ins[k]->storage == out->storage;
     bool same = out->ndim == nd && memcmp(out->sizes, shape, sizeof(int64_t) * (size_t)nd) == 0;
     if (!same && !shared && lt_tensor_resize_out(op, out, nd, shape) < 0) return NULL;
   }
 
-  operand o[2] = {{0}, {0}};
-  _Alignas(16) unsigned char number[16];
-  bool have_number = false, refused = false;
+  operand o[3];
+  memset(o, 0, sizeof o);
+  lt_ck_pw_call c;
+  memset(&c, 0, sizeof c);
+  c.op = w->kop;
+  c.dtype = w->dt;
+  memcpy(c.p, w->p, sizeof c.p);
+  c.mode = w->mode;
+  bool refused = false;
   lt_tensor *res = NULL, *tgt = NULL;
   for (int k = 0; k < nin; k++) {
     lt_tensor *t = ins[k];
+    lt_dtype want = w->in_dt[k];
     if (!lt_cuda_on(t)) {
       /* a number from the host (a wrapped Lua number, a CPU 0-d tensor): by value */
-      if (t->numel != 1 || have_number || nin == 1) { refused = true; goto done; }
+      if (t->numel != 1) { refused = true; goto done; }
       lt_ck_geom g;
       lt_cuda_geom_init(&g, 0, NULL);
-      (void)lt_ck_host_copy(number, dt, lt_tensor_data(t), t->dtype, &g, NULL);
-      have_number = true;
+      (void)lt_ck_host_copy(c.num[k].bytes, want, lt_tensor_data(t), t->dtype, &g, NULL);
       continue;
     }
     if (lt_tensor_device(t).index != dev)
       { lt_error("%s: expected all tensors to be on the same device", op); goto done; }
-    if (t->dtype != dt && !(o[k].own = lt_cuda_converted(op, t, dt, &refused))) goto done;
+    if (t->dtype != want && !(o[k].own = lt_cuda_converted(op, t, want, &refused))) goto done;
     const lt_tensor *u = o[k].own ? o[k].own : t;
     if (lt_expand_strides(op, u, nd, shape, o[k].st) < 0) goto done;
-    o[k].ptr = lt_tensor_data(u);
+    c.in[k] = lt_tensor_data(u);
   }
 
   /* into out when it has the result's dtype and shape and no input overlaps it but in place */
-  if (out && out->dtype == dt && out->ndim == nd && memcmp(out->sizes, shape, sizeof(int64_t) * (size_t)nd) == 0) {
+  if (out && out->dtype == w->rdt && out->ndim == nd && memcmp(out->sizes, shape, sizeof(int64_t) * (size_t)nd) == 0) {
     bool ok = true;
     for (int k = 0; k < nin; k++) ok &= o[k].own || !lt_cuda_on(ins[k]) || may_write(out, ins[k], o[k].st);
     if (ok) tgt = out;
   }
-  if (!tgt && !(tgt = res = lt_tensor_new(dt, (lt_device){LT_DEV_CUDA, dev}, nd, shape))) goto done;
+  if (!tgt && !(tgt = res = lt_tensor_new(w->rdt, (lt_device){LT_DEV_CUDA, dev}, nd, shape))) goto done;
 
   if (tgt->numel > 0) {
-    lt_ck_geom g;
-    lt_cuda_geom_init(&g, nd, shape);
-    memcpy(g.strides[0], tgt->strides, sizeof(int64_t) * (size_t)nd);
-    for (int k = 0; k < nin; k++) memcpy(g.strides[k + 1], o[k].st, sizeof(int64_t) * (size_t)nd);
-    lt_cuda_launch l;
-    if (lt_cuda_launch_begin(&l, dev, lt_cuda_have_device_kernels(), op) < 0) goto fail;
-    const lt_ck_kernels *kk = lt_cuda_ck_kernels(&l);
-    int rc;
-    if (kop < 0) rc = kk->copy(lt_tensor_data(tgt), dt, o[0].ptr, dt, &g, l.stream);
-    else if (nin == 1) rc = kk->unary(kop, dt, lt_tensor_data(tgt), o[0].ptr, &g, l.stream);
-    else {
-      lt_ck_scalar al = {0, 0};
-      if (alpha.type == LT_SCALAR_FLOAT) { al.f = alpha.v.f; al.i = (int64_t)alpha.v.f; }
-      else if (alpha.type != LT_SCALAR_NONE) { al.i = alpha.v.i; al.f = (double)alpha.v.i; }
-      else { al.f = 1; al.i = 1; }
-      rc = kk->binary(kop, dt, lt_tensor_data(tgt), o[0].ptr, o[1].ptr, have_number ? number : NULL, al, &g,
-                       l.stream);
-    }
-    lt_cuda_launch_end(&l);
-    rc = lt_cuda_launch_result(&l, op, rc, kk->error_string);
+    int rc = launch(w, &c, dev, nd, shape, tgt, o);
     if (rc < 0) goto fail;
     if (rc > 0) { refused = true; goto fail; }
   }
@@ -208,106 +267,17 @@ fail:
   res = NULL;
 done:
   for (int k = 0; k < nin; k++) lt_tensor_release(o[k].own);
-  return refused ? REFUSED : res;
+  return refused ? LT_CUDA_REFUSED : res;
 }
 
-static lt_dtype rtype2(lt_tensor *a, lt_tensor *b) {
+lt_dtype lt_cuda_rtype2(lt_tensor *a, lt_tensor *b) {
   if (a->dtype == b->dtype && !(a->is_wrapped_number && b->is_wrapped_number)) return (lt_dtype)a->dtype;
   lt_tensor *ts[2] = {a, b};
   return (lt_dtype)lt_result_type(2, ts);
 }
 
-static lt_dtype float_type(lt_dtype dt) { return lt_dtype_is_float(dt) ? dt : lt_get_default_dtype(); }
+lt_dtype lt_cuda_float_type(lt_dtype dt) { return lt_dtype_is_float(dt) ? dt : lt_get_default_dtype(); }
 
-#define FALLBACK(NAME, ...) LT_CUDA_FALLBACK(NAME, op, dt, __VA_ARGS__)
-
-#define BINARY(NAME, KOP, CHECK)                                                                  \
-  static lt_tensor *lt_cuda_##NAME(lt_tensor *self, lt_tensor *other, lt_scalar alpha, lt_tensor *out) { \
-    char buf[32];                                                                                 \
-    const char *op = lt_cuda_op_name(buf, sizeof buf, #NAME);                                             \
-    lt_dtype dt = rtype2(self, other);                                                            \
-    CHECK                                                                                         \
-    if (lt_meta_check_alpha(op, dt, alpha) < 0) return NULL;                                              \
-    lt_tensor *ins[2] = {self, other};                                                            \
-    lt_tensor *r = run_op(op, 2, KOP, ins, dt, alpha, out);                                       \
-    if (r != REFUSED) return r;                                                                   \
-    FALLBACK(NAME, self, other, alpha, out);                                                      \
-  }
-BINARY(add, LT_CK_ADD, )
-BINARY(sub, LT_CK_SUB,
-       if (dt == LT_BOOL) return lt_error_null("%s: subtracting bool tensors is not supported; use logical_xor() or the ~ of a mask", op);)
-
-static lt_tensor *lt_cuda_mul(lt_tensor *self, lt_tensor *other, lt_tensor *out) {
-  char buf[32];
-  const char *op = lt_cuda_op_name(buf, sizeof buf, "mul");
-  lt_dtype dt = rtype2(self, other);
-  lt_tensor *ins[2] = {self, other};
-  lt_tensor *r = run_op(op, 2, LT_CK_MUL, ins, dt, lt_scalar_none(), out);
-  if (r != REFUSED) return r;
-  FALLBACK(mul, self, other, out);
-}
-
-static lt_tensor *lt_cuda_div(lt_tensor *self, lt_tensor *other, const char *rounding_mode, lt_tensor *out) {
-  char buf[32];
-  const char *op = lt_cuda_op_name(buf, sizeof buf, "div");
-  lt_dtype dt = float_type(rtype2(self, other));
-  lt_tensor *r = REFUSED;
-  if (!rounding_mode) {   /* trunc and floor have no CUDA kernel yet */
-    lt_tensor *ins[2] = {self, other};
-    r = run_op(op, 2, LT_CK_DIV, ins, dt, lt_scalar_none(), out);
-  }
-  if (r != REFUSED) return r;
-  FALLBACK(div, self, other, rounding_mode, out);
-}
-
-/* kind: 0 the same dtype, 1 floating (integers promote to the default dtype) */
-#define UNARY(NAME, KOP, PROMOTE, CHECK)                                  \
-  static lt_tensor *lt_cuda_##NAME(lt_tensor *self, lt_tensor *out) {     \
-    char buf[32];                                                         \
-    const char *op = lt_cuda_op_name(buf, sizeof buf, #NAME);                     \
-    lt_dtype dt = (lt_dtype)self->dtype;                                  \
-    if (PROMOTE) dt = float_type(dt);                                     \
-    int kop = KOP;                                                        \
-    CHECK                                                                 \
-    lt_tensor *r = run_op(op, 1, kop, &self, dt, lt_scalar_none(), out);  \
-    if (r != REFUSED) return r;                                           \
-    FALLBACK(NAME, self, out);                                            \
-  }
-UNARY(neg, LT_CK_NEG, 0,
-      if (dt == LT_BOOL) return lt_error_null("%s: negation of a bool tensor is not supported; use logical_not() or bitwise_not()", op);)
-UNARY(abs, LT_CK_ABS, 0, if (dt == LT_BOOL || dt == LT_UINT8) kop = -1;)
-UNARY(relu, LT_CK_RELU, 0,
-      if (dt == LT_BOOL) return lt_error_null("%s: not implemented for bool tensors", op);
-      if (dt == LT_UINT8) kop = -1;)
-UNARY(exp, LT_CK_EXP, 1, )
-UNARY(sigmoid, LT_CK_SIGMOID, 1, )
-UNARY(tanh, LT_CK_TANH, 1, )
-
-/* the in-place forms: the out= kernel with out = self, as the generated defaults do */
-#define INPLACE(NAME, PARAMS, ARGS)                      \
-  static lt_tensor *lt_cuda_##NAME##_ PARAMS {           \
-    lt_tls_inplace_op = true;                            \
-    lt_tensor *r = lt_cuda_##NAME ARGS;                  \
-    lt_tls_inplace_op = false;                           \
-    return r;                                            \
-  }
-INPLACE(add, (lt_tensor *self, lt_tensor *other, lt_scalar alpha), (self, other, alpha, self))
-INPLACE(sub, (lt_tensor *self, lt_tensor *other, lt_scalar alpha), (self, other, alpha, self))
-INPLACE(mul, (lt_tensor *self, lt_tensor *other), (self, other, self))
-INPLACE(div, (lt_tensor *self, lt_tensor *other, const char *rounding_mode), (self, other, rounding_mode, self))
-INPLACE(neg, (lt_tensor *self), (self, self))
-INPLACE(abs, (lt_tensor *self), (self, self))
-INPLACE(relu, (lt_tensor *self), (self, self))
-INPLACE(exp, (lt_tensor *self), (self, self))
-INPLACE(sigmoid, (lt_tensor *self), (self, self))
-INPLACE(tanh, (lt_tensor *self), (self, self))
-
-int lt_cuda_elementwise_register(void) {
-  static void *table[LT_NUM_OPS];
-#define SET(NAME)                                                          \
-  { lt_##NAME##_backend_fn f = lt_cuda_##NAME; table[LT_OP_##NAME] = (void *)f; \
-    lt_##NAME##__backend_fn g = lt_cuda_##NAME##_; table[LT_OP_##NAME##_] = (void *)g; }
-  SET(add) SET(sub) SET(mul) SET(div) SET(neg) SET(abs) SET(relu) SET(exp) SET(sigmoid) SET(tanh)
-#undef SET
-  return lt_cuda_register_kernels(table);
+lt_tensor *lt_cuda_pw_unsupported(const char *op, lt_dtype dt) {
+  return lt_error_null("%s: not implemented for %s tensors", op, lt_dtype_name(dt));
 }

@@ -58,3 +58,22 @@ int lt_meta_check_1d_input(const char *op, int ndim) {
     return lt_error("%s: argument 'input' must be 2-D (C, L) or 3-D (N, C, L), got %d-D", op, ndim);
   return 0;
 }
+
+/* the largest finite value of a floating dtype */
+static double float_max(lt_dtype dt) {
+  switch (dt) {
+    case LT_FLOAT64: return 1.7976931348623157e308;
+    case LT_FLOAT32: return 3.4028234663852886e38;
+    case LT_FLOAT16: return 65504.0;
+    default: return 3.3895313892515355e38;   /* bfloat16 */
+  }
+}
+
+void lt_meta_nan_to_num_values(lt_dtype dt, lt_scalar nan, lt_scalar posinf, lt_scalar neginf, double v[3]) {
+  double mx = float_max(dt);
+  v[0] = lt_scalar_is_none(nan) ? 0.0 : lt_scalar_to_double(nan);
+  v[1] = lt_scalar_is_none(posinf) ? mx : lt_scalar_to_double(posinf);
+  v[2] = lt_scalar_is_none(neginf) ? -mx : lt_scalar_to_double(neginf);
+  /* out-of-range replacements saturate rather than overflow the conversion */
+  for (int k = 0; k < 3; k++) v[k] = v[k] > mx ? mx : v[k] < -mx ? -mx : v[k];
+}

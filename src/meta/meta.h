@@ -20,6 +20,9 @@ int lt_meta_check_prob(const char *op, const char *arg, double p);
 int lt_meta_check_alpha(const char *op, lt_dtype dt, lt_scalar alpha);
 /* t must have a floating point dtype */
 int lt_meta_check_float(const char *op, const char *arg, const lt_tensor *t);
+/* nan_to_num's replacements of NaN, +inf and -inf for floating dtype dt, v[0..2]:
+** the given numbers (defaults 0 and dt's largest and lowest), saturated to dt's range */
+void lt_meta_nan_to_num_values(lt_dtype dt, lt_scalar nan, lt_scalar posinf, lt_scalar neginf, double v[3]);
 /* t must be float32 or float64 (the nn kernels' dtypes) */
 int lt_meta_check_f32_or_f64(const char *op, const char *arg, const lt_tensor *t);
 

@@ -189,4 +189,13 @@ for _, u in ipairs(unary) do
   ops[#ops + 1] = { u[1] .. "(Tensor self) -> Tensor", out = true, inplace = true, alias = u[3], doc = u[2],
                     derivatives = { self = u[4] } }
 end
+
+-- every kernel op here has a CUDA kernel (src/cuda/unary.c, binary.c) but equal and
+-- allclose, which need a CUDA all-reduction
+for _, d in ipairs(ops) do
+  local name = d[1]:match("^([%w_]+)%(")
+  if not d.composite and name ~= "equal" and name ~= "allclose" then
+    d.kernels = { cpu = "lt_cpu_" .. name, cuda = "lt_cuda_" .. name }
+  end
+end
 return ops

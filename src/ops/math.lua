@@ -134,5 +134,13 @@ local composites = {
     doc = "Histogram of bins equal bins over [min, max] (the data's range when both are 0); "
       .. "elements outside are ignored (NaN counts in the first bin, as in PyTorch 1.13)." },
 }
+-- the elementwise ops with a CUDA kernel (src/cuda/unary.c, binary.c)
+local cuda = { logaddexp = 1, logaddexp2 = 1, xlogy = 1, fmax = 1, fmin = 1, gcd = 1, lcm = 1, heaviside = 1,
+               nextafter = 1, sinc = 1, signbit = 1, isposinf = 1, isneginf = 1, lgamma = 1, digamma = 1,
+               polygamma = 1, i0 = 1, _i1 = 1 }
+for _, d in ipairs(ops) do
+  local name = d[1]:match("^([%w_]+)%(")
+  if cuda[name] then d.kernels = { cpu = "lt_cpu_" .. name, cuda = "lt_cuda_" .. name } end
+end
 for _, d in ipairs(composites) do ops[#ops + 1] = d end
 return ops

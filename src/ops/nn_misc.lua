@@ -7,7 +7,7 @@ local function act(name, doc, deriv, inplace)
            derivatives = { self = "lt_nn_grad_" .. deriv .. "(grad, self)" } }
 end
 
-return {
+local ops = {
   -- linear layers: composites over addmm / mm / bmm
   { "linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", variants = "function",
     composite = "lt_composite_linear",
@@ -94,3 +94,12 @@ return {
     variants = "function",
     doc = "grad * act'(self) in one pass, for the derivative helpers (act: mish, hardsigmoid, hardswish, softsign, logsigmoid, threshold, hardshrink, softshrink, tanhshrink, elu, silu, gelu, gelu_tanh, softplus)." },
 }
+
+-- the activations with a CUDA kernel (src/cuda/unary.c, binary.c)
+local cuda = { mish = 1, hardsigmoid = 1, hardswish = 1, softsign = 1, logsigmoid = 1, tanhshrink = 1, selu = 1,
+               celu = 1, threshold = 1, hardshrink = 1, softshrink = 1, prelu = 1, _activation_backward = 1 }
+for _, d in ipairs(ops) do
+  local name = d[1]:match("^([%w_]+)%(")
+  if cuda[name] then d.kernels = { cpu = "lt_cpu_" .. name, cuda = "lt_cuda_" .. name } end
+end
+return ops

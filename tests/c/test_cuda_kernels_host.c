@@ -39,6 +39,7 @@ int main(void) {
 #include "core/tensor.h"
 #include "lt_ops.h"
 #include "cuda/kernels/kernels.h"
+#include "cuda/kernels/pointwise.h"
 
 /* the kernels' dtype codes are lt_dtype's */
 #define CK_SAME_CODE(E, ST, CT, N) _Static_assert((int)E == (int)LT_CK_##N##_CODE_, #N);
@@ -725,6 +726,171 @@ TEST(paths_taken) {
   CHECK_EQ_INT(c[LT_CK_PATH_STRIDED32] + c[LT_CK_PATH_STRIDED64], 0);
 }
 
+/* ---- the pointwise family (pointwise.h) ---- */
+
+static const struct { const char *name; int nin; unsigned mask; int bool_out; } pw_ops[] = {
+#define PW_ROW(name, nin, mask, bout) {#name, nin, mask, bout},
+  LT_CK_PW_ALL_OPS(PW_ROW)
+#undef PW_ROW
+};
+
+/* one launch of op on a [rows, cols] output from inputs laid out [cols, rows]
+** (transposed) or contiguous, input 2 a number when `number` */
+static int pw_launch(int op, lt_dtype dt, void *out, void *const *in, int rows, int cols, bool transposed, bool number) {
+  lt_ck_pw_call c;
+  memset(&c, 0, sizeof c);
+  c.op = op;
+  c.dtype = dt;
+  c.out = out;
+  c.p[0].f = 0.75; c.p[0].i = 2;
+  c.p[1].f = 1.5; c.p[1].i = 3;
+  c.p[2].f = 0.5; c.p[2].i = 1;
+  c.mode = 1;
+  int nin = pw_ops[op].nin;
+  lt_ck_geom g;
+  memset(&g, 0, sizeof g);
+  g.ndim = 2; g.sizes[0] = rows; g.sizes[1] = cols;
+  for (int k = 0; k <= nin; k++) {
+    bool tr = transposed && k > 0;
+    g.strides[k][0] = tr ? 1 : cols;
+    g.strides[k][1] = tr ? rows : 1;
+  }
+  for (int k = 0; k < nin; k++) c.in[k] = in[k];
+  if (number && nin >= 2) {
+    c.in[1] = NULL;
+    memcpy(c.num[1].bytes, in[1], lt_dtype_size(dt));   /* where's too: its input 2 is of dt */
+  }
+  return lt_ck_host_pointwise(&c, &g, NULL);
+}
+
+/* two results of op equal: exactly for integers and bool, within 4 ulps or a
+** relative 1e-12 (float64), 1e-5 (float32), 1e-2 (16-bit) for floats: the
+** compiler contracts a*b+c into an FMA in some loops and not others, and
+** cancellation (addcmul, gelu's backward) magnifies the difference */
+static bool pw_same(int op, lt_dtype dt, const char *a, const char *b, int n) {
+  lt_dtype odt = pw_ops[op].bool_out ? LT_BOOL : dt;
+  size_t es = lt_dtype_size(odt);
+  if (!lt_dtype_is_float(odt)) return memcmp(a, b, (size_t)n * es) == 0;
+  double rel = odt == LT_FLOAT64 ? 1e-12 : odt == LT_FLOAT32 ? 1e-5 : 1e-2;
+  for (int i = 0; i < n; i++) {
+    if (ulps(odt, a + i * es, b + i * es) <= 4) continue;
+    double x = lt_dtype_load_double(odt, a + i * es), y = lt_dtype_load_double(odt, b + i * es);
+    if (!(fabs(x - y) <= rel * (fabs(x) + fabs(y)))) {
+      fprintf(stderr, "  [%d] %.17g vs %.17g\n", i, x, y);
+      return false;
+    }
+  }
+  return true;
+}
+
+/* every op on every dtype: a kernel exactly where its mask says, and the same
+** results on the vectorised, strided, 64-bit and number paths */
+TEST(pointwise_paths_and_masks) {
+  enum { R = 31, C = 33, N = R * C, PW_BYTES = (N * 8 + 63) / 64 * 64 };   /* aligned_alloc: a multiple of 64 */
+  int bad = 0;
+  for (int op = 0; op < LT_CK_PW_NUM_OPS; op++) {
+    for (int d = 0; d < LT_NUM_DTYPES; d++) {
+      lt_dtype dt = (lt_dtype)d;
+      size_t es = lt_dtype_size(dt);
+      char *in[3], *tin[3];
+      for (int k = 0; k < 3; k++) {
+        lt_dtype idt = (op == LT_CK_PW_where && k == 0) ? LT_BOOL : dt;
+        size_t is = lt_dtype_size(idt);
+        in[k] = aligned_alloc(64, PW_BYTES);
+        tin[k] = aligned_alloc(64, PW_BYTES);
+        for (int i = 0; i < N; i++) rnd_value(idt, in[k] + i * is);
+        /* the transposed copy: tin[k][j * R + i] = in[k][i * C + j] */
+        for (int i = 0; i < R; i++)
+          for (int j = 0; j < C; j++) memcpy(tin[k] + (j * R + i) * is, in[k] + (i * C + j) * is, is);
+      }
+      char *o1 = aligned_alloc(64, PW_BYTES), *o2 = aligned_alloc(64, PW_BYTES), *o3 = aligned_alloc(64, PW_BYTES);
+      int rc = pw_launch(op, dt, o1, (void *const *)in, R, C, false, false);
+      bool want = (pw_ops[op].mask >> d & 1u) != 0;
+      if (rc != (want ? LT_CK_OK : LT_CK_EUNSUPPORTED)) {
+        if (bad++ < 5) fprintf(stderr, "pointwise %s %s: rc %d\n", pw_ops[op].name, lt_dtype_name(dt), rc);
+      } else if (want) {
+        CHECK_EQ_INT(pw_launch(op, dt, o2, (void *const *)tin, R, C, true, false), LT_CK_OK);
+        lt_ck_host_force_index64(1);
+        CHECK_EQ_INT(pw_launch(op, dt, o3, (void *const *)tin, R, C, true, false), LT_CK_OK);
+        lt_ck_host_force_index64(0);
+        if (!pw_same(op, dt, o1, o2, N) || !pw_same(op, dt, o1, o3, N)) {
+          if (bad++ < 5) fprintf(stderr, "pointwise %s %s: the paths differ\n", pw_ops[op].name, lt_dtype_name(dt));
+        }
+        if (pw_ops[op].nin >= 2) {
+          /* input 2 a number: its element 0 everywhere, as a broadcast row of stride 0 */
+          char *b0 = aligned_alloc(64, PW_BYTES);
+          for (int i = 0; i < N; i++) memcpy(b0 + i * es, in[1], es);
+          char *bin[3] = {in[0], b0, in[2]};
+          CHECK_EQ_INT(pw_launch(op, dt, o1, (void *const *)bin, R, C, false, false), LT_CK_OK);
+          CHECK_EQ_INT(pw_launch(op, dt, o2, (void *const *)in, R, C, false, true), LT_CK_OK);
+          if (!pw_same(op, dt, o1, o2, N) && bad++ < 5)
+            fprintf(stderr, "pointwise %s %s: the number differs\n", pw_ops[op].name, lt_dtype_name(dt));
+          free(b0);
+        }
+      }
+      for (int k = 0; k < 3; k++) { free(in[k]); free(tin[k]); }
+      free(o1); free(o2); free(o3);
+    }
+  }
+  CHECK_EQ_INT(bad, 0);
+}
+
+/* exact values of ops whose semantics the CPU pins down */
+TEST(pointwise_values) {
+  lt_ck_geom g;
+  memset(&g, 0, sizeof g);
+  g.ndim = 1; g.sizes[0] = 4;
+  for (int k = 0; k < 4; k++) g.strides[k][0] = 1;
+  lt_ck_pw_call c;
+  int32_t a[4] = {7, -7, -2147483647 - 1, 5}, b[4] = {2, 2, -1, 0}, o[4];
+  int err = 0;
+  memset(&c, 0, sizeof c);
+  c.dtype = LT_CK_INT32; c.out = o; c.in[0] = a; c.in[1] = b; c.err = &err;
+  c.op = LT_CK_PW_div_floor;
+  CHECK_EQ_INT(lt_ck_host_pointwise(&c, &g, NULL), LT_CK_OK);
+  CHECK(o[0] == 3 && o[1] == -4 && o[2] == -2147483647 - 1 && o[3] == 0 && err == 1);
+  c.op = LT_CK_PW_remainder; err = 0;
+  CHECK_EQ_INT(lt_ck_host_pointwise(&c, &g, NULL), LT_CK_OK);
+  CHECK(o[0] == 1 && o[1] == 1 && o[2] == 0 && err == 1);
+  c.op = LT_CK_PW_fmod; err = 0;
+  CHECK_EQ_INT(lt_ck_host_pointwise(&c, &g, NULL), LT_CK_OK);
+  CHECK(o[0] == 1 && o[1] == -1 && err == 1);
+  c.op = LT_CK_PW_shift_left; c.err = NULL;
+  CHECK_EQ_INT(lt_ck_host_pointwise(&c, &g, NULL), LT_CK_OK);
+  CHECK(o[0] == 28 && o[1] == -28 && o[2] == 0 && o[3] == 5);
+  c.op = LT_CK_PW_gcd;
+  CHECK_EQ_INT(lt_ck_host_pointwise(&c, &g, NULL), LT_CK_OK);
+  CHECK(o[0] == 1 && o[1] == 1 && o[2] == 1 && o[3] == 5);
+  c.op = LT_CK_PW_pow;
+  CHECK_EQ_INT(lt_ck_host_pointwise(&c, &g, NULL), LT_CK_OK);
+  CHECK(o[0] == 49 && o[1] == 49 && o[2] == 0 && o[3] == 1);
+  /* where: three inputs, the condition bool, the others a number */
+  bool cond[4] = {true, false, true, false};
+  float x[4] = {1, 2, 3, 4}, y = -1, fo[4];
+  memset(&c, 0, sizeof c);
+  c.op = LT_CK_PW_where; c.dtype = LT_CK_FLOAT32; c.out = fo; c.in[0] = cond; c.in[1] = x;
+  memcpy(c.num[2].bytes, &y, 4);
+  CHECK_EQ_INT(lt_ck_host_pointwise(&c, &g, NULL), LT_CK_OK);
+  CHECK(fo[0] == 1 && fo[1] == -1 && fo[2] == 3 && fo[3] == -1);
+  /* clamp with a NaN bound gives NaN; addcmul of int8 wraps */
+  float lo[4] = {0, 0, NAN, 0}, hi[4] = {2, 1, 5, 3};
+  c.op = LT_CK_PW_clamp; c.in[0] = x; c.in[1] = lo; c.in[2] = hi;
+  CHECK_EQ_INT(lt_ck_host_pointwise(&c, &g, NULL), LT_CK_OK);
+  CHECK(fo[0] == 1 && fo[1] == 1 && isnan(fo[2]) && fo[3] == 3);
+  int8_t i8[4] = {100, 1, -128, 0}, i8o[4];
+  memset(&c, 0, sizeof c);
+  c.op = LT_CK_PW_addcmul; c.dtype = LT_CK_INT8; c.out = i8o; c.in[0] = i8; c.in[1] = i8; c.in[2] = i8;
+  c.p[0].i = 1;
+  CHECK_EQ_INT(lt_ck_host_pointwise(&c, &g, NULL), LT_CK_OK);
+  CHECK(i8o[0] == (int8_t)(100 + 10000) && i8o[1] == 2 && i8o[3] == 0);
+  /* bad codes */
+  c.op = LT_CK_PW_NUM_OPS;
+  CHECK_EQ_INT(lt_ck_host_pointwise(&c, &g, NULL), LT_CK_EINVAL);
+  c.op = LT_CK_PW_add; c.dtype = LT_CK_NUM_DTYPES;
+  CHECK_EQ_INT(lt_ck_host_pointwise(&c, &g, NULL), LT_CK_EINVAL);
+  CHECK(lt_ck_host_pw_kernels()->run == lt_ck_host_pointwise);
+}
+
 int main(void) {
   lt_init();
   K = lt_ck_host_kernels();
@@ -737,6 +903,8 @@ int main(void) {
   RUN(binary_ops);
   RUN(in_place);
   RUN(paths_taken);
+  RUN(pointwise_paths_and_masks);
+  RUN(pointwise_values);
   return ctest_summary();
 }
 #endif

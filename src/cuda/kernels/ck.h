@@ -12,8 +12,9 @@
 ** "ck_dev::ck_hot<...>" and make cuda-check fails when one spills registers
 ** (tools/ptxas_spills.sh).
 **
-** Every elementwise op is a functor E (out_t, in0_t, in1_t, arity 0..2,
-** operator() on storage values) run by ck_run over a geometry:
+** Every elementwise op is a functor E (out_t, in0_t, in1_t, arity 0..3,
+** operator() on storage values; in2_t where arity is 3) run by ck_run (ck_run3
+** for three inputs) over a geometry:
 **   - dims of size 1 are dropped and dims contiguous in every operand merged;
 **   - contiguous, with every pointer aligned to 16 bytes' worth of
 **     elements: ck_contig, VEC elements per thread through aligned vector
@@ -75,6 +76,17 @@ struct ck_none {};
 
 template<class A, class B> struct ck_same { static constexpr bool value = false; };
 template<class A> struct ck_same<A, A> { static constexpr bool value = true; };
+
+/* E::in2_t, or ck_none for the functors of fewer inputs that do not name it */
+template<class...> using ck_void_t = void;
+template<class E, class = void> struct ck_in2 { typedef ck_none type; };
+template<class E> struct ck_in2<E, ck_void_t<typename E::in2_t>> { typedef typename E::in2_t type; };
+
+/* whether functor E says `static constexpr bool cold = true` (an op whose math
+** is a library call too big to keep in registers): its kernels launch
+** through ck_cold, and cuda-check does not hold them to no spills */
+template<class E, class = void> struct ck_is_cold { static constexpr bool value = false; };
+template<class E> struct ck_is_cold<E, ck_void_t<decltype(E::cold)>> { static constexpr bool value = E::cold; };
 
 /* ---- geometry ---- */
 
@@ -203,30 +215,35 @@ template<class E> struct ck_args {
   typename E::out_t *out;
   const typename E::in0_t *in0;
   const typename E::in1_t *in1;
+  const typename ck_in2<E>::type *in2;
   typename E::in0_t num0;
   typename E::in1_t num1;
+  typename ck_in2<E>::type num2;
 };
 
-template<class E, class X, class Y>
-__host__ __device__ __forceinline__ typename E::out_t ck_apply(const E &e, const X &x, const Y &y) {
-  if constexpr (E::arity == 0) { (void)x; (void)y; return e(); }
-  else if constexpr (E::arity == 1) { (void)y; return e(x); }
-  else return e(x, y);
+template<class E, class X, class Y, class Z>
+__host__ __device__ __forceinline__ typename E::out_t ck_apply(const E &e, const X &x, const Y &y, const Z &z) {
+  if constexpr (E::arity == 0) { (void)x; (void)y; (void)z; return e(); }
+  else if constexpr (E::arity == 1) { (void)y; (void)z; return e(x); }
+  else if constexpr (E::arity == 2) { (void)z; return e(x, y); }
+  else return e(x, y, z);
 }
 
 template<class E, int VEC> struct ck_contig {
-  LT_HOT;
+  static constexpr bool hot = !ck_is_cold<E>::value;
   ck_args<E> a;
   uint64_t n;
   CK_BODY void run(uint32_t tid, uint32_t nt) const {
     typedef typename E::out_t O;
     typedef typename E::in0_t X;
     typedef typename E::in1_t Y;
+    typedef typename ck_in2<E>::type Z;
     const uint64_t nv = n / VEC;
     for (uint64_t v = tid; v < nv; v += nt) {
       const uint64_t i0 = v * VEC;
       ck_vec<X, VEC> x;
       ck_vec<Y, VEC> y;
+      ck_vec<Z, VEC> z;
       ck_vec<O, VEC> o;
       if constexpr (E::arity >= 1) {
         if (a.in0) x = *(const ck_vec<X, VEC> *)(a.in0 + i0);
@@ -236,22 +253,28 @@ template<class E, int VEC> struct ck_contig {
         if (a.in1) y = *(const ck_vec<Y, VEC> *)(a.in1 + i0);
         else CK_UNROLL for (int j = 0; j < VEC; j++) y.v[j] = a.num1;
       }
-      CK_UNROLL for (int j = 0; j < VEC; j++) o.v[j] = ck_apply(a.e, x.v[j], y.v[j]);
+      if constexpr (E::arity >= 3) {
+        if (a.in2) z = *(const ck_vec<Z, VEC> *)(a.in2 + i0);
+        else CK_UNROLL for (int j = 0; j < VEC; j++) z.v[j] = a.num2;
+      }
+      CK_UNROLL for (int j = 0; j < VEC; j++) o.v[j] = ck_apply(a.e, x.v[j], y.v[j], z.v[j]);
       *(ck_vec<O, VEC> *)(a.out + i0) = o;
     }
     const uint64_t i = nv * VEC + tid;     /* the tail: fewer than VEC elements */
     if (i < n) {
       X x = a.num0;
       Y y = a.num1;
+      Z z = a.num2;
       if constexpr (E::arity >= 1) if (a.in0) x = a.in0[i];
       if constexpr (E::arity >= 2) if (a.in1) y = a.in1[i];
-      a.out[i] = ck_apply(a.e, x, y);
+      if constexpr (E::arity >= 3) if (a.in2) z = a.in2[i];
+      a.out[i] = ck_apply(a.e, x, y, z);
     }
   }
 };
 
 template<class E, class IX> struct ck_strided {
-  LT_HOT;
+  static constexpr bool hot = !ck_is_cold<E>::value;
   ck_args<E> a;
   IX ix;
   typename IX::index_t n;
@@ -262,9 +285,11 @@ template<class E, class IX> struct ck_strided {
       ix.offsets(i, off);
       typename E::in0_t x = a.num0;
       typename E::in1_t y = a.num1;
+      typename ck_in2<E>::type z = a.num2;
       if constexpr (E::arity >= 1) if (a.in0) x = a.in0[off[1]];
       if constexpr (E::arity >= 2) if (a.in1) y = a.in1[off[2]];
-      a.out[off[0]] = ck_apply(a.e, x, y);
+      if constexpr (E::arity >= 3) if (a.in2) z = a.in2[off[3]];
+      a.out[off[0]] = ck_apply(a.e, x, y, z);
     }
   }
 };
@@ -303,20 +328,25 @@ static inline bool ck_aligned(const void *p, uint64_t bytes) {
   return p == nullptr || (uintptr_t)p % bytes == 0;
 }
 
-/* Run op e over geometry g: out (row 0), in0 (row 1), in1 (row 2) as e's
-** arity asks; a NULL input takes its value from num0/num1 (one element in
-** host memory). */
+/* Run op e over geometry g: out (row 0), in0 (row 1), in1 (row 2), in2 (row
+** 3) as e's arity asks; a NULL input takes its value from num0/num1/num2 (one
+** element in host memory). */
 template<class E>
-static int ck_run(const E &e, void *out, const void *in0, const void *in1, const void *num0,
-                  const void *num1, const lt_ck_geom *g, void *stream) {
+static int ck_run3(const E &e, void *out, const void *in0, const void *in1, const void *in2,
+                   const void *num0, const void *num1, const void *num2, const lt_ck_geom *g,
+                   void *stream) {
   typedef typename E::out_t O;
   typedef typename E::in0_t X;
   typedef typename E::in1_t Y;
+  typedef typename ck_in2<E>::type Z;
   constexpr int N = 1 + E::arity;
+  static_assert(N <= LT_CK_MAX_OPERANDS, "too many operands");
   if (!out) return LT_CK_EINVAL;
   if (E::arity >= 1 && !in0 && !num0) return LT_CK_EINVAL;
   if (E::arity >= 2 && !in1 && !num1) return LT_CK_EINVAL;
-  const bool used[LT_CK_MAX_OPERANDS] = {true, E::arity >= 1 && in0, E::arity >= 2 && in1};
+  if (E::arity >= 3 && !in2 && !num2) return LT_CK_EINVAL;
+  const bool used[LT_CK_MAX_OPERANDS] = {true, E::arity >= 1 && in0, E::arity >= 2 && in1,
+                                         E::arity >= 3 && in2};
   ck_shape s;
   int r = ck_prepare(g, N, used, &s);
   if (r != LT_CK_OK || s.numel == 0) return r;
@@ -332,13 +362,18 @@ static int ck_run(const E &e, void *out, const void *in0, const void *in1, const
     a.in1 = (const Y *)in1;
     if (!in1) memcpy((void *)&a.num1, num1, sizeof(Y));
   }
+  if constexpr (E::arity >= 3) {
+    a.in2 = (const Z *)in2;
+    if (!in2) memcpy((void *)&a.num2, num2, sizeof(Z));
+  }
 
   constexpr int W0 = (int)sizeof(O);
   constexpr int W1 = E::arity >= 1 && (int)sizeof(X) > W0 ? (int)sizeof(X) : W0;
-  constexpr int W = E::arity >= 2 && (int)sizeof(Y) > W1 ? (int)sizeof(Y) : W1;
+  constexpr int W2 = E::arity >= 2 && (int)sizeof(Y) > W1 ? (int)sizeof(Y) : W1;
+  constexpr int W = E::arity >= 3 && (int)sizeof(Z) > W2 ? (int)sizeof(Z) : W2;
   constexpr int VEC = 16 / W;
   if (s.contiguous && ck_aligned(a.out, VEC * sizeof(O)) && ck_aligned(a.in0, VEC * sizeof(X)) &&
-      ck_aligned(a.in1, VEC * sizeof(Y))) {
+      ck_aligned(a.in1, VEC * sizeof(Y)) && ck_aligned(a.in2, VEC * sizeof(Z))) {
     ck_paths[LT_CK_PATH_VEC]++;
     ck_contig<E, VEC> k;
     k.a = a;
@@ -359,6 +394,13 @@ static int ck_run(const E &e, void *out, const void *in0, const void *in1, const
   k.ix.init(s);
   k.n = (uint64_t)s.numel;
   return ck_launch(k, (uint64_t)s.numel, stream);
+}
+
+/* ck_run3 for functors of at most two inputs */
+template<class E>
+static int ck_run(const E &e, void *out, const void *in0, const void *in1, const void *num0,
+                  const void *num1, const lt_ck_geom *g, void *stream) {
+  return ck_run3(e, out, in0, in1, nullptr, num0, num1, nullptr, g, stream);
 }
 
 /* f(ck_tag<T>()) for the storage type T of a dtype code */

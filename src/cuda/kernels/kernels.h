@@ -38,10 +38,10 @@ enum {
 
 #define LT_CK_MAX_DIMS 16       /* a geometry's dims: lutorch's LT_MAX_DIMS */
 #define LT_CK_KERNEL_DIMS 8     /* what a kernel indexes, after merging */
-#define LT_CK_MAX_OPERANDS 3
+#define LT_CK_MAX_OPERANDS 4     /* the output and up to three inputs */
 
 /* The geometry of one launch: the iteration shape (the output's sizes) and
-** each operand's strides over it, [0] the output, [1] and [2] the inputs
+** each operand's strides over it, [0] the output, [1] .. [3] the inputs
 ** (a kernel reads only the rows it has operands for). A stride of 0
 ** broadcasts, a negative one runs backwards; ndim 0 is a single element.
 ** Dims of size 1 are dropped and dims contiguous in every operand merged
