@@ -15,6 +15,7 @@
 #include <lauxlib.h>
 #include "core/error.h"
 #include "cuda/alloc.h"
+#include "cuda/blas.h"
 #include "cuda/cuda.h"
 
 int luaopen_lutorch_cuda(lua_State *L);
@@ -485,8 +486,14 @@ static int l_kernel_counts(lua_State *L) {
   return 1;
 }
 
+/* For tests: the cuBLAS GEMM calls made since the last reset (cuda/blas.h) */
+static int l_blas_calls(lua_State *L) {
+  lua_pushinteger(L, lt_cuda_blas_calls(lua_toboolean(L, 1)));
+  return 1;
+}
+
 static const luaL_Reg functions[] = {
-  {"_kernel_counts", l_kernel_counts},
+  {"_kernel_counts", l_kernel_counts}, {"_blas_calls", l_blas_calls},
   {"Stream", l_stream_new}, {"Event", l_event_new}, {"current_stream", l_current_stream},
   {"default_stream", l_default_stream}, {"set_stream", l_set_stream}, {"stream", l_stream_guard},
   {"get_device_name", l_get_device_name}, {"get_device_properties", l_get_device_properties},
