@@ -12,7 +12,10 @@
 ** type combinations are cuBLAS's: 32F/32F, 64F/64F, 16F and 16BF with
 ** 32F compute; anything else is CUBLAS_STATUS_NOT_SUPPORTED, a bad size or
 ** leading dimension CUBLAS_STATUS_INVALID_VALUE, as the library answers.
-** Sums accumulate in the compute type (float for COMPUTE_32F), in order.
+** Sums accumulate in double, in order, and round once to C's type: cuBLAS's
+** own order and rounding (tiles, FMAs in the compute type) are not part of
+** its contract, and a result exact to C's precision keeps the fake's answer
+** within the CPU's rounding of its own.
 */
 #include <stdint.h>
 #include <stdlib.h>
@@ -101,19 +104,16 @@ static lt_blas_status gemm(lt_blas_handle h, int transa, int transb, int m, int 
     for (int j = 0; j < n; j++)
       for (int i = 0; i < m; i++) {
         double sd = 0;
-        float sf = 0;
         for (int l = 0; l < k; l++) {
           /* op(A)[i, l] and op(B)[l, j], column-major */
           int64_t ia = transa == LT_BLAS_OP_N ? i + (int64_t)l * lda : l + (int64_t)i * lda;
           int64_t ib = transb == LT_BLAS_OP_N ? l + (int64_t)j * ldb : j + (int64_t)l * ldb;
           double x = load(atype, pa, ia), y = load(atype, pb, ib);
-          if (f64) sd += x * y;
-          else sf += (float)x * (float)y;
+          sd += x * y;
         }
-        double s = f64 ? sd : sf;
         int64_t ic = i + (int64_t)j * ldc;
-        double v = f64 ? al * s : (double)((float)al * (float)s);
-        if (be != 0) v = f64 ? v + be * load(ctype, pc, ic) : (double)((float)v + (float)be * (float)load(ctype, pc, ic));
+        double v = al * sd;
+        if (be != 0) v += be * load(ctype, pc, ic);
         store(ctype, pc, ic, v);
       }
   }
