@@ -273,15 +273,6 @@ return {
     "bincount",
     "histc",
   } },
-{ why = "not written yet (nn_conv)",
-  ops = {
-    "pad",
-    "pad_backward",
-    "upsample_nearest2d",
-    "upsample_nearest2d_backward",
-    "upsample_bilinear2d",
-    "upsample_bilinear2d_backward",
-  } },
 { why = "not written yet (nn_loss)",
   ops = {
     "nll_loss_forward",

@@ -1,10 +1,13 @@
 /*
-** conv.cu — im2col, col2im and the 2-D pools (conv.h), one thread per output
-** element in grid-stride loops (ck.h's kernel structs), float and double.
-** Every kernel gathers: col2im and the pools' backwards find, for their one
-** output element, each input entry that contributes to it, in the order the
-** CPU adds them (output order), so no atomics are needed and the sums are
-** the CPU's. The windows are meta/pool.h's, written again here because the
+** conv.cu — im2col, col2im, the 2-D pools, pad and 2-D upsampling (conv.h),
+** one thread per output element in grid-stride loops (ck.h's kernel
+** structs), float and double. No kernel needs atomics: col2im and the
+** average pools' backward gather (one thread per input element, over the
+** outputs that read it, in output order); the backwards that know no window
+** (max_pool2d_backward has only indices, pad and upsampling map outputs to
+** inputs) run one thread per plane or slab, adding in output order, so every
+** sum is added in the CPU's order. The windows and source rules are
+** meta/pool.h's and meta/resample.h's, written again here because the
 ** kernels cannot include lutorch's C headers: tests/lua/cuda/test_conv.lua
 ** compares every case with the CPU.
 */
@@ -119,7 +122,7 @@ __host__ __device__ __forceinline__ void candidates(bool adaptive, int64_t x, in
     *hi = b < out ? b : out;
     return;
   }
-  /* o*s - p <= x <= o*s - p + (k-1)*d + (k-1) (the avg window spans k, the max (k-1)*d+1) */
+  /* o*s - p <= x <= o*s - p + (k-1)*d: a window of k taps d apart */
   int64_t reach = (k - 1) * (d > 1 ? d : 1);
   int64_t a = x + p - reach;
   int64_t l = a <= 0 ? 0 : (a + s - 1) / s;
@@ -244,6 +247,158 @@ template<class T> struct k_avg_back {
   }
 };
 
+/* ---- pad (meta/resample.h's lt_meta_pad_source) ---- */
+
+__host__ __device__ __forceinline__ int64_t pad_source(int mode, int64_t o, int64_t left, int64_t n) {
+  int64_t s = o - left;
+  if (mode == 0) return s >= 0 && s < n ? s : -1;
+  if (mode == 1) {
+    if (s < 0) s = -s;
+    if (s >= n) s = 2 * (n - 1) - s;
+    return s;
+  }
+  return s < 0 ? 0 : s >= n ? n - 1 : s;
+}
+
+/* the input offset that output element e reads, -1 for a fill element */
+__host__ __device__ __forceinline__ int64_t pad_read(const lt_ck_pad_geom &g, int64_t e) {
+  int64_t off = 0, mul = 1;
+  for (int d = g.ndim - 1; d >= 0; d--) {
+    int64_t o = e % g.out[d];
+    e /= g.out[d];
+    int64_t s = d >= g.ndim - g.k ? pad_source(g.mode, o, g.left[d], g.in[d]) : o;
+    if (s < 0) return -1;
+    off += s * mul;
+    mul *= g.in[d];
+  }
+  return off;
+}
+
+template<class T> struct k_pad {
+  LT_COLD;
+  const T *x;
+  T *y;
+  T fill;
+  lt_ck_pad_geom g;
+  int64_t n;
+  CK_BODY void run(uint32_t tid, uint32_t nt) const {
+    for (int64_t e = tid; e < n; e += nt) {
+      int64_t s = pad_read(g, e);
+      y[e] = s < 0 ? fill : x[s];
+    }
+  }
+};
+
+/* one thread per slab of the unpadded dims: zero its input, add its outputs in order */
+template<class T> struct k_pad_back {
+  LT_COLD;
+  const T *gy;
+  T *gx;
+  lt_ck_pad_geom g;
+  int64_t n;
+  CK_BODY void run(uint32_t tid, uint32_t nt) const {
+    int64_t in_slab = 1, out_slab = 1;
+    for (int d = g.ndim - g.k; d < g.ndim; d++) { in_slab *= g.in[d]; out_slab *= g.out[d]; }
+    for (int64_t sl = tid; sl < n; sl += nt) {
+      T *x = gx + sl * in_slab;
+      const T *y = gy + sl * out_slab;
+      for (int64_t i = 0; i < in_slab; i++) x[i] = T(0);
+      for (int64_t o = 0; o < out_slab; o++) {
+        /* the source inside the slab: the padded dims only */
+        int64_t e = o, off = 0, mul = 1;
+        bool fill = false;
+        for (int d = g.ndim - 1; d >= g.ndim - g.k; d--) {
+          int64_t c = e % g.out[d];
+          e /= g.out[d];
+          int64_t s = pad_source(g.mode, c, g.left[d], g.in[d]);
+          if (s < 0) { fill = true; break; }
+          off += s * mul;
+          mul *= g.in[d];
+        }
+        if (!fill) x[off] += y[o];
+      }
+    }
+  }
+};
+
+/* ---- upsampling (meta/resample.h) ---- */
+
+__host__ __device__ __forceinline__ int64_t nearest_src(int64_t o, int64_t in, float ratio) {
+  int64_t s = (int64_t)floorf((float)o * ratio);
+  return s < in - 1 ? s : in - 1;
+}
+
+template<class T>
+__host__ __device__ __forceinline__ void bilinear_src(int64_t o, int64_t in, int64_t out, bool ac, double sf,
+                                                      int64_t *i0, int64_t *i1, T *lam) {
+  T scale = ac ? (out > 1 ? (T)(in - 1) / (T)(out - 1) : (T)0) : sf > 0 ? (T)(1.0 / sf) : (T)in / (T)out;
+  T s = ac ? scale * (T)o : scale * ((T)o + (T)0.5) - (T)0.5;
+  if (s < 0) s = 0;
+  int64_t a = (int64_t)s;
+  if (a > in - 1) a = in - 1;
+  *i0 = a; *i1 = a < in - 1 ? a + 1 : a;
+  *lam = s - (T)a;
+  if (*lam < 0) *lam = 0;
+}
+
+template<class T> struct k_up {
+  LT_COLD;
+  const T *x;
+  T *y;
+  lt_ck_up_geom g;
+  bool bilinear;
+  int64_t n;
+  CK_BODY void run(uint32_t tid, uint32_t nt) const {
+    for (int64_t e = tid; e < n; e += nt) {
+      int64_t ow = e % g.OW, r = e / g.OW;
+      int64_t oh = r % g.OH, p = r / g.OH;
+      const T *xp = x + p * g.H * g.W;
+      if (!bilinear) {
+        y[e] = xp[nearest_src(oh, g.H, g.ratio_h) * g.W + nearest_src(ow, g.W, g.ratio_w)];
+        continue;
+      }
+      int64_t h0, h1, w0, w1;
+      T lh, lw;
+      bilinear_src<T>(oh, g.H, g.OH, g.align_corners, g.scale_h, &h0, &h1, &lh);
+      bilinear_src<T>(ow, g.W, g.OW, g.align_corners, g.scale_w, &w0, &w1, &lw);
+      const T *r0 = xp + h0 * g.W, *r1 = xp + h1 * g.W;
+      y[e] = ((T)1 - lh) * (((T)1 - lw) * r0[w0] + lw * r0[w1]) + lh * (((T)1 - lw) * r1[w0] + lw * r1[w1]);
+    }
+  }
+};
+
+/* one thread per plane: zero its gradient, add the plane's outputs in order */
+template<class T> struct k_up_back {
+  LT_COLD;
+  const T *gy;
+  T *gx;
+  lt_ck_up_geom g;
+  bool bilinear;
+  int64_t n;
+  CK_BODY void run(uint32_t tid, uint32_t nt) const {
+    for (int64_t p = tid; p < n; p += nt) {
+      T *x = gx + p * g.H * g.W;
+      const T *y = gy + p * g.OH * g.OW;
+      for (int64_t i = 0; i < g.H * g.W; i++) x[i] = T(0);
+      for (int64_t oh = 0; oh < g.OH; oh++)
+        for (int64_t ow = 0; ow < g.OW; ow++) {
+          T v = y[oh * g.OW + ow];
+          if (!bilinear) {
+            x[nearest_src(oh, g.H, g.ratio_h) * g.W + nearest_src(ow, g.W, g.ratio_w)] += v;
+            continue;
+          }
+          int64_t h0, h1, w0, w1;
+          T lh, lw;
+          bilinear_src<T>(oh, g.H, g.OH, g.align_corners, g.scale_h, &h0, &h1, &lh);
+          bilinear_src<T>(ow, g.W, g.OW, g.align_corners, g.scale_w, &w0, &w1, &lw);
+          T *r0 = x + h0 * g.W, *r1 = x + h1 * g.W;
+          r0[w0] += ((T)1 - lh) * ((T)1 - lw) * v; r0[w1] += ((T)1 - lh) * lw * v;
+          r1[w0] += lh * ((T)1 - lw) * v; r1[w1] += lh * lw * v;
+        }
+    }
+  }
+};
+
 /* f(T()) for float32 and float64, else EUNSUPPORTED */
 template<class F> static inline int float_dispatch(int dtype, F &&f) {
   if (dtype == LT_CK_FLOAT32) return f(float());
@@ -318,6 +473,54 @@ static int CK_API(avg_pool_backward)(int dtype, const void *gy, void *gx, const 
   });
 }
 
+static int CK_API(pad)(int elem_size, const void *x, void *y, const void *fill, const lt_ck_pad_geom *g,
+                       void *stream) {
+  if (!x || !y || !fill || !g || g->ndim < 0 || g->ndim > 16 || g->k < 0 || g->k > g->ndim) return LT_CK_EINVAL;
+  int64_t n = 1;
+  for (int d = 0; d < g->ndim; d++) n *= g->out[d];
+  auto go = [&](auto t) {
+    typedef decltype(t) T;
+    k_pad<T> k{(const T *)x, (T *)y, T(), *g, 0};
+    memcpy((void *)&k.fill, fill, sizeof(T));
+    return launch_n(k, n, stream);
+  };
+  switch (elem_size) {
+    case 1: return go(uint8_t());
+    case 2: return go(uint16_t());
+    case 4: return go(uint32_t());
+    case 8: return go(uint64_t());
+    default: return LT_CK_EINVAL;
+  }
+}
+
+static int CK_API(pad_backward)(int dtype, const void *gy, void *gx, const lt_ck_pad_geom *g, void *stream) {
+  if (!gy || !gx || !g || g->ndim < 0 || g->ndim > 16 || g->k < 0 || g->k > g->ndim) return LT_CK_EINVAL;
+  return float_dispatch(dtype, [&](auto t) {
+    typedef decltype(t) T;
+    k_pad_back<T> k{(const T *)gy, (T *)gx, *g, 0};
+    return launch_n(k, g->outer, stream);
+  });
+}
+
+static int CK_API(upsample)(int dtype, int bilinear, const void *x, void *y, const lt_ck_up_geom *g, void *stream) {
+  if (!x || !y || !g) return LT_CK_EINVAL;
+  return float_dispatch(dtype, [&](auto t) {
+    typedef decltype(t) T;
+    k_up<T> k{(const T *)x, (T *)y, *g, bilinear != 0, 0};
+    return launch_n(k, g->P * g->OH * g->OW, stream);
+  });
+}
+
+static int CK_API(upsample_backward)(int dtype, int bilinear, const void *gy, void *gx, const lt_ck_up_geom *g,
+                                     void *stream) {
+  if (!gy || !gx || !g) return LT_CK_EINVAL;
+  return float_dispatch(dtype, [&](auto t) {
+    typedef decltype(t) T;
+    k_up_back<T> k{(const T *)gy, (T *)gx, *g, bilinear != 0, 0};
+    return launch_n(k, g->P, stream);
+  });
+}
+
 #if defined(__CUDACC__)
 #define CONV_TABLE_NAME "sm_90"
 #define CONV_TABLE_FN lt_ck_conv_device_kernels
@@ -328,7 +531,8 @@ static int CK_API(avg_pool_backward)(int dtype, const void *gy, void *gx, const 
 
 static const lt_ck_conv_kernels conv_table = {
   CONV_TABLE_NAME, CK_API(conv_im2col), CK_API(conv_col2im), CK_API(max_pool), CK_API(max_pool_backward),
-  CK_API(avg_pool), CK_API(avg_pool_backward),
+  CK_API(avg_pool), CK_API(avg_pool_backward), CK_API(pad), CK_API(pad_backward), CK_API(upsample),
+  CK_API(upsample_backward),
 };
 
 extern "C" const lt_ck_conv_kernels *CONV_TABLE_FN(void) { return &conv_table; }

@@ -35,6 +35,21 @@ typedef struct lt_ck_pool_geom {
   int adaptive, count_include_pad;
 } lt_ck_pool_geom;
 
+/* pad over the last k of ndim dims (meta/resample.h's lt_pad_geom) */
+typedef struct lt_ck_pad_geom {
+  int ndim, k, mode;               /* mode: 0 constant, 1 reflect, 2 replicate */
+  int64_t in[16], out[16], left[16];
+  int64_t outer;                   /* product of the unpadded dims */
+} lt_ck_pad_geom;
+
+/* 2-D upsampling of P planes H x W to OH x OW (meta/resample.h's rules) */
+typedef struct lt_ck_up_geom {
+  int64_t P, H, W, OH, OW;
+  int align_corners;
+  double scale_h, scale_w;         /* the caller's scale factors, or <= 0 */
+  float ratio_h, ratio_w;          /* nearest: lt_meta_nearest_ratio of each dim */
+} lt_ck_up_geom;
+
 /*
 ** im2col: col (N, C*kh*kw, OH*OW) from x (N, C, H, W): col[n][(c*kh + i)*kw + j][oh*OW + ow] =
 **   x[n][c][oh*sh - ph + i*dh][ow*sw - pw + j*dw], 0 outside the plane.
@@ -46,6 +61,12 @@ typedef struct lt_ck_pool_geom {
 **   names the element, one thread per plane (the op knows no windows); an ix
 **   outside the plane sets *bad (device memory, one int, the caller zeroes it).
 ** avg_pool / avg_pool_backward: meta/pool.h's windows and divisors.
+** pad: y (the padded shape) from x (contiguous) for any dtype of elem_size
+**   bytes (1, 2, 4, 8), fill one element in host memory; pad_backward:
+**   gx = the sum of gy at the outputs that read each element, one thread per
+**   slab of the unpadded dims adding in output order (the CPU's).
+** upsample (nearest, or bilinear when bilinear): one thread per output;
+**   upsample_backward: one thread per plane adding in output order.
 */
 typedef struct lt_ck_conv_kernels {
   const char *name;
@@ -56,6 +77,10 @@ typedef struct lt_ck_conv_kernels {
                            const lt_ck_pool_geom *g, void *stream);
   int (*avg_pool)(int dtype, const void *x, void *y, const lt_ck_pool_geom *g, void *stream);
   int (*avg_pool_backward)(int dtype, const void *gy, void *gx, const lt_ck_pool_geom *g, void *stream);
+  int (*pad)(int elem_size, const void *x, void *y, const void *fill, const lt_ck_pad_geom *g, void *stream);
+  int (*pad_backward)(int dtype, const void *gy, void *gx, const lt_ck_pad_geom *g, void *stream);
+  int (*upsample)(int dtype, int bilinear, const void *x, void *y, const lt_ck_up_geom *g, void *stream);
+  int (*upsample_backward)(int dtype, int bilinear, const void *gy, void *gx, const lt_ck_up_geom *g, void *stream);
 } lt_ck_conv_kernels;
 
 const lt_ck_conv_kernels *lt_ck_conv_device_kernels(void);   /* the nvcc build */

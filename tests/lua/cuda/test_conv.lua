@@ -221,6 +221,76 @@ T.test("average pools and their backward", function()
   T.ok(torch.autograd.gradcheck(function(a) return F.avg_pool2d(a, 3, 2, 1) end, { x64 }), "gradcheck avg_pool2d")
 end)
 
+T.test("pad: constant, reflect, replicate, negative pads, dtypes, backward", function()
+  local x = torch.randn(2, 3, 5, 6)
+  local cases = {
+    { { 1, 2 }, "constant", 0.5 }, { { 1, 2, 2, 1 }, "constant", -1 }, { { 2, 1, 0, 3, 1, 1 }, "constant", 0 },
+    { { -1, 2, 1, -2 }, "constant", 3 }, { { 2, 3, 1, 1 }, "reflect" }, { { 2, 3, 4, 1 }, "reflect" },
+    { { 1, 1, 2, 2 }, "replicate" }, { { 3, 0, 0, 4 }, "replicate" },
+  }
+  for _, dt in ipairs({ torch.float32, torch.float64 }) do
+    for i, cs in ipairs(cases) do
+      local xx = x:to(dt)
+      local function f(t) return F.pad(t, cs[1], cs[2], cs[3] or 0) end
+      check(("pad case %d %s"):format(i, tostring(dt)), f, { xx })
+      local function grad(dev)
+        local t = xx:detach():clone():to(dev):requires_grad_()
+        local y = f(t)
+        torch.manual_seed(2)
+        y:backward(torch.randn(y.shape):to(dt):to(dev))
+        return t.grad
+      end
+      c._kernel_counts(true)
+      local g = grad("cuda")
+      T.eq(c._kernel_counts(true).cpu, 0, "pad backward fell back")
+      close(g, grad("cpu"), TOL[dt], ("pad grad case %d"):format(i))
+    end
+  end
+  for _, dt in ipairs({ torch.int64, torch.int32, torch.uint8, torch.bool, torch.float16, torch.bfloat16 }) do
+    local xx = (torch.randn(2, 3, 4) * 5):to(dt)
+    check("pad constant " .. tostring(dt), function(t) return F.pad(t, { 1, 2, 1, 0 }, "constant", 1) end, { xx })
+  end
+  check("pad 1-d", function(t) return F.pad(t, { 2, 3 }, "constant", 7) end, { torch.randn(4) })
+  check("pad non-contiguous", function(t) return F.pad(t, { 1, 1, 1, 1 }, "reflect") end,
+        { torch.randn(2, 6, 5):transpose(2, 3) })
+end)
+
+T.test("upsample nearest and bilinear, sizes and scale factors, backward", function()
+  local x = torch.randn(2, 3, 5, 7)
+  local cases = {
+    { size = { 10, 14 } }, { size = { 3, 4 } }, { size = { 8, 9 } }, { scale = { 1.7, 2.5 } }, { size = { 1, 1 } },
+  }
+  for _, dt in ipairs({ torch.float32, torch.float64 }) do
+    for _, mode in ipairs({ "nearest", "bilinear" }) do
+      for _, ac in ipairs(mode == "bilinear" and { false, true } or { false }) do
+        for i, cs in ipairs(cases) do
+          if not (ac and cs.scale) then
+            local what = ("upsample %s ac=%s case %d %s"):format(mode, tostring(ac), i, tostring(dt))
+            local function f(t)
+              local o = { size = cs.size, scale_factor = cs.scale, mode = mode }
+              if mode == "bilinear" then o.align_corners = ac end
+              return F.interpolate(t, o)
+            end
+            local xx = x:to(dt)
+            check(what, f, { xx })
+            local function grad(dev)
+              local t = xx:detach():clone():to(dev):requires_grad_()
+              local y = f(t)
+              torch.manual_seed(3)
+              y:backward(torch.randn(y.shape):to(dt):to(dev))
+              return t.grad
+            end
+            c._kernel_counts(true)
+            local g = grad("cuda")
+            T.eq(c._kernel_counts(true).cpu, 0, what .. ": backward fell back")
+            close(g, grad("cpu"), TOL[dt], what .. " grad")
+          end
+        end
+      end
+    end
+  end
+end)
+
 T.test("bad input gives the CPU's errors", function()
   local cases = {
     function(d) return F.conv2d(torch.randn(1, 3, 5, 5):to(d), torch.randn(4, 2, 3, 3):to(d)) end,
