@@ -234,7 +234,6 @@ return {
   } },
 { why = "not written yet (linalg)",
   ops = {
-    "einsum_fast",
     "trace",
   } },
 { why = "not written yet (math)",

@@ -105,3 +105,12 @@ lt_tensor *lt_cuda__linear(lt_tensor *input, lt_tensor *weight, lt_tensor *bias)
   lt_tensor_release(wt);
   return y;
 }
+
+/* einsum_fast: meta's contraction over cuBLAS (floating operands; others as the integer products) */
+lt_tensor *lt_cuda_einsum_fast(const char *equation, lt_tensor *const *tensors, int tensors_n) {
+  lt_dtype dt = tensors_n > 0 ? (lt_dtype)tensors[0]->dtype : LT_FLOAT32;
+  bool ok = true;
+  for (int i = 0; i < tensors_n; i++) ok &= blas_ok((lt_dtype)tensors[i]->dtype, tensors[i], tensors[i]);
+  if (!ok) FALLBACK(einsum_fast, dt, equation, tensors, tensors_n);
+  return lt_meta_einsum(gemm, equation, tensors, tensors_n);
+}

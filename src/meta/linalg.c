@@ -1,6 +1,7 @@
 /*
 ** linalg.c — the device-neutral half of every matrix product op (dot, mv,
-** mm, bmm, matmul, the add* forms, outer, addr, inner, kron): the shape and
+** mm, bmm, matmul, the add* forms, outer, addr, inner, kron; einsum in
+** einsum_gemm.c): the shape and
 ** dtype checks with their messages, the result (or out=), and the strided
 ** views that turn each op into one batched product C = beta C + alpha A B,
 ** which the backend's gemm computes (meta/linalg.h). The CPU (src/cpu/

@@ -40,5 +40,7 @@ lt_tensor *lt_meta_addr(lt_meta_gemm_fn gemm, lt_tensor *self, lt_tensor *vec1, 
 lt_tensor *lt_meta_matmul(lt_meta_gemm_fn gemm, lt_tensor *self, lt_tensor *other, lt_tensor *out);
 lt_tensor *lt_meta_inner(lt_meta_gemm_fn gemm, lt_tensor *self, lt_tensor *other, lt_tensor *out);
 lt_tensor *lt_meta_kron(lt_meta_gemm_fn gemm, lt_tensor *self, lt_tensor *other, lt_tensor *out);
+/* einsum_fast's kernel (einsum_gemm.c): the plan of meta/einsum.h, contracted by gemm */
+lt_tensor *lt_meta_einsum(lt_meta_gemm_fn gemm, const char *equation, lt_tensor *const *tensors, int n);
 
 #endif

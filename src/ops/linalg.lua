@@ -62,7 +62,7 @@ return {
     composite = "lt_la_einsum_autograd",
     doc = "Einstein summation: torch.einsum(\"ij,jk->ik\", {a, b}) or torch.einsum(\"ij,jk->ik\", a, b). Implicit output, repeated subscripts (diagonals) and \"...\" are supported." },
   { "einsum_fast(str equation, Tensor[] tensors) -> Tensor", variants = "function", lua = "_einsum_fast",
-    kernels = { cpu = "lt_cpu_einsum" },
+    kernels = { cpu = "lt_cpu_einsum", cuda = "lt_cuda_einsum_fast" },
     doc = "einsum's BLAS kernel without autograd (raises when an operand requires grad); use torch.einsum." },
   einsum_n(1), einsum_n(2), einsum_n(3), einsum_n(4),
   { "trace(Tensor self) -> Tensor", derivatives = { self = "lt_grad_trace(grad, self_meta)" },

@@ -189,6 +189,24 @@ T.test("out= and in-place forms", function()
   close(dr, torch.addr(r, p, q, { alpha = 2 }), 1e-5, "addr_")
 end)
 
+T.test("einsum on cuda tensors", function()
+  local eqs = {
+    { "ij,jk->ik", { 3, 4 }, { 4, 5 } }, { "bij,bjk->bik", { 2, 3, 4 }, { 2, 4, 5 } }, { "ij->ji", { 3, 4 } },
+    { "ii->i", { 4, 4 } }, { "ij->", { 3, 4 } }, { "i,j->ij", { 3 }, { 4 } }, { "...ij,...jk->...ik", { 2, 3, 4 }, { 4, 2 } },
+    { "ijk,ik->j", { 2, 3, 4 }, { 2, 4 } },
+  }
+  for _, e in ipairs(eqs) do
+    local args = {}
+    for i = 2, #e do args[#args + 1] = torch.randn(e[i]) end
+    check("einsum " .. e[1], function(...) return torch.einsum(e[1], ...) end, args)
+  end
+  local a, b = torch.randn(3, 4), torch.randn(4, 2)
+  local da = a:cuda():requires_grad_()
+  local r = torch.einsum("ij,jk->ik", da, b:cuda())
+  r:backward(torch.ones(3, 2):cuda())
+  close(da.grad, torch.ones(3, 2):mm(b:t()), 1e-5, "einsum grad")
+end)
+
 T.test("integer products: the CPU's result under the fake, an error naming the op on a GPU", function()
   local a, b = torch.tensor({ { 1, 2 }, { 3, 4 } }), torch.tensor({ { 5, 6 }, { 7, 8 } })
   local ok, r = pcall(torch.mm, a:cuda(), b:cuda())
