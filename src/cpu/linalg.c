@@ -11,11 +11,6 @@
 #include "meta/linalg.h"
 #include "meta/meta.h"
 
-static int need_dim(const char *op, const lt_tensor *t, const char *arg, int nd) {
-  if (t->ndim == nd) return 0;
-  return lt_error("%s: argument '%s' must be a %d-D tensor (got %d-D)", op, arg, nd, t->ndim);
-}
-
 /* ---- the products ---- */
 
 lt_tensor *lt_cpu_dot(lt_tensor *self, lt_tensor *tensor, lt_tensor *out) {
@@ -61,7 +56,7 @@ lt_tensor *lt_cpu_kron(lt_tensor *self, lt_tensor *other, lt_tensor *out) {
 /* ---- trace ---- */
 
 lt_tensor *lt_cpu_trace(lt_tensor *self) {
-  if (need_dim("trace", self, "self", 2) < 0) return NULL;
+  if (lt_meta_trace(self) < 0) return NULL;
   lt_dtype dt = (lt_dtype)self->dtype;
   int64_t n = self->sizes[0] < self->sizes[1] ? self->sizes[0] : self->sizes[1];
   int64_t st = self->strides[0] + self->strides[1];

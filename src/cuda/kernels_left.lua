@@ -232,10 +232,6 @@ return {
     "put",
     "put_",
   } },
-{ why = "not written yet (linalg)",
-  ops = {
-    "trace",
-  } },
 { why = "not written yet (math)",
   ops = {
     "logaddexp",

@@ -1,6 +1,7 @@
 /*
 ** matmul.c — the CUDA kernels of the matrix products (dot, inner, mv, mm,
-** bmm, matmul, addmm, addmv, addbmm, baddbmm, addr, outer, kron, _linear):
+** bmm, matmul, addmm, addmv, addbmm, baddbmm, addr, outer, kron, einsum_fast,
+** _linear; and trace, a kernel of src/cuda/kernels/linalg.cu):
 ** the CPU's checks, results and strided views (meta/linalg.c) over
 ** lt_cuda_gemm, cuBLAS through the seam (blas.h), so a CUDA product rejects
 ** what the CPU rejects with the same message and broadcasts, lays out and
@@ -20,6 +21,7 @@
 #include "core/error.h"
 #include "cuda/blas.h"
 #include "cuda/launch.h"
+#include "cuda/kernels/linalg.h"
 #include "dispatch/dispatch.h"
 #include "meta/linalg.h"
 #include "kernels_cuda.h"   /* generated: lt_ops.h, the kernel types */
@@ -113,4 +115,32 @@ lt_tensor *lt_cuda_einsum_fast(const char *equation, lt_tensor *const *tensors, 
   for (int i = 0; i < tensors_n; i++) ok &= blas_ok((lt_dtype)tensors[i]->dtype, tensors[i], tensors[i]);
   if (!ok) FALLBACK(einsum_fast, dt, equation, tensors, tensors_n);
   return lt_meta_einsum(gemm, equation, tensors, tensors_n);
+}
+
+/* trace: the linalg kernel (one thread adds the diagonal in order, as the CPU) into a 0-d result */
+extern const lt_ck_linalg_kernels *lt_ck_linalg_device_kernels(void) __attribute__((weak));
+
+lt_tensor *lt_cuda_trace(lt_tensor *self) {
+  const char *op = "trace";
+  if (lt_meta_trace(self) < 0) return NULL;
+  lt_dtype dt = lt_dtype_is_float((lt_dtype)self->dtype) ? (lt_dtype)self->dtype : LT_INT64;
+  lt_tensor *r = lt_tensor_new(dt, lt_tensor_device(self), 0, NULL);
+  if (!r) return NULL;
+  int64_t n = self->sizes[0] < self->sizes[1] ? self->sizes[0] : self->sizes[1];
+  lt_cuda_launch l;
+  if (lt_cuda_launch_begin(&l, lt_tensor_device(self).index, lt_ck_linalg_device_kernels != NULL, op) < 0) {
+    lt_tensor_release(r);
+    return NULL;
+  }
+  const lt_ck_linalg_kernels *k = l.host ? lt_ck_host_linalg_kernels() : lt_ck_linalg_device_kernels();
+  int rc = k->trace(self->dtype, lt_tensor_data(self), n, self->strides[0] + self->strides[1], lt_tensor_data(r),
+                    l.stream);
+  lt_cuda_launch_end(&l);
+  rc = lt_cuda_launch_result(&l, op, rc, lt_cuda_ck_kernels(&l)->error_string);
+  if (rc != 0) {
+    lt_tensor_release(r);
+    if (rc > 0) FALLBACK(trace, (lt_dtype)self->dtype, self);
+    return NULL;
+  }
+  return r;
 }

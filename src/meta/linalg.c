@@ -432,3 +432,7 @@ done:
   lt_tensor_release(P); lt_tensor_release(Pv); lt_tensor_release(Rv);
   return R;
 }
+
+/* ---- trace ---- */
+
+int lt_meta_trace(const lt_tensor *self) { return need_dim("trace", self, "self", 2); }

@@ -40,6 +40,8 @@ lt_tensor *lt_meta_addr(lt_meta_gemm_fn gemm, lt_tensor *self, lt_tensor *vec1, 
 lt_tensor *lt_meta_matmul(lt_meta_gemm_fn gemm, lt_tensor *self, lt_tensor *other, lt_tensor *out);
 lt_tensor *lt_meta_inner(lt_meta_gemm_fn gemm, lt_tensor *self, lt_tensor *other, lt_tensor *out);
 lt_tensor *lt_meta_kron(lt_meta_gemm_fn gemm, lt_tensor *self, lt_tensor *other, lt_tensor *out);
+/* trace's check: self is 2-D */
+int lt_meta_trace(const lt_tensor *self);
 /* einsum_fast's kernel (einsum_gemm.c): the plan of meta/einsum.h, contracted by gemm */
 lt_tensor *lt_meta_einsum(lt_meta_gemm_fn gemm, const char *equation, lt_tensor *const *tensors, int n);
 

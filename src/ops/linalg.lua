@@ -65,7 +65,7 @@ return {
     kernels = { cpu = "lt_cpu_einsum", cuda = "lt_cuda_einsum_fast" },
     doc = "einsum's BLAS kernel without autograd (raises when an operand requires grad); use torch.einsum." },
   einsum_n(1), einsum_n(2), einsum_n(3), einsum_n(4),
-  { "trace(Tensor self) -> Tensor", derivatives = { self = "lt_grad_trace(grad, self_meta)" },
+  { "trace(Tensor self) -> Tensor", kernels = { cpu = "lt_cpu_trace", cuda = "lt_cuda_trace" }, derivatives = { self = "lt_grad_trace(grad, self_meta)" },
     doc = "Sum of the main diagonal of a 2-D tensor (integer inputs give int64)." },
   { "kron(Tensor self, Tensor other) -> Tensor", kernels = { cpu = "lt_cpu_kron", cuda = "lt_cuda_kron" }, out = true,
     derivatives = { self = "lt_grad_kron_self(grad, other, self_meta)",

@@ -207,6 +207,27 @@ T.test("einsum on cuda tensors", function()
   close(da.grad, torch.ones(3, 2):mm(b:t()), 1e-5, "einsum grad")
 end)
 
+T.test("trace: floating and integer dtypes, rectangular, strided, empty", function()
+  for _, dt in ipairs({ torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int32, torch.int64,
+                        torch.uint8, torch.bool }) do
+    for _, shape in ipairs({ { 4, 4 }, { 3, 5 }, { 6, 2 }, { 0, 3 }, { 1, 1 } }) do
+      local x = (torch.randn(shape) * 4):to(dt)
+      local want = torch.trace(x)
+      c._kernel_counts(true)
+      local got = torch.trace(x:cuda())
+      local n = c._kernel_counts(true)
+      close(got, want, TOL[dt] or 0, "trace " .. tostring(dt) .. " " .. T.fmt(shape))
+      T.eq(n.cpu, 0, "trace fell back")
+      T.ok(n.host + n.device > 0, "the trace kernel ran")
+    end
+  end
+  local x = torch.randn(6, 8)
+  close(torch.trace(x:cuda():t()), torch.trace(x:t()), 1e-6, "trace transposed")
+  T.raises(function() torch.trace(torch.randn(3):cuda()) end, "2-D")
+  local a = torch.randn(4, 4):double():cuda():requires_grad_()
+  T.ok(torch.autograd.gradcheck(function(t) return torch.trace(t) end, { a }), "gradcheck trace")
+end)
+
 T.test("integer products: the CPU's result under the fake, an error naming the op on a GPU", function()
   local a, b = torch.tensor({ { 1, 2 }, { 3, 4 } }), torch.tensor({ { 5, 6 }, { 7, 8 } })
   local ok, r = pcall(torch.mm, a:cuda(), b:cuda())
