@@ -150,6 +150,10 @@ $(BUILD)/tests/test_cuda_%: tests/c/test_cuda_%.c $(LTCUDA_LIB) $(BUILD)/libluto
 ifneq ($(wildcard $(CUDA_HOME)/include/cuda.h),)
 $(BUILD)/tests/test_cuda_abi: private CFLAGS += -DLT_HAVE_CUDA_H -I$(CUDA_HOME)/include
 endif
+ifneq ($(wildcard $(CUDA_HOME)/include/cublas_api.h),)
+$(BUILD)/tests/test_cuda_blas: private CFLAGS += -DLT_HAVE_CUDA_H -I$(CUDA_HOME)/include
+endif
+$(BUILD)/tests/test_cuda_blas: src/cuda/fake_blas.c src/cuda/blas.h
 CUDA_STUBS := $(foreach v,full nolaunch nov2,$(BUILD)/tests/cudastub/$(v)/libcuda.so.1)
 $(BUILD)/tests/cudastub/nolaunch/libcuda.so.1: STUB_DEFS = -DLT_STUB_NO_LAUNCH
 $(BUILD)/tests/cudastub/nov2/libcuda.so.1: STUB_DEFS = -DLT_STUB_NO_V2

@@ -15,6 +15,7 @@
 #include <lauxlib.h>
 #include "core/error.h"
 #include "cuda/alloc.h"
+#include "cuda/blas.h"
 #include "cuda/cuda.h"
 
 int luaopen_lutorch_cuda(lua_State *L);
@@ -540,9 +541,15 @@ static int l_fake_hold_stream(lua_State *L) {
   return 1;
 }
 
+/* For tests: the cuBLAS GEMM calls made since the last reset (cuda/blas.h) */
+static int l_blas_calls(lua_State *L) {
+  lua_pushinteger(L, lt_cuda_blas_calls(lua_toboolean(L, 1)));
+  return 1;
+}
+
 static const luaL_Reg functions[] = {
   {"_kernel_counts", l_kernel_counts}, {"_pending_pinned_copies", l_pending_pinned},
-  {"_fake_calls", l_fake_calls}, {"_fake_hold_stream", l_fake_hold_stream},
+  {"_fake_calls", l_fake_calls}, {"_fake_hold_stream", l_fake_hold_stream}, {"_blas_calls", l_blas_calls},
   {"Stream", l_stream_new}, {"Event", l_event_new}, {"current_stream", l_current_stream},
   {"default_stream", l_default_stream}, {"set_stream", l_set_stream}, {"stream", l_stream_guard},
   {"device", l_device_guard},

@@ -13,6 +13,7 @@ local ops = {
     composite = "lt_composite_linear",
     doc = "input @ weight^T + bias: weight [out_features, in_features], input [..., in_features]; one gemm with the bias folded in." },
   { "_linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", variants = "function",
+    kernels = { cpu = "lt_cpu__linear", cuda = "lt_cuda__linear" },
     derivatives = { input = "lt_mm(grad, weight)", weight = "lt_nn_grad_linear_weight(grad, input)",
                     bias = "lt_grad_identity(grad)" },
     doc = "linear on a 2-D input (linear's kernel)." },
