@@ -1,0 +1,33 @@
+/*
+** reduce_launch.h — planning and launching the reduction kernels
+** (src/cuda/kernels/reduce.h), shared by the reduction, scan and nn kernels
+** of the CUDA backend (reduce.c, scan.c, ...).
+*/
+#ifndef LT_CUDA_REDUCE_LAUNCH_H
+#define LT_CUDA_REDUCE_LAUNCH_H
+
+#include "core/tensor.h"
+#include "cuda/kernels/reduce.h"
+#include "cuda/launch.h"
+
+typedef struct lt_cuda_red {
+  const char *op;
+  int dev;
+  lt_ck_red_geom g;              /* kept dims: x's strides, the result's contiguous ones */
+  int nd;                        /* the result's rank and shape (keepdim's 1s included) */
+  int64_t sizes[LT_MAX_DIMS];
+  int64_t nout, R;               /* result elements, elements reduced into each */
+} lt_cuda_red;
+
+/* x reduced over dims (meta/reduce.h's rules): 0 or -1 with the error set */
+int lt_cuda_red_plan(lt_cuda_red *p, const char *op, const lt_tensor *x, lt_intlist dims, bool keepdim);
+/* Run reduce op kop (lt_ck_red_op) of x into out / out2 (contiguous, the
+** result's shape, the op's dtypes), with a partials buffer when the kernel
+** splits: 0, 1 refused (the caller falls back), -1 error. */
+int lt_cuda_red_run(const lt_cuda_red *p, int kop, const lt_tensor *x, lt_tensor *out, lt_tensor *out2, double par);
+/* launch_begin, and the reduce kernels of the build that runs */
+int lt_cuda_red_begin(lt_cuda_launch *l, int dev, const char *op, const lt_ck_reduce_kernels **k);
+/* buf (consumed) as the result in rdt, or copied into out (resized) */
+lt_tensor *lt_cuda_red_finish(const char *op, lt_tensor *buf, lt_dtype rdt, lt_tensor *out);
+
+#endif
