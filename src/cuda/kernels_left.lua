@@ -285,7 +285,6 @@ return {
     "i0_",
     "_i1",
     "isin",
-    "logcumsumexp",
     "searchsorted",
     "bucketize",
     "bincount",
@@ -375,10 +374,6 @@ return {
   } },
 { why = "not written yet (reduce)",
   ops = {
-    "cumsum",
-    "cumprod",
-    "cummax",
-    "cummin",
   } },
 { why = "not written yet (shape)",
   ops = {

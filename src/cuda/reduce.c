@@ -196,25 +196,16 @@ static int select_op(const char *op, bool is_max, lt_tensor *self, lt_intlist di
   return 0;
 }
 
-/* the int-returning kernels' fallback (LT_CUDA_FALLBACK returns a tensor) */
-#define FALLBACK_INT(NAME, OPSTR, DT, ...) do { \
-    if (lt_cuda_host_device_memory()) { \
-      lt_cuda_count_fallback(); \
-      return ((lt_##NAME##_backend_fn)lt_op_table[LT_OP_##NAME].kernel[LT_KEY_CPU])(__VA_ARGS__); \
-    } \
-    return lt_error("%s: not implemented for cuda %s tensors (the CUDA kernels refuse it)", OPSTR, \
-                    lt_dtype_name(DT)); \
-  } while (0)
 
 int lt_cuda_max_dim(lt_tensor *self, int64_t dim, bool keepdim, lt_tensor **values, lt_tensor **indices) {
   int rc = select_op("max", true, self, lt_intlist_make(&dim, 1), keepdim, NULL, NULL, values, indices);
   if (rc <= 0) return rc;
-  FALLBACK_INT(max_dim, "max", (lt_dtype)self->dtype, self, dim, keepdim, values, indices);
+  LT_CUDA_FALLBACK_INT(max_dim, "max", (lt_dtype)self->dtype, self, dim, keepdim, values, indices);
 }
 int lt_cuda_min_dim(lt_tensor *self, int64_t dim, bool keepdim, lt_tensor **values, lt_tensor **indices) {
   int rc = select_op("min", false, self, lt_intlist_make(&dim, 1), keepdim, NULL, NULL, values, indices);
   if (rc <= 0) return rc;
-  FALLBACK_INT(min_dim, "min", (lt_dtype)self->dtype, self, dim, keepdim, values, indices);
+  LT_CUDA_FALLBACK_INT(min_dim, "min", (lt_dtype)self->dtype, self, dim, keepdim, values, indices);
 }
 lt_tensor *lt_cuda_max(lt_tensor *self) {
   lt_tensor *v = NULL;
@@ -294,13 +285,13 @@ int lt_cuda_var_mean(lt_tensor *self, lt_intlist dim, int unbiased, bool keepdim
                      lt_tensor **var, lt_tensor **mean) {
   int rc = var_impl("var_mean", false, self, dim, unbiased, keepdim, correction, NULL, var, mean);
   if (rc <= 0) return rc;
-  FALLBACK_INT(var_mean, "var_mean", (lt_dtype)self->dtype, self, dim, unbiased, keepdim, correction, var, mean);
+  LT_CUDA_FALLBACK_INT(var_mean, "var_mean", (lt_dtype)self->dtype, self, dim, unbiased, keepdim, correction, var, mean);
 }
 int lt_cuda_std_mean(lt_tensor *self, lt_intlist dim, int unbiased, bool keepdim, lt_scalar correction,
                      lt_tensor **std, lt_tensor **mean) {
   int rc = var_impl("std_mean", true, self, dim, unbiased, keepdim, correction, NULL, std, mean);
   if (rc <= 0) return rc;
-  FALLBACK_INT(std_mean, "std_mean", (lt_dtype)self->dtype, self, dim, unbiased, keepdim, correction, std, mean);
+  LT_CUDA_FALLBACK_INT(std_mean, "std_mean", (lt_dtype)self->dtype, self, dim, unbiased, keepdim, correction, std, mean);
 }
 
 static int norm_impl(const char *op, double p, lt_tensor *self, lt_intlist dim, bool keepdim, int dtype,

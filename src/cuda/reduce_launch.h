@@ -30,4 +30,14 @@ int lt_cuda_red_begin(lt_cuda_launch *l, int dev, const char *op, const lt_ck_re
 /* buf (consumed) as the result in rdt, or copied into out (resized) */
 lt_tensor *lt_cuda_red_finish(const char *op, lt_tensor *buf, lt_dtype rdt, lt_tensor *out);
 
+/* LT_CUDA_FALLBACK (launch.h) for the kernels that return an int */
+#define LT_CUDA_FALLBACK_INT(NAME, OPSTR, DT, ...) do { \
+    if (lt_cuda_host_device_memory()) { \
+      lt_cuda_count_fallback(); \
+      return ((lt_##NAME##_backend_fn)lt_op_table[LT_OP_##NAME].kernel[LT_KEY_CPU])(__VA_ARGS__); \
+    } \
+    return lt_error("%s: not implemented for cuda %s tensors (the CUDA kernels refuse it)", OPSTR, \
+                    lt_dtype_name(DT)); \
+  } while (0)
+
 #endif
