@@ -55,17 +55,7 @@ static lt_tensor *as_dtype(const char *op, lt_tensor *r, lt_dtype dt) {
 static int softmax_run(const char *op, int kop, const lt_tensor *x, const lt_tensor *g, lt_tensor *o, int d) {
   if (x->numel == 0) return 0;
   lt_ck_red_geom lines;
-  memset(&lines, 0, sizeof lines);
-  int k = 0;
-  for (int i = 0; i < x->ndim; i++) {
-    if (i == d) continue;
-    lines.sizes[k] = x->sizes[i];
-    lines.in_strides[k] = x->strides[i];
-    lines.out_strides[k] = o->strides[i];
-    lines.out2_strides[k] = g ? g->strides[i] : 0;
-    k++;
-  }
-  lines.ndim = k;
+  lt_cuda_line_geom(&lines, x, d, o, g);
   bool nd = x->ndim > 0;
   int64_t n = nd ? x->sizes[d] : 1;
   lt_cuda_launch l;
@@ -84,12 +74,9 @@ static lt_dtype read_dtype(lt_dtype xdt, lt_dtype cdt) {
 
 static int sm_forward(const char *op, int kop, lt_tensor *self, int64_t dim, int dtype, lt_tensor *out,
                       lt_tensor **res) {
-  lt_dtype odt = dtype >= 0 ? (lt_dtype)dtype : lt_tensor_dtype(self);
-  if (!lt_dtype_is_float(odt))
-    return lt_error("%s: argument 'self' must be a floating point tensor (or pass dtype=), got %s", op,
-                    lt_dtype_name(odt));
-  int d = lt_wrap_dim(op, dim, self->ndim);
-  if (d < 0) return -1;
+  lt_dtype odt;
+  int d;
+  if (lt_meta_softmax(op, self, dtype, dim, &odt, &d) < 0) return -1;
   lt_dtype kdt = read_dtype(lt_tensor_dtype(self), cdt_of(odt));
   lt_tensor *own = NULL;
   const lt_tensor *x = self;
@@ -116,17 +103,9 @@ lt_tensor *lt_cuda_log_softmax(lt_tensor *self, int64_t dim, int dtype, lt_tenso
 
 static int sm_backward(const char *op, int kop, lt_tensor *grad_output, lt_tensor *output, int64_t dim,
                        lt_tensor **res) {
-  if (!lt_tensor_same_shape(grad_output, output)) {
-    char a[96], b[96];
-    return lt_error("%s: argument 'grad_output' has shape %s but 'output' has shape %s", op,
-                    lt_shape_str(grad_output->ndim, grad_output->sizes, a, sizeof a),
-                    lt_shape_str(output->ndim, output->sizes, b, sizeof b));
-  }
+  int d;
+  if (lt_meta_softmax_backward(op, grad_output, output, dim, &d) < 0) return -1;
   lt_dtype odt = lt_tensor_dtype(output);
-  if (!lt_dtype_is_float(odt))
-    return lt_error("%s: argument 'output' must be a floating point tensor, got %s", op, lt_dtype_name(odt));
-  int d = lt_wrap_dim(op, dim, output->ndim);
-  if (d < 0) return -1;
   /* both read in one dtype: the output's, unless the gradient's differs (then both in the compute dtype) */
   lt_dtype kdt = grad_output->dtype == output->dtype ? odt : cdt_of(odt);
   lt_tensor *oy = NULL, *og = NULL, *o = NULL;

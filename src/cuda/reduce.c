@@ -59,6 +59,20 @@ int lt_cuda_red_plan(lt_cuda_red *p, const char *op, const lt_tensor *x, lt_intl
   return 0;
 }
 
+void lt_cuda_line_geom(lt_ck_red_geom *g, const lt_tensor *x, int d, const lt_tensor *out, const lt_tensor *out2) {
+  memset(g, 0, sizeof *g);
+  int k = 0;
+  for (int i = 0; i < x->ndim; i++) {
+    if (i == d) continue;
+    g->sizes[k] = x->sizes[i];
+    g->in_strides[k] = x->strides[i];
+    g->out_strides[k] = out->strides[i];
+    g->out2_strides[k] = out2 ? out2->strides[i] : 0;
+    k++;
+  }
+  g->ndim = k;
+}
+
 extern const lt_ck_reduce_kernels *lt_ck_reduce_device_kernels(void) __attribute__((weak));
 
 int lt_cuda_red_begin(lt_cuda_launch *l, int dev, const char *op, const lt_ck_reduce_kernels **k) {

@@ -25,6 +25,10 @@ int lt_cuda_red_plan(lt_cuda_red *p, const char *op, const lt_tensor *x, lt_intl
 ** result's shape, the op's dtypes), with a partials buffer when the kernel
 ** splits: 0, 1 refused (the caller falls back), -1 error. */
 int lt_cuda_red_run(const lt_cuda_red *p, int kop, const lt_tensor *x, lt_tensor *out, lt_tensor *out2, double par);
+/* The lines of x along dim d (0 for a 0-d x) as a kept geometry: every dim
+** but d, with x's strides (in_strides), out's (out_strides) and out2's
+** (out2_strides; 0 when out2 is NULL); out and out2 have x's shape. */
+void lt_cuda_line_geom(lt_ck_red_geom *g, const lt_tensor *x, int d, const lt_tensor *out, const lt_tensor *out2);
 /* launch_begin, and the reduce kernels of the build that runs */
 int lt_cuda_red_begin(lt_cuda_launch *l, int dev, const char *op, const lt_ck_reduce_kernels **k);
 /* buf (consumed) as the result in rdt, or copied into out (resized) */

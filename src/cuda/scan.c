@@ -25,16 +25,7 @@
 static int scan_run(const char *op, int kop, const lt_tensor *x, int d, lt_tensor *out, lt_tensor *out2) {
   if (x->numel == 0) return 0;
   lt_ck_red_geom g;
-  memset(&g, 0, sizeof g);
-  int k = 0;
-  for (int i = 0; i < x->ndim; i++) {
-    if (i == d) continue;
-    g.sizes[k] = x->sizes[i];
-    g.in_strides[k] = x->strides[i];
-    g.out_strides[k] = g.out2_strides[k] = out->strides[i];
-    k++;
-  }
-  g.ndim = k;
+  lt_cuda_line_geom(&g, x, d, out, out);
   int64_t n = x->ndim ? x->sizes[d] : 1, ist = x->ndim ? x->strides[d] : 0, ost = x->ndim ? out->strides[d] : 0;
   lt_cuda_launch l;
   const lt_ck_reduce_kernels *kk;

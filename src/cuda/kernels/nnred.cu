@@ -4,7 +4,7 @@
 ** element, serial within it (the only path, in both builds). Nothing here has
 ** run on a GPU.
 */
-#include "cuda/kernels/ck.h"
+#include "cuda/kernels/ck_red.h"
 #include "cuda/kernels/nnred.h"
 
 namespace CK_NS {
@@ -12,55 +12,17 @@ namespace CK_NS {
 __host__ __device__ __forceinline__ float nn_log(float x) { return logf(x); }
 __host__ __device__ __forceinline__ double nn_log(double x) { return log(x); }
 
-/* the line starts of a kept geometry (reduce.cu's, without the reduced part) */
-struct ck_lines {
-  int nd;
-  int64_t size[LT_CK_KERNEL_DIMS], a[LT_CK_KERNEL_DIMS], b[LT_CK_KERNEL_DIMS], c[LT_CK_KERNEL_DIMS];
-  int64_t n;
-  __host__ __device__ __forceinline__ void offsets(int64_t o, int64_t *x, int64_t *y, int64_t *z) const {
-    int64_t p = 0, q = 0, r = 0;
-    for (int d = 0; d < nd; d++) {
-      int64_t t = o / size[d], k = o - t * size[d];
-      p += k * a[d]; q += k * b[d]; r += k * c[d];
-      o = t;
-    }
-    *x = p; *y = q; *z = r;
-  }
-};
-
-static int ck_lines_prepare(const lt_ck_red_geom *g, ck_lines *s) {
-  if (!g || g->ndim < 0 || g->ndim > LT_CK_MAX_DIMS) return LT_CK_EINVAL;
-  s->nd = 0;
-  s->n = 1;
-  for (int d = g->ndim - 1; d >= 0; d--) {
-    int64_t n = g->sizes[d];
-    if (n < 0) return LT_CK_EINVAL;
-    s->n *= n;
-    if (n == 1) continue;
-    int m = s->nd;
-    if (m > 0 && g->in_strides[d] == s->a[m - 1] * s->size[m - 1] &&
-        g->out_strides[d] == s->b[m - 1] * s->size[m - 1] && g->out2_strides[d] == s->c[m - 1] * s->size[m - 1]) {
-      s->size[m - 1] *= n;
-      continue;
-    }
-    if (m == LT_CK_KERNEL_DIMS) return LT_CK_EINVAL;
-    s->size[m] = n; s->a[m] = g->in_strides[d]; s->b[m] = g->out_strides[d]; s->c[m] = g->out2_strides[d];
-    s->nd = m + 1;
-  }
-  return LT_CK_OK;
-}
-
 /* ---- softmax ---- */
 template<class T> struct k_softmax {
   LT_COLD;
-  ck_lines L;
+  ck_rgeom L;
   const T *x, *g;
   T *out;
   int64_t n, xst, gst, ost;
   int op;
   CK_BODY void run(uint32_t tid, uint32_t nt) const {
     typedef typename ck_type<T>::C C;
-    for (int64_t l = tid; l < L.n; l += nt) {
+    for (int64_t l = tid; l < L.nout; l += nt) {
       int64_t xo, oo, go;
       L.offsets(l, &xo, &oo, &go);
       const T *xp = x + xo;
@@ -104,11 +66,11 @@ static int softmax(int op, int dtype, void *out, const void *x, const void *g, i
     if constexpr (!ck_type<T>::is_float) return LT_CK_EUNSUPPORTED;
     else {
       k_softmax<T> k;
-      int rc = ck_lines_prepare(lines, &k.L);
-      if (rc != LT_CK_OK || k.L.n == 0 || n == 0) return rc;
+      int rc = ck_red_prepare(lines, &k.L);
+      if (rc != LT_CK_OK || k.L.nout == 0 || n == 0) return rc;
       k.x = (const T *)x; k.g = (const T *)g; k.out = (T *)out;
       k.n = n; k.xst = xst; k.gst = gst; k.ost = ost; k.op = op;
-      return ck_launch(k, (uint64_t)k.L.n, stream);
+      return ck_launch(k, (uint64_t)k.L.nout, stream);
     }
   });
 }
