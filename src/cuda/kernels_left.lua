@@ -338,13 +338,6 @@ return {
     "prelu",
     "_activation_backward",
   } },
-{ why = "not written yet (nn_norm): batch_norm needs per-channel batch statistics and the in-place running-stat update on CUDA; softmax and layer_norm came first",
-  ops = {
-    "native_batch_norm",
-    "batch_norm_backward",
-    "batch_norm_backward_weight",
-    "batch_norm_backward_bias",
-  } },
 { why = "not written yet (optim)",
   ops = {
     "_foreach_mul_",

@@ -1,6 +1,7 @@
 /*
 ** nnred.c — the CUDA kernels of softmax, log_softmax and their backwards,
-** native_layer_norm and its backwards, and nll_loss forward and backward,
+** native_layer_norm and its backwards, native_batch_norm and its backwards,
+** and nll_loss forward and backward,
 ** over src/cuda/kernels/nnred.cu (and the reduction kernel for nll_loss's
 ** sums).
 **
@@ -10,7 +11,9 @@
 ** for them), statistics in double, results in the input's dtype (softmax:
 ** dtype= when given). softmax reads its input through its strides; the
 ** others take contiguous copies where the input is not contiguous. The
-** kernels run one thread per line, row or target element (nnred.h). Nothing
+** kernels run one thread per line, row, channel, element or target (nnred.h);
+** batch_norm's running statistics are updated in place in their own dtype
+** (their version bumped), as the CPU's. Nothing
 ** here has run on a GPU.
 */
 #include <string.h>
@@ -357,4 +360,148 @@ done:
   if (rc < 0) return NULL;
   LT_CUDA_FALLBACK(nll_loss_backward, op, odt, grad_output, self, target, weight, reduction, ignore_index,
                    total_weight);
+}
+
+/* ---- batch_norm ---- */
+
+/* a new contiguous tensor of dt holding the C elements of v from element `at`, shaped [C] */
+static lt_tensor *slice_as(const char *op, lt_tensor *v, int64_t at, int64_t C, lt_dtype dt) {
+  lt_tensor *a = lt_tensor_alias(v, v->offset + at, 1, &C, NULL);
+  bool refused = false;
+  lt_tensor *r = a ? lt_cuda_converted(op, a, dt, &refused) : NULL;
+  lt_tensor_release(a);
+  return r;
+}
+
+/* running = new (C float64 values), in place in running's dtype and shape */
+static int bn_update(const char *op, lt_tensor *running, lt_tensor *nw) {
+  lt_tensor *src = lt_tensor_alias(nw, nw->offset, running->ndim, running->sizes, NULL);
+  int rc = src ? lt_tensor_copy_(running, src) : -1;
+  if (rc == 0) lt_tensor_bump_version(running);
+  lt_tensor_release(src);
+  (void)op;
+  return rc;
+}
+
+int lt_cuda_native_batch_norm(lt_tensor *input, lt_tensor *weight, lt_tensor *bias, lt_tensor *running_mean,
+                              lt_tensor *running_var, bool training, double momentum, double eps,
+                              lt_tensor **output, lt_tensor **save_mean, lt_tensor **save_invstd) {
+  const char *op = "batch_norm";
+  *output = *save_mean = *save_invstd = NULL;
+  int64_t N = 0, C = 0, S = 0;
+  if (lt_meta_batch_norm(op, input, weight, bias, running_mean, running_var, training, &N, &C, &S) < 0) return -1;
+  lt_dtype odt = lt_tensor_dtype(input);
+  lt_device dev = lt_tensor_device(input);
+  lt_tensor *own[5] = {0}, *o = NULL, *st = NULL, *nrm = NULL, *nrv = NULL;
+  bool refused = false;
+  int rc = -1;
+  const lt_tensor *x = as_contig(op, input, odt, &own[0], &refused);
+  const lt_tensor *w = weight ? as_contig(op, weight, LT_FLOAT64, &own[1], &refused) : NULL;
+  const lt_tensor *b = bias ? as_contig(op, bias, LT_FLOAT64, &own[2], &refused) : NULL;
+  const lt_tensor *rm = running_mean ? as_contig(op, running_mean, LT_FLOAT64, &own[3], &refused) : NULL;
+  const lt_tensor *rv = running_var ? as_contig(op, running_var, LT_FLOAT64, &own[4], &refused) : NULL;
+  int64_t c3 = 3 * C;
+  if (!x || (weight && !w) || (bias && !b) || (running_mean && !rm) || (running_var && !rv)) {
+    rc = refused ? 1 : -1;
+    goto done;
+  }
+  if (!(o = lt_tensor_new(odt, dev, input->ndim, input->sizes)) || !(st = lt_tensor_new(LT_FLOAT64, dev, 1, &c3)) ||
+      (training && rm && !(nrm = lt_tensor_new(LT_FLOAT64, dev, 1, &C))) ||
+      (training && rv && !(nrv = lt_tensor_new(LT_FLOAT64, dev, 1, &C))))
+    goto done;
+  lt_cuda_launch l;
+  const lt_ck_nnred_kernels *kk;
+  if (nn_begin(&l, dev.index, op, &kk) < 0) goto done;
+  double *sv = lt_tensor_data(st);
+  rc = kk->bn_stats(odt, sv, nrm ? lt_tensor_data(nrm) : NULL, nrv ? lt_tensor_data(nrv) : NULL, lt_tensor_data(x),
+                    rm ? lt_tensor_data(rm) : NULL, rv ? lt_tensor_data(rv) : NULL, training, momentum, eps, N, C, S,
+                    l.stream);
+  if (rc == LT_CK_OK)
+    rc = kk->bn_apply(odt, lt_tensor_data(o), lt_tensor_data(x), NULL, sv, sv + C, w ? lt_tensor_data(w) : NULL,
+                      b ? lt_tensor_data(b) : NULL, NULL, NULL, training, N, C, S, l.stream);
+  lt_cuda_launch_end(&l);
+  if ((rc = lt_cuda_launch_result(&l, op, rc, kk->error_string)) != 0) goto done;
+  rc = -1;
+  if ((nrm && bn_update(op, running_mean, nrm) < 0) || (nrv && bn_update(op, running_var, nrv) < 0)) goto done;
+  if (!(*save_mean = slice_as(op, st, 0, C, odt)) || !(*save_invstd = slice_as(op, st, C, C, odt))) goto done;
+  rc = 0;
+done:
+  for (int i = 0; i < 5; i++) lt_tensor_release(own[i]);
+  lt_tensor_release(st), lt_tensor_release(nrm), lt_tensor_release(nrv);
+  if (rc == 0) { *output = o; return 0; }
+  lt_tensor_release(o), lt_tensor_release(*save_mean), lt_tensor_release(*save_invstd);
+  *save_mean = *save_invstd = NULL;
+  if (rc < 0) return -1;
+  LT_CUDA_FALLBACK_INT(native_batch_norm, op, odt, input, weight, bias, running_mean, running_var, training, momentum,
+                       eps, output, save_mean, save_invstd);
+}
+
+/* which: 0 grad_input, 1 grad_weight (sum g * xhat per channel), 2 grad_bias (sum g): 0 with *res, 1, -1 */
+static int bn_backward(const char *op, int which, lt_tensor *grad_output, lt_tensor *input, lt_tensor *weight,
+                       lt_tensor *save_mean, lt_tensor *save_invstd, bool training, lt_tensor **res) {
+  int64_t N = 0, C = 0, S = 0;
+  if (lt_meta_batch_norm_backward(op, grad_output, input, weight, save_mean, save_invstd, &N, &C, &S) < 0) return -1;
+  lt_dtype odt = lt_tensor_dtype(input);
+  lt_device dev = lt_tensor_device(input);
+  /* g and x read in one dtype: the input's, or both in the compute dtype when g's differs */
+  lt_dtype kdt = grad_output->dtype == input->dtype ? odt : cdt_of(odt);
+  lt_tensor *own[5] = {0}, *sums = NULL, *r = NULL;
+  bool refused = false;
+  int rc = -1;
+  const lt_tensor *g = as_contig(op, grad_output, kdt, &own[0], &refused);
+  const lt_tensor *x = g && which != 2 ? as_contig(op, input, kdt, &own[1], &refused) : NULL;
+  const lt_tensor *w = g && weight ? as_contig(op, weight, LT_FLOAT64, &own[2], &refused) : NULL;
+  const lt_tensor *m = g && save_mean ? as_contig(op, save_mean, LT_FLOAT64, &own[3], &refused) : NULL;
+  const lt_tensor *is = g && save_invstd ? as_contig(op, save_invstd, LT_FLOAT64, &own[4], &refused) : NULL;
+  int64_t c2 = 2 * C;
+  if (!g || (which != 2 && !x) || (weight && !w) || (save_mean && !m) || (save_invstd && !is)) {
+    rc = refused ? 1 : -1;
+    goto done;
+  }
+  if (which != 2 && (!m || !is)) { lt_error("%s: arguments 'save_mean' and 'save_invstd' are required", op); goto done; }
+  if (!(sums = lt_tensor_new(LT_FLOAT64, dev, 1, &c2))) goto done;
+  double *sg = lt_tensor_data(sums), *sgx = sg + C;
+  lt_cuda_launch l;
+  const lt_ck_nnred_kernels *kk;
+  if (!(r = which == 0 ? lt_tensor_new(kdt, dev, input->ndim, input->sizes) : lt_tensor_new(LT_FLOAT64, dev, 1, &C)))
+    goto done;
+  if (nn_begin(&l, dev.index, op, &kk) < 0) goto done;
+  rc = LT_CK_OK;
+  if (which != 0 || training)
+    rc = kk->bn_bsums(kdt, which == 2 ? lt_tensor_data(r) : sg, which == 0 ? sgx : NULL,
+                      which == 1 ? lt_tensor_data(r) : NULL, x ? lt_tensor_data(x) : NULL, lt_tensor_data(g),
+                      m ? lt_tensor_data(m) : NULL, is ? lt_tensor_data(is) : NULL, N, C, S, l.stream);
+  if (rc == LT_CK_OK && which == 0)
+    rc = kk->bn_apply(kdt, lt_tensor_data(r), lt_tensor_data(x), lt_tensor_data(g), lt_tensor_data(m),
+                      lt_tensor_data(is), w ? lt_tensor_data(w) : NULL, NULL, sg, sgx, training, N, C, S, l.stream);
+  lt_cuda_launch_end(&l);
+  rc = lt_cuda_launch_result(&l, op, rc, kk->error_string);
+done:
+  for (int i = 0; i < 5; i++) lt_tensor_release(own[i]);
+  lt_tensor_release(sums);
+  if (rc == 0) { *res = as_dtype(op, r, odt); return *res ? 0 : -1; }
+  lt_tensor_release(r);
+  return rc;
+}
+
+lt_tensor *lt_cuda_batch_norm_backward(lt_tensor *grad_output, lt_tensor *input, lt_tensor *weight,
+                                       lt_tensor *save_mean, lt_tensor *save_invstd, bool training) {
+  lt_tensor *r = NULL;
+  if (bn_backward("batch_norm_backward", 0, grad_output, input, weight, save_mean, save_invstd, training, &r) <= 0)
+    return r;
+  LT_CUDA_FALLBACK(batch_norm_backward, "batch_norm_backward", (lt_dtype)input->dtype, grad_output, input, weight,
+                   save_mean, save_invstd, training);
+}
+lt_tensor *lt_cuda_batch_norm_backward_weight(lt_tensor *grad_output, lt_tensor *input, lt_tensor *save_mean,
+                                              lt_tensor *save_invstd) {
+  lt_tensor *r = NULL;
+  if (bn_backward("batch_norm_backward_weight", 1, grad_output, input, NULL, save_mean, save_invstd, true, &r) <= 0)
+    return r;
+  LT_CUDA_FALLBACK(batch_norm_backward_weight, "batch_norm_backward_weight", (lt_dtype)input->dtype, grad_output,
+                   input, save_mean, save_invstd);
+}
+lt_tensor *lt_cuda_batch_norm_backward_bias(lt_tensor *grad_output, lt_tensor *input) {
+  lt_tensor *r = NULL;
+  if (bn_backward("batch_norm_backward_bias", 2, grad_output, input, NULL, NULL, NULL, true, &r) <= 0) return r;
+  LT_CUDA_FALLBACK(batch_norm_backward_bias, "batch_norm_backward_bias", (lt_dtype)input->dtype, grad_output, input);
 }

@@ -1,5 +1,6 @@
 /*
-** nnred.cu — the kernels of nnred.h (softmax family, layer_norm, nll_loss),
+** nnred.cu — the kernels of nnred.h (softmax family, layer_norm, batch_norm,
+** nll_loss),
 ** written once for both builds: one thread per line, row, column or target
 ** element, serial within it (the only path, in both builds). Nothing here has
 ** run on a GPU.
@@ -272,6 +273,141 @@ static int nll_scatter(int dtype, void *gi, const double *go, const int64_t *tar
   });
 }
 
+/* ---- batch_norm ---- */
+template<class T> struct k_bn_stats {
+  LT_COLD;
+  double *st, *nrm, *nrv;
+  const T *x;
+  const double *rm, *rv;
+  int training;
+  double momentum, eps;
+  int64_t N, C, S;
+  CK_BODY void run(uint32_t tid, uint32_t nt) const {
+    for (int64_t c = tid; c < C; c += nt) {
+      double m, v;
+      if (training) {
+        const double cnt = (double)(N * S);
+        double s = 0, q = 0;
+        for (int64_t n = 0; n < N; n++)
+          for (int64_t k = 0; k < S; k++) s += (double)ck_load(x[(n * C + c) * S + k]);
+        m = s / cnt;
+        for (int64_t n = 0; n < N; n++)
+          for (int64_t k = 0; k < S; k++) { double d = (double)ck_load(x[(n * C + c) * S + k]) - m; q += d * d; }
+        v = q / cnt;
+        if (nrm) nrm[c] = (1 - momentum) * rm[c] + momentum * m;
+        if (nrv) nrv[c] = (1 - momentum) * rv[c] + momentum * (v * (cnt / (cnt - 1)));   /* unbiased */
+      } else {
+        m = rm[c];
+        v = rv[c];
+      }
+      st[c] = m;
+      st[C + c] = 1 / sqrt(v + eps);
+      st[2 * C + c] = v;
+    }
+  }
+};
+
+template<class T> struct k_bn_apply {
+  LT_COLD;
+  T *out;
+  const T *x, *g;
+  const double *mean, *invstd, *w, *b, *sg, *sgx;
+  int training;
+  int64_t N, C, S;
+  CK_BODY void run(uint32_t tid, uint32_t nt) const {
+    typedef typename ck_type<T>::C Ct;
+    const int64_t total = N * C * S;
+    const double cnt = (double)(N * S);
+    for (int64_t i = tid; i < total; i += nt) {
+      int64_t c = (i / S) % C;
+      double wc = w ? w[c] : 1, is = invstd[c], m = mean[c];
+      if (!g) {
+        double bc = b ? b[c] : 0;
+        Ct sc = (Ct)(wc * is), sh = (Ct)(bc - m * wc * is);
+        out[i] = ck_store<T>(ck_load(x[i]) * sc + sh);
+      } else if (training) {
+        Ct k = (Ct)(wc * is), a = (Ct)(sg[c] / cnt), q = (Ct)(sgx[c] * is * is / cnt), tm = (Ct)m;
+        out[i] = ck_store<T>(k * (ck_load(g[i]) - a - (ck_load(x[i]) - tm) * q));
+      } else {
+        out[i] = ck_store<T>((Ct)(wc * is) * ck_load(g[i]));
+      }
+    }
+  }
+};
+
+template<class T> struct k_bn_bsums {
+  LT_COLD;
+  double *sg, *sgx, *wgrad;
+  const T *x, *g;
+  const double *mean, *invstd;
+  int64_t N, C, S;
+  CK_BODY void run(uint32_t tid, uint32_t nt) const {
+    for (int64_t c = tid; c < C; c += nt) {
+      double a = 0, q = 0, m = mean ? mean[c] : 0;
+      for (int64_t n = 0; n < N; n++)
+        for (int64_t k = 0; k < S; k++) {
+          int64_t i = (n * C + c) * S + k;
+          double gv = (double)ck_load(g[i]);
+          a += gv;
+          if (x) q += gv * ((double)ck_load(x[i]) - m);
+        }
+      if (sg) sg[c] = a;
+      if (sgx) sgx[c] = q;
+      if (wgrad) wgrad[c] = q * invstd[c];
+    }
+  }
+};
+
+static int bn_stats(int dtype, double *st, double *new_rm, double *new_rv, const void *x, const double *rm,
+                    const double *rv, int training, double momentum, double eps, int64_t N, int64_t C, int64_t S,
+                    void *stream) {
+  if (!st || (training && !x) || (!training && (!rm || !rv)) || (new_rm && !rm) || (new_rv && !rv)) return LT_CK_EINVAL;
+  return ck_dispatch(dtype, [&](auto tag) -> int {
+    typedef typename decltype(tag)::type T;
+    if constexpr (!ck_type<T>::is_float) return LT_CK_EUNSUPPORTED;
+    else {
+      if (C == 0) return LT_CK_OK;
+      k_bn_stats<T> k;
+      k.st = st; k.nrm = new_rm; k.nrv = new_rv; k.x = (const T *)x; k.rm = rm; k.rv = rv; k.training = training;
+      k.momentum = momentum; k.eps = eps; k.N = N; k.C = C; k.S = S;
+      return ck_launch(k, (uint64_t)C, stream);
+    }
+  });
+}
+
+static int bn_apply(int dtype, void *out, const void *x, const void *g, const double *mean, const double *invstd,
+                    const double *w, const double *b, const double *sg, const double *sgx, int training, int64_t N,
+                    int64_t C, int64_t S, void *stream) {
+  if (!out || !mean || !invstd || (!x && (!g || training)) || (g && training && (!sg || !sgx))) return LT_CK_EINVAL;
+  return ck_dispatch(dtype, [&](auto tag) -> int {
+    typedef typename decltype(tag)::type T;
+    if constexpr (!ck_type<T>::is_float) return LT_CK_EUNSUPPORTED;
+    else {
+      if (N * C * S == 0) return LT_CK_OK;
+      k_bn_apply<T> k;
+      k.out = (T *)out; k.x = (const T *)x; k.g = (const T *)g; k.mean = mean; k.invstd = invstd; k.w = w; k.b = b; k.sg = sg; k.sgx = sgx;
+      k.training = training; k.N = N; k.C = C; k.S = S;
+      return ck_launch(k, (uint64_t)(N * C * S), stream);
+    }
+  });
+}
+
+static int bn_bsums(int dtype, double *sg, double *sgx, double *wgrad, const void *x, const void *g,
+                    const double *mean, const double *invstd, int64_t N, int64_t C, int64_t S, void *stream) {
+  if (!g || ((sgx || wgrad) && (!x || !mean)) || (wgrad && !invstd)) return LT_CK_EINVAL;
+  return ck_dispatch(dtype, [&](auto tag) -> int {
+    typedef typename decltype(tag)::type T;
+    if constexpr (!ck_type<T>::is_float) return LT_CK_EUNSUPPORTED;
+    else {
+      if (C == 0) return LT_CK_OK;
+      k_bn_bsums<T> k;
+      k.sg = sg; k.sgx = sgx; k.wgrad = wgrad; k.x = (sgx || wgrad) ? (const T *)x : nullptr; k.g = (const T *)g;
+      k.mean = mean; k.invstd = invstd; k.N = N; k.C = C; k.S = S;
+      return ck_launch(k, (uint64_t)C, stream);
+    }
+  });
+}
+
 } /* namespace CK_NS */
 
 #if defined(__CUDACC__)
@@ -284,7 +420,8 @@ static int nll_scatter(int dtype, void *gi, const double *go, const int64_t *tar
 
 static const lt_ck_nnred_kernels ck_nn_table = {
   CK_NN_TABLE_NAME, CK_NS::softmax, CK_NS::layer_norm, CK_NS::layer_norm_wgrad,
-  CK_NS::nll_gather, CK_NS::nll_total, CK_NS::nll_scatter, CK_API(error_string),
+  CK_NS::nll_gather, CK_NS::nll_total, CK_NS::nll_scatter, CK_NS::bn_stats, CK_NS::bn_apply, CK_NS::bn_bsums,
+  CK_API(error_string),
 };
 
 extern "C" const lt_ck_nnred_kernels *CK_NN_TABLE_FN(void) { return &ck_nn_table; }

@@ -1,7 +1,7 @@
 /*
 ** nnred.h — the CUDA backend's kernels for the nn ops that reduce: softmax,
-** log_softmax and their backwards, layer_norm forward and backward, and
-** nll_loss's gather and scatter, as C entry points in both builds
+** log_softmax and their backwards, layer_norm and batch_norm forward and
+** backward, and nll_loss's gather and scatter, as C entry points in both builds
 ** (lt_ck_nnred_* for nvcc, lt_ck_host_nnred_* for the host build that the
 ** fake driver and the tests run), with their own table as reduce.h has.
 **
@@ -65,6 +65,28 @@ typedef int (*lt_ck_nll_scatter_fn)(int dtype, void *gi, const double *go, const
                                     const double *tw, int none, int mean, int64_t N, int64_t C, int64_t S,
                                     int64_t ignore, void *stream);
 
+/* batch_norm over an (N, C, S) contiguous input x of dtype T (floating);
+** per-channel float64 vectors of C elements: st = [mean | invstd | var];
+** stats: training (rm, rv: the running stats or NULL): mean and biased var
+**   of each channel over N*S (two passes, double), invstd = 1/sqrt(var +
+**   eps), and new_rm = (1 - momentum) rm + momentum mean, new_rv likewise
+**   with the unbiased var; eval: mean = rm, invstd = 1/sqrt(rv + eps);
+** apply: out = x * (w invstd) + (b - mean w invstd) (w, b NULL: 1, 0), mean
+**   and invstd given (st and st + C after stats);
+** bsums (g the gradient, T): sg[c] = sum g, sgx[c] = sum g (x - mean),
+**   wgrad[c] = sgx invstd (each output may be NULL);
+** bapply: out = w invstd (g - sg/cnt - (x - mean) sgx invstd^2/cnt) when
+**   training, w invstd g when not. */
+typedef int (*lt_ck_bn_stats_fn)(int dtype, double *st, double *new_rm, double *new_rv, const void *x,
+                                 const double *rm, const double *rv, int training, double momentum, double eps,
+                                 int64_t N, int64_t C, int64_t S, void *stream);
+typedef int (*lt_ck_bn_apply_fn)(int dtype, void *out, const void *x, const void *g, const double *mean,
+                                 const double *invstd, const double *w, const double *b, const double *sg,
+                                 const double *sgx, int training, int64_t N, int64_t C, int64_t S, void *stream);
+typedef int (*lt_ck_bn_bsums_fn)(int dtype, double *sg, double *sgx, double *wgrad, const void *x, const void *g,
+                                 const double *mean, const double *invstd, int64_t N, int64_t C, int64_t S,
+                                 void *stream);
+
 typedef struct lt_ck_nnred_kernels {
   const char *name;                  /* "sm_90" or "host" */
   lt_ck_softmax_fn softmax;
@@ -73,6 +95,9 @@ typedef struct lt_ck_nnred_kernels {
   lt_ck_nll_gather_fn nll_gather;
   lt_ck_nll_total_fn nll_total;
   lt_ck_nll_scatter_fn nll_scatter;
+  lt_ck_bn_stats_fn bn_stats;
+  lt_ck_bn_apply_fn bn_apply;       /* g NULL: the forward; else the backward (bapply) */
+  lt_ck_bn_bsums_fn bn_bsums;
   const char *(*error_string)(int code);
 } lt_ck_nnred_kernels;
 

@@ -1,7 +1,7 @@
--- CUDA softmax, log_softmax, layer_norm and nll_loss (src/cuda/nnred.c over
+-- CUDA softmax, log_softmax, layer_norm, batch_norm and nll_loss (src/cuda/nnred.c over
 -- src/cuda/kernels/nnred.cu), forward and backward, compared with the CPU's over floating
 -- dtypes, dims, layouts, empty and 0-d inputs, reductions, weights and ignore_index, errors,
--- and gradients through softmax, layer_norm, cross_entropy on cuda tensors; the CUDA kernels
+-- and gradients through softmax, layer_norm, batch_norm, cross_entropy on cuda tensors; the CUDA kernels
 -- ran, not the CPU fallback.
 local T = require "testing"
 local C = require "cuda.check_reduce"
@@ -141,6 +141,52 @@ T.test("nll_loss forward and backward kernels", function()
         { gen(torch.float32, { 0, 3 }), torch.zeros(0):long() })
 end)
 
+T.test("batch_norm forward (training, eval), running stats and backward kernels", function()
+  for _, dt in ipairs(FL) do
+    local x3 = gen(dt, { 4, 3, 5 })
+    local x2 = gen(dt, { 6, 3 })
+    local w, b = gen(dt, { 3 }), gen(dt, { 3 })
+    for _, x in ipairs({ x3, x2, gen(dt, { 2, 3, 2, 2 }):transpose(3, 4) }) do
+      local what = dt.name .. " " .. tostring(x:size())
+      for k = 1, 3 do
+        check("batch_norm training out " .. k .. " " .. what, function(t, ww, bb)
+          local r = { torch.native_batch_norm(t, ww, bb, nil, nil, true, 0.1, 1e-5) } return r[k] end, { x, w, b })
+        check("batch_norm eval out " .. k .. " " .. what, function(t, ww, rm, rv)
+          local r = { torch.native_batch_norm(t, ww, nil, rm, rv, false, 0.1, 1e-5) } return r[k] end,
+          { x, w, torch.randn(3):to(dt), torch.rand(3):to(dt) + 0.5 })
+      end
+      -- the running statistics are updated in place
+      local rm, rv = torch.randn(3):to(dt), torch.rand(3):to(dt) + 0.5
+      local drm, drv = rm:cuda(), rv:cuda()
+      torch.native_batch_norm(x, nil, nil, rm, rv, true, 0.3, 1e-5)
+      c._kernel_counts(true)
+      torch.native_batch_norm(x:cuda(), nil, nil, drm, drv, true, 0.3, 1e-5)
+      local n = c._kernel_counts(true)
+      T.ok(n.cpu == 0 and n.host > 0, "batch_norm running stats: the CUDA kernels ran")
+      C.close(drm, rm, "running_mean " .. what)
+      C.close(drv, rv, "running_var " .. what)
+      local _, m, is = torch.native_batch_norm(x, w, b, nil, nil, true, 0.1, 1e-5)
+      local g = (torch.randn(x:size()) * 3):to(dt)
+      for _, tr in ipairs({ true, false }) do
+        check("batch_norm_backward " .. tostring(tr) .. " " .. what,
+              function(gg, xx, ww, mm, ii) return torch.batch_norm_backward(gg, xx, ww, mm, ii, tr) end, { g, x, w, m, is })
+      end
+      check("batch_norm_backward no weight " .. what,
+            function(gg, xx, mm, ii) return torch.batch_norm_backward(gg, xx, nil, mm, ii, true) end, { g, x, m, is })
+      check("batch_norm_backward_weight " .. what,
+            function(gg, xx, mm, ii) return torch.batch_norm_backward_weight(gg, xx, mm, ii) end, { g, x, m, is })
+      check("batch_norm_backward_bias " .. what,
+            function(gg, xx) return torch.batch_norm_backward_bias(gg, xx) end, { g, x })
+    end
+  end
+  check("batch_norm one value per channel", function(t) return (torch.native_batch_norm(t, nil, nil, nil, nil, true, 0.1, 1e-5)) end,
+        { torch.zeros(1, 3) })
+  check("batch_norm eval without running stats", function(t)
+    return (torch.native_batch_norm(t, nil, nil, nil, nil, false, 0.1, 1e-5)) end, { torch.zeros(2, 3) })
+  check("batch_norm bad weight", function(t, w) return (torch.native_batch_norm(t, w, nil, nil, nil, true, 0.1, 1e-5)) end,
+        { torch.zeros(2, 3), torch.ones(4) })
+end)
+
 T.test("gradients through softmax, layer_norm, cross_entropy on cuda match the CPU's", function()
   local x = torch.randn(4, 6):double()
   local w, b = torch.randn(6):double(), torch.randn(6):double()
@@ -151,6 +197,7 @@ T.test("gradients through softmax, layer_norm, cross_entropy on cuda match the C
     layer_norm = function(a, ww, bb) return (torch.layer_norm(a, { 6 }, ww, bb):pow(3)):sum() end,
     cross_entropy = function(a, _, _, tt) return torch.cross_entropy(a, tt) end,
     cross_entropy_weighted = function(a, ww, _, tt) return torch.cross_entropy(a, tt, ww:abs(), "sum") end,
+    batch_norm = function(a, ww, bb) return (torch.batch_norm(a, ww, bb, nil, nil, true):pow(3)):sum() end,
   }
   for name, f in pairs(fs) do
     local a, aw, ab = x:clone():requires_grad_(), w:clone():requires_grad_(), b:clone():requires_grad_()
@@ -158,7 +205,7 @@ T.test("gradients through softmax, layer_norm, cross_entropy on cuda match the C
     local d, dw, db = x:cuda():requires_grad_(), w:cuda():requires_grad_(), b:cuda():requires_grad_()
     f(d, dw, db, t:cuda()):backward()
     C.close(d.grad, a.grad, name .. " grad", 1e-10)
-    if name == "layer_norm" then
+    if name == "layer_norm" or name == "batch_norm" then
       C.close(dw.grad, aw.grad, name .. " weight grad", 1e-10)
       C.close(db.grad, ab.grad, name .. " bias grad", 1e-10)
     end
