@@ -374,12 +374,11 @@ static lt_tensor *slice_as(const char *op, lt_tensor *v, int64_t at, int64_t C, 
 }
 
 /* running = new (C float64 values), in place in running's dtype and shape */
-static int bn_update(const char *op, lt_tensor *running, lt_tensor *nw) {
+static int bn_update(lt_tensor *running, lt_tensor *nw) {
   lt_tensor *src = lt_tensor_alias(nw, nw->offset, running->ndim, running->sizes, NULL);
   int rc = src ? lt_tensor_copy_(running, src) : -1;
   if (rc == 0) lt_tensor_bump_version(running);
   lt_tensor_release(src);
-  (void)op;
   return rc;
 }
 
@@ -422,7 +421,7 @@ int lt_cuda_native_batch_norm(lt_tensor *input, lt_tensor *weight, lt_tensor *bi
   lt_cuda_launch_end(&l);
   if ((rc = lt_cuda_launch_result(&l, op, rc, kk->error_string)) != 0) goto done;
   rc = -1;
-  if ((nrm && bn_update(op, running_mean, nrm) < 0) || (nrv && bn_update(op, running_var, nrv) < 0)) goto done;
+  if ((nrm && bn_update(running_mean, nrm) < 0) || (nrv && bn_update(running_var, nrv) < 0)) goto done;
   if (!(*save_mean = slice_as(op, st, 0, C, odt)) || !(*save_invstd = slice_as(op, st, C, C, odt))) goto done;
   rc = 0;
 done:

@@ -6,8 +6,9 @@
 ** fake driver and the tests run), with their own table as reduce.h has.
 **
 ** Every kernel here runs one thread per line (softmax), per row (layer_norm),
-** per column (layer_norm's weight gradient) or per target element (nll_loss),
-** each serial over its elements, in both builds: no shared memory, shuffles
+** per column (layer_norm's weight gradient), per channel (batch_norm's
+** statistics and sums) or per element (batch_norm's apply, nll_loss's
+** targets), each serial over its elements, in both builds: no shared memory, shuffles
 ** or barriers, so the host build computes what the device build does.
 ** Elementwise math is in the compute type of T (float for 16-bit floats and
 ** float32, double for float64) and statistics in double, as on the CPU.
