@@ -107,33 +107,47 @@ template<> struct ck_acc<ck_bf16> { typedef float A; typedef float O; };
 
 enum { F_SUM, F_NANSUM, F_PROD };
 
+/* Floating sums are compensated (Kahan): c carries what the running sum v
+** lost, so a long serial slice and the chunks' combination stay accurate to
+** a few ulps in the accumulation type (float for float32 and 16-bit floats,
+** as the CPU's; its pairwise sum is as accurate), not O(n) ulps. */
 template<class T, int K> struct red_fold {
   typedef T in_t;
   typedef typename ck_acc<T>::A A;
   typedef typename ck_acc<T>::O O;
-  struct S { A v; int64_t n; };             /* n: non-NaN elements (nanmean) */
+  static constexpr bool kahan = ck_type<T>::is_float && K != F_PROD;
+  struct S { A v, c; int64_t n; };          /* n: non-NaN elements (nanmean) */
   bool mean;                                /* divide by R (SUM) or by n (NANSUM) */
+  __host__ __device__ static __forceinline__ void add(S &s, A x) {
+    if constexpr (kahan) {
+      A y = x - s.c, t = s.v + y;
+      /* an infinite or NaN sum keeps no compensation (inf - inf would make it NaN) */
+      s.c = t - t == (A)0 ? (t - s.v) - y : (A)0;
+      s.v = t;
+    } else s.v = s.v + x;
+  }
   __host__ __device__ __forceinline__ S slice(const T *b, const ck_rgeom &g, int64_t r0, int64_t r1) const {
-    S s = {K == F_PROD ? (A)1 : (A)0, 0};
+    S s = {K == F_PROD ? (A)1 : (A)0, (A)0, 0};
     ck_each(b, g, r0, r1, [&](T x, int64_t) {
       typename ck_type<T>::C v = ck_load(x);
       if constexpr (K == F_PROD) s.v = s.v * (A)v;
-      else if constexpr (K == F_NANSUM) { if (v == v) { s.v = s.v + (A)v; s.n++; } }
-      else s.v = s.v + (A)v;
+      else if constexpr (K == F_NANSUM) { if (v == v) { add(s, (A)v); s.n++; } }
+      else add(s, (A)v);
     });
     return s;
   }
   __host__ __device__ __forceinline__ S combine(S a, S b) const {
     if constexpr (K == F_PROD) a.v = a.v * b.v;
-    else a.v = a.v + b.v;
+    else add(a, b.v - b.c);
     a.n += b.n;
     return a;
   }
   __host__ __device__ __forceinline__ void finish(S s, int64_t R, void *out, int64_t oo, void *, int64_t) const {
+    A v = s.v - s.c;
     if constexpr (ck_type<T>::is_float) {
-      if (mean) s.v = s.v / (A)(K == F_NANSUM ? s.n : R);
+      if (mean) v = v / (A)(K == F_NANSUM ? s.n : R);
     }
-    ((O *)out)[oo] = (O)s.v;
+    ((O *)out)[oo] = (O)v;
   }
 };
 
