@@ -13,6 +13,7 @@
 #include <string.h>
 #include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
 #include "cpu/parallel.h"
+#include "meta/norm.h"
 
 /* glibc's vector exp/log (libmvec) so the exp loops vectorise; see ew_unary.c */
 #if defined(__x86_64__) && defined(__GLIBC__) && !defined(__FAST_MATH__) && !defined(__SANITIZE_ADDRESS__)
@@ -261,12 +262,9 @@ static void sm_run(int mode, const lt_tensor *x, const lt_tensor *g, lt_tensor *
 static lt_dtype compute_dtype(lt_dtype dt) { return dt == LT_FLOAT64 ? LT_FLOAT64 : LT_FLOAT32; }
 
 static lt_tensor *forward(const char *op, int mode, lt_tensor *self, int64_t dim, int dtype, lt_tensor *out) {
-  lt_dtype odt = dtype >= 0 ? (lt_dtype)dtype : lt_tensor_dtype(self);
-  if (!lt_dtype_is_float(odt))
-    return lt_error_null("%s: argument 'self' must be a floating point tensor (or pass dtype=), got %s", op,
-                         lt_dtype_name(odt));
-  int d = lt_wrap_dim(op, dim, self->ndim);
-  if (d < 0) return NULL;
+  lt_dtype odt;
+  int d;
+  if (lt_meta_softmax(op, self, dtype, dim, &odt, &d) < 0) return NULL;
   lt_dtype cdt = compute_dtype(odt);
   lt_tensor *x = lt_tensor_to_dtype_contig(self, cdt);
   if (!x) return NULL;
@@ -300,17 +298,9 @@ lt_tensor *lt_cpu_log_softmax(lt_tensor *self, int64_t dim, int dtype, lt_tensor
 }
 
 static lt_tensor *backward(const char *op, int mode, lt_tensor *grad_output, lt_tensor *output, int64_t dim) {
-  if (!lt_tensor_same_shape(grad_output, output)) {
-    char a[96], b[96];
-    return lt_error_null("%s: argument 'grad_output' has shape %s but 'output' has shape %s", op,
-                         lt_shape_str(grad_output->ndim, grad_output->sizes, a, sizeof a),
-                         lt_shape_str(output->ndim, output->sizes, b, sizeof b));
-  }
+  int d;
+  if (lt_meta_softmax_backward(op, grad_output, output, dim, &d) < 0) return NULL;
   lt_dtype odt = lt_tensor_dtype(output);
-  if (!lt_dtype_is_float(odt))
-    return lt_error_null("%s: argument 'output' must be a floating point tensor, got %s", op, lt_dtype_name(odt));
-  int d = lt_wrap_dim(op, dim, output->ndim);
-  if (d < 0) return NULL;
   lt_dtype cdt = compute_dtype(odt);
   lt_tensor *y = lt_tensor_to_dtype_contig(output, cdt);
   if (!y) return NULL;

@@ -110,3 +110,27 @@ int lt_meta_group_norm(const char *op, const lt_tensor *input, int64_t num_group
                     lt_shape_str(bias->ndim, bias->sizes, a, sizeof a));
   return 0;
 }
+
+int lt_meta_softmax(const char *op, const lt_tensor *self, int dtype, int64_t dim, lt_dtype *odt, int *d) {
+  *odt = dtype >= 0 ? (lt_dtype)dtype : lt_tensor_dtype(self);
+  if (!lt_dtype_is_float(*odt))
+    return lt_error("%s: argument 'self' must be a floating point tensor (or pass dtype=), got %s", op,
+                    lt_dtype_name(*odt));
+  *d = lt_wrap_dim(op, dim, self->ndim);
+  return *d < 0 ? -1 : 0;
+}
+
+int lt_meta_softmax_backward(const char *op, const lt_tensor *grad_output, const lt_tensor *output, int64_t dim,
+                             int *d) {
+  if (!lt_tensor_same_shape(grad_output, output)) {
+    char a[96], b[96];
+    return lt_error("%s: argument 'grad_output' has shape %s but 'output' has shape %s", op,
+                    lt_shape_str(grad_output->ndim, grad_output->sizes, a, sizeof a),
+                    lt_shape_str(output->ndim, output->sizes, b, sizeof b));
+  }
+  lt_dtype odt = lt_tensor_dtype(output);
+  if (!lt_dtype_is_float(odt))
+    return lt_error("%s: argument 'output' must be a floating point tensor, got %s", op, lt_dtype_name(odt));
+  *d = lt_wrap_dim(op, dim, output->ndim);
+  return *d < 0 ? -1 : 0;
+}

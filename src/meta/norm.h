@@ -1,6 +1,6 @@
 /*
 ** norm.h — the geometry and checks of the normalisation ops (src/ops/nn_norm.lua):
-** layer_norm and batch_norm, their backward kernels, and group_norm.
+** layer_norm and batch_norm, their backward kernels, group_norm, and softmax.
 */
 #ifndef LT_META_NORM_H
 #define LT_META_NORM_H
@@ -28,6 +28,13 @@ int lt_meta_batch_norm(const char *op, const lt_tensor *input, const lt_tensor *
 int lt_meta_batch_norm_backward(const char *op, const lt_tensor *grad_output, const lt_tensor *input,
                                 const lt_tensor *weight, const lt_tensor *save_mean, const lt_tensor *save_invstd,
                                 int64_t *N, int64_t *C, int64_t *S);
+
+/* softmax, log_softmax: the result dtype *odt (dtype when >= 0, else self's) must be
+** floating point; *d the wrapped dim */
+int lt_meta_softmax(const char *op, const lt_tensor *self, int dtype, int64_t dim, lt_dtype *odt, int *d);
+/* their backwards: grad_output of output's shape, a floating point output; *d the wrapped dim */
+int lt_meta_softmax_backward(const char *op, const lt_tensor *grad_output, const lt_tensor *output, int64_t dim,
+                             int *d);
 
 /* group_norm: input (N, C, ...) with num_groups dividing C; weight, bias NULL or 1-D of C */
 int lt_meta_group_norm(const char *op, const lt_tensor *input, int64_t num_groups, const lt_tensor *weight,

@@ -77,6 +77,7 @@ local ops = {
 -- composites on the C entry points of other ops: differentiable through them
 local composites = {
   { "logcumsumexp(Tensor self, Dim dim) -> Tensor",
+    kernels = { cpu = "lt_cpu_logcumsumexp", cuda = "lt_cuda_logcumsumexp" },
     doc = "log(cumsum(exp(self))) along dim, computed stably; floating point only.",
     derivatives = { self = "lt_mm_grad_logcumsumexp(grad, self, result, dim)" } },
   { "cov(Tensor self, *, int correction=1, Tensor? fweights=None, Tensor? aweights=None) -> Tensor",

@@ -4,6 +4,7 @@
 -- differentiable ops, so they are differentiable in input and target.
 return {
   { "nll_loss_forward(Tensor self, Tensor target, Tensor? weight=None, str reduction=\"mean\", int ignore_index=-100) -> (Tensor output, Tensor total_weight)",
+    kernels = { cpu = "lt_cpu_nll_loss_forward", cuda = "lt_cuda_nll_loss_forward" },
     variants = "function",
     -- under create_graph the input gradient is built from ops (the mean's divisor recomputed
     -- from weight: total_weight carries no gradient), so weights that require grad get
@@ -12,6 +13,7 @@ return {
                     weight = "lt_grad_nll_loss_weight(grad, self, target, weight, weight_meta, reduction, ignore_index)" },
     doc = "nll_loss and the total weight of the targets not ignored (the mean's divisor)." },
   { "nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, str reduction, int ignore_index, Tensor total_weight) -> Tensor",
+    kernels = { cpu = "lt_cpu_nll_loss_backward", cuda = "lt_cuda_nll_loss_backward" },
     variants = "function",
     -- linear in grad_output, constant in self (only its shape is read): the derivative is
     -- nll_loss itself (the mean's divisor is the same total weight). nll_loss_forward's
