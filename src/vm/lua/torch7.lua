@@ -1,7 +1,322 @@
--- torch7.lua — the Lua half of Torch7 mode (src/vm/lt7.c installs the
--- generated Torch7 binding, then calls torch._t7_install). Nothing here runs
--- in PyTorch mode.
+-- torch7.lua — the Lua half of Torch7 mode. src/vm/lt7.c installs the
+-- generated Torch7 binding (lua_t7_ops.c), then calls torch._t7_install;
+-- nothing here runs in PyTorch mode. What is here: the tensor type tables
+-- (torch.DoubleTensor, ...) as Torch7's class objects, torch.class and its
+-- type functions, Torch7's random functions, the tensor methods Torch7 had
+-- that are not ops (resize, apply, map, ...), LongStorage sizes, the
+-- Lua 5.1 / LuaJIT names Torch7 code uses, and torch.Tester.
 local torch = ...
 
 function torch._t7_install(torch)
+  local M = torch._methods
+  local mt = torch._tensor_mt
+
+  ---------------------------------------------------------------------------
+  -- Lua 5.1 / LuaJIT idioms (globals of this state only)
+  ---------------------------------------------------------------------------
+  unpack = unpack or table.unpack
+  loadstring = loadstring or load
+  math.pow = math.pow or function(a, b) return a ^ b end
+  math.log10 = math.log10 or function(x) return math.log(x, 10) end
+  math.mod = math.mod or math.fmod
+  table.getn = table.getn or function(t) return #t end
+  math.ldexp = math.ldexp or function(m, e) return m * 2.0 ^ e end
+
+  ---------------------------------------------------------------------------
+  -- classes: torch.class, torch.typename, torch.type, torch.isTypeOf, ...
+  ---------------------------------------------------------------------------
+  local classes = {}        -- typename -> instance metatable
+  local function typename_of(v)
+    if torch.isTensor(v) then return v:type() end
+    local m = getmetatable(v)
+    if type(m) == "table" then
+      local n = rawget(m, "__typename")
+      if n then return n end
+    end
+    return nil
+  end
+  torch.typename = typename_of
+  function torch.type(v) return typename_of(v) or type(v) end
+
+  -- torch.class(name [, parent] [, module]) -> class, parent
+  function torch.class(name, parent, module)
+    if type(name) ~= "string" then error("torch.class: argument 'name' must be a string", 2) end
+    if type(parent) == "table" and module == nil then module, parent = parent, nil end
+    if classes[name] then error("torch.class: class '" .. name .. "' exists already", 2) end
+    local pmt
+    if parent then
+      pmt = classes[parent]
+      if not pmt then error("torch.class: parent class '" .. tostring(parent) .. "' does not exist", 2) end
+    end
+    local cmt = { __typename = name }   -- the instances' metatable, holding the methods
+    cmt.__index = cmt
+    if pmt then
+      setmetatable(cmt, { __index = pmt })
+      cmt.__parent = pmt
+    end
+    classes[name] = cmt
+    local class = setmetatable({}, {
+      __index = cmt,
+      __newindex = cmt,
+      __call = function(_, ...)
+        local obj = setmetatable({}, cmt)
+        if obj.__init then obj:__init(...) end
+        return obj
+      end,
+      __tostring = function() return "torch.class " .. name end,
+    })
+    rawset(cmt, "__class", class)
+    rawset(cmt, "new", function(...) return class(...) end)
+    -- a dotted name lives in its module table: "nn.Foo" is nn.Foo, or module.Foo
+    local short = name:match("([^.]+)$")
+    if module then
+      module[short] = class
+    else
+      local pkg = name:match("^(.+)%.[^.]+$")
+      if pkg then
+        local t = _G
+        for part in pkg:gmatch("[^.]+") do
+          t[part] = t[part] or {}
+          t = t[part]
+        end
+        t[short] = class
+      else
+        _G[name] = class
+      end
+    end
+    return class, pmt and rawget(pmt, "__class")
+  end
+
+  function torch.getmetatable(name)
+    if type(name) ~= "string" then error("torch.getmetatable: argument 'name' must be a string", 2) end
+    return classes[name]
+  end
+  function torch.factory(name)
+    local cmt = classes[name]
+    if not cmt then return nil end
+    return function() return setmetatable({}, cmt) end
+  end
+
+  -- isTypeOf(obj, "name" | class | pattern): obj's class or one of its parents
+  function torch.isTypeOf(obj, spec)
+    if type(spec) == "table" then
+      local m = getmetatable(spec)
+      spec = m and rawget(getmetatable(spec).__index or {}, "__typename") or typename_of(spec)
+      if not spec then return false end
+    end
+    if type(spec) ~= "string" then error("torch.isTypeOf: argument 'typeSpec' must be a string or a class", 2) end
+    local name = typename_of(obj)
+    if torch.isTensor(obj) then return name == spec or name:find(spec) ~= nil end
+    local m = getmetatable(obj)
+    while type(m) == "table" and rawget(m, "__typename") do
+      local n = rawget(m, "__typename")
+      if n == spec or n:find(spec) ~= nil then return true end
+      m = rawget(m, "__parent")
+    end
+    return false
+  end
+
+  function torch.isStorage(v)
+    local n = typename_of(v)
+    return n ~= nil and n:find("Storage$") ~= nil
+  end
+
+  ---------------------------------------------------------------------------
+  -- tensor types as Torch7's class tables: torch.DoubleTensor(2, 3) still
+  -- makes a tensor, and code may add functions to the table
+  ---------------------------------------------------------------------------
+  local types = { "Double", "Float", "Half", "Long", "Int", "Short", "Char", "Byte", "Bool", "BFloat16" }
+  for _, t in ipairs(types) do
+    local name = t .. "Tensor"
+    local ctor = torch[name]
+    if type(ctor) == "function" then
+      local cls = { __typename = "torch." .. name }
+      torch[name] = setmetatable(cls, {
+        __call = function(_, ...) return ctor(...) end,
+        __tostring = function() return "torch." .. name end,
+      })
+      classes["torch." .. name] = cls
+    end
+  end
+  local Tensor_ctor = torch.Tensor
+  torch.Tensor = setmetatable({}, {
+    __call = function(_, ...) return Tensor_ctor(...) end,
+    __index = function(_, k)
+      return rawget(torch[(torch.getdefaulttensortype():gsub("^torch%.", ""))], k)
+    end,
+  })
+
+  ---------------------------------------------------------------------------
+  -- sizes: x:size() is a sequence with Torch7's LongStorage methods
+  ---------------------------------------------------------------------------
+  local size_mt = getmetatable(torch.ones(1):size())
+  local size_methods = size_mt.__index
+  size_methods.totable = function(s) local r = {} for i = 1, #s do r[i] = s[i] end return r end
+  size_methods.size = function(s) return #s end
+  size_methods.type = function() return "torch.LongStorage" end
+  rawset(size_mt, "__typename", "torch.LongStorage")
+  local function as_size(t)
+    local r = {}
+    for i = 1, #t do r[i] = t[i] end
+    return setmetatable(r, size_mt)
+  end
+  local LongStorage = function(n, ...)
+    if type(n) == "table" then return as_size(n) end
+    local r = {}
+    for i = 1, (n or 0) do r[i] = 0 end
+    return setmetatable(r, size_mt)
+  end
+  torch.LongStorage = setmetatable({ __typename = "torch.LongStorage" }, { __call = function(_, ...) return LongStorage(...) end })
+
+  ---------------------------------------------------------------------------
+  -- functions Torch7 had that are not ops here
+  ---------------------------------------------------------------------------
+  local t7pow = torch.pow
+  function torch.pow(a, b, c, ...)
+    if type(a) == "number" and torch.isTensor(b) then return t7pow(torch.full_like(b, a), b) end
+    if torch.isTensor(a) and type(b) == "number" and torch.isTensor(c) then
+      return t7pow(a, torch.full_like(c, b), c)
+    end
+    return t7pow(a, b, c, ...)
+  end
+
+  -- one number from the default generator (seeded by torch.manualSeed)
+  local function draw(fill, ...)
+    local t = torch.empty(1, { dtype = torch.float64 })
+    fill(t, ...)
+    return t[1]
+  end
+  function torch.uniform(a, b) return draw(M.uniform_, a or 0, b or 1) end
+  function torch.normal(m, s) return draw(M.normal_, m or 0, s or 1) end
+  function torch.exponential(l) return draw(M.exponential_, l or 1) end
+  function torch.bernoulli(p, ...)
+    if torch.isTensor(p) then return M.bernoulli(p, ...) end
+    return draw(M.bernoulli_, p or 0.5)
+  end
+  function torch.random(a, b)
+    if a == nil then return math.tointeger(draw(M.random_, 1, 2 ^ 32 + 1)) end
+    if b == nil then a, b = 1, a end
+    return math.tointeger(draw(M.random_, a, b + 1))
+  end
+  local seed_now = 0
+  local manual = torch.manualSeed or torch.manual_seed
+  function torch.manualSeed(gen, s)
+    if s == nil then s = gen end
+    seed_now = s
+    return manual(s)
+  end
+  function torch.seed()
+    local s = os.time() ~ math.floor(os.clock() * 1e6)
+    torch.manualSeed(s)
+    return s
+  end
+  function torch.initialSeed() return seed_now end
+
+  -- in place, Torch7's ranges: x:random() in 1..2^32, x:random(b) in 1..b, x:random(a, b) in a..b
+  function M.random(x, a, b)
+    if a == nil then return M.random_(x, 1, 2 ^ 32 + 1) end
+    if b == nil then a, b = 1, a end
+    return M.random_(x, a, b + 1)
+  end
+  function M.normal(x, m, s) return M.normal_(x, m or 0, s or 1) end
+  function M.exponential(x, l) return M.exponential_(x, l or 1) end
+  function M.bernoulli(x, p)
+    if torch.isTensor(p) then return x:copy(torch.bernoulli(p:type(x:type()))) end
+    return M.bernoulli_(x, p or 0.5)
+  end
+  function M.logNormal(x, m, s) return x:normal_(m or 1, s or 2):exp_() end
+  function M.geometric(x, p)
+    -- the number of trials to the first success: ceil(log(u) / log(1 - p))
+    return x:uniform_(0, 1):log_():div_(math.log(1 - p)):ceil_()
+  end
+  function M.cauchy(x, median, sigma)
+    return x:uniform_(0, 1):sub_(0.5):mul_(math.pi):tan_():mul_(sigma or 1):add_(median or 0)
+  end
+
+  ---------------------------------------------------------------------------
+  -- tensor methods Torch7 had that are not ops
+  ---------------------------------------------------------------------------
+  local function sizes_of(...)
+    local a = ...
+    if type(a) == "table" then
+      local r = {}
+      for i = 1, #a do r[i] = a[i] end
+      return r
+    end
+    return { ... }
+  end
+
+  -- x:resize(sizes): x takes the shape, keeping its leading elements
+  function M.resize(x, ...)
+    local sz = sizes_of(...)
+    local same = #sz == x:dim()
+    for i = 1, #sz do same = same and sz[i] == x:size(i) end
+    if same then return x end
+    local n = torch.zeros(sz, { dtype = x.dtype })
+    local k = math.min(n:nElement(), x:nElement())
+    if k > 0 then
+      n:view(-1):narrow(1, 1, k):copy(x:contiguous():view(-1):narrow(1, 1, k))
+    end
+    return x:set_(n)
+  end
+  function M.resizeAs(x, y) return M.resize(x, y:size()) end
+  function M.typeAs(x, y) return x:type(y:type()) end
+  function M.expandAs(x, y) return x:expand(y:size()) end
+  function M.viewAs(x, y) return x:view(y:size()) end
+  function M.isSameSizeAs(x, y)
+    if x:dim() ~= y:dim() then return false end
+    for i = 1, x:dim() do if x:size(i) ~= y:size(i) then return false end end
+    return true
+  end
+  function M.isSize(x, s)
+    s = sizes_of(s)
+    if x:dim() ~= #s then return false end
+    for i = 1, #s do if x:size(i) ~= s[i] then return false end end
+    return true
+  end
+  function M.elementSize(x) return x:element_size() end
+  function M.storageOffset(x) return x:storage_offset() + 1 end
+  function M.new(x, ...)
+    local c = torch[(x:type():gsub("^torch%.", ""))]
+    return c(...)
+  end
+  function M.isSetTo(x, y)
+    return x:nElement() > 0 and x:data_ptr() == y:data_ptr() and M.isSameSizeAs(x, y)
+      and table.concat(x:stride(), ",") == table.concat(y:stride(), ",")
+  end
+  function M.real(x) return x:double() end
+  function M.nDimension(x) return x:dim() end
+
+  -- elementwise Lua functions over the elements, in place; nil keeps a value
+  local function each(x, ys, f)
+    local n = x:nElement()
+    if n == 0 then return x end
+    local xc = x:contiguous()
+    local xv = xc:view(n)
+    local yv = {}
+    for j, y in ipairs(ys) do
+      if y:nElement() ~= n then error(("map: argument #%d has %d elements, self has %d"):format(j, y:nElement(), n), 3) end
+      yv[j] = y:contiguous():view(n):totable()
+    end
+    local vals = xv:totable()
+    for i = 1, n do
+      local r
+      if #yv == 0 then r = f(vals[i])
+      elseif #yv == 1 then r = f(vals[i], yv[1][i])
+      else r = f(vals[i], yv[1][i], yv[2][i]) end
+      if r ~= nil then vals[i] = r end
+    end
+    xv:copy(torch.tensor(vals, { dtype = x.dtype }))
+    if not rawequal(xc, x) then x:copy(xc) end
+    return x
+  end
+  function M.apply(x, f) return each(x, {}, f) end
+  function M.map(x, y, f) return each(x, { y }, f) end
+  function M.map2(x, y, z, f) return each(x, { y, z }, f) end
+
+  -- install the Tester
+  torch._t7_tester(torch)
+
+  -- torch.setheaptracking: accepted (the binding reports storage bytes anyway)
+  function torch.setheaptracking() end
 end
