@@ -27,7 +27,8 @@ M.FIELDS = {
 }
 
 -- the keys of the `t7` field, with the Lua type of each
-M.T7_FIELDS = { method = "string", reduce = "boolean", dtype = "string", mask = "string", forms = "table", alias = "table" }
+M.T7_FIELDS = { method = "string", reduce = "boolean", dtype = "string", mask = "string", forms = "table", alias = "table",
+                 number = "boolean", numel = "string", trunc = "string" }
 
 -- `overlap`: how an op that writes into a tensor it was given (in place, out=,
 -- a Tensor(a!) argument) treats memory shared with that tensor. Without the

@@ -23,7 +23,15 @@
 --                        defaults ("add(Tensor self, Scalar alpha, Tensor other)");
 --                        arguments a form leaves out keep the op's defaults
 --   t7.alias = {...}     names only Torch7 mode has (cmax for maximum)
+--   t7.number = true     a 0-d result is a Lua number (x:select(1, i) of a 1-D x)
+--   t7.numel = "NAME"    the tensor NAME may have self's number of elements in another
+--                        shape (Torch7's cmul/cdiv): it is viewed in self's shape
+--   t7.trunc = "NAME"    for an integer self, the str argument NAME defaults to "trunc"
+--                        (Torch7's integer division)
 --
+-- Every method also takes the result-first form x:NAME(a, ...) = NAME(a, ...)
+-- written into x, tried first (cwrap's methods: x:repeatTensor(y, sizes));
+-- a function with no method form becomes one that way (x:range(1, 10)).
 -- Every function also takes Torch7's result-first form: torch.add(res, a, b)
 -- and torch.max(values, indices, x, 2) write into the given tensors (resizing
 -- them) and return them.
@@ -106,7 +114,7 @@ return function(ctx)
       l(("static const lt_argspec %s_args[] = {"):format(fname))
       for _, a in ipairs(args) do
         local def = a.default
-        if a.name == "keepdim" and a.type == "bool" and not a.default then def = "True" end
+        if a.name == "keepdim" and a.type == "bool" then def = "True" end
         l(argspec_line(a, def))
       end
       l("};")
@@ -140,6 +148,18 @@ return function(ctx)
       if not j then error(("op %s: field 't7': mask names no argument '%s'"):format(op.name, t7.mask), 0) end
       l(("  if (lt_vm_t7_mask(&a->v[%d]) < 0) return lt_vm_return_tensor(L, NULL, a);"):format(j))
     end
+    if t7.numel then
+      local j = idx[t7.numel]
+      if not j or op.schema.args[1].type ~= "Tensor" then
+        error(("op %s: field 't7': numel names no tensor argument '%s'"):format(op.name, t7.numel), 0)
+      end
+      l(("  if (lt_vm_t7_numel(&a->v[0], &a->v[%d]) < 0) return lt_vm_return_tensor(L, NULL, a);"):format(j))
+    end
+    if t7.trunc then
+      local j = idx[t7.trunc]
+      if not j then error(("op %s: field 't7': trunc names no argument '%s'"):format(op.name, t7.trunc), 0) end
+      l(("  if (!a->v[%d].str && a->v[0].t && !lt_dtype_is_float((lt_dtype)a->v[0].t->dtype)) a->v[%d].str = \"trunc\";"):format(j, j))
+    end
     local absent = "1"
     if t7.reduce then
       local d = op.schema.args[(idx.dim or -1) + 1]
@@ -172,12 +192,15 @@ return function(ctx)
       end
       l(("  lt_tensor *r = lt_%s(%s);"):format(op.name, join(cargs)))
       l("  if (nres > 0) return lt_vm_t7_into(L, &r, 1, a);")
-      if t7.reduce then
-        l(("  if (%s) return lt_vm_t7_number(L, r, a);"):format(absent))
-      end
       if t7.dtype then
         if not DTYPES[t7.dtype] then error(("op %s: field 't7': unknown dtype '%s'"):format(op.name, t7.dtype), 0) end
         l(("  r = lt_vm_t7_cast(r, %s);"):format(DTYPES[t7.dtype]))
+      end
+      if t7.reduce then
+        l(("  if (%s) return lt_vm_t7_number(L, r, a);"):format(absent))
+      end
+      if t7.number then
+        l("  if (r && r->ndim == 0) return lt_vm_t7_number(L, r, a);")
       end
       l("  return lt_vm_return_tensor(L, r, a);")
     else
@@ -225,7 +248,7 @@ return function(ctx)
     return op.t7_method ~= "new" or op.t7_keepdim or t7.reduce or t7.dtype or t7.mask or t7.forms
   end
 
-  local fns, methods = {}, {}
+  local fns, methods, fmethods = {}, {}, {}
   for _, name in ipairs(order) do
     local g = groups[name]
     local fops, mops, maxres = {}, {}, 0
@@ -265,15 +288,28 @@ return function(ctx)
       l("}\n")
       fns[#fns + 1] = name
     end
-    local any = false
-    for _, op in ipairs(mops) do if differs(op) then any = true end end
-    if #mops > 0 and any then
+    if #mops == 0 and #fops > 0 then
+      -- Torch7's x:range(1, 10), x:zeros(3): a function's result-first form as a method
+      local tops = {}
+      for _, op in ipairs(fops) do if op.rkind == "tensor" then tops[#tops + 1] = op end end
+      if #tops > 0 then
+        l(("static int t7r_%s(lua_State *L) {"):format(name))
+        l("  lt_args a, b;\n  lt_parse_error err;\n  err.score = -1;\n  (void)b;")
+        l("  if (lt_vm_t7_restensors(L, 1) && lua_gettop(L) >= 2) {")
+        for _, op in ipairs(tops) do try(op, "2", "1, 0") end
+        l("  }")
+        l("  return lt_parse_raise(L, &err);")
+        l("}\n")
+        fmethods[#fmethods + 1] = name
+      end
+    end
+    if #mops > 0 then
       l(("static int t7m_%s(lua_State *L) {"):format(name))
       l("  lt_args a, b;\n  lt_parse_error err, err2;\n  err.score = -1; err2.score = -1;\n  (void)b; (void)err2;")
       -- x:add(a, b): the result is x, the arguments follow it
       local first = true
       for _, op in ipairs(mops) do
-        if op.t7_method ~= "new" and op.rkind == "tensor" then
+        if op.rkind == "tensor" then
           if first then l("  if (lt_vm_t7_restensors(L, 1) && lua_gettop(L) >= 2) {"); first = false end
           try(op, "2", "1, 0", "err2")
         end
@@ -294,6 +330,10 @@ return function(ctx)
   l("  {NULL, NULL}\n};\n")
   l("const luaL_Reg lt_gen_t7_methods[] = {")
   for _, name in ipairs(methods) do l(("  {%s, t7m_%s},"):format(cstr(name), name)) end
+  l("  {NULL, NULL}\n};\n")
+  l("/* methods made of functions: installed where no method has the name */")
+  l("const luaL_Reg lt_gen_t7_fmethods[] = {")
+  for _, name in ipairs(fmethods) do l(("  {%s, t7r_%s},"):format(cstr(name), name)) end
   l("  {NULL, NULL}\n};")
   return L
 end

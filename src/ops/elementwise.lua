@@ -4,27 +4,29 @@
 -- promotion follow PyTorch (src/cpu/iter.c).
 local ops = {
   { "add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", out = true, inplace = true,
-    t7 = { forms = { "add(Tensor self, Scalar alpha, Tensor other)" } },
+    t7 = { numel = "other", forms = { "add(Tensor self, Scalar alpha, Tensor other)" } },
     doc = "self + alpha * other, elementwise with broadcasting.",
     derivatives = { self = "lt_grad_identity(grad)", other = "lt_grad_scale(grad, alpha)" } },
   { "sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", out = true, inplace = true,
-    t7 = { forms = { "sub(Tensor self, Scalar alpha, Tensor other)" }, alias = { "csub" } },
+    t7 = { numel = "other", forms = { "sub(Tensor self, Scalar alpha, Tensor other)" }, alias = { "csub" } },
     alias = { "subtract" }, doc = "self - alpha * other, elementwise with broadcasting.",
     derivatives = { self = "lt_grad_identity(grad)", other = "lt_ew_grad_neg_scale(grad, alpha)" } },
   { "mul(Tensor self, Tensor other) -> Tensor", out = true, inplace = true, alias = { "multiply", "cmul" },
+    t7 = { numel = "other" },
     doc = "Elementwise product with broadcasting.",
     derivatives = { self = "lt_mul(grad, other)", other = "lt_mul(grad, self)" } },
   { "div(Tensor self, Tensor other, *, str? rounding_mode=None) -> Tensor", out = true, inplace = true,
+    t7 = { numel = "other", trunc = "rounding_mode" },
     alias = { "divide", "cdiv", "true_divide" },
     doc = "Elementwise quotient; rounding_mode nil (true division), \"trunc\" or \"floor\".",
     derivatives = { self = "lt_ew_grad_div_self(grad, other, rounding_mode)",
                     other = "lt_ew_grad_div_other(grad, self, other, rounding_mode)" } },
   { "remainder(Tensor self, Tensor other) -> Tensor", out = true, inplace = true,
-    t7 = { alias = { "cremainder" } },
+    t7 = { numel = "other", alias = { "cremainder" } },
     doc = "Python-style modulus: the result has the sign of other.",
     derivatives = { self = "lt_grad_identity(grad)", other = "lt_ew_grad_remainder_other(grad, self, other)" } },
   { "pow(Tensor self, Tensor exponent) -> Tensor", out = true, inplace = true,
-    t7 = { alias = { "cpow" } },
+    t7 = { numel = "exponent", alias = { "cpow" } },
     doc = "self raised to exponent, elementwise with broadcasting.",
     derivatives = { self = "lt_ew_grad_pow_self(grad, self, exponent)",
                     exponent = "lt_ew_grad_pow_exponent(grad, self, exponent, result)" } },
@@ -36,7 +38,7 @@ local ops = {
     doc = "Quotient rounded toward negative infinity (Python's //).",
     derivatives = { self = "lt_ew_grad_zeros(grad)", other = "lt_ew_grad_zeros(grad)" } },
   { "fmod(Tensor self, Tensor other) -> Tensor", out = true, inplace = true,
-    t7 = { alias = { "cfmod" } },
+    t7 = { numel = "other", alias = { "cfmod" } },
     doc = "C-style remainder: the result has the sign of self.",
     derivatives = { self = "lt_grad_identity(grad)", other = "lt_ew_grad_fmod_other(grad, self, other)" } },
   { "atan2(Tensor self, Tensor other) -> Tensor", out = true, inplace = true, alias = { "arctan2" },
@@ -46,11 +48,11 @@ local ops = {
     doc = "sqrt(self^2 + other^2) without undue overflow.",
     derivatives = { self = "lt_ew_grad_hypot(grad, self, result)", other = "lt_ew_grad_hypot(grad, other, result)" } },
   { "maximum(Tensor self, Tensor other) -> Tensor", out = true,
-    t7 = { method = "inplace", alias = { "cmax" } },
+    t7 = { numel = "other", method = "inplace", alias = { "cmax" } },
     doc = "Elementwise maximum; NaN if either is NaN.",
     derivatives = { self = "lt_ew_grad_maximum(grad, self, other)", other = "lt_ew_grad_maximum(grad, other, self)" } },
   { "minimum(Tensor self, Tensor other) -> Tensor", out = true,
-    t7 = { method = "inplace", alias = { "cmin" } },
+    t7 = { numel = "other", method = "inplace", alias = { "cmin" } },
     doc = "Elementwise minimum; NaN if either is NaN.",
     derivatives = { self = "lt_ew_grad_minimum(grad, self, other)", other = "lt_ew_grad_minimum(grad, other, self)" } },
   { "lerp(Tensor self, Tensor end, Tensor weight) -> Tensor", out = true, inplace = true,
@@ -219,5 +221,11 @@ local unary = {
 for _, u in ipairs(unary) do
   ops[#ops + 1] = { u[1] .. "(Tensor self) -> Tensor", out = true, inplace = true, alias = u[3], doc = u[2],
                     derivatives = { self = u[4] } }
+end
+-- the Torch7 mode's names of unary ops (the t7 field: tools/gen_t7.lua)
+local t7_unary = { reciprocal = { alias = { "cinv" } } }
+for _, d in ipairs(ops) do
+  local n = d[1]:match("^([%w_]+)")
+  if t7_unary[n] then d.t7 = t7_unary[n] end
 end
 return ops

@@ -34,6 +34,7 @@ return {
     derivatives = { self = "lt_grad_narrow_back(grad, self_meta, dim, start, length)" },
     doc = "Elements start..start+length-1 of dim (a view)." },
   { "select(Tensor(a) self, Dim dim, Index index) -> Tensor(a)", kernels = { any = "lt_strided_select" },
+    t7 = { number = true },
     derivatives = { self = "lt_grad_select_back(grad, self_meta, dim, index)" },
     doc = "The slice at index along dim, which is removed (a view; negative index counts from the end)." },
   -- Torch7's x:sub(d1s, d1e, d2s, d2e, ...): overloads the elementwise `sub`,

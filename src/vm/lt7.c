@@ -40,6 +40,15 @@ static void install(lua_State *L) {
   lua_rawsetp(L, LUA_REGISTRYINDEX, &installed_key);
   luaL_setfuncs(L, lt_gen_t7_functions, 0);
   lt_vm_add_methods(L, lt_gen_t7_methods);
+  lt_vm_push_methods(L);
+  for (const luaL_Reg *r = lt_gen_t7_fmethods; r->name; r++) {
+    if (lua_getfield(L, -1, r->name) == LUA_TNIL) {
+      lua_pushcfunction(L, r->func);
+      lua_setfield(L, -3, r->name);
+    }
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
   lt_vm_push_tensor_mt(L);
   lua_pushcfunction(L, t7_eq);
   lua_setfield(L, -2, "__eq");
@@ -197,5 +206,21 @@ int lt_vm_t7_mask(lt_argval *v) {
   if (v->owned) lt_tensor_release(v->t);
   v->t = b;
   v->owned = true;
+  return 0;
+}
+
+int lt_vm_t7_numel(lt_argval *self, lt_argval *other) {
+  lt_tensor *a = self->t, *b = other->t;
+  if (!a || !b || b->is_wrapped_number || a->numel != b->numel || lt_tensor_same_shape(a, b)) return 0;
+  int64_t out[LT_MAX_DIMS];
+  lt_error_clear();
+  if (lt_broadcast_shapes("t7", a->ndim, a->sizes, b->ndim, b->sizes, out) >= 0) return 0;
+  lt_error_clear();
+  lt_intlist shape = { a->sizes, a->ndim };
+  lt_tensor *v = lt_reshape(b, shape);
+  if (!v) return -1;
+  if (other->owned) lt_tensor_release(b);
+  other->t = v;
+  other->owned = true;
   return 0;
 }

@@ -12,6 +12,7 @@
 
 extern const luaL_Reg lt_gen_t7_functions[];
 extern const luaL_Reg lt_gen_t7_methods[];
+extern const luaL_Reg lt_gen_t7_fmethods[];
 
 /* set by lt_vm_push_tensor: a tensor has been handed to Lua in this process */
 extern int lt_vm_tensor_made;
@@ -40,6 +41,9 @@ int lt_vm_t7_into(lua_State *L, lt_tensor **rs, int n, lt_args *a);
 int lt_vm_t7_number(lua_State *L, lt_tensor *r, lt_args *a);
 /* r converted to dt (r released); NULL passes through */
 lt_tensor *lt_vm_t7_cast(lt_tensor *r, int dt);
+/* other viewed in self's shape when they differ in shape, not in numel, and
+** do not broadcast (Torch7's cmul of a 10x10 and a 100) */
+int lt_vm_t7_numel(lt_argval *self, lt_argval *other);
 /* a uint8 mask argument as bool (owned by the parse) */
 int lt_vm_t7_mask(lt_argval *v);
 

@@ -100,9 +100,14 @@ function torch._t7_install(torch)
   -- isTypeOf(obj, "name" | class | pattern): obj's class or one of its parents
   function torch.isTypeOf(obj, spec)
     if type(spec) == "table" then
-      local m = getmetatable(spec)
-      spec = m and rawget(getmetatable(spec).__index or {}, "__typename") or typename_of(spec)
-      if not spec then return false end
+      local n = rawget(spec, "__typename")
+      if not n then
+        local m = getmetatable(spec)
+        local idx = m and rawget(m, "__index")
+        n = type(idx) == "table" and rawget(idx, "__typename") or nil
+      end
+      if not n then return false end
+      return torch.isTypeOf(obj, "^" .. n:gsub("%.", "%%.") .. "$")
     end
     if type(spec) ~= "string" then error("torch.isTypeOf: argument 'typeSpec' must be a string or a class", 2) end
     local name = typename_of(obj)
@@ -126,21 +131,29 @@ function torch._t7_install(torch)
   -- makes a tensor, and code may add functions to the table
   ---------------------------------------------------------------------------
   local types = { "Double", "Float", "Half", "Long", "Int", "Short", "Char", "Byte", "Bool", "BFloat16" }
+  local is_storage
+  -- a storage given as sizes is its values
+  local function sizes_arg(...)
+    local a = ...
+    if is_storage(a) then return a:totable(), select(2, ...) end
+    return ...
+  end
   for _, t in ipairs(types) do
     local name = t .. "Tensor"
     local ctor = torch[name]
     if type(ctor) == "function" then
       local cls = { __typename = "torch." .. name }
       torch[name] = setmetatable(cls, {
-        __call = function(_, ...) return ctor(...) end,
+        __call = function(_, ...) return ctor(sizes_arg(...)) end,
         __tostring = function() return "torch." .. name end,
+        __index = M,     -- torch.getmetatable("torch.DoubleTensor").add is the method
       })
       classes["torch." .. name] = cls
     end
   end
   local Tensor_ctor = torch.Tensor
   torch.Tensor = setmetatable({}, {
-    __call = function(_, ...) return Tensor_ctor(...) end,
+    __call = function(_, ...) return Tensor_ctor(sizes_arg(...)) end,
     __index = function(_, k)
       return rawget(torch[(torch.getdefaulttensortype():gsub("^torch%.", ""))], k)
     end,
@@ -155,18 +168,89 @@ function torch._t7_install(torch)
   size_methods.size = function(s) return #s end
   size_methods.type = function() return "torch.LongStorage" end
   rawset(size_mt, "__typename", "torch.LongStorage")
-  local function as_size(t)
-    local r = {}
-    for i = 1, #t do r[i] = t[i] end
-    return setmetatable(r, size_mt)
+
+  ---------------------------------------------------------------------------
+  -- storages: 1-based arrays of one type, as views of a 1-D tensor (sharing
+  -- its memory); torch.LongStorage(s, 2) is a view of s from its 2nd element
+  ---------------------------------------------------------------------------
+  local storage_methods = {}
+  local storage_mts = {}
+  is_storage = function(v)
+    local m = getmetatable(v)
+    return m ~= nil and storage_mts[m] ~= nil
   end
-  local LongStorage = function(n, ...)
-    if type(n) == "table" then return as_size(n) end
-    local r = {}
-    for i = 1, (n or 0) do r[i] = 0 end
-    return setmetatable(r, size_mt)
+  local function make_storage(tname, t)
+    return setmetatable({ _t = t }, storage_mts[tname])
   end
-  torch.LongStorage = setmetatable({ __typename = "torch.LongStorage" }, { __call = function(_, ...) return LongStorage(...) end })
+  for _, t in ipairs(types) do
+    local tname = t .. "Storage"
+    local tensor_type = "torch." .. t .. "Tensor"
+    if torch[t .. "Tensor"] then
+      local smt = { __typename = "torch." .. tname }
+      smt.__index = function(s, k)
+        if type(k) == "number" then return rawget(s, "_t")[k] end
+        return storage_methods[k]
+      end
+      smt.__newindex = function(s, k, v)
+        if type(k) ~= "number" then error(tname .. ": cannot set field '" .. tostring(k) .. "'", 2) end
+        rawget(s, "_t")[k] = v
+      end
+      smt.__len = function(s) return rawget(s, "_t"):nElement() end
+      smt.__tostring = function(s)
+        local v = rawget(s, "_t"):totable()
+        for i = 1, #v do v[i] = tostring(v[i]) end
+        return table.concat(v, "\n") .. ("\n[torch.%s of size %d]"):format(tname, #v)
+      end
+      smt._tensor_type = tensor_type
+      storage_mts[smt] = tname
+      storage_mts[tname] = smt
+      classes["torch." .. tname] = smt
+      torch[tname] = setmetatable({ __typename = "torch." .. tname }, {
+        __call = function(_, n, offset, size)
+          local ctor = torch[t .. "Tensor"]
+          if n == nil then return make_storage(tname, ctor(0)) end
+          if type(n) == "number" then return make_storage(tname, ctor(n)) end
+          if is_storage(n) then
+            local base = rawget(n, "_t")
+            offset = offset or 1
+            size = size or (base:nElement() - offset + 1)
+            return make_storage(tname, base:narrow(1, offset, size))
+          end
+          if type(n) == "table" then return make_storage(tname, ctor(#n > 0 and n or 0)) end
+          error(("torch.%s: expected a size, a table or a storage, got %s"):format(tname, type(n)), 2)
+        end,
+        __tostring = function() return "torch." .. tname end,
+      })
+    end
+  end
+  function storage_methods.size(s) return rawget(s, "_t"):nElement() end
+  function storage_methods.elementSize(s) return rawget(s, "_t"):element_size() end
+  function storage_methods.totable(s) return rawget(s, "_t"):totable() end
+  function storage_methods.fill(s, v) rawget(s, "_t"):fill(v); return s end
+  function storage_methods.zero(s) rawget(s, "_t"):zero(); return s end
+  function storage_methods.copy(s, o)
+    rawget(s, "_t"):copy(is_storage(o) and rawget(o, "_t") or o)
+    return s
+  end
+  function storage_methods.resize(s, n)
+    local t = rawget(s, "_t")
+    if t:nElement() ~= n then M.resize(t, n) end
+    return s
+  end
+  function storage_methods.type(s) return getmetatable(s).__typename end
+  function storage_methods.data(s) return rawget(s, "_t") end
+  torch.isStorage = is_storage
+  -- x:storage(): x's elements as a storage (x contiguous: the same memory)
+  function M.storage(x)
+    local name = x:type():gsub("^torch%.", ""):gsub("Tensor$", "Storage")
+    local flat = x:is_contiguous() and x:view(x:nElement()) or x:contiguous():view(x:nElement())
+    return make_storage(name, flat)
+  end
+  -- sizes and strides given as storages
+  local view0, resize0 = M.view, nil
+  function M.view(x, ...)
+    return view0(x, sizes_arg(...))
+  end
 
   ---------------------------------------------------------------------------
   -- functions Torch7 had that are not ops here
@@ -317,6 +401,37 @@ function torch._t7_install(torch)
   -- install the Tester
   torch._t7_tester(torch)
 
-  -- torch.setheaptracking: accepted (the binding reports storage bytes anyway)
-  function torch.setheaptracking() end
+  -- torch.setheaptracking: accepted (the binding reports storage bytes to the
+  -- collector anyway); torch._heaptracking says what was asked
+  function torch.setheaptracking(on) torch._heaptracking = on and true or false end
+
+  -- Torch7's mask methods: in place where Torch7's were (ByteTensor masks: lt7.c)
+  M.maskedFill = M.masked_fill
+  M.maskedCopy = M.masked_scatter
+  M.maskedSelect = M.masked_select
+  torch.maskedSelect = torch.masked_select
+  M.real = function(x) return x end
+  M.half = M.half or function(x) return x:type("torch.HalfTensor") end
+
+  -- torch.cat: Torch7 skipped empty tensors, and its dim defaults to the last
+  local cat0 = torch.cat
+  function torch.cat(a, b, c, ...)
+    local res
+    if torch.isTensor(a) and (type(b) == "table" and not torch.isTensor(b) or (torch.isTensor(b) and torch.isTensor(c))) then
+      res, a, b, c = a, b, c, ...
+    end
+    local list, dim
+    if torch.isTensor(a) then list, dim = { a, b }, c else list, dim = a, b end
+    local keep = {}
+    for _, t in ipairs(list) do if t:nElement() > 0 then keep[#keep + 1] = t end end
+    local r
+    if #keep == 0 then r = list[1] and list[1]:new() or torch.Tensor()
+    else
+      if dim == nil then dim = 1; for _, t in ipairs(keep) do if t:dim() > dim then dim = t:dim() end end end
+      r = cat0(keep, dim)
+    end
+    if res then M.resize(res, r:size()); res:copy(r); return res end
+    return r
+  end
+  M.cat = function(x, ...) return torch.cat(x, ...) end
 end
