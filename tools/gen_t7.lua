@@ -185,7 +185,7 @@ return function(ctx)
     end
     if op.rkind == "tensor" then
       if op.out then
-        l("  if (nres == 1) {")
+        l("  if (nres == 1 && lt_tensor_is_contiguous(lt_vm_totensor(L, 1))) {")
         l(("    lt_tensor *r = lt_%s_out(%s);"):format(op.name, join(cat(cargs, { "lt_vm_totensor(L, 1)" }))))
         l("    return lt_vm_t7_pushres(L, r, a);")
         l("  }")

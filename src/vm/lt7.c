@@ -170,7 +170,15 @@ int lt_vm_t7_into(lua_State *L, lt_tensor **rs, int n, lt_args *a) {
     if (!rs[i]) { rc = -1; break; }
     lt_tensor *dst = lt_vm_totensor(L, i + 1);
     if (rc == 0 && dst != rs[i]) {
-      if (lt_tensor_resize_out("result", dst, rs[i]->ndim, rs[i]->sizes) < 0 || lt_tensor_copy_(dst, rs[i]) < 0) rc = -1;
+      if (dst->numel == rs[i]->numel && !lt_tensor_same_shape(dst, rs[i]) && dst->numel > 0) {
+        /* Torch7 keeps a result's shape when the count matches (y:range(0, 3) of a 2x2 view) */
+        lt_intlist shape = { dst->sizes, dst->ndim };
+        lt_tensor *v = lt_reshape(rs[i], shape);
+        if (!v || lt_tensor_copy_(dst, v) < 0) rc = -1;
+        lt_tensor_release(v);
+      } else if (lt_tensor_resize_out("result", dst, rs[i]->ndim, rs[i]->sizes) < 0 || lt_tensor_copy_(dst, rs[i]) < 0) {
+        rc = -1;
+      }
     }
   }
   for (int i = 0; i < n; i++) lt_tensor_release(rs[i]);

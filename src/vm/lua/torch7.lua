@@ -107,15 +107,18 @@ function torch._t7_install(torch)
         n = type(idx) == "table" and rawget(idx, "__typename") or nil
       end
       if not n then return false end
-      return torch.isTypeOf(obj, "^" .. n:gsub("%.", "%%.") .. "$")
+      spec = n
     end
     if type(spec) ~= "string" then error("torch.isTypeOf: argument 'typeSpec' must be a string or a class", 2) end
-    local name = typename_of(obj)
-    if torch.isTensor(obj) then return name == spec or name:find(spec) ~= nil end
+    -- a plain name must match the whole type name; a pattern may match part of it
+    local function matches(n)
+      local m = n:match(spec)
+      return m ~= nil and (m ~= spec or m == n)
+    end
+    if torch.isTensor(obj) then return matches(typename_of(obj)) end
     local m = getmetatable(obj)
     while type(m) == "table" and rawget(m, "__typename") do
-      local n = rawget(m, "__typename")
-      if n == spec or n:find(spec) ~= nil then return true end
+      if matches(rawget(m, "__typename")) then return true end
       m = rawget(m, "__parent")
     end
     return false
@@ -155,7 +158,7 @@ function torch._t7_install(torch)
   torch.Tensor = setmetatable({}, {
     __call = function(_, ...) return Tensor_ctor(sizes_arg(...)) end,
     __index = function(_, k)
-      return rawget(torch[(torch.getdefaulttensortype():gsub("^torch%.", ""))], k)
+      return torch[(torch.getdefaulttensortype():gsub("^torch%.", ""))][k]
     end,
   })
 
@@ -246,11 +249,66 @@ function torch._t7_install(torch)
     local flat = x:is_contiguous() and x:view(x:nElement()) or x:contiguous():view(x:nElement())
     return make_storage(name, flat)
   end
-  -- sizes and strides given as storages
-  local view0, resize0 = M.view, nil
-  function M.view(x, ...)
-    return view0(x, sizes_arg(...))
+  -- sizes given as storages
+  for _, k in ipairs({ "view", "expand", "reshape", "resize", "repeatTensor", "permute" }) do
+    local f = M[k]
+    if f then M[k] = function(x, ...) return f(x, sizes_arg(...)) end end
   end
+  for _, k in ipairs({ "zeros", "ones", "rand", "randn", "empty", "reshape" }) do
+    local f = torch[k]
+    if f then torch[k] = function(...) return f(sizes_arg(...)) end end
+  end
+  -- x:permute(3, 1, 2) and x:flip(1, 2) take the dims as varargs
+  for _, k in ipairs({ "permute", "flip" }) do
+    local f = M[k]
+    if f then
+      M[k] = function(x, a, ...)
+        if type(a) == "number" then return f(x, { a, ... }) end
+        return f(x, a, ...)
+      end
+    end
+  end
+  function M.isTensor(x) return torch.isTensor(x) end
+
+  -- torch.split(result, x, size, dim) / torch.chunk(result, x, n, dim): into a table
+  for _, k in ipairs({ "split", "chunk" }) do
+    local f = torch[k]
+    if f then
+      torch[k] = function(a, b, ...)
+        if type(a) == "table" and not torch.isTensor(a) and torch.isTensor(b) then
+          local r = f(b, ...)
+          for i = #a, 1, -1 do a[i] = nil end
+          for i, t in ipairs(r) do a[i] = t end
+          return a
+        end
+        return f(a, b, ...)
+      end
+    end
+  end
+
+  -- operators, as Torch7 defined them: + and - of tensors with the same number
+  -- of elements, * the matrix product of tensors (dot, mv, mm), / by a number
+  local function as_shape_of(a, b)
+    if torch.isTensor(a) and torch.isTensor(b) and a:nElement() == b:nElement() and not M.isSameSizeAs(a, b)
+      and a:dim() > 0 and b:dim() > 0 then
+      return b:reshape(a:size())
+    end
+    return b
+  end
+  local add0, sub0, mul0, div0 = mt.__add, mt.__sub, mt.__mul, mt.__div
+  mt.__add = function(a, b) return add0(a, as_shape_of(a, b)) end
+  mt.__sub = function(a, b) return sub0(a, as_shape_of(a, b)) end
+  mt.__mul = function(a, b)
+    if torch.isTensor(a) and torch.isTensor(b) then
+      local da, db = a:dim(), b:dim()
+      if da == 1 and db == 1 then return M.dot(a, b) end
+      if da == 2 and db == 1 then return torch.mv(a, b) end
+      if da == 2 and db == 2 then return torch.mm(a, b) end
+      error(("*: Torch7's product of a %d-D and a %d-D tensor is not defined (use cmul for elementwise)"):format(da, db), 2)
+    end
+    return mul0(a, b)
+  end
+  mt.__div = function(a, b) return div0(a, as_shape_of(a, b)) end
 
   ---------------------------------------------------------------------------
   -- functions Torch7 had that are not ops here
