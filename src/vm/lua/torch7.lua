@@ -135,11 +135,18 @@ function torch._t7_install(torch)
   ---------------------------------------------------------------------------
   local types = { "Double", "Float", "Half", "Long", "Int", "Short", "Char", "Byte", "Bool", "BFloat16" }
   local is_storage
-  -- a storage given as sizes is its values
+  local size_mt = getmetatable(torch.ones(1):size())
+  -- a storage given as sizes is its values, as a size
   local function sizes_arg(...)
-    local a = ...
-    if is_storage(a) then return a:totable(), select(2, ...) end
-    return ...
+    local n = select("#", ...)
+    local any = false
+    for i = 1, n do if is_storage((select(i, ...))) then any = true end end
+    if not any then return ... end
+    local a = { ... }
+    for i = 1, n do
+      if is_storage(a[i]) then a[i] = setmetatable(a[i]:totable(), size_mt) end
+    end
+    return table.unpack(a, 1, n)
   end
   for _, t in ipairs(types) do
     local name = t .. "Tensor"
@@ -165,7 +172,6 @@ function torch._t7_install(torch)
   ---------------------------------------------------------------------------
   -- sizes: x:size() is a sequence with Torch7's LongStorage methods
   ---------------------------------------------------------------------------
-  local size_mt = getmetatable(torch.ones(1):size())
   local size_methods = size_mt.__index
   size_methods.totable = function(s) local r = {} for i = 1, #s do r[i] = s[i] end return r end
   size_methods.size = function(s) return #s end
@@ -403,8 +409,20 @@ function torch._t7_install(torch)
   end
   function M.resizeAs(x, y) return M.resize(x, y:size()) end
   function M.typeAs(x, y) return x:type(y:type()) end
-  function M.expandAs(x, y) return x:expand(y:size()) end
-  function M.viewAs(x, y) return x:view(y:size()) end
+  -- result-first: res:expandAs(x, template) makes res that view of x
+  function M.expandAs(x, y, z)
+    if z then return x:set_(y:expand(z:size())) end
+    return x:expand(y:size())
+  end
+  function M.viewAs(x, y, z)
+    if z then return x:set_(y:view(z:size())) end
+    return x:view(y:size())
+  end
+  function M.set(x, y)
+    if torch.isTensor(y) then return x:set_(y) end
+    if is_storage(y) then return x:set_(rawget(y, "_t")) end
+    error("set: argument 'source' must be a tensor or a storage", 2)
+  end
   function M.isSameSizeAs(x, y)
     if x:dim() ~= y:dim() then return false end
     for i = 1, x:dim() do if x:size(i) ~= y:size(i) then return false end end
