@@ -276,6 +276,17 @@ function torch._t7_install(torch)
   end
   function M.isTensor(x) return torch.isTensor(x) end
 
+  -- x:select(d, i) of a 1-D x is its i-th element, whatever d (as Torch7's was)
+  local select0 = M.select
+  function M.select(x, d, i, ...)
+    if torch.isTensor(x) and x:dim() == 1 and math.type(i) == "integer" then
+      local n = x:size(1)
+      if i < 1 or i > n then error(("select: index %d out of range for a vector of %d elements"):format(i, n), 2) end
+      return x[i]
+    end
+    return select0(x, d, i, ...)
+  end
+
   -- torch.split(result, x, size, dim) / torch.chunk(result, x, n, dim): into a table
   for _, k in ipairs({ "split", "chunk" }) do
     local f = torch[k]
@@ -449,6 +460,8 @@ function torch._t7_install(torch)
 
   -- elementwise Lua functions over the elements, in place; nil keeps a value
   local function each(x, ys, f)
+    -- an empty x takes the shape of the first tensor (expected = a:new(); expected:map2(a, b, f))
+    if x:nElement() == 0 and ys[1] and ys[1]:nElement() > 0 then M.resize(x, ys[1]:size()) end
     local n = x:nElement()
     if n == 0 then return x end
     local xc = x:contiguous()
@@ -498,6 +511,7 @@ function torch._t7_install(torch)
     end
     local list, dim
     if torch.isTensor(a) then list, dim = { a, b }, c else list, dim = a, b end
+    if type(list) ~= "table" or #list == 0 then error("cat: expected two tensors or a non-empty table of tensors", 2) end
     local keep = {}
     for _, t in ipairs(list) do if t:nElement() > 0 then keep[#keep + 1] = t end end
     local r
@@ -510,4 +524,38 @@ function torch._t7_install(torch)
     return r
   end
   M.cat = function(x, ...) return torch.cat(x, ...) end
+
+  -- torch.lerp(a, b, w) of numbers is a number
+  local lerp0 = torch.lerp
+  function torch.lerp(a, b, w, ...)
+    if type(a) == "number" and type(b) == "number" then return a + w * (b - a) end
+    return lerp0(a, b, w, ...)
+  end
+  -- linspace / logspace: one point is only allowed between equal endpoints
+  for _, k in ipairs({ "linspace", "logspace" }) do
+    local f = torch[k]
+    torch[k] = function(...)
+      local args = { ... }
+      local i = torch.isTensor(args[1]) and 2 or 1
+      if args[i + 2] == 1 and args[i] ~= args[i + 1] then
+        error(("%s: 1 point between 2 distinct endpoints (%s and %s)"):format(k, tostring(args[i]), tostring(args[i + 1])), 2)
+      end
+      return f(...)
+    end
+  end
+  -- torch.bhistc([res,] x [, nbins, min, max]): the histogram of each row of a 2-D x
+  function torch.bhistc(res, x, nbins, lo, hi)
+    if not torch.isTensor(x) then res, x, nbins, lo, hi = nil, res, x, nbins, lo end
+    if not torch.isTensor(x) or x:dim() ~= 2 then error("bhistc: argument 'x' must be a 2-D tensor", 2) end
+    nbins, lo, hi = nbins or 100, lo or 0, hi or 0
+    local out = torch.zeros(x:size(1), nbins, { dtype = x.dtype })
+    for i = 1, x:size(1) do
+      local row = x[i]
+      local a, b = lo, hi
+      if a == b then a, b = row:min(), row:max() end
+      out[i]:copy(torch.histc(row, nbins, a, b))
+    end
+    if res then M.resize(res, out:size()); res:copy(out); return res end
+    return out
+  end
 end
