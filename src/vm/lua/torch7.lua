@@ -157,6 +157,18 @@ function torch._t7_install(torch)
         __call = function(_, ...) return ctor(sizes_arg(...)) end,
         __tostring = function() return "torch." .. name end,
         __index = M,     -- torch.getmetatable("torch.DoubleTensor").add is the method
+        -- function torch.FloatTensor:foo() ... end: x:foo() for FloatTensors x
+        __newindex = function(c, k, f)
+          rawset(c, k, f)
+          if type(k) ~= "string" or k:sub(1, 2) == "__" or type(f) ~= "function" then return end
+          local prev = M[k]
+          M[k] = function(x, ...)
+            local own = torch.isTensor(x) and rawget(classes[x:type()] or {}, k)
+            if own then return own(x, ...) end
+            if prev then return prev(x, ...) end
+            error(("tensor has no method '%s' for %s"):format(k, torch.typename(x) or type(x)), 2)
+          end
+        end,
       })
       classes["torch." .. name] = cls
     end
@@ -499,7 +511,11 @@ function torch._t7_install(torch)
   M.maskedCopy = M.masked_scatter
   M.maskedSelect = M.masked_select
   torch.maskedSelect = torch.masked_select
-  M.real = function(x) return x end
+  -- x:real(): a HalfTensor as the default type (cutorch's spelling); other tensors themselves
+  M.real = function(x)
+    if x:type() == "torch.HalfTensor" then return x:type(torch.getdefaulttensortype()) end
+    return x
+  end
   M.half = M.half or function(x) return x:type("torch.HalfTensor") end
 
   -- torch.cat: Torch7 skipped empty tensors, and its dim defaults to the last
@@ -524,6 +540,18 @@ function torch._t7_install(torch)
     return r
   end
   M.cat = function(x, ...) return torch.cat(x, ...) end
+
+  -- std and var: Torch7's flag after the dim means biased (divide by n)
+  for _, k in ipairs({ "std", "var" }) do
+    local f, m = torch[k], M[k]
+    local function flip(args, n)
+      local at = (torch.isTensor(args[1]) and torch.isTensor(args[2])) and 4 or 3
+      if type(args[at]) == "boolean" then args[at] = not args[at] end
+      return table.unpack(args, 1, n)
+    end
+    torch[k] = function(...) return f(flip({ ... }, select("#", ...))) end
+    M[k] = function(...) return m(flip({ ... }, select("#", ...))) end
+  end
 
   -- torch.lerp(a, b, w) of numbers is a number
   local lerp0 = torch.lerp
