@@ -351,37 +351,81 @@ function torch._t7_install(torch)
     return t7pow(a, b, c, ...)
   end
 
-  -- one number from the default generator (seeded by torch.manualSeed)
-  local function draw(fill, ...)
+  local function sizes_of(...)
+    local a = ...
+    if type(a) == "table" then
+      local r = {}
+      for i = 1, #a do r[i] = a[i] end
+      return r
+    end
+    return { ... }
+  end
+  -- generators: torch.Generator() objects may come first in Torch7's random calls
+  local gen_mt = getmetatable(torch.Generator())
+  local function is_gen(v) return v ~= nil and getmetatable(v) == gen_mt end
+  local function gen_opt(g) return g and { generator = g } or nil end
+
+  -- one number from a generator (the default one: seeded by torch.manualSeed)
+  local function draw(g, fill, a, b)
     local t = torch.empty(1, { dtype = torch.float64 })
-    fill(t, ...)
+    if g then fill(t, a, b, { generator = g }) else fill(t, a, b) end
     return t[1]
   end
-  function torch.uniform(a, b) return draw(M.uniform_, a or 0, b or 1) end
-  function torch.normal(m, s) return draw(M.normal_, m or 0, s or 1) end
-  function torch.exponential(l) return draw(M.exponential_, l or 1) end
-  function torch.bernoulli(p, ...)
-    if torch.isTensor(p) then return M.bernoulli(p, ...) end
-    return draw(M.bernoulli_, p or 0.5)
+  local function with_gen(f)
+    return function(g, ...)
+      if is_gen(g) then return f(g, ...) end
+      return f(nil, g, ...)
+    end
   end
-  function torch.random(a, b)
-    if a == nil then return math.tointeger(draw(M.random_, 1, 2 ^ 32 + 1)) end
+  torch.uniform = with_gen(function(g, a, b) return draw(g, M.uniform_, a or 0, b or 1) end)
+  torch.normal = with_gen(function(g, m, s) return draw(g, M.normal_, m or 0, s or 1) end)
+  torch.exponential = with_gen(function(g, l) return draw(g, M.exponential_, l or 1) end)
+  local bern0 = torch.bernoulli
+  torch.bernoulli = with_gen(function(g, p, ...)
+    if torch.isTensor(p) then return bern0(p, ...) end
+    return draw(g, M.bernoulli_, p or 0.5)
+  end)
+  torch.random = with_gen(function(g, a, b)
+    if a == nil then return math.tointeger(draw(g, M.random_, 1, 2 ^ 32 + 1)) end
     if b == nil then a, b = 1, a end
-    return math.tointeger(draw(M.random_, a, b + 1))
+    return math.tointeger(draw(g, M.random_, a, b + 1))
+  end)
+  for _, k in ipairs({ "rand", "randn" }) do
+    local f = torch[k]
+    torch[k] = function(g, ...)
+      if is_gen(g) then
+        local sz = sizes_of(...)
+        return f(sz, { generator = g })
+      end
+      return f(g, ...)
+    end
   end
-  local seed_now = 0
+  local seeds = setmetatable({}, { __mode = "k" })
+  local default_seed = 0
   local manual = torch.manualSeed or torch.manual_seed
   function torch.manualSeed(gen, s)
-    if s == nil then s = gen end
-    seed_now = s
-    return manual(s)
+    if is_gen(gen) then seeds[gen] = s; gen:manual_seed(s); return end
+    default_seed = gen
+    return manual(gen)
   end
-  function torch.seed()
+  function torch.seed(gen)
     local s = os.time() ~ math.floor(os.clock() * 1e6)
-    torch.manualSeed(s)
+    torch.manualSeed(gen or s, gen and s or nil)
     return s
   end
-  function torch.initialSeed() return seed_now end
+  function torch.initialSeed(gen)
+    if is_gen(gen) then return seeds[gen] or gen:initial_seed() end
+    return default_seed
+  end
+  local getstate, setstate = torch.getRNGState, torch.setRNGState
+  function torch.getRNGState(gen)
+    if is_gen(gen) then return gen:get_state() end
+    return getstate()
+  end
+  function torch.setRNGState(gen, state)
+    if is_gen(gen) then return gen:set_state(state) end
+    return setstate(gen)
+  end
 
   -- in place, Torch7's ranges: x:random() in 1..2^32, x:random(b) in 1..b, x:random(a, b) in a..b
   function M.random(x, a, b)
@@ -407,16 +451,6 @@ function torch._t7_install(torch)
   ---------------------------------------------------------------------------
   -- tensor methods Torch7 had that are not ops
   ---------------------------------------------------------------------------
-  local function sizes_of(...)
-    local a = ...
-    if type(a) == "table" then
-      local r = {}
-      for i = 1, #a do r[i] = a[i] end
-      return r
-    end
-    return { ... }
-  end
-
   -- x:resize(sizes): x takes the shape, keeping its leading elements
   function M.resize(x, ...)
     local sz = sizes_of(...)
