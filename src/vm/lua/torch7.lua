@@ -587,6 +587,17 @@ function torch._t7_install(torch)
     M[k] = function(...) return m(flip({ ... }, select("#", ...))) end
   end
 
+  -- dot of any two tensors with the same number of elements
+  local dot0 = torch.dot
+  local function dot(a, b, ...)
+    if torch.isTensor(a) and torch.isTensor(b) and (a:dim() ~= 1 or b:dim() ~= 1) and a:nElement() == b:nElement() then
+      local n = a:nElement()
+      return dot0(a:reshape(n), b:reshape(n), ...)
+    end
+    return dot0(a, b, ...)
+  end
+  torch.dot, M.dot = dot, dot
+
   -- torch.lerp(a, b, w) of numbers is a number
   local lerp0 = torch.lerp
   function torch.lerp(a, b, w, ...)
@@ -605,6 +616,85 @@ function torch._t7_install(torch)
       return f(...)
     end
   end
+  -- torch.conv2 / xcorr2 (2-D, or planes of 3-D) and conv3 / xcorr3 (3-D) of
+  -- Torch7: 'V' (valid, the default) or 'F' (full); conv flips the kernel
+  local function plane(x, k, mode, flip)
+    if x:dim() ~= 2 or k:dim() ~= 2 then error("conv2: the planes must be 2-D", 3) end
+    local w = flip and k:flip({ 1, 2 }) or k
+    local pad = mode == "F" and { k:size(1) - 1, k:size(2) - 1 } or { 0, 0 }
+    local r = torch.conv2d(x:contiguous():view(1, 1, x:size(1), x:size(2)),
+      w:contiguous():view(1, 1, k:size(1), k:size(2)), nil, 1, pad)
+    return r:view(r:size(3), r:size(4))
+  end
+  local function check_mode(name, mode)
+    mode = mode or "V"
+    if type(mode) ~= "string" or not (mode:upper() == "V" or mode:upper() == "F") then
+      error(name .. ": argument 'mode' must be 'V' (valid) or 'F' (full), got " .. tostring(mode), 3)
+    end
+    return mode:upper()
+  end
+  local function conv2(name, flip)
+    return function(x, k, mode)
+      mode = check_mode(name, mode)
+      if x:dim() == 2 and k:dim() == 2 then return plane(x, k, mode, flip) end
+      if x:dim() == 3 and (k:dim() == 2 or k:dim() == 3) then
+        if k:dim() == 3 and k:size(1) ~= x:size(1) then
+          error(("%s: %d input planes and %d kernel planes"):format(name, x:size(1), k:size(1)), 2)
+        end
+        local first = plane(x[1], k:dim() == 3 and k[1] or k, mode, flip)
+        local out = torch.zeros(x:size(1), first:size(1), first:size(2), { dtype = first.dtype })
+        out[1]:copy(first)
+        for i = 2, x:size(1) do out[i]:copy(plane(x[i], k:dim() == 3 and k[i] or k, mode, flip)) end
+        return out
+      end
+      error(("%s: expected 2-D or 3-D tensors, got %d-D and %d-D"):format(name, x:dim(), k:dim()), 2)
+    end
+  end
+  local function conv3(name, flip)
+    local f
+    f = function(x, k, mode)
+      mode = check_mode(name, mode)
+      if x:dim() == 4 and (k:dim() == 3 or k:dim() == 4) then
+        -- volumes of a 4-D x, with one kernel or one each
+        if k:dim() == 4 and k:size(1) ~= x:size(1) then
+          error(("%s: %d input volumes and %d kernel volumes"):format(name, x:size(1), k:size(1)), 2)
+        end
+        local first = f(x[1], k:dim() == 4 and k[1] or k, mode)
+        local sz = first:size()
+        local out = torch.zeros(x:size(1), sz[1], sz[2], sz[3], { dtype = first.dtype })
+        out[1]:copy(first)
+        for i = 2, x:size(1) do out[i]:copy(f(x[i], k:dim() == 4 and k[i] or k, mode)) end
+        return out
+      end
+      if x:dim() ~= 3 or k:dim() ~= 3 then error(name .. ": expected 3-D (or 4-D) tensors", 2) end
+      local iz, kz = x:size(1), k:size(1)
+      local out
+      if mode == "F" then
+        for i = 1, iz do
+          for j = 1, kz do
+            local p = plane(x[i], flip and k[j] or k[kz - j + 1], "F", flip)
+            out = out or torch.zeros(iz + kz - 1, p:size(1), p:size(2), { dtype = p.dtype })
+            out[i + j - 1]:add(p)
+          end
+        end
+      else
+        local nz = iz - kz + 1
+        if nz < 1 then error(name .. ": the kernel is deeper than the input", 2) end
+        for i = 1, nz do
+          for j = 1, kz do
+            local p = plane(x[i + j - 1], flip and k[kz - j + 1] or k[j], "V", flip)
+            out = out or torch.zeros(nz, p:size(1), p:size(2), { dtype = p.dtype })
+            out[i]:add(p)
+          end
+        end
+      end
+      return out
+    end
+    return f
+  end
+  torch.conv2, torch.xcorr2 = conv2("conv2", true), conv2("xcorr2", false)
+  torch.conv3, torch.xcorr3 = conv3("conv3", true), conv3("xcorr3", false)
+
   -- torch.bhistc([res,] x [, nbins, min, max]): the histogram of each row of a 2-D x
   function torch.bhistc(res, x, nbins, lo, hi)
     if not torch.isTensor(x) then res, x, nbins, lo, hi = nil, res, x, nbins, lo end
