@@ -33,6 +33,30 @@ static int t7_eq(lua_State *L) {
   return 1;
 }
 
+/* x:isSetTo(y): the same storage, offset, sizes and strides (Torch7's) */
+static int m_is_set_to(lua_State *L) {
+  lt_tensor *a = lt_vm_checktensor(L, 1, "isSetTo", "self");
+  lt_tensor *b = lt_vm_checktensor(L, 2, "isSetTo", "tensor");
+  bool same = a->storage == b->storage && a->offset == b->offset && a->ndim == b->ndim && a->numel > 0;
+  for (int i = 0; same && i < a->ndim; i++) same = a->sizes[i] == b->sizes[i] && a->strides[i] == b->strides[i];
+  lua_pushboolean(L, same);
+  return 1;
+}
+
+/* x:_storage_view(): a 1-D tensor over the whole of x's storage (Torch7's x:storage()) */
+static int m_storage_view(lua_State *L) {
+  lt_tensor *t = lt_vm_checktensor(L, 1, "storage", "self");
+  int64_t n = (int64_t)(t->storage->nbytes / lt_dtype_size((lt_dtype)t->dtype));
+  lt_tensor *v = lt_tensor_new_view(t->storage, (lt_dtype)t->dtype, 0, 1, &n, NULL);
+  if (!v) return lt_vm_raise(L, "storage");
+  lt_vm_push_tensor(L, v);
+  return 1;
+}
+
+static const luaL_Reg t7_base_methods[] = {
+  {"isSetTo", m_is_set_to}, {"_storage_view", m_storage_view}, {NULL, NULL}
+};
+
 /* with the module at the top */
 static void install(lua_State *L) {
   int mod = lua_gettop(L);
@@ -40,6 +64,7 @@ static void install(lua_State *L) {
   lua_rawsetp(L, LUA_REGISTRYINDEX, &installed_key);
   luaL_setfuncs(L, lt_gen_t7_functions, 0);
   lt_vm_add_methods(L, lt_gen_t7_methods);
+  lt_vm_add_methods(L, t7_base_methods);
   lt_vm_push_methods(L);
   for (const luaL_Reg *r = lt_gen_t7_fmethods; r->name; r++) {
     if (lua_getfield(L, -1, r->name) == LUA_TNIL) {

@@ -261,11 +261,10 @@ function torch._t7_install(torch)
   function storage_methods.type(s) return getmetatable(s).__typename end
   function storage_methods.data(s) return rawget(s, "_t") end
   torch.isStorage = is_storage
-  -- x:storage(): x's elements as a storage (x contiguous: the same memory)
+  -- x:storage(): the whole of x's storage, sharing its memory (x:storageOffset() is 1-based)
   function M.storage(x)
     local name = x:type():gsub("^torch%.", ""):gsub("Tensor$", "Storage")
-    local flat = x:is_contiguous() and x:view(x:nElement()) or x:contiguous():view(x:nElement())
-    return make_storage(name, flat)
+    return make_storage(name, x:_storage_view())
   end
   -- sizes given as storages
   for _, k in ipairs({ "view", "expand", "reshape", "resize", "repeatTensor", "permute" }) do
@@ -497,10 +496,6 @@ function torch._t7_install(torch)
     local c = torch[(x:type():gsub("^torch%.", ""))]
     return c(...)
   end
-  function M.isSetTo(x, y)
-    return x:nElement() > 0 and x:data_ptr() == y:data_ptr() and M.isSameSizeAs(x, y)
-      and table.concat(x:stride(), ",") == table.concat(y:stride(), ",")
-  end
   function M.real(x) return x:double() end
   function M.nDimension(x) return x:dim() end
 
@@ -694,6 +689,16 @@ function torch._t7_install(torch)
   end
   torch.conv2, torch.xcorr2 = conv2("conv2", true), conv2("xcorr2", false)
   torch.conv3, torch.xcorr3 = conv3("conv3", true), conv3("xcorr3", false)
+
+  -- Torch7's LAPACK names wait for lutorch's linear algebra: a clear error for those
+  -- Torch7 code calls unconditionally; gesv, gels, trtrs, eig, symeig, svd, inverse and
+  -- potrs stay absent, as in a Torch7 built without LAPACK (code tests for them)
+  for _, k in ipairs({ "potrf", "potri", "pstrf", "qr", "geqrf", "orgqr", "ormqr" }) do
+    if torch[k] == nil then
+      torch[k] = function() error("torch." .. k .. ": not implemented yet in lutorch (linear algebra)", 2) end
+      M[k] = torch[k]
+    end
+  end
 
   -- torch.bhistc([res,] x [, nbins, min, max]): the histogram of each row of a 2-D x
   function torch.bhistc(res, x, nbins, lo, hi)
