@@ -174,7 +174,8 @@ return function(ctx)
       l("  if (self_res) {")
       if op.t7_ip then
         l(("    lt_tensor *r = lt_%s(%s);"):format(op.t7_ip, join(cargs)))
-        l("    return lt_vm_return_arg(L, r, a, 0);")
+        l("    if (r) return lt_vm_return_arg(L, r, a, 0);")
+        l("    return lt_vm_return_tensor(L, r, a);")
       elseif op.out then
         l(("    lt_tensor *r = lt_%s_out(%s);"):format(op.name, join(cat(cargs, { "lt_vm_totensor(L, 1)" }))))
         l("    return lt_vm_t7_pushres(L, r, a);")

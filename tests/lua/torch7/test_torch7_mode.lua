@@ -319,6 +319,9 @@ T.test("linear algebra names Torch7 calls unconditionally are clear errors for n
 end)
 
 T.test("errors name the function and the argument", function()
+  T.raises(function() D({ 1, 2 }):add(D({ 1, 2, 3 })) end, "add")     -- in place: an error, not a no-op
+  T.raises(function() torch.zeros(4):maskedCopy(torch.ByteTensor({ 1, 1, 1, 0 }), torch.ones(2)) end,
+    "masked_scatter", "source")
   T.raises(function() D({ 1 }):add("x") end, "add")
   T.raises(function() torch.sum(D({ 1 }), "x") end, "sum")
   T.raises(function() torch.Tensor(2):resize(-1) end)
