@@ -12,7 +12,6 @@ return {
     derivatives = { self = "lt_grad_gather_back(grad, self_meta, dim, index)" },
     doc = "out[i][j] = self[index[i][j]][j] for dim 1 (and likewise for other dims); out has index's shape." },
   { "scatter(Tensor self, Dim dim, Tensor index, Tensor src) -> Tensor", out = true, overlap = "update", inplace = true,
-    t7 = { method = "new" },
     derivatives = { self = "lt_grad_scatter_self(grad, dim, index)",
                     src = "lt_grad_scatter_src(grad, src_meta, dim, index)" },
     doc = "A copy of self with self[index[i][j]][j] = src[i][j] (dim 1); src may be a number." },

@@ -110,6 +110,16 @@ T.test("comparisons give ByteTensors; ByteTensor masks are taken", function()
   local z = x:clone(); z:maskedCopy(m, D({ 8, 9 })); T.tensor(z, { 1, 8, 9 })
 end)
 
+T.test("scatter and gather as in Torch7: x:scatter in place, gather new", function()
+  local x = torch.zeros(2, 3)
+  local r = x:scatter(2, torch.LongTensor({ { 1 }, { 2 } }), 5)
+  T.ok(rawequal(r, x)); T.tensor(x, { { 5, 0, 0 }, { 0, 5, 0 } })
+  x:scatter(2, torch.LongTensor({ { 3 }, { 3 } }), D({ { 7 }, { 8 } }))
+  T.tensor(x, { { 5, 0, 7 }, { 0, 5, 8 } })
+  local g = x:gather(2, torch.LongTensor({ { 3 }, { 1 } }))
+  T.tensor(g, { { 7 }, { 0 } }); T.tensor(x, { { 5, 0, 7 }, { 0, 5, 8 } })
+end)
+
 T.test("cmul and cdiv of tensors with the same number of elements", function()
   local a = torch.ones(2, 2) * 3
   local b = D({ 1, 2, 3, 4 })
