@@ -39,18 +39,18 @@ EMBED_LUA := $(sort $(wildcard src/vm/lua/*.lua))
 # the generator's output (tools/gen.lua): the op table and entry points, each backend's
 # kernel table (kernels_B.{h,c}), the Lua bindings, the op reference
 GEN_BACKENDS := cpu cuda
-GEN_OUT := $(BUILD)/gen/lt_ops.h $(BUILD)/gen/lt_ops.c $(BUILD)/gen/lua_ops.c $(BUILD)/gen/ops.md \
+GEN_OUT := $(BUILD)/gen/lt_ops.h $(BUILD)/gen/lt_ops.c $(BUILD)/gen/lua_ops.c $(BUILD)/gen/lua_t7_ops.c $(BUILD)/gen/ops.md \
            $(foreach b,$(GEN_BACKENDS),$(BUILD)/gen/kernels_$(b).h $(BUILD)/gen/kernels_$(b).c)
 # kernels_cpu.c goes into the library with the CPU backend; kernels_cuda.c belongs to the
 # CUDA backend's own module (make check-gen compiles it)
-GEN_SRC := $(BUILD)/gen/lt_ops.c $(BUILD)/gen/kernels_cpu.c $(BUILD)/gen/lua_ops.c $(BUILD)/gen/embedded.c
+GEN_SRC := $(BUILD)/gen/lt_ops.c $(BUILD)/gen/kernels_cpu.c $(BUILD)/gen/lua_ops.c $(BUILD)/gen/lua_t7_ops.c $(BUILD)/gen/embedded.c
 OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRC) $(VM_SRC)) \
        $(patsubst $(BUILD)/gen/%.c,$(BUILD)/obj/gen/%.o,$(GEN_SRC))
 HDRS := $(wildcard src/*/*.h) $(BUILD)/gen/lt_ops.h $(BUILD)/gen/kernels_cpu.h
 
 all: $(BUILD)/lutorch $(BUILD)/liblutorch.a $(BUILD)/liblutorch.so $(BUILD)/torch.so
 
-$(GEN_OUT) &: tools/gen.lua tools/decl.lua $(OPS_DECL)
+$(GEN_OUT) &: tools/gen.lua tools/gen_t7.lua tools/decl.lua $(OPS_DECL)
 	@mkdir -p $(BUILD)/gen
 	$(LUA) tools/gen.lua $(BUILD)/gen $(OPS_DECL)
 

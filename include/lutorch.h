@@ -100,6 +100,14 @@ lua_State *lutorch_open(void);
 ** an install or source tree holding liblutorch is added (see lutorch(3)). */
 int lutorch_openlibs(lua_State *L);
 
+/* Torch7 mode for the state L (lutorch-torch7(7)): mode "torch7" gives the
+** names Torch7 and PyTorch share Torch7's meanings (x:add(y) in place,
+** reductions to numbers, ...); "pytorch" is the default. Call it on a state
+** from luaL_newstate before lutorch_openlibs, or on an open state before any
+** tensor has been made in the process (lutorch_open(), then this). 0, or -1
+** with the reason in lutorch_last_error(). */
+int lutorch_set_compat(lua_State *L, const char *mode);
+
 /* lua_close(L): Lua's references to tensors die here, so release callbacks of
 ** wrapped buffers that only Lua still held run now. NULL is ignored. */
 void lutorch_close(lua_State *L);

@@ -23,7 +23,12 @@ M.FIELDS = {
   kernels = "table", inplace_kernel = "table", composite = "string",
   cross_device = "boolean", derivatives = "table", node_name = "string",
   overlap = "string",
+  t7 = "table",      -- the Torch7 mode's call forms (tools/gen_t7.lua)
 }
+
+-- the keys of the `t7` field, with the Lua type of each
+M.T7_FIELDS = { method = "string", reduce = "boolean", dtype = "string", mask = "string", forms = "table", alias = "table",
+                 number = "boolean", numel = "string", trunc = "string" }
 
 -- `overlap`: how an op that writes into a tensor it was given (in place, out=,
 -- a Tensor(a!) argument) treats memory shared with that tensor. Without the
@@ -76,6 +81,14 @@ function M.check(decl)
     end
   end
   if decl.kernels then check_kernels(name, "kernels", decl.kernels) end
+  if decl.t7 then
+    for k, v in pairs(decl.t7) do
+      if not M.T7_FIELDS[k] then error(("op %s: field 't7': unknown key '%s'"):format(name, tostring(k)), 0) end
+      if type(v) ~= M.T7_FIELDS[k] then
+        error(("op %s: field 't7': '%s' must be a %s, not a %s"):format(name, k, M.T7_FIELDS[k], type(v)), 0)
+      end
+    end
+  end
   if decl.inplace_kernel then
     check_kernels(name, "inplace_kernel", decl.inplace_kernel)
     if not decl.inplace then error(("op %s: field 'inplace_kernel' needs inplace = true"):format(name), 0) end

@@ -1236,4 +1236,7 @@ for _, b in ipairs(D.BACKENDS) do
   write("kernels_" .. b .. ".c", KERNEL_FILES["kernels_" .. b .. ".c"])
 end
 write("lua_ops.c", L)
+-- the Torch7 mode's binding (tools/gen_t7.lua): the same ops, Torch7's call forms
+write("lua_t7_ops.c", dofile((arg[0]:match("^(.*)[/\\]") or ".") .. "/gen_t7.lua")({
+  ops = ops, parse_schema = parse_schema, LA = LA, VAL = VAL, cstr = cstr, join = join, cat = cat }))
 write("ops.md", M)

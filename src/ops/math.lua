@@ -93,6 +93,7 @@ local composites = {
   { "pdist(Tensor self, float p=2) -> Tensor", composite = "lt_pdist_impl", variants = "function",
     doc = "p-norm distances between every pair of rows i < j of a 2-D self, in row-major order." },
   { "dist(Tensor self, Tensor other, Scalar p=2) -> Tensor", composite = "lt_dist_impl",
+    t7 = { reduce = true },
     doc = "p-norm of self - other (broadcasting)." },
   { "renorm(Tensor self, Scalar p, Dim dim, Scalar maxnorm) -> Tensor", out = true, inplace = true,
     composite = "lt_renorm_impl",

@@ -11,6 +11,7 @@
 #include <lauxlib.h>
 #include <lualib.h>
 #include "vm/lutorch_vm.h"
+#include "vm/lt7.h"
 #include "repl/repl.h"
 #include "repl/launch.h"
 
@@ -93,6 +94,7 @@ static void usage(void) {
           "  -W        turn warnings on\n"
           "  -h        show this help\n"
           "  --nproc N run the script on N ranks through mpirun (torch.distributed)\n"
+          "  --torch7  Torch7 mode: Torch7's meanings of the names they share (x:add(y) in place, ...)\n"
           "  --        stop handling options\n"
           "  -         run stdin as a script\n"
           "With no script and a terminal, %s starts its REPL: ? there for help; see lutorch(1).\n",
@@ -109,6 +111,14 @@ static int pmain(lua_State *L) {
   char **argv = (char **)lua_touserdata(L, 2);
   luaL_openlibs(L);
   set_paths(L, argv[0]);
+  /* --torch7 is chosen before the torch module opens: it decides what the
+  ** module's names mean (lutorch-torch7(7)) */
+  for (int k = 1; k < argc; k++) {
+    const char *a = argv[k];
+    if (a[0] != '-' || strcmp(a, "-") == 0 || strcmp(a, "--") == 0) break;
+    if (strcmp(a, "--torch7") == 0) { lt_vm_set_torch7(L); break; }
+    if (strcmp(a, "-e") == 0 || strcmp(a, "-l") == 0 || strcmp(a, "--nproc") == 0) k++;
+  }
   luaL_requiref(L, "torch", luaopen_torch, 1);
   lua_pop(L, 1);
   mark_baseline(L);
@@ -128,6 +138,7 @@ static int pmain(lua_State *L) {
     else if (strcmp(a, "-E") == 0) noenv = 1;
     else if (strcmp(a, "-W") == 0) lua_warning(L, "@on", 0);
     else if (strcmp(a, "-v") == 0) { print_version(); ran = 1; }
+    else if (strcmp(a, "--torch7") == 0) { /* handled before the module opened */ }
     else if (strcmp(a, "--nproc") == 0) {
       if (i + 1 >= argc || (nproc = atoi(argv[i + 1])) < 1) {
         fprintf(stderr, "%s: --nproc needs a number of ranks (at least 1)\n", progname);

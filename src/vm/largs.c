@@ -333,20 +333,27 @@ static bool is_empty_table(lua_State *L, int idx) {
   return false;
 }
 
-static int parse_with(lua_State *L, const lt_opspec *spec, lt_args *a, lt_parse_error *err, int top, int opts);
+static int parse_with(lua_State *L, const lt_opspec *spec, lt_args *a, lt_parse_error *err, int top, int opts,
+                      int base);
 
 /* Trailing nils are absent arguments (`f(x, nil)` is `f(x)`). A trailing empty
 ** table is a size or list where one fits (`x:view({})`, `torch.zeros({})`),
 ** otherwise an empty options table (`torch.empty(2, 3, {})`). */
 int lt_parse_args(lua_State *L, const lt_opspec *spec, lt_args *a, lt_parse_error *err) {
+  return lt_parse_args_at(L, spec, a, err, 1);
+}
+
+/* the same with the positional arguments starting at stack index base (the
+** Torch7 mode's result-first forms: torch.add(res, a, b) parses from 2) */
+int lt_parse_args_at(lua_State *L, const lt_opspec *spec, lt_args *a, lt_parse_error *err, int base) {
   int top = lua_gettop(L);
-  while (top > 0 && lua_isnil(L, top)) top--;
-  if (top > 0 && is_options(L, top)) return parse_with(L, spec, a, err, top - 1, top);
-  if (top > 1 && is_empty_table(L, top)) {
-    if (parse_with(L, spec, a, err, top, 0) == 0) return 0;
-    return parse_with(L, spec, a, err, top - 1, top);
+  while (top >= base && lua_isnil(L, top)) top--;
+  if (top >= base && is_options(L, top)) return parse_with(L, spec, a, err, top - 1, top, base);
+  if (top > base && is_empty_table(L, top)) {
+    if (parse_with(L, spec, a, err, top, 0, base) == 0) return 0;
+    return parse_with(L, spec, a, err, top - 1, top, base);
   }
-  return parse_with(L, spec, a, err, top, 0);
+  return parse_with(L, spec, a, err, top, 0, base);
 }
 
 /* The first name of the options table at opts that spec does not know: the message in p->msg
@@ -378,10 +385,11 @@ static bool unknown_option(pctx *p, int opts) {
   return false;
 }
 
-static int parse_with(lua_State *L, const lt_opspec *spec, lt_args *a, lt_parse_error *err, int top, int opts) {
+static int parse_with(lua_State *L, const lt_opspec *spec, lt_args *a, lt_parse_error *err, int top, int opts,
+                      int base) {
   pctx p;
   p.L = L; p.spec = spec; p.err = err; p.msg[0] = 0; p.definite = false;
-  int pos = 1;
+  int pos = base;
   a->n = 0;
   for (int i = 0; i < spec->nargs; i++) {
     const lt_argspec *s = &spec->args[i];
@@ -417,7 +425,7 @@ static int parse_with(lua_State *L, const lt_opspec *spec, lt_args *a, lt_parse_
       }
     }
     if (r < 0) {
-      int score = p.definite ? LT_MAX_ARGS * 4 : i * 2 + (pos > 1);
+      int score = p.definite ? LT_MAX_ARGS * 4 : i * 2 + (pos > base);
       if (score > err->score) { err->score = score; memcpy(err->msg, p.msg, sizeof err->msg); }
       lt_parse_release(a);
       return -1;
@@ -426,8 +434,8 @@ static int parse_with(lua_State *L, const lt_opspec *spec, lt_args *a, lt_parse_
   const char *bad = NULL;
   if (pos <= top) {
     bad = "x";
-    snprintf(p.msg, sizeof p.msg, "%s: too many arguments (%d given, at most %d expected)", spec->name, top,
-             pos - 1);
+    snprintf(p.msg, sizeof p.msg, "%s: too many arguments (%d given, at most %d expected)", spec->name,
+             top - base + 1, pos - base);
   } else if (opts && unknown_option(&p, opts)) {
     bad = "x";
   }

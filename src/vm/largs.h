@@ -69,6 +69,7 @@ typedef struct lt_op_help {
 } lt_op_help;
 
 int lt_parse_args(lua_State *L, const lt_opspec *spec, lt_args *a, lt_parse_error *err);
+int lt_parse_args_at(lua_State *L, const lt_opspec *spec, lt_args *a, lt_parse_error *err, int base);
 int lt_parse_raise(lua_State *L, lt_parse_error *err);   /* never returns */
 void lt_parse_release(lt_args *a);
 

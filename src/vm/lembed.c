@@ -14,6 +14,7 @@
 #include <lualib.h>
 #include "../../include/lutorch.h"
 #include "lutorch_vm.h"
+#include "lt7.h"
 #include "ltensor.h"
 
 const char *lutorch_version(void) { return LUTORCH_VERSION; }
@@ -122,6 +123,22 @@ lua_State *lutorch_open(void) {
 }
 
 void lutorch_close(lua_State *L) { if (L) lua_close(L); }
+
+static int p_set_torch7(lua_State *L) {
+  if (lt_vm_set_torch7(L) < 0) return lt_vm_raise(L, "lutorch_set_compat");
+  return 0;
+}
+
+int lutorch_set_compat(lua_State *L, const char *mode) {
+  if (!L || !mode) return lt_error("lutorch_set_compat: arguments 'L' and 'mode' must not be NULL");
+  if (strcmp(mode, "pytorch") == 0) {
+    if (lt_vm_torch7(L)) return lt_error("lutorch_set_compat: the state is in Torch7 mode already; it cannot switch back");
+    return 0;
+  }
+  if (strcmp(mode, "torch7") != 0)
+    return lt_error("lutorch_set_compat: argument 'mode' must be \"pytorch\" or \"torch7\", got '%s'", mode);
+  return protect(L, p_set_torch7, NULL);
+}
 
 /* ---- running code ---- */
 

@@ -9,6 +9,7 @@
 #include "largs.h"
 #include "lt_ops.h"
 #include "core/backend.h"
+#include "lt7.h"
 
 int (*lt_vm_index_hook)(lua_State *L) = NULL;
 int (*lt_vm_newindex_hook)(lua_State *L) = NULL;
@@ -71,6 +72,7 @@ void lt_vm_push_tensor(lua_State *L, lt_tensor *t) {
   lt_ud *u = lua_newuserdatauv(L, sizeof(lt_ud), 0);
   u->magic = LT_TENSOR_MAGIC;
   u->t = t;
+  lt_vm_tensor_made = 1;   /* Torch7 mode cannot be chosen after this (lt7.c) */
   lua_rawgetp(L, LUA_REGISTRYINDEX, &tensor_mt_key);
   lua_setmetatable(L, -2);
   lt_vm_gc_account(L);

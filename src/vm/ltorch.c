@@ -14,6 +14,7 @@
 #include "lt_ops.h"
 #include "cpu/parallel.h"
 #include "core/backend.h"
+#include "lt7.h"
 
 /* embedded Lua sources (build/gen/embedded.c) */
 typedef struct lt_embedded { const char *name; const char *src; size_t len; } lt_embedded;
@@ -527,5 +528,6 @@ int luaopen_torch(lua_State *L) {
     lua_pushvalue(L, -2);
     lua_call(L, 1, 0);
   }
+  lt_vm_t7_open(L);     /* Torch7 mode, when this state asked for it */
   return 1;
 }

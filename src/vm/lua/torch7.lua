@@ -1,0 +1,718 @@
+-- torch7.lua — the Lua half of Torch7 mode. src/vm/lt7.c installs the
+-- generated Torch7 binding (lua_t7_ops.c), then calls torch._t7_install;
+-- nothing here runs in PyTorch mode. What is here: the tensor type tables
+-- (torch.DoubleTensor, ...) as Torch7's class objects, torch.class and its
+-- type functions, Torch7's random functions, the tensor methods Torch7 had
+-- that are not ops (resize, apply, map, ...), LongStorage sizes, the
+-- Lua 5.1 / LuaJIT names Torch7 code uses, and torch.Tester.
+local torch = ...
+
+function torch._t7_install(torch)
+  local M = torch._methods
+  local mt = torch._tensor_mt
+
+  ---------------------------------------------------------------------------
+  -- Lua 5.1 / LuaJIT idioms (globals of this state only)
+  ---------------------------------------------------------------------------
+  unpack = unpack or table.unpack
+  loadstring = loadstring or load
+  math.pow = math.pow or function(a, b) return a ^ b end
+  math.log10 = math.log10 or function(x) return math.log(x, 10) end
+  math.mod = math.mod or math.fmod
+  table.getn = table.getn or function(t) return #t end
+  math.ldexp = math.ldexp or function(m, e) return m * 2.0 ^ e end
+
+  ---------------------------------------------------------------------------
+  -- classes: torch.class, torch.typename, torch.type, torch.isTypeOf, ...
+  ---------------------------------------------------------------------------
+  local classes = {}        -- typename -> instance metatable
+  local function typename_of(v)
+    if torch.isTensor(v) then return v:type() end
+    local m = getmetatable(v)
+    if type(m) == "table" then
+      local n = rawget(m, "__typename")
+      if n then return n end
+    end
+    return nil
+  end
+  torch.typename = typename_of
+  function torch.type(v) return typename_of(v) or type(v) end
+
+  -- torch.class(name [, parent] [, module]) -> class, parent
+  function torch.class(name, parent, module)
+    if type(name) ~= "string" then error("torch.class: argument 'name' must be a string", 2) end
+    if type(parent) == "table" and module == nil then module, parent = parent, nil end
+    if classes[name] then error("torch.class: class '" .. name .. "' exists already", 2) end
+    local pmt
+    if parent then
+      pmt = classes[parent]
+      if not pmt then error("torch.class: parent class '" .. tostring(parent) .. "' does not exist", 2) end
+    end
+    local cmt = { __typename = name }   -- the instances' metatable, holding the methods
+    cmt.__index = cmt
+    if pmt then
+      setmetatable(cmt, { __index = pmt })
+      cmt.__parent = pmt
+    end
+    classes[name] = cmt
+    local class = setmetatable({}, {
+      __index = cmt,
+      __newindex = cmt,
+      __call = function(_, ...)
+        local obj = setmetatable({}, cmt)
+        if obj.__init then obj:__init(...) end
+        return obj
+      end,
+      __tostring = function() return "torch.class " .. name end,
+    })
+    rawset(cmt, "__class", class)
+    rawset(cmt, "new", function(...) return class(...) end)
+    -- a dotted name lives in its module table: "nn.Foo" is nn.Foo, or module.Foo
+    local short = name:match("([^.]+)$")
+    if module then
+      module[short] = class
+    else
+      local pkg = name:match("^(.+)%.[^.]+$")
+      if pkg then
+        local t = _G
+        for part in pkg:gmatch("[^.]+") do
+          t[part] = t[part] or {}
+          t = t[part]
+        end
+        t[short] = class
+      else
+        _G[name] = class
+      end
+    end
+    return class, pmt and rawget(pmt, "__class")
+  end
+
+  function torch.getmetatable(name)
+    if type(name) ~= "string" then error("torch.getmetatable: argument 'name' must be a string", 2) end
+    return classes[name]
+  end
+  function torch.factory(name)
+    local cmt = classes[name]
+    if not cmt then return nil end
+    return function() return setmetatable({}, cmt) end
+  end
+
+  -- isTypeOf(obj, "name" | class | pattern): obj's class or one of its parents
+  function torch.isTypeOf(obj, spec)
+    if type(spec) == "table" then
+      local n = rawget(spec, "__typename")
+      if not n then
+        local m = getmetatable(spec)
+        local idx = m and rawget(m, "__index")
+        n = type(idx) == "table" and rawget(idx, "__typename") or nil
+      end
+      if not n then return false end
+      spec = n
+    end
+    if type(spec) ~= "string" then error("torch.isTypeOf: argument 'typeSpec' must be a string or a class", 2) end
+    -- a plain name must match the whole type name; a pattern may match part of it
+    local function matches(n)
+      local m = n:match(spec)
+      return m ~= nil and (m ~= spec or m == n)
+    end
+    if torch.isTensor(obj) then return matches(typename_of(obj)) end
+    local m = getmetatable(obj)
+    while type(m) == "table" and rawget(m, "__typename") do
+      if matches(rawget(m, "__typename")) then return true end
+      m = rawget(m, "__parent")
+    end
+    return false
+  end
+
+  function torch.isStorage(v)
+    local n = typename_of(v)
+    return n ~= nil and n:find("Storage$") ~= nil
+  end
+
+  ---------------------------------------------------------------------------
+  -- tensor types as Torch7's class tables: torch.DoubleTensor(2, 3) still
+  -- makes a tensor, and code may add functions to the table
+  ---------------------------------------------------------------------------
+  local types = { "Double", "Float", "Half", "Long", "Int", "Short", "Char", "Byte", "Bool", "BFloat16" }
+  local is_storage
+  local size_mt = getmetatable(torch.ones(1):size())
+  -- a storage given as sizes is its values, as a size
+  local function sizes_arg(...)
+    local n = select("#", ...)
+    local any = false
+    for i = 1, n do if is_storage((select(i, ...))) then any = true end end
+    if not any then return ... end
+    local a = { ... }
+    for i = 1, n do
+      if is_storage(a[i]) then a[i] = setmetatable(a[i]:totable(), size_mt) end
+    end
+    return table.unpack(a, 1, n)
+  end
+  for _, t in ipairs(types) do
+    local name = t .. "Tensor"
+    local ctor = torch[name]
+    if type(ctor) == "function" then
+      local cls = { __typename = "torch." .. name }
+      torch[name] = setmetatable(cls, {
+        __call = function(_, ...) return ctor(sizes_arg(...)) end,
+        __tostring = function() return "torch." .. name end,
+        __index = M,     -- torch.getmetatable("torch.DoubleTensor").add is the method
+        -- function torch.FloatTensor:foo() ... end: x:foo() for FloatTensors x
+        __newindex = function(c, k, f)
+          rawset(c, k, f)
+          if type(k) ~= "string" or k:sub(1, 2) == "__" or type(f) ~= "function" then return end
+          local prev = M[k]
+          M[k] = function(x, ...)
+            local own = torch.isTensor(x) and rawget(classes[x:type()] or {}, k)
+            if own then return own(x, ...) end
+            if prev then return prev(x, ...) end
+            error(("tensor has no method '%s' for %s"):format(k, torch.typename(x) or type(x)), 2)
+          end
+        end,
+      })
+      classes["torch." .. name] = cls
+    end
+  end
+  local Tensor_ctor = torch.Tensor
+  torch.Tensor = setmetatable({}, {
+    __call = function(_, ...) return Tensor_ctor(sizes_arg(...)) end,
+    __index = function(_, k)
+      return torch[(torch.getdefaulttensortype():gsub("^torch%.", ""))][k]
+    end,
+  })
+
+  ---------------------------------------------------------------------------
+  -- sizes: x:size() is a sequence with Torch7's LongStorage methods
+  ---------------------------------------------------------------------------
+  local size_methods = size_mt.__index
+  size_methods.totable = function(s) local r = {} for i = 1, #s do r[i] = s[i] end return r end
+  size_methods.size = function(s) return #s end
+  size_methods.type = function() return "torch.LongStorage" end
+  rawset(size_mt, "__typename", "torch.LongStorage")
+
+  ---------------------------------------------------------------------------
+  -- storages: 1-based arrays of one type, as views of a 1-D tensor (sharing
+  -- its memory); torch.LongStorage(s, 2) is a view of s from its 2nd element
+  ---------------------------------------------------------------------------
+  local storage_methods = {}
+  local storage_mts = {}
+  is_storage = function(v)
+    local m = getmetatable(v)
+    return m ~= nil and storage_mts[m] ~= nil
+  end
+  local function make_storage(tname, t)
+    return setmetatable({ _t = t }, storage_mts[tname])
+  end
+  for _, t in ipairs(types) do
+    local tname = t .. "Storage"
+    local tensor_type = "torch." .. t .. "Tensor"
+    if torch[t .. "Tensor"] then
+      local smt = { __typename = "torch." .. tname }
+      smt.__index = function(s, k)
+        if type(k) == "number" then return rawget(s, "_t")[k] end
+        return storage_methods[k]
+      end
+      smt.__newindex = function(s, k, v)
+        if type(k) ~= "number" then error(tname .. ": cannot set field '" .. tostring(k) .. "'", 2) end
+        rawget(s, "_t")[k] = v
+      end
+      smt.__len = function(s) return rawget(s, "_t"):nElement() end
+      smt.__tostring = function(s)
+        local v = rawget(s, "_t"):totable()
+        for i = 1, #v do v[i] = tostring(v[i]) end
+        return table.concat(v, "\n") .. ("\n[torch.%s of size %d]"):format(tname, #v)
+      end
+      smt._tensor_type = tensor_type
+      storage_mts[smt] = tname
+      storage_mts[tname] = smt
+      classes["torch." .. tname] = smt
+      torch[tname] = setmetatable({ __typename = "torch." .. tname }, {
+        __call = function(_, n, offset, size)
+          local ctor = torch[t .. "Tensor"]
+          if n == nil then return make_storage(tname, ctor(0)) end
+          if type(n) == "number" then return make_storage(tname, ctor(n)) end
+          if is_storage(n) then
+            local base = rawget(n, "_t")
+            offset = offset or 1
+            size = size or (base:nElement() - offset + 1)
+            return make_storage(tname, base:narrow(1, offset, size))
+          end
+          if type(n) == "table" then return make_storage(tname, ctor(#n > 0 and n or 0)) end
+          error(("torch.%s: expected a size, a table or a storage, got %s"):format(tname, type(n)), 2)
+        end,
+        __tostring = function() return "torch." .. tname end,
+      })
+    end
+  end
+  function storage_methods.size(s) return rawget(s, "_t"):nElement() end
+  function storage_methods.elementSize(s) return rawget(s, "_t"):element_size() end
+  function storage_methods.totable(s) return rawget(s, "_t"):totable() end
+  function storage_methods.fill(s, v) rawget(s, "_t"):fill(v); return s end
+  function storage_methods.zero(s) rawget(s, "_t"):zero(); return s end
+  function storage_methods.copy(s, o)
+    rawget(s, "_t"):copy(is_storage(o) and rawget(o, "_t") or o)
+    return s
+  end
+  function storage_methods.resize(s, n)
+    local t = rawget(s, "_t")
+    if t:nElement() ~= n then M.resize(t, n) end
+    return s
+  end
+  function storage_methods.type(s) return getmetatable(s).__typename end
+  function storage_methods.data(s) return rawget(s, "_t") end
+  torch.isStorage = is_storage
+  -- x:storage(): the whole of x's storage, sharing its memory (x:storageOffset() is 1-based)
+  function M.storage(x)
+    local name = x:type():gsub("^torch%.", ""):gsub("Tensor$", "Storage")
+    return make_storage(name, x:_storage_view())
+  end
+  -- sizes given as storages
+  for _, k in ipairs({ "view", "expand", "reshape", "resize", "repeatTensor", "permute" }) do
+    local f = M[k]
+    if f then M[k] = function(x, ...) return f(x, sizes_arg(...)) end end
+  end
+  for _, k in ipairs({ "zeros", "ones", "rand", "randn", "empty", "reshape" }) do
+    local f = torch[k]
+    if f then torch[k] = function(...) return f(sizes_arg(...)) end end
+  end
+  -- x:permute(3, 1, 2) and x:flip(1, 2) take the dims as varargs
+  for _, k in ipairs({ "permute", "flip" }) do
+    local f = M[k]
+    if f then
+      M[k] = function(x, a, ...)
+        if type(a) == "number" then return f(x, { a, ... }) end
+        return f(x, a, ...)
+      end
+    end
+  end
+  function M.isTensor(x) return torch.isTensor(x) end
+
+  -- x:select(d, i) of a 1-D x is its i-th element, whatever d (as Torch7's was)
+  local select0 = M.select
+  function M.select(x, d, i, ...)
+    if torch.isTensor(x) and x:dim() == 1 and math.type(i) == "integer" then
+      local n = x:size(1)
+      if i < 1 or i > n then error(("select: index %d out of range for a vector of %d elements"):format(i, n), 2) end
+      return x[i]
+    end
+    return select0(x, d, i, ...)
+  end
+
+  -- torch.split(result, x, size, dim) / torch.chunk(result, x, n, dim): into a table
+  for _, k in ipairs({ "split", "chunk" }) do
+    local f = torch[k]
+    if f then
+      torch[k] = function(a, b, ...)
+        if type(a) == "table" and not torch.isTensor(a) and torch.isTensor(b) then
+          local r = f(b, ...)
+          for i = #a, 1, -1 do a[i] = nil end
+          for i, t in ipairs(r) do a[i] = t end
+          return a
+        end
+        return f(a, b, ...)
+      end
+    end
+  end
+
+  -- operators, as Torch7 defined them: + and - of tensors with the same number
+  -- of elements, * the matrix product of tensors (dot, mv, mm), / by a number
+  local function as_shape_of(a, b)
+    if torch.isTensor(a) and torch.isTensor(b) and a:nElement() == b:nElement() and not M.isSameSizeAs(a, b)
+      and a:dim() > 0 and b:dim() > 0 then
+      return b:reshape(a:size())
+    end
+    return b
+  end
+  local add0, sub0, mul0, div0 = mt.__add, mt.__sub, mt.__mul, mt.__div
+  mt.__add = function(a, b) return add0(a, as_shape_of(a, b)) end
+  mt.__sub = function(a, b) return sub0(a, as_shape_of(a, b)) end
+  mt.__mul = function(a, b)
+    if torch.isTensor(a) and torch.isTensor(b) then
+      local da, db = a:dim(), b:dim()
+      if da == 1 and db == 1 then return M.dot(a, b) end
+      if da == 2 and db == 1 then return torch.mv(a, b) end
+      if da == 2 and db == 2 then return torch.mm(a, b) end
+      error(("*: Torch7's product of a %d-D and a %d-D tensor is not defined (use cmul for elementwise)"):format(da, db), 2)
+    end
+    return mul0(a, b)
+  end
+  mt.__div = function(a, b) return div0(a, as_shape_of(a, b)) end
+
+  ---------------------------------------------------------------------------
+  -- functions Torch7 had that are not ops here
+  ---------------------------------------------------------------------------
+  local t7pow = torch.pow
+  function torch.pow(a, b, c, ...)
+    if type(a) == "number" and torch.isTensor(b) then return t7pow(torch.full_like(b, a), b) end
+    if torch.isTensor(a) and type(b) == "number" and torch.isTensor(c) then
+      return t7pow(a, torch.full_like(c, b), c)
+    end
+    return t7pow(a, b, c, ...)
+  end
+
+  local function sizes_of(...)
+    local a = ...
+    if type(a) == "table" then
+      local r = {}
+      for i = 1, #a do r[i] = a[i] end
+      return r
+    end
+    return { ... }
+  end
+  -- generators: torch.Generator() objects may come first in Torch7's random calls
+  local gen_mt = getmetatable(torch.Generator())
+  local function is_gen(v) return v ~= nil and getmetatable(v) == gen_mt end
+  local function gen_opt(g) return g and { generator = g } or nil end
+
+  -- one number from a generator (the default one: seeded by torch.manualSeed)
+  local function draw(g, fill, a, b)
+    local t = torch.empty(1, { dtype = torch.float64 })
+    if g then fill(t, a, b, { generator = g }) else fill(t, a, b) end
+    return t[1]
+  end
+  local function with_gen(f)
+    return function(g, ...)
+      if is_gen(g) then return f(g, ...) end
+      return f(nil, g, ...)
+    end
+  end
+  torch.uniform = with_gen(function(g, a, b) return draw(g, M.uniform_, a or 0, b or 1) end)
+  torch.normal = with_gen(function(g, m, s) return draw(g, M.normal_, m or 0, s or 1) end)
+  torch.exponential = with_gen(function(g, l) return draw(g, M.exponential_, l or 1) end)
+  local bern0 = torch.bernoulli
+  torch.bernoulli = with_gen(function(g, p, ...)
+    if torch.isTensor(p) then return bern0(p, ...) end
+    return draw(g, M.bernoulli_, p or 0.5)
+  end)
+  torch.random = with_gen(function(g, a, b)
+    if a == nil then return math.tointeger(draw(g, M.random_, 1, 2 ^ 32 + 1)) end
+    if b == nil then a, b = 1, a end
+    return math.tointeger(draw(g, M.random_, a, b + 1))
+  end)
+  for _, k in ipairs({ "rand", "randn" }) do
+    local f = torch[k]
+    torch[k] = function(g, ...)
+      if is_gen(g) then
+        local sz = sizes_of(...)
+        return f(sz, { generator = g })
+      end
+      return f(g, ...)
+    end
+  end
+  local seeds = setmetatable({}, { __mode = "k" })
+  local default_seed = 0
+  local manual = torch.manualSeed or torch.manual_seed
+  function torch.manualSeed(gen, s)
+    if is_gen(gen) then seeds[gen] = s; gen:manual_seed(s); return end
+    default_seed = gen
+    return manual(gen)
+  end
+  function torch.seed(gen)
+    local s = os.time() ~ math.floor(os.clock() * 1e6)
+    torch.manualSeed(gen or s, gen and s or nil)
+    return s
+  end
+  function torch.initialSeed(gen)
+    if is_gen(gen) then return seeds[gen] or gen:initial_seed() end
+    return default_seed
+  end
+  local getstate, setstate = torch.getRNGState, torch.setRNGState
+  function torch.getRNGState(gen)
+    if is_gen(gen) then return gen:get_state() end
+    return getstate()
+  end
+  function torch.setRNGState(gen, state)
+    if is_gen(gen) then return gen:set_state(state) end
+    return setstate(gen)
+  end
+
+  -- in place, Torch7's ranges: x:random() in 1..2^32, x:random(b) in 1..b, x:random(a, b) in a..b
+  function M.random(x, a, b)
+    if a == nil then return M.random_(x, 1, 2 ^ 32 + 1) end
+    if b == nil then a, b = 1, a end
+    return M.random_(x, a, b + 1)
+  end
+  function M.normal(x, m, s) return M.normal_(x, m or 0, s or 1) end
+  function M.exponential(x, l) return M.exponential_(x, l or 1) end
+  function M.bernoulli(x, p)
+    if torch.isTensor(p) then return x:copy(torch.bernoulli(p:type(x:type()))) end
+    return M.bernoulli_(x, p or 0.5)
+  end
+  function M.logNormal(x, m, s) return x:normal_(m or 1, s or 2):exp_() end
+  function M.geometric(x, p)
+    -- the number of trials to the first success: ceil(log(u) / log(1 - p))
+    return x:uniform_(0, 1):log_():div_(math.log(1 - p)):ceil_()
+  end
+  function M.cauchy(x, median, sigma)
+    return x:uniform_(0, 1):sub_(0.5):mul_(math.pi):tan_():mul_(sigma or 1):add_(median or 0)
+  end
+
+  ---------------------------------------------------------------------------
+  -- tensor methods Torch7 had that are not ops
+  ---------------------------------------------------------------------------
+  -- x:resize(sizes): x takes the shape, keeping its leading elements
+  function M.resize(x, ...)
+    local sz = sizes_of(...)
+    local same = #sz == x:dim()
+    for i = 1, #sz do same = same and sz[i] == x:size(i) end
+    if same then return x end
+    local n = torch.zeros(sz, { dtype = x.dtype })
+    local k = math.min(n:nElement(), x:nElement())
+    if k > 0 then
+      n:view(-1):narrow(1, 1, k):copy(x:contiguous():view(-1):narrow(1, 1, k))
+    end
+    return x:set_(n)
+  end
+  function M.resizeAs(x, y) return M.resize(x, y:size()) end
+  function M.typeAs(x, y) return x:type(y:type()) end
+  -- result-first: res:expandAs(x, template) makes res that view of x
+  function M.expandAs(x, y, z)
+    if z then return x:set_(y:expand(z:size())) end
+    return x:expand(y:size())
+  end
+  function M.viewAs(x, y, z)
+    if z then return x:set_(y:view(z:size())) end
+    return x:view(y:size())
+  end
+  function M.set(x, y)
+    if torch.isTensor(y) then return x:set_(y) end
+    if is_storage(y) then return x:set_(rawget(y, "_t")) end
+    error("set: argument 'source' must be a tensor or a storage", 2)
+  end
+  function M.isSameSizeAs(x, y)
+    if x:dim() ~= y:dim() then return false end
+    for i = 1, x:dim() do if x:size(i) ~= y:size(i) then return false end end
+    return true
+  end
+  function M.isSize(x, s)
+    s = sizes_of(s)
+    if x:dim() ~= #s then return false end
+    for i = 1, #s do if x:size(i) ~= s[i] then return false end end
+    return true
+  end
+  function M.elementSize(x) return x:element_size() end
+  function M.storageOffset(x) return x:storage_offset() + 1 end
+  function M.new(x, ...)
+    local c = torch[(x:type():gsub("^torch%.", ""))]
+    return c(...)
+  end
+  function M.real(x) return x:double() end
+  function M.nDimension(x) return x:dim() end
+
+  -- elementwise Lua functions over the elements, in place; nil keeps a value
+  local function each(x, ys, f)
+    -- an empty x takes the shape of the first tensor (expected = a:new(); expected:map2(a, b, f))
+    if x:nElement() == 0 and ys[1] and ys[1]:nElement() > 0 then M.resize(x, ys[1]:size()) end
+    local n = x:nElement()
+    if n == 0 then return x end
+    local xc = x:contiguous()
+    local xv = xc:view(n)
+    local yv = {}
+    for j, y in ipairs(ys) do
+      if y:nElement() ~= n then error(("map: argument #%d has %d elements, self has %d"):format(j, y:nElement(), n), 3) end
+      yv[j] = y:contiguous():view(n):totable()
+    end
+    local vals = xv:totable()
+    for i = 1, n do
+      local r
+      if #yv == 0 then r = f(vals[i])
+      elseif #yv == 1 then r = f(vals[i], yv[1][i])
+      else r = f(vals[i], yv[1][i], yv[2][i]) end
+      if r ~= nil then vals[i] = r end
+    end
+    xv:copy(torch.tensor(vals, { dtype = x.dtype }))
+    if not rawequal(xc, x) then x:copy(xc) end
+    return x
+  end
+  function M.apply(x, f) return each(x, {}, f) end
+  function M.map(x, y, f) return each(x, { y }, f) end
+  function M.map2(x, y, z, f) return each(x, { y, z }, f) end
+
+  -- install the Tester
+  torch._t7_tester(torch)
+
+  -- torch.setheaptracking: accepted (the binding reports storage bytes to the
+  -- collector anyway); torch._heaptracking says what was asked
+  function torch.setheaptracking(on) torch._heaptracking = on and true or false end
+
+  -- Torch7's mask methods: in place where Torch7's were (ByteTensor masks: lt7.c)
+  M.maskedFill = M.masked_fill
+  M.maskedCopy = M.masked_scatter
+  M.maskedSelect = M.masked_select
+  torch.maskedSelect = torch.masked_select
+  -- x:real(): a HalfTensor as the default type (cutorch's spelling); other tensors themselves
+  M.real = function(x)
+    if x:type() == "torch.HalfTensor" then return x:type(torch.getdefaulttensortype()) end
+    return x
+  end
+  M.half = M.half or function(x) return x:type("torch.HalfTensor") end
+
+  -- torch.cat: Torch7 skipped empty tensors, and its dim defaults to the last
+  local cat0 = torch.cat
+  function torch.cat(a, b, c, ...)
+    local res
+    if torch.isTensor(a) and (type(b) == "table" and not torch.isTensor(b) or (torch.isTensor(b) and torch.isTensor(c))) then
+      res, a, b, c = a, b, c, ...
+    end
+    local list, dim
+    if torch.isTensor(a) then list, dim = { a, b }, c else list, dim = a, b end
+    if type(list) ~= "table" or #list == 0 then error("cat: expected two tensors or a non-empty table of tensors", 2) end
+    local keep = {}
+    for _, t in ipairs(list) do if t:nElement() > 0 then keep[#keep + 1] = t end end
+    local r
+    if #keep == 0 then r = list[1] and list[1]:new() or torch.Tensor()
+    else
+      if dim == nil then dim = 1; for _, t in ipairs(keep) do if t:dim() > dim then dim = t:dim() end end end
+      r = cat0(keep, dim)
+    end
+    if res then M.resize(res, r:size()); res:copy(r); return res end
+    return r
+  end
+  M.cat = function(x, ...) return torch.cat(x, ...) end
+
+  -- std and var: Torch7's flag after the dim means biased (divide by n)
+  for _, k in ipairs({ "std", "var" }) do
+    local f, m = torch[k], M[k]
+    local function flip(args, n)
+      local at = (torch.isTensor(args[1]) and torch.isTensor(args[2])) and 4 or 3
+      if type(args[at]) == "boolean" then args[at] = not args[at] end
+      return table.unpack(args, 1, n)
+    end
+    torch[k] = function(...) return f(flip({ ... }, select("#", ...))) end
+    M[k] = function(...) return m(flip({ ... }, select("#", ...))) end
+  end
+
+  -- dot of any two tensors with the same number of elements
+  local dot0 = torch.dot
+  local function dot(a, b, ...)
+    if torch.isTensor(a) and torch.isTensor(b) and (a:dim() ~= 1 or b:dim() ~= 1) and a:nElement() == b:nElement() then
+      local n = a:nElement()
+      return dot0(a:reshape(n), b:reshape(n), ...)
+    end
+    return dot0(a, b, ...)
+  end
+  torch.dot, M.dot = dot, dot
+
+  -- torch.lerp(a, b, w) of numbers is a number
+  local lerp0 = torch.lerp
+  function torch.lerp(a, b, w, ...)
+    if type(a) == "number" and type(b) == "number" then return a + w * (b - a) end
+    return lerp0(a, b, w, ...)
+  end
+  -- linspace / logspace: one point is only allowed between equal endpoints
+  for _, k in ipairs({ "linspace", "logspace" }) do
+    local f = torch[k]
+    torch[k] = function(...)
+      local args = { ... }
+      local i = torch.isTensor(args[1]) and 2 or 1
+      if args[i + 2] == 1 and args[i] ~= args[i + 1] then
+        error(("%s: 1 point between 2 distinct endpoints (%s and %s)"):format(k, tostring(args[i]), tostring(args[i + 1])), 2)
+      end
+      return f(...)
+    end
+  end
+  -- torch.conv2 / xcorr2 (2-D, or planes of 3-D) and conv3 / xcorr3 (3-D) of
+  -- Torch7: 'V' (valid, the default) or 'F' (full); conv flips the kernel
+  local function plane(x, k, mode, flip)
+    if x:dim() ~= 2 or k:dim() ~= 2 then error("conv2: the planes must be 2-D", 3) end
+    local w = flip and k:flip({ 1, 2 }) or k
+    local pad = mode == "F" and { k:size(1) - 1, k:size(2) - 1 } or { 0, 0 }
+    local r = torch.conv2d(x:contiguous():view(1, 1, x:size(1), x:size(2)),
+      w:contiguous():view(1, 1, k:size(1), k:size(2)), nil, 1, pad)
+    return r:view(r:size(3), r:size(4))
+  end
+  local function check_mode(name, mode)
+    mode = mode or "V"
+    if type(mode) ~= "string" or not (mode:upper() == "V" or mode:upper() == "F") then
+      error(name .. ": argument 'mode' must be 'V' (valid) or 'F' (full), got " .. tostring(mode), 3)
+    end
+    return mode:upper()
+  end
+  local function conv2(name, flip)
+    return function(x, k, mode)
+      mode = check_mode(name, mode)
+      if x:dim() == 2 and k:dim() == 2 then return plane(x, k, mode, flip) end
+      if x:dim() == 3 and (k:dim() == 2 or k:dim() == 3) then
+        if k:dim() == 3 and k:size(1) ~= x:size(1) then
+          error(("%s: %d input planes and %d kernel planes"):format(name, x:size(1), k:size(1)), 2)
+        end
+        local first = plane(x[1], k:dim() == 3 and k[1] or k, mode, flip)
+        local out = torch.zeros(x:size(1), first:size(1), first:size(2), { dtype = first.dtype })
+        out[1]:copy(first)
+        for i = 2, x:size(1) do out[i]:copy(plane(x[i], k:dim() == 3 and k[i] or k, mode, flip)) end
+        return out
+      end
+      error(("%s: expected 2-D or 3-D tensors, got %d-D and %d-D"):format(name, x:dim(), k:dim()), 2)
+    end
+  end
+  local function conv3(name, flip)
+    local f
+    f = function(x, k, mode)
+      mode = check_mode(name, mode)
+      if x:dim() == 4 and (k:dim() == 3 or k:dim() == 4) then
+        -- volumes of a 4-D x, with one kernel or one each
+        if k:dim() == 4 and k:size(1) ~= x:size(1) then
+          error(("%s: %d input volumes and %d kernel volumes"):format(name, x:size(1), k:size(1)), 2)
+        end
+        local first = f(x[1], k:dim() == 4 and k[1] or k, mode)
+        local sz = first:size()
+        local out = torch.zeros(x:size(1), sz[1], sz[2], sz[3], { dtype = first.dtype })
+        out[1]:copy(first)
+        for i = 2, x:size(1) do out[i]:copy(f(x[i], k:dim() == 4 and k[i] or k, mode)) end
+        return out
+      end
+      if x:dim() ~= 3 or k:dim() ~= 3 then error(name .. ": expected 3-D (or 4-D) tensors", 2) end
+      local iz, kz = x:size(1), k:size(1)
+      local out
+      if mode == "F" then
+        for i = 1, iz do
+          for j = 1, kz do
+            local p = plane(x[i], flip and k[j] or k[kz - j + 1], "F", flip)
+            out = out or torch.zeros(iz + kz - 1, p:size(1), p:size(2), { dtype = p.dtype })
+            out[i + j - 1]:add(p)
+          end
+        end
+      else
+        local nz = iz - kz + 1
+        if nz < 1 then error(name .. ": the kernel is deeper than the input", 2) end
+        for i = 1, nz do
+          for j = 1, kz do
+            local p = plane(x[i + j - 1], flip and k[kz - j + 1] or k[j], "V", flip)
+            out = out or torch.zeros(nz, p:size(1), p:size(2), { dtype = p.dtype })
+            out[i]:add(p)
+          end
+        end
+      end
+      return out
+    end
+    return f
+  end
+  torch.conv2, torch.xcorr2 = conv2("conv2", true), conv2("xcorr2", false)
+  torch.conv3, torch.xcorr3 = conv3("conv3", true), conv3("xcorr3", false)
+
+  -- Torch7's LAPACK names wait for lutorch's linear algebra: a clear error for those
+  -- Torch7 code calls unconditionally; gesv, gels, trtrs, eig, symeig, svd, inverse and
+  -- potrs stay absent, as in a Torch7 built without LAPACK (code tests for them)
+  for _, k in ipairs({ "potrf", "potri", "pstrf", "qr", "geqrf", "orgqr", "ormqr" }) do
+    if torch[k] == nil then
+      torch[k] = function() error("torch." .. k .. ": not implemented yet in lutorch (linear algebra)", 2) end
+      M[k] = torch[k]
+    end
+  end
+
+  -- torch.bhistc([res,] x [, nbins, min, max]): the histogram of each row of a 2-D x
+  function torch.bhistc(res, x, nbins, lo, hi)
+    if not torch.isTensor(x) then res, x, nbins, lo, hi = nil, res, x, nbins, lo end
+    if not torch.isTensor(x) or x:dim() ~= 2 then error("bhistc: argument 'x' must be a 2-D tensor", 2) end
+    nbins, lo, hi = nbins or 100, lo or 0, hi or 0
+    local out = torch.zeros(x:size(1), nbins, { dtype = x.dtype })
+    for i = 1, x:size(1) do
+      local row = x[i]
+      local a, b = lo, hi
+      if a == b then a, b = row:min(), row:max() end
+      out[i]:copy(torch.histc(row, nbins, a, b))
+    end
+    if res then M.resize(res, out:size()); res:copy(out); return res end
+    return out
+  end
+end
