@@ -120,7 +120,7 @@ lt_tensor *lt_cuda_pow(lt_tensor *self, lt_tensor *exponent, lt_tensor *out) {
   lt_cuda_pw w;
   setup2(&w, op, LT_CK_PW_pow, dt, self, exponent);
   if (exponent->numel == 1 && self->numel != 1) {
-    double e;
+    double e = 0;
     if (first_value(exponent, &e) < 0) return NULL;
     bool isf = lt_dtype_is_float(dt);
     if (!isf && e < 0)
@@ -196,9 +196,10 @@ BINARY(logical_and, LT_CK_PW_logical_and, lt_cuda_rtype2(self, other), )
 BINARY(logical_or, LT_CK_PW_logical_or, lt_cuda_rtype2(self, other), )
 BINARY(logical_xor, LT_CK_PW_logical_xor, lt_cuda_rtype2(self, other), )
 
-/* integers compare exactly in float64 */
-lt_tensor *lt_cuda_isclose(lt_tensor *self, lt_tensor *other, double rtol, double atol, bool equal_nan) {
-  const char *op = "isclose";
+/* isclose under the name op (isclose, allclose); integers compare exactly in
+** float64. LT_CUDA_REFUSED when the kernels refuse. */
+static lt_tensor *isclose_as(const char *op, lt_tensor *self, lt_tensor *other, double rtol, double atol,
+                             bool equal_nan) {
   if (rtol < 0) return lt_error_null("%s: argument 'rtol' must be non-negative, got %g", op, rtol);
   if (atol < 0) return lt_error_null("%s: argument 'atol' must be non-negative, got %g", op, atol);
   lt_dtype dt = rtype(2, self, other, NULL);
@@ -207,7 +208,50 @@ lt_tensor *lt_cuda_isclose(lt_tensor *self, lt_tensor *other, double rtol, doubl
   lt_cuda_pw_paramf(&w, 0, rtol);
   lt_cuda_pw_paramf(&w, 1, atol);
   w.mode = equal_nan;
-  LT_CUDA_PW_RETURN(isclose, &w, NULL, self, other, rtol, atol, equal_nan);
+  return lt_cuda_pw_run(&w, NULL);
+}
+
+lt_tensor *lt_cuda_isclose(lt_tensor *self, lt_tensor *other, double rtol, double atol, bool equal_nan) {
+  lt_tensor *r = isclose_as("isclose", self, other, rtol, atol, equal_nan);
+  if (r != LT_CUDA_REFUSED) return r;
+  lt_dtype dt = rtype(2, self, other, NULL);
+  LT_CUDA_FALLBACK(isclose, "isclose", dt, self, other, rtol, atol, equal_nan);
+}
+
+/* equal and allclose: the bool tensor of the comparison, then all() over it
+** on the device (the reduce family's kernel) and one byte read back: 1, 0, or
+** -1 with the error set. b is released. */
+static int all_true(lt_tensor *b) {
+  if (!b) return -1;
+  if (b->numel == 0) { lt_tensor_release(b); return 1; }
+  lt_tensor *a = lt_all(b, lt_intlist_none(), false);
+  lt_tensor_release(b);
+  if (!a) return -1;
+  lt_scalar v = lt_tensor_item(a);
+  lt_tensor_release(a);
+  if (v.type == LT_SCALAR_NONE) return -1;
+  return (v.type == LT_SCALAR_FLOAT ? v.v.f != 0 : v.v.i != 0) ? 1 : 0;
+}
+
+int lt_cuda_allclose(lt_tensor *self, lt_tensor *other, double rtol, double atol, bool equal_nan) {
+  lt_tensor *r = isclose_as("allclose", self, other, rtol, atol, equal_nan);
+  if (r != LT_CUDA_REFUSED) return all_true(r);
+  if (!lt_cuda_host_device_memory())
+    return lt_error("allclose: not implemented for these cuda tensors (the CUDA kernels refuse it)");
+  lt_cuda_count_fallback();
+  return ((lt_allclose_backend_fn)lt_op_table[LT_OP_allclose].kernel[LT_KEY_CPU])(self, other, rtol, atol, equal_nan);
+}
+
+int lt_cuda_equal(lt_tensor *self, lt_tensor *other) {
+  if (!lt_tensor_same_shape(self, other)) return 0;
+  lt_cuda_pw w;
+  setup2(&w, "equal", LT_CK_PW_eq, lt_cuda_rtype2(self, other), self, other);
+  lt_tensor *r = lt_cuda_pw_run(&w, NULL);
+  if (r != LT_CUDA_REFUSED) return all_true(r);
+  if (!lt_cuda_host_device_memory())
+    return lt_error("equal: not implemented for these cuda tensors (the CUDA kernels refuse it)");
+  lt_cuda_count_fallback();
+  return ((lt_equal_backend_fn)lt_op_table[LT_OP_equal].kernel[LT_KEY_CPU])(self, other);
 }
 
 /* ---- clamp ---- */
@@ -283,7 +327,7 @@ ADDC(addcdiv, if (!lt_dtype_is_float(dt)) return lt_error_null(
 static lt_tensor *prelu_weight(const char *op, lt_tensor *self, lt_tensor *weight) {
   if (weight->ndim > 1)
     return lt_error_null("%s: argument 'weight' must be 1-D (or 0-D), got %d-D", op, weight->ndim);
-  int64_t c = weight->numel, sz[LT_MAX_DIMS], st[LT_MAX_DIMS];
+  int64_t c = weight->numel, sz[LT_MAX_DIMS] = {0}, st[LT_MAX_DIMS] = {0};
   if (c == 1) return lt_tensor_alias(weight, weight->offset, 0, sz, st);
   int64_t ch = self->ndim >= 2 ? self->sizes[1] : 1;
   if (c != ch)

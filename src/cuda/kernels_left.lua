@@ -13,9 +13,4 @@ return {
     "randperm",
     "multinomial",
   } },
-{ why = "needs a CUDA all-reduction (reduce family): isclose/eq have CUDA kernels, the all() over them not yet",
-  ops = {
-    "equal",
-    "allclose",
-  } },
 }

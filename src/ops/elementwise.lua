@@ -223,11 +223,10 @@ for _, u in ipairs(unary) do
                     derivatives = { self = u[4] } }
 end
 
--- every kernel op here has a CUDA kernel (src/cuda/unary.c, binary.c) but equal and
--- allclose, which need a CUDA all-reduction
+-- every kernel op here has a CUDA kernel (src/cuda/unary.c, binary.c)
 for _, d in ipairs(ops) do
   local name = d[1]:match("^([%w_]+)%(")
-  if not d.composite and name ~= "equal" and name ~= "allclose" then
+  if not d.composite then
     d.kernels = { cpu = "lt_cpu_" .. name, cuda = "lt_cuda_" .. name }
   end
 end

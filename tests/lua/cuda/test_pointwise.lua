@@ -427,5 +427,40 @@ T.test("gradients through pointwise ops on cuda match the CPU", function()
        "gradcheck on cuda float64")
 end)
 
+T.test("equal and allclose: the comparison and all() on the device, one value read back", function()
+  local cases = {
+    { torch.float32, { 3, 4 } }, { torch.float64, { 1025 } }, { torch.int64, { 31 } }, { torch.bool, { 5, 2 } },
+    { torch.float16, { 7 } }, { torch.float32, { 0 } }, { torch.float64, {} },
+  }
+  for _, cs in ipairs(cases) do
+    local dt, shape = cs[1], cs[2]
+    local a = gen(dt, shape, "normal")
+    local b = a:clone()
+    local ga, gb = a:cuda(), b:cuda()
+    c._kernel_counts(true)
+    T.eq(torch.equal(ga, gb), torch.equal(a, b), "equal " .. tostring(dt))
+    T.eq(torch.allclose(ga, gb), torch.allclose(a, b), "allclose " .. tostring(dt))
+    if a:numel() > 0 and dt ~= torch.bool then
+      local a2 = a:clone()
+      local flat = a2:view(-1)
+      flat[1] = flat[1] + 1
+      T.eq(torch.equal(ga, a2:cuda()), false, "equal after a change " .. tostring(dt))
+      T.eq(torch.allclose(ga, a2:cuda()), false, "allclose after a change " .. tostring(dt))
+    end
+    local n = c._kernel_counts(true)
+    T.eq(n.cpu, 0, "no CPU fallback " .. tostring(dt))
+  end
+  local x = torch.randn(4, 6):cuda()
+  T.eq(torch.equal(x, x:t():contiguous():t()), true, "equal of another layout")
+  T.eq(torch.equal(x, x[{ { 1, 2 } }]), false, "equal of another shape is false")
+  T.eq(torch.allclose(x, x + 1e-9), true, "allclose within tolerance")
+  T.eq(torch.allclose(x, x + 1, { atol = 2 }), true, "allclose with atol")
+  local nan = torch.tensor({ 1, 0 / 0 }):cuda()
+  T.eq(torch.allclose(nan, nan), false, "NaN is not close")
+  T.eq(torch.allclose(nan, nan, { equal_nan = true }), true, "equal_nan")
+  T.raises(function() torch.allclose(x, x, { rtol = -1 }) end, "allclose: argument 'rtol' must be non-negative")
+  T.raises(function() torch.allclose(x, torch.randn(5):cuda()) end, "allclose: shapes")
+end)
+
 print(("%d checks against the CPU"):format(nchecks))
 T.done()
