@@ -420,20 +420,9 @@ lt_tensor *lt_cpu_bernoulli_p(lt_tensor *self, double p, struct lt_generator *ge
 /* ---- permutations and categorical sampling ---- */
 
 lt_tensor *lt_cpu_randperm(int64_t n, struct lt_generator *generator, int dtype, lt_device device) {
-  if (n < 0) return lt_error_null("randperm: argument 'n' must be non-negative, got %lld", (long long)n);
-  lt_tensor *t = lt_creation_new("randperm", 1, &n, dtype, LT_INT64, device);
+  lt_tensor *t = lt_meta_randperm_new(n, dtype, device);
   if (!t) return NULL;
   lt_dtype dt = (lt_dtype)t->dtype;
-  if (dt != LT_INT64 && dt != LT_FLOAT64 && dt != LT_INT32 && n > 0) {
-    /* 1..n must be representable exactly */
-    double maxexact = dt == LT_FLOAT32 ? 16777216.0 : dt == LT_INT16 ? 32767.0 : dt == LT_INT8 ? 127.0 :
-                      dt == LT_UINT8 ? 255.0 : dt == LT_FLOAT16 ? 2048.0 : dt == LT_BFLOAT16 ? 256.0 :
-                      dt == LT_BOOL ? 1.0 : 9e18;
-    if ((double)n > maxexact) {
-      lt_tensor_release(t);
-      return lt_error_null("randperm: n = %lld is too large for dtype %s", (long long)n, lt_dtype_name(dt));
-    }
-  }
   int64_t *perm = dt == LT_INT64 ? lt_tensor_data(t) : malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
   if (!perm) { lt_tensor_release(t); return lt_error_null("randperm: out of memory"); }
   for (int64_t i = 0; i < n; i++) perm[i] = i + 1;

@@ -8,9 +8,8 @@
 -- memory; under a real driver they are the dispatcher's "not implemented for
 -- cuda tensors" error naming the op.
 return {
-{ why = "needs a device sort or per-row scan (randperm: a sort by random keys; multinomial: a cumulative sum and search per row), not written yet (creation)",
+{ why = "needs a per-row cumulative sum and search, and for sampling without replacement a per-row top-k of random keys: not written yet (the scan and sort kernels it would use exist)",
   ops = {
-    "randperm",
     "multinomial",
   } },
 }

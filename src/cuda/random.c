@@ -344,3 +344,25 @@ lt_tensor *lt_cuda__dropout_mask(lt_tensor *self, double p, lt_intlist shape) {
   if (drop(op, m, NULL, NULL, p) < 0) { lt_tensor_release(m); return NULL; }
   return m;
 }
+
+/* ---- permutations ---- */
+
+/* randperm: n random 64-bit keys on the device and their stable argsort (the
+** sort family's kernel), whose indices are 1-based like the CPU's result. Two keys are equal
+** with probability about n^2 / 2^65, and then keep their order, so the
+** permutation is uniform to that bias. Not the CPU's numbers: it shuffles
+** (Fisher-Yates) from its own stream. */
+lt_tensor *lt_cuda_randperm(int64_t n, struct lt_generator *generator, int dtype, lt_device device) {
+  lt_tensor *t = lt_meta_randperm_new(n, dtype, device);
+  if (!t || n == 0) return t;
+  lt_tensor *keys = lt_meta_creation_new("randperm", 1, &n, LT_INT64, LT_INT64, device), *idx = NULL;
+  lt_ck_rng_args a = {0};
+  set_int_range(&a, INT64_MIN, 0);   /* every int64 */
+  int rc = -1;
+  if (keys && draw("randperm", keys, &a, generator) == 0 && (idx = lt_argsort(keys, 0, false, true)))
+    rc = lt_tensor_copy_(t, idx);
+  lt_tensor_release(keys);
+  lt_tensor_release(idx);
+  if (rc < 0) { lt_tensor_release(t); return NULL; }
+  return t;
+}

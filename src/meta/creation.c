@@ -95,6 +95,24 @@ int lt_meta_int_bounds(const char *op, lt_dtype dt, int64_t low, int64_t high) {
   return 0;
 }
 
+lt_tensor *lt_meta_randperm_new(int64_t n, int dtype, lt_device dev) {
+  if (n < 0) return lt_error_null("randperm: argument 'n' must be non-negative, got %lld", (long long)n);
+  lt_tensor *t = lt_meta_creation_new("randperm", 1, &n, dtype, LT_INT64, dev);
+  if (!t) return NULL;
+  lt_dtype dt = (lt_dtype)t->dtype;
+  if (dt != LT_INT64 && dt != LT_FLOAT64 && dt != LT_INT32 && n > 0) {
+    /* 1..n must be representable exactly */
+    double maxexact = dt == LT_FLOAT32 ? 16777216.0 : dt == LT_INT16 ? 32767.0 : dt == LT_INT8 ? 127.0 :
+                      dt == LT_UINT8 ? 255.0 : dt == LT_FLOAT16 ? 2048.0 : dt == LT_BFLOAT16 ? 256.0 :
+                      dt == LT_BOOL ? 1.0 : 9e18;
+    if ((double)n > maxexact) {
+      lt_tensor_release(t);
+      return lt_error_null("randperm: n = %lld is too large for dtype %s", (long long)n, lt_dtype_name(dt));
+    }
+  }
+  return t;
+}
+
 int lt_meta_dropout_trivial(lt_tensor *input, double p, bool train, lt_tensor *o, lt_tensor *m) {
   if (!train || p == 0 || p == 1 || input->numel == 0) {
     bool all = !train || p == 0;

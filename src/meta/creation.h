@@ -34,6 +34,9 @@ int lt_meta_range(const char *op, lt_scalar start, lt_scalar end, lt_scalar step
 /* [low, high) must be non-empty and representable in dt (randint, random_) */
 int lt_meta_int_bounds(const char *op, lt_dtype dt, int64_t low, int64_t high);
 
+/* randperm's result: n >= 0 and 1..n exact in the dtype (dtype < 0: int64) */
+lt_tensor *lt_meta_randperm_new(int64_t n, int dtype, lt_device dev);
+
 /* native_dropout's results o (input's dtype) and m (bool) when no draw is
 ** needed (eval, p 0 or 1, no elements): filled and copied; 1 when done, 0
 ** when a draw is needed, -1 on error (p and input checked before). */

@@ -80,13 +80,13 @@ local ops = {
     doc = "Samples 1-based category indices from the (unnormalised) weights in each row of self (1-D or 2-D); int64." },
 }
 
--- the ops with a CUDA kernel (src/cuda/creation.c, random.c); randperm and
--- multinomial have none yet (src/cuda/kernels_left.lua says why)
+-- the ops with a CUDA kernel (src/cuda/creation.c, random.c); multinomial has
+-- none yet (src/cuda/kernels_left.lua says why)
 local cuda = {}
 for name in ([[zeros ones empty full arange range linspace logspace eye zeros_like ones_like empty_like
     full_like new_zeros new_ones new_empty new_full rand randn randint randint_high normal rand_like
     randn_like randint_like randint_like_high bernoulli bernoulli_p bernoulli_ bernoulli_tensor_
-    uniform_ normal_ exponential_ random_]]):gmatch("%S+") do cuda[name] = true end
+    uniform_ normal_ exponential_ random_ randperm]]):gmatch("%S+") do cuda[name] = true end
 for _, d in ipairs(ops) do
   local name = d[1]:match("^([%w_]+)%(")
   if cuda[name] then d.kernels = { cpu = "lt_cpu_" .. name, cuda = "lt_cuda_" .. name } end

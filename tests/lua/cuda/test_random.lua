@@ -270,4 +270,35 @@ T.test("bad input gives the CPU's errors", function()
            "native_dropout")
 end)
 
+T.test("randperm: a permutation of 1..n on the device, uniform, seeded, every dtype", function()
+  torch.cuda._kernel_counts(true)
+  for _, n in ipairs({ 1, 31, 1025, 70000 }) do
+    local p = torch.randperm(n, { device = C })
+    T.eq(tostring(p.device):sub(1, 4), "cuda", "device")
+    T.eq(p.dtype, torch.int64, "dtype")
+    T.ok(torch.equal(p:cpu():sort(), torch.arange(1, n + 1)), "a permutation of 1.." .. n)
+  end
+  T.eq(torch.cuda._kernel_counts(true).cpu, 0, "no CPU fallback")
+  T.eq(torch.randperm(0, { device = C }):numel(), 0, "n = 0")
+  local f = torch.randperm(100, { device = C, dtype = torch.float32 })
+  T.eq(f.dtype, torch.float32)
+  T.ok(torch.equal(f:cpu():sort(), torch.arange(1, 101, { dtype = torch.float32 })), "float32 permutation")
+  torch.cuda.manual_seed(7); local a = torch.randperm(500, { device = C }):cpu()
+  torch.cuda.manual_seed(7); local b = torch.randperm(500, { device = C }):cpu()
+  T.ok(torch.equal(a, b), "the same seed gives the same permutation")
+  T.ok(not torch.equal(a, torch.randperm(500, { device = C }):cpu()), "the next draw differs")
+  -- each of the 6 orders of 3 comes up about 1/6 of the time (3000 draws: 500 +- 4 sigma)
+  local cnt = {}
+  for _ = 1, 3000 do
+    local p = torch.randperm(3, { device = C }):cpu()
+    local k = p[1] * 100 + p[2] * 10 + p[3]
+    cnt[k] = (cnt[k] or 0) + 1
+  end
+  local orders = 0
+  for _, v in pairs(cnt) do orders = orders + 1; T.ok(math.abs(v - 500) < 4 * math.sqrt(3000 / 6 * 5 / 6), "uniform: " .. v) end
+  T.eq(orders, 6, "every order appears")
+  T.raises(function() torch.randperm(-1, { device = C }) end, "randperm: argument 'n' must be non-negative")
+  T.raises(function() torch.randperm(300, { device = C, dtype = torch.uint8 }) end, "randperm: n = 300 is too large")
+end)
+
 T.done()
