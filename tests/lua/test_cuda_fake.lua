@@ -10,6 +10,7 @@
 --     allocator, copies both ways and between devices, printing, item(), arithmetic,
 --     training an nn model, the memory statistics — checked against the CPU.
 local T = require "testing"
+local check = require "cuda.check"
 local c = torch.cuda
 
 local fake = os.getenv("LUTORCH_CUDA_DRIVER") == "fake"
@@ -385,22 +386,7 @@ local function gen(dt, shape, nonzero)
   return x:to(dt)
 end
 
-local function close(got, want, what)
-  T.eq(tostring(got.device):sub(1, 4), "cuda", what .. " device")
-  local h = got:cpu()
-  T.eq(h.dtype, want.dtype, what .. " dtype")
-  T.eq(tostring(h:size()), tostring(want:size()), what .. " shape")
-  if h:numel() == 0 then return end
-  if not h:is_floating_point() then
-    T.ok(torch.equal(h, want), what .. ": " .. tostring(h) .. " vs " .. tostring(want))
-    return
-  end
-  local a, b = h:double(), want:double()
-  local nan = torch.isnan(a)
-  T.ok(torch.equal(nan, torch.isnan(b)), what .. ": NaNs differ")
-  local d = ((a - b):abs() / (b:abs() + 1)):masked_fill(nan, 0):masked_fill(a:eq(b), 0):max():item()
-  T.ok(d <= TOL[want.dtype], ("%s: differs by %g"):format(what, d))
-end
+local function close(got, want, what) check.close(got, want, what, TOL) end
 
 -- f on the CPU and on cuda give the same, or both raise; the CUDA kernels ran and nothing fell
 -- back (expect "fallback": the CPU kernel ran; "any": no launch needed, a byte move may do)

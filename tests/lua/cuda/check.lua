@@ -7,8 +7,8 @@ local M = {}
 -- the relative tolerance per float dtype (results of one op in another summation order)
 M.TOL = { [torch.float64] = 1e-12, [torch.float32] = 2e-6, [torch.float16] = 2e-3, [torch.bfloat16] = 1.6e-2 }
 
--- got (on cuda) equals want (on the CPU): exact for integers and bools, within tol[dtype] (0
--- when absent) for floats, NaNs in the same places; tables of results element by element
+-- got (on cuda) equals want (on the CPU): exact for integers and bools, within tol (a number,
+-- or a table by dtype: tol[dtype], 0 when absent) for floats, NaNs in the same places; tables of results element by element
 function M.close(got, want, what, tol)
   if type(want) == "table" then
     T.eq(#got, #want, what .. " results")
@@ -28,7 +28,8 @@ function M.close(got, want, what, tol)
   local nan = torch.isnan(a)
   T.ok(torch.equal(nan, torch.isnan(b)), what .. ": NaNs differ")
   local d = ((a - b):abs() / (b:abs() + 1)):masked_fill(nan, 0):masked_fill(a:eq(b), 0):max():item()
-  T.ok(d <= ((tol or M.TOL)[want.dtype] or 0), ("%s: differs by %g"):format(what, d))
+  local lim = type(tol) == "number" and tol or ((tol or M.TOL)[want.dtype] or 0)
+  T.ok(d <= lim, ("%s: differs by %g"):format(what, d))
 end
 
 -- elements in a result or a table of results

@@ -2,6 +2,7 @@
 -- inputs of a dtype, comparing a cuda result with the CPU's, and `check`, which runs an op on
 -- the CPU and on cuda and says the CUDA kernel (not the CPU fallback) computed it.
 local T = require "testing"
+local check = require "cuda.check"
 local M = {}
 
 M.TOL = { float64 = 1e-10, float32 = 1e-4, float16 = 1e-2, bfloat16 = 3e-2 }
@@ -18,22 +19,9 @@ end
 
 -- got (on cuda) equals want (on the CPU): exactly for integers and bools, else within the
 -- dtype's relative tolerance (or tol), NaNs where want has them
-function M.close(got, want, what, tol)
-  T.eq(tostring(got.device):sub(1, 4), "cuda", what .. " device")
-  local h = got:cpu()
-  T.eq(h.dtype, want.dtype, what .. " dtype")
-  T.eq(tostring(h:size()), tostring(want:size()), what .. " shape")
-  if h:numel() == 0 then return end
-  if not h:is_floating_point() then
-    T.ok(torch.equal(h, want), what .. ": " .. tostring(h) .. " vs " .. tostring(want))
-    return
-  end
-  local a, b = h:double(), want:double()
-  local nan = torch.isnan(a)
-  T.ok(torch.equal(nan, torch.isnan(b)), what .. ": NaNs differ: " .. tostring(h) .. " vs " .. tostring(want))
-  local d = ((a - b):abs() / (b:abs() + 1)):masked_fill(nan, 0):masked_fill(a:eq(b), 0):max():item()
-  T.ok(d <= (tol or M.TOL[want.dtype.name]), ("%s: differs by %g"):format(what, d))
-end
+local by_dtype = {}
+for name, v in pairs(M.TOL) do by_dtype[torch[name]] = v end
+function M.close(got, want, what, tol) check.close(got, want, what, tol or by_dtype) end
 
 -- f on the CPU and on cuda give the same, or both raise the same message; unless
 -- opts.no_count, a CUDA kernel ran (host or device count rose) and nothing fell back

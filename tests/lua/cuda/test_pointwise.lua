@@ -5,6 +5,7 @@
 -- reads torch.cuda._kernel_counts(): the CUDA kernel ran (host count under the fake driver) and
 -- the CPU's kernel did not. Runs unchanged on a real GPU (device count instead of host).
 local T = require "testing"
+local check = require "cuda.check"
 local c = torch.cuda
 
 if not c.is_available() then
@@ -38,22 +39,7 @@ local function gen(dt, shape, kind)
   return x:to(dt)
 end
 
-local function close(got, want, what, tol)
-  T.eq(tostring(got.device):sub(1, 4), "cuda", what .. " device")
-  local h = got:cpu()
-  T.eq(h.dtype, want.dtype, what .. " dtype")
-  T.eq(tostring(h:size()), tostring(want:size()), what .. " shape")
-  if h:numel() == 0 then return end
-  if not h:is_floating_point() then
-    T.ok(torch.equal(h, want), what .. ": " .. tostring(h) .. " vs " .. tostring(want))
-    return
-  end
-  local a, b = h:double(), want:double()
-  local nan = torch.isnan(a)
-  T.ok(torch.equal(nan, torch.isnan(b)), what .. ": NaNs differ")
-  local d = ((a - b):abs() / (b:abs() + 1)):masked_fill(nan, 0):masked_fill(a:eq(b), 0):max():item()
-  T.ok(d <= (tol or TOL[want.dtype]), ("%s: differs by %g"):format(what, d))
-end
+local function close(got, want, what, tol) check.close(got, want, what, tol or TOL) end
 
 local nchecks = 0
 -- f on the CPU and on cuda give the same result, or raise the same error; the CUDA kernels ran
