@@ -9,7 +9,7 @@ local check = require "cuda.check"
 local c = torch.cuda
 
 if not c.is_available() then
-  T.skip("cuda pointwise", "torch.cuda is not available: " .. tostring(select(2, c.is_available())))
+  T.skip("cuda pointwise", "torch.cuda is not available: " .. tostring(c.unavailable_reason()))
   T.done()
   return
 end
