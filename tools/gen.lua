@@ -1048,13 +1048,23 @@ l('#include "vm/largs.h"\n')
 
 -- group by Lua name (overloads), keeping declaration order
 local groups, order = {}, {}
+-- a dotted Lua name ("linalg.solve", an alias "special.erf") is a function of the
+-- namespace table torch.linalg, torch.special, ...: never a method (x:linalg.solve
+-- is no Lua), so such a group has the function entry only
 local function group_add(name, op, variants)
   if not groups[name] then groups[name] = { ops = {}, fn = false, method = false }; order[#order + 1] = name end
   local g = groups[name]
   g.ops[#g.ops + 1] = op
+  if name:find(".", 1, true) then
+    assert(variants:find("function"), op.name .. ": a namespaced Lua name (" .. name .. ") needs the function variant")
+    g.fn = true
+    return
+  end
   if variants:find("function") then g.fn = true end
   if variants:find("method") then g.method = true end
 end
+-- the C identifier of a Lua name
+local function cid(name) return (name:gsub("%.", "__")) end
 for _, op in ipairs(ops) do
   group_add(op.lua, op, op.variants)
   for _, a in ipairs(op.alias) do group_add(a, op, op.variants) end
@@ -1144,6 +1154,7 @@ for _, name in ipairs(order) do
   -- overloads of one Lua name that differ in variants (torch.where(cond, x, y)
   -- and x:where(cond, y)) get separate function and method entries
   local function emit(fname, want)
+    fname = cid(fname)
     l(("static int %s(lua_State *L) {"):format(fname))
     l("  lt_args a;\n  lt_parse_error err;\n  err.score = -1;")
     for _, op in ipairs(g.ops) do
@@ -1157,6 +1168,7 @@ for _, name in ipairs(order) do
   for _, op in ipairs(g.ops) do
     if not (op.variants:find("function") and op.variants:find("method")) then g.split = true end
   end
+  if name:find(".", 1, true) then g.split = true; g.method = false end
   if g.split then
     if g.fn then emit("lua_op_" .. name, "function") end
     if g.method then emit("lua_m_" .. name, "method") end
@@ -1166,11 +1178,12 @@ for _, name in ipairs(order) do
 end
 
 l("const luaL_Reg lt_gen_functions[] = {")
-for _, name in ipairs(order) do if groups[name].fn then l(("  {%s, lua_op_%s},"):format(cstr(name), name)) end end
+-- a dotted name goes into its namespace table (src/vm/ltorch.c: register_functions)
+for _, name in ipairs(order) do if groups[name].fn then l(("  {%s, lua_op_%s},"):format(cstr(name), cid(name))) end end
 l("  {NULL, NULL}\n};\n")
 l("const luaL_Reg lt_gen_methods[] = {")
 for _, name in ipairs(order) do
-  if groups[name].method then l(("  {%s, lua_%s_%s},"):format(cstr(name), groups[name].split and "m" or "op", name)) end
+  if groups[name].method then l(("  {%s, lua_%s_%s},"):format(cstr(name), groups[name].split and "m" or "op", cid(name))) end
 end
 l("  {NULL, NULL}\n};\n")
 
@@ -1214,7 +1227,7 @@ for _, f in ipairs(fileorder) do
     local sig = op.inplace_of and op.schema.text:gsub("^([%w_]+)", "%1_") or op.schema.text
     local forms = {}
     if op.variants:find("function") then forms[#forms + 1] = "torch." .. op.lua end
-    if op.variants:find("method") then forms[#forms + 1] = "x:" .. op.lua end
+    if op.variants:find("method") and not op.lua:find(".", 1, true) then forms[#forms + 1] = "x:" .. op.lua end
     for _, a in ipairs(op.alias) do forms[#forms + 1] = a end
     M[#M + 1] = ("- `%s` — %s (%s%s%s)"):format(sig, op.doc, join(forms), op.out and "; out=" or "",
       op.nondiff and "; not differentiable" or "")

@@ -220,6 +220,8 @@ return function(ctx)
   -- group by Lua name, keeping declaration order; t7 aliases only here
   local groups, order = {}, {}
   local function add(name, op)
+    -- Torch7 had no namespaces: torch.linalg.solve keeps the PyTorch binding
+    if name:find(".", 1, true) then return end
     if not groups[name] then groups[name] = { ops = {} }; order[#order + 1] = name end
     local g = groups[name]
     g.ops[#g.ops + 1] = op

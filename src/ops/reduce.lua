@@ -95,7 +95,7 @@ return {
     derivatives = { self = "lt_grad_norm_str(grad, self, result, p, dim, keepdim)" },
     lua = "norm", out = true, doc = "norm with p = \"fro\" (the 2-norm over dim)." },
   { "logsumexp(Tensor self, Dim[] dim, bool keepdim=False) -> Tensor",
-    kernels = { cpu = "lt_cpu_logsumexp", cuda = "lt_cuda_logsumexp" }, out = true,
+    kernels = { cpu = "lt_cpu_logsumexp", cuda = "lt_cuda_logsumexp" }, out = true, alias = { "special.logsumexp" },
     derivatives = { self = "lt_grad_logsumexp(grad, self, result, dim, keepdim)" },
     doc = "log(sum(exp(x))) over dim, computed stably; integer inputs give the default float dtype." },
   { "cumsum(Tensor self, Dim dim, *, ScalarType? dtype=None) -> Tensor",

@@ -474,6 +474,32 @@ static void add_lib_paths(lua_State *L) {
   lua_pop(L, 1);
 }
 
+/* The generated functions into the module table at -1; a dotted name
+** ("linalg.solve") goes into the namespace table it names (torch.linalg),
+** made on first use, so an op's declaration alone puts it in torch.linalg,
+** torch.special or torch.fft. */
+static void register_functions(lua_State *L, const luaL_Reg *fns) {
+  for (const luaL_Reg *r = fns; r->name; r++) {
+    const char *dot = strchr(r->name, '.');
+    if (!dot) {
+      lua_pushcfunction(L, r->func);
+      lua_setfield(L, -2, r->name);
+      continue;
+    }
+    lua_pushlstring(L, r->name, (size_t)(dot - r->name));
+    if (lua_rawget(L, -2) != LUA_TTABLE) {
+      lua_pop(L, 1);
+      lua_newtable(L);
+      lua_pushlstring(L, r->name, (size_t)(dot - r->name));
+      lua_pushvalue(L, -2);
+      lua_rawset(L, -4);
+    }
+    lua_pushcfunction(L, r->func);
+    lua_setfield(L, -2, dot + 1);
+    lua_pop(L, 1);
+  }
+}
+
 int luaopen_torch(lua_State *L) {
   luaL_checkversion(L);
   lt_init();              /* the built-in backends */
@@ -484,7 +510,7 @@ int luaopen_torch(lua_State *L) {
   add_lib_paths(L);
   lt_vm_open_tensor(L);
   lua_createtable(L, 0, 512);
-  luaL_setfuncs(L, lt_gen_functions, 0);
+  register_functions(L, lt_gen_functions);
   luaL_setfuncs(L, core_functions, 0);
   for (int i = 0; i < LT_NUM_DTYPES; i++) {
     lt_vm_push_dtype(L, (lt_dtype)i);
