@@ -12,4 +12,8 @@ return {
   ops = {
     "multinomial",
   } },
+{ why = "Torch7 mode's LAPACK helpers (one small matrix, as Torch7 had them): the CPU's LAPACK; a CUDA version would go through cuSOLVER, which is not bound yet",
+  ops = {
+    "_pstrf", "_eig_real",
+  } },
 }

@@ -1,0 +1,149 @@
+/*
+** linalg_t7.c — the two LAPACK calls Torch7's names need and PyTorch has no
+** op for (src/ops/linalg_t7.lua): pivoted Cholesky of a semi-definite matrix
+** (?pstrf, Torch7's torch.pstrf) and the eigen decomposition of a general
+** real matrix with real outputs (?geev: eigenvalues as (re, im) rows and
+** LAPACK's real packing of the eigenvectors, Torch7's torch.eig and PyTorch
+** 1.13's deprecated torch.eig). Both take one 2-D float32/float64 matrix, as
+** Torch7 did; src/vm/lua/t7lapack.lua gives them Torch7's call forms.
+*/
+#include <stdlib.h>
+#include <string.h>
+#include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
+#include "cpu/lapack.h"
+#include "meta/meta.h"
+
+/* a square float32/float64 matrix, or an error naming op and argument */
+static int check_square(const char *op, const lt_tensor *a) {
+  if (lt_meta_check_f32_or_f64(op, "self", a) < 0) return -1;
+  if (a->ndim != 2) return lt_error("%s: argument 'self' must be a 2-D matrix, got %d-D", op, a->ndim);
+  if (a->sizes[0] != a->sizes[1])
+    return lt_error("%s: argument 'self' must be a square matrix, got %lldx%lld", op,
+                    (long long)a->sizes[0], (long long)a->sizes[1]);
+  if (a->sizes[0] > 0x7fffffff) return lt_error("%s: argument 'self' is too large for LAPACK", op);
+  return 0;
+}
+
+/* a's elements in column-major order, as a new buffer of element size es:
+** the row-major copy of a's transpose */
+static void *column_major_copy(lt_tensor *a, size_t es) {
+  int64_t n = a->sizes[0], m = a->sizes[1];
+  lt_tensor *c = lt_tensor_contiguous(a);
+  if (!c) return NULL;
+  char *buf = malloc((size_t)(n * m > 0 ? n * m : 1) * es);
+  if (!buf) { lt_tensor_release(c); lt_error("out of memory"); return NULL; }
+  const char *src = lt_tensor_data(c);
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t j = 0; j < m; j++) memcpy(buf + (size_t)(i + j * n) * es, src + (size_t)(i * m + j) * es, es);
+  lt_tensor_release(c);
+  return buf;
+}
+
+/* ---- pivoted Cholesky ---- */
+
+#define PSTRF_BODY(T, P) { \
+  T *a = buf, tolv = (T)tol; \
+  T *work = malloc(sizeof(T) * (size_t)(2 * n > 0 ? 2 * n : 1)); \
+  if (!work) { info = -1000; break; } \
+  P##pstrf_(&uplo, &n, a, &n, piv, &rank, &tolv, work, &info, 1); \
+  free(work); \
+  T *f = lt_tensor_data(fac); \
+  for (lt_lapack_int i = 0; i < n; i++) \
+    for (lt_lapack_int j = 0; j < n; j++) { \
+      /* row-major f[i][j] from column-major a; outside the triangle, and in \
+      ** the block LAPACK left unfactored past the rank, zero */ \
+      bool keep = upper ? j >= i : i >= j; \
+      if (i >= rank && j >= rank) keep = false; \
+      f[(size_t)i * n + j] = keep ? a[i + (size_t)j * n] : 0; \
+    } \
+}
+
+int lt_cpu__pstrf(lt_tensor *self, bool upper, double tol, lt_tensor **factor, lt_tensor **pivots) {
+  const char *op = "pstrf";
+  *factor = *pivots = NULL;
+  if (check_square(op, self) < 0) return -1;
+  lt_dtype dt = lt_tensor_dtype(self);
+  lt_lapack_int n = (lt_lapack_int)self->sizes[0], rank = 0, info = 0;
+  char uplo = upper ? 'U' : 'L';
+  int64_t sz[2] = { n, n }, pn = n;
+  void *buf = column_major_copy(self, lt_dtype_size(dt));
+  lt_tensor *fac = lt_tensor_new(dt, lt_tensor_device(self), 2, sz);
+  lt_tensor *piv_t = lt_tensor_new(LT_INT32, lt_tensor_device(self), 1, &pn);
+  if (!buf || !fac || !piv_t) goto fail;
+  lt_lapack_int *piv = lt_tensor_data(piv_t);
+  do {
+    if (n == 0) break;
+    if (dt == LT_FLOAT64) PSTRF_BODY(double, d) else PSTRF_BODY(float, s)
+  } while (0);
+  if (info == -1000) { lt_error("out of memory"); goto fail; }
+  if (info < 0) { lt_error("%s: LAPACK ?pstrf rejected argument %d", op, -info); goto fail; }
+  /* info > 0: the matrix is semi-definite of rank `rank`, which is the point */
+  free(buf);
+  *factor = fac;
+  *pivots = piv_t;
+  return 0;
+fail:
+  free(buf);
+  lt_tensor_release(fac);
+  lt_tensor_release(piv_t);
+  return -1;
+}
+
+/* ---- eigen decomposition of a general real matrix ---- */
+
+#define GEEV_BODY(T, P) { \
+  T *a = buf, wq, *wr = NULL, *wi = NULL, *vr = NULL, *work = NULL; \
+  lt_lapack_int lwork = -1, ldvr = vectors ? n : 1; \
+  P##geev_("N", &jobvr, &n, a, &n, &wq, &wq, &wq, &one, &wq, &ldvr, &wq, &lwork, &info, 1, 1); \
+  if (info != 0) break; \
+  lwork = (lt_lapack_int)wq; \
+  wr = malloc(sizeof(T) * (size_t)n); wi = malloc(sizeof(T) * (size_t)n); \
+  work = malloc(sizeof(T) * (size_t)(lwork > 1 ? lwork : 1)); \
+  if (vectors) vr = malloc(sizeof(T) * (size_t)n * (size_t)n); \
+  if (!wr || !wi || !work || (vectors && !vr)) info = -1000; \
+  else P##geev_("N", &jobvr, &n, a, &n, wr, wi, &wq, &one, vectors ? vr : &wq, &ldvr, work, &lwork, &info, 1, 1); \
+  if (info == 0) { \
+    T *e = lt_tensor_data(ev); \
+    for (lt_lapack_int i = 0; i < n; i++) { e[2 * i] = wr[i]; e[2 * i + 1] = wi[i]; } \
+    if (vectors) { \
+      T *v = lt_tensor_data(vv); \
+      for (lt_lapack_int i = 0; i < n; i++) \
+        for (lt_lapack_int j = 0; j < n; j++) v[(size_t)i * n + j] = vr[i + (size_t)j * n]; \
+    } \
+  } \
+  free(wr); free(wi); free(work); free(vr); \
+}
+
+int lt_cpu__eig_real(lt_tensor *self, bool eigenvectors, lt_tensor **eigenvalues, lt_tensor **vecs) {
+  const char *op = "eig";
+  *eigenvalues = *vecs = NULL;
+  if (check_square(op, self) < 0) return -1;
+  lt_dtype dt = lt_tensor_dtype(self);
+  lt_lapack_int n = (lt_lapack_int)self->sizes[0], info = 0, one = 1;
+  bool vectors = eigenvectors;
+  char jobvr = vectors ? 'V' : 'N';
+  int64_t esz[2] = { n, 2 }, vsz[2] = { vectors ? n : 0, vectors ? n : 0 };
+  void *buf = column_major_copy(self, lt_dtype_size(dt));
+  lt_tensor *ev = lt_tensor_new(dt, lt_tensor_device(self), 2, esz);
+  lt_tensor *vv = lt_tensor_new(dt, lt_tensor_device(self), 2, vsz);
+  if (!buf || !ev || !vv) goto fail;
+  do {
+    if (n == 0) break;
+    if (dt == LT_FLOAT64) GEEV_BODY(double, d) else GEEV_BODY(float, s)
+  } while (0);
+  if (info == -1000) { lt_error("out of memory"); goto fail; }
+  if (info < 0) { lt_error("%s: LAPACK ?geev rejected argument %d", op, -info); goto fail; }
+  if (info > 0) {
+    lt_error("%s: the QR algorithm did not converge (eigenvalues %d..%d were not computed)", op, 1, info);
+    goto fail;
+  }
+  free(buf);
+  *eigenvalues = ev;
+  *vecs = vv;
+  return 0;
+fail:
+  free(buf);
+  lt_tensor_release(ev);
+  lt_tensor_release(vv);
+  return -1;
+}
