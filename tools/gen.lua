@@ -1228,7 +1228,7 @@ for _, f in ipairs(fileorder) do
     local forms = {}
     if op.variants:find("function") then forms[#forms + 1] = "torch." .. op.lua end
     if op.variants:find("method") and not op.lua:find(".", 1, true) then forms[#forms + 1] = "x:" .. op.lua end
-    for _, a in ipairs(op.alias) do forms[#forms + 1] = a end
+    for _, a in ipairs(op.alias) do forms[#forms + 1] = a:find(".", 1, true) and "torch." .. a or a end
     M[#M + 1] = ("- `%s` — %s (%s%s%s)"):format(sig, op.doc, join(forms), op.out and "; out=" or "",
       op.nondiff and "; not differentiable" or "")
     M[#M + 1] = "  " .. kernels_line(op)
