@@ -528,6 +528,100 @@ function torch._t7_install(torch)
   function M.map(x, y, f) return each(x, { y }, f) end
   function M.map2(x, y, z, f) return each(x, { y, z }, f) end
 
+  -- Torch7's generator drew uniform doubles as k / 2^32 (32 random bits): code
+  -- relies on sums of a few such numbers being exact (the mean of an expanded
+  -- column equals the column), so float64 draws keep that grid here
+  local grid = 2.0 ^ 32
+  local function on_grid(t)
+    if torch.isTensor(t) and t.dtype == torch.float64 then t:mul_(grid):floor_():div_(grid) end
+    return t
+  end
+  local rand0 = torch.rand
+  torch.rand = function(...) return on_grid(rand0(...)) end
+  local uniform0 = M.uniform
+  function M.uniform(x, a, b, ...)
+    if x.dtype ~= torch.float64 then return uniform0(x, a, b, ...) end
+    a, b = a or 0, b or 1
+    uniform0(x, 0, 1, ...)
+    on_grid(x)
+    if a ~= 0 or b ~= 1 then x:mul_(b - a):add_(a) end
+    return x
+  end
+
+  -- torch.Tensor() is Torch7's empty tensor, which has no dims: a 1-D tensor of
+  -- 0 elements (lutorch's empty tensor) says dim() 0 and its size() is empty
+  local dim0, size0 = M.dim, M.size
+  local function no_dims(x) return torch.isTensor(x) and dim0(x) == 1 and x:nElement() == 0 end
+  function M.dim(x, ...)
+    if no_dims(x) then return 0 end
+    return dim0(x, ...)
+  end
+  M.nDimension = M.dim
+  function M.size(x, ...)
+    if select("#", ...) == 0 and no_dims(x) then return setmetatable({}, size_mt) end
+    return size0(x, ...)
+  end
+
+  -- Walker's alias method (Torch7's torch.multinomialAliasSetup/multinomialAlias):
+  -- the setup splits the n outcomes into n equal columns, each holding its own
+  -- outcome with probability q[i] and one other, J[i], with 1 - q[i]; a draw
+  -- then costs one column index and one uniform number
+  function torch.multinomialAliasSetup(probs, state)
+    if not torch.isTensor(probs) or dim0(probs) ~= 1 or probs:nElement() == 0 then
+      error("multinomialAliasSetup: argument 'probs' must be a non-empty 1-D tensor", 2)
+    end
+    if state ~= nil and (type(state) ~= "table" or not torch.isTensor(state[1]) or not torch.isTensor(state[2])) then
+      error("multinomialAliasSetup: argument 'state' must be a table {LongTensor, Tensor}", 2)
+    end
+    local n = probs:nElement()
+    local p = probs:double():totable()
+    local total = 0
+    for i = 1, n do
+      if p[i] < 0 or p[i] ~= p[i] then error("multinomialAliasSetup: the probabilities must be non-negative numbers", 2) end
+      total = total + p[i]
+    end
+    if total <= 0 then error("multinomialAliasSetup: the probabilities sum to 0", 2) end
+    local q, J, small, large = {}, {}, {}, {}
+    for i = 1, n do
+      q[i] = p[i] * n / total
+      J[i] = i
+      if q[i] < 1 then small[#small + 1] = i else large[#large + 1] = i end
+    end
+    -- each short column is topped up from a tall one, which shrinks by as much
+    while #small > 0 and #large > 0 do
+      local s, l = table.remove(small), large[#large]
+      J[s] = l
+      q[l] = q[l] - (1 - q[s])
+      if q[l] < 1 then table.remove(large); small[#small + 1] = l end
+    end
+    -- what is left is full up to rounding
+    for _, i in ipairs(small) do q[i] = 1 end
+    for _, i in ipairs(large) do q[i] = 1 end
+    local Jt = state and state[1] or torch.LongTensor()
+    local qt = state and state[2] or probs.new(probs)
+    M.resize(Jt, n):copy(torch.LongTensor(J))
+    M.resize(qt, n):copy(torch.DoubleTensor(q))
+    if state then return state end
+    return { Jt, qt }
+  end
+  function torch.multinomialAlias(output, state)
+    if not torch.isTensor(output) or dim0(output) ~= 1 then
+      error("multinomialAlias: argument 'output' must be a 1-D tensor", 2)
+    end
+    if type(state) ~= "table" or not torch.isTensor(state[1]) or not torch.isTensor(state[2])
+      or state[1]:nElement() == 0 or state[1]:nElement() ~= state[2]:nElement() then
+      error("multinomialAlias: argument 'state' must be the table torch.multinomialAliasSetup returns", 2)
+    end
+    local m = output:nElement()
+    if m == 0 then return output end
+    local J, q = state[1]:long(), state[2]:double()
+    local col = torch.LongTensor(m):random(1, J:nElement())
+    local u = torch.DoubleTensor(m):uniform()
+    local keep = u:lt(q:index(1, col))
+    output:copy(torch.where(keep, col, J:index(1, col)))
+    return output
+  end
+
   -- install the Tester
   torch._t7_tester(torch)
 
