@@ -4,7 +4,8 @@
 -- (torch.DoubleTensor, ...) as Torch7's class objects, torch.class and its
 -- type functions, Torch7's random functions, the tensor methods Torch7 had
 -- that are not ops (resize, apply, map, ...), LongStorage sizes, the
--- Lua 5.1 / LuaJIT names Torch7 code uses, and torch.Tester.
+-- Lua 5.1 / LuaJIT names Torch7 code uses (t7lua51.lua), torch.Tester
+-- (t7tester.lua) and torch.CmdLine (t7cmdline.lua).
 local torch = ...
 
 function torch._t7_install(torch)
@@ -14,13 +15,7 @@ function torch._t7_install(torch)
   ---------------------------------------------------------------------------
   -- Lua 5.1 / LuaJIT idioms (globals of this state only)
   ---------------------------------------------------------------------------
-  unpack = unpack or table.unpack
-  loadstring = loadstring or load
-  math.pow = math.pow or function(a, b) return a ^ b end
-  math.log10 = math.log10 or function(x) return math.log(x, 10) end
-  math.mod = math.mod or math.fmod
-  table.getn = table.getn or function(t) return #t end
-  math.ldexp = math.ldexp or function(m, e) return m * 2.0 ^ e end
+  torch._t7_lua51()     -- src/vm/lua/t7lua51.lua
 
   ---------------------------------------------------------------------------
   -- classes: torch.class, torch.typename, torch.type, torch.isTypeOf, ...
@@ -622,8 +617,9 @@ function torch._t7_install(torch)
     return output
   end
 
-  -- install the Tester
+  -- install the Tester and CmdLine
   torch._t7_tester(torch)
+  torch._t7_cmdline(torch)
 
   -- torch.setheaptracking: accepted (the binding reports storage bytes to the
   -- collector anyway); torch._heaptracking says what was asked
