@@ -256,6 +256,17 @@ function torch._t7_install(torch)
   function storage_methods.type(s) return getmetatable(s).__typename end
   function storage_methods.data(s) return rawget(s, "_t") end
   torch.isStorage = is_storage
+  -- torch.Storage: the storage of the default tensor type
+  torch.Storage = setmetatable({}, {
+    __call = function(_, ...)
+      local name = torch.getdefaulttensortype():gsub("^torch%.", ""):gsub("Tensor$", "Storage")
+      return torch[name](...)
+    end,
+    __index = function(_, k)
+      local name = torch.getdefaulttensortype():gsub("^torch%.", ""):gsub("Tensor$", "Storage")
+      return rawget(torch[name], k)
+    end,
+  })
   -- x:storage(): the whole of x's storage, sharing its memory (x:storageOffset() is 1-based)
   function M.storage(x)
     local name = x:type():gsub("^torch%.", ""):gsub("Tensor$", "Storage")
