@@ -568,6 +568,37 @@ function torch._t7_install(torch)
     return size0(x, ...)
   end
 
+  -- x:stride() is a LongStorage-like sequence, as x:size() is
+  local stride0 = M.stride
+  function M.stride(x, ...)
+    local r = stride0(x, ...)
+    if select("#", ...) == 0 and type(r) == "table" then return setmetatable(r, size_mt) end
+    return r
+  end
+
+  -- x:sub(d1s, d1e [, d2s, d2e ...]) is Torch7's sub-tensor (Torch7 subtracts
+  -- with csub): inclusive 1-based ranges, negative counting from the end
+  local sub0 = M.sub
+  function M.sub(x, ...)
+    local n = select("#", ...)
+    local ranges = n >= 2 and n % 2 == 0
+    for i = 1, n do ranges = ranges and math.type((select(i, ...))) == "integer" end
+    if not ranges or not torch.isTensor(x) then return sub0(x, ...) end
+    if n / 2 > dim0(x) then error(("sub: %d ranges for a %d-D tensor"):format(n // 2, dim0(x)), 2) end
+    local r = x
+    for d = 1, n // 2 do
+      local size = x:size(d)
+      local s, e = select(2 * d - 1, ...)
+      if s < 0 then s = size + s + 1 end
+      if e < 0 then e = size + e + 1 end
+      if s < 1 or e > size or s > e then
+        error(("sub: range %d..%d out of bounds for dim %d of size %d"):format(s, e, d, size), 2)
+      end
+      r = r:narrow(d, s, e - s + 1)
+    end
+    return r
+  end
+
   -- Walker's alias method (Torch7's torch.multinomialAliasSetup/multinomialAlias):
   -- the setup splits the n outcomes into n equal columns, each holding its own
   -- outcome with probability q[i] and one other, J[i], with 1 - q[i]; a draw
