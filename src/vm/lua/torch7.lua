@@ -445,9 +445,15 @@ function torch._t7_install(torch)
     return M.bernoulli_(x, p or 0.5)
   end
   function M.logNormal(x, m, s) return x:normal_(m or 1, s or 2):exp_() end
+  -- Torch7's geometric: P(i) = (1 - p) p^(i-1), i >= 1 (p the chance to go on)
+  local function check_p(p, name)
+    if type(p) ~= "number" or not (p > 0 and p < 1) then
+      error(name .. ": argument 'p' must be a number with 0 < p < 1, got " .. tostring(p), 3)
+    end
+  end
   function M.geometric(x, p)
-    -- the number of trials to the first success: ceil(log(u) / log(1 - p))
-    return x:uniform_(0, 1):log_():div_(math.log(1 - p)):ceil_()
+    check_p(p, "geometric")
+    return x:uniform_(0, 1):neg_():add_(1):log_():div_(math.log(p)):floor_():add_(1)
   end
   function M.cauchy(x, median, sigma)
     return x:uniform_(0, 1):sub_(0.5):mul_(math.pi):tan_():mul_(sigma or 1):add_(median or 0)
@@ -847,4 +853,96 @@ function torch._t7_install(torch)
     if res then M.resize(res, out:size()); res:copy(out); return res end
     return out
   end
+
+  ---------------------------------------------------------------------------
+  -- the rest of Torch7's documented names that cost little (doc/utility.md,
+  -- maths.md, tensor.md, storage.md; tools/torch7_names.lua lists them)
+  ---------------------------------------------------------------------------
+  -- the deprecated spellings of fmod
+  torch.mod, M.mod = torch.fmod, M.fmod
+  torch.cmod, M.cmod = torch.cfmod, M.cfmod
+  -- reference counts are the collector's: retain and free are accepted
+  function M.retain(x) return x end
+  function M.free(x) return x end
+  storage_methods.retain, storage_methods.free = M.retain, M.free
+  -- s:string(): a Byte/Char storage's bytes as a Lua string; s:string(str) takes them
+  function storage_methods.string(s, str)
+    local tn = getmetatable(s).__typename
+    if tn ~= "torch.ByteStorage" and tn ~= "torch.CharStorage" then
+      error("string: only a ByteStorage or a CharStorage holds a string, this is a " .. tn, 2)
+    end
+    local t = rawget(s, "_t")
+    if str == nil then
+      local v = t:totable()
+      for i = 1, #v do v[i] = string.char(v[i] % 256) end
+      return table.concat(v)
+    end
+    if type(str) ~= "string" then error("string: argument 'str' must be a string", 2) end
+    local bytes = { str:byte(1, -1) }
+    if tn == "torch.CharStorage" then
+      for i = 1, #bytes do if bytes[i] > 127 then bytes[i] = bytes[i] - 256 end end
+    end
+    storage_methods.resize(s, #bytes)
+    if #bytes > 0 then rawget(s, "_t"):copy(torch[tn == "torch.ByteStorage" and "ByteTensor" or "CharTensor"](bytes)) end
+    return s
+  end
+  -- class ids: the class's metatable stands for it
+  function torch.typename2id(name) return classes[name] end
+  function torch.id(obj)
+    local n = typename_of(obj)
+    return n and classes[n] or nil
+  end
+  function torch.isequal(a, b)
+    local t = type(a)
+    return (t == "table" or t == "userdata") and rawequal(a, b)
+  end
+  function torch.version(obj)
+    local ok, v = pcall(function() return obj.__version end)
+    return ok and v or nil
+  end
+  -- a unique number per object (its address)
+  function torch.pointer(obj)
+    local t = type(obj)
+    if t ~= "table" and t ~= "userdata" and t ~= "function" and t ~= "thread" then return nil end
+    return tonumber((("%p"):format(obj)))
+  end
+  -- the environment of a function (Torch7's userdata environments do not exist here)
+  function torch.getenv(f)
+    if type(f) ~= "function" then error("torch.getenv: argument #1 must be a function here (no userdata environments)", 2) end
+    return getfenv(f)
+  end
+  function torch.setenv(f, env)
+    if type(f) ~= "function" then error("torch.setenv: argument #1 must be a function here (no userdata environments)", 2) end
+    return setfenv(f, env)
+  end
+  function torch.setmetatable(t, name)
+    if type(t) ~= "table" then error("torch.setmetatable: argument #1 must be a table", 2) end
+    local cmt = classes[name]
+    if not cmt then error("torch.setmetatable: unknown class '" .. tostring(name) .. "'", 2) end
+    return setmetatable(t, cmt)
+  end
+  function torch.getconstructortable(name)
+    local cmt = classes[name]
+    if not cmt then return nil end
+    return rawget(cmt, "__class") or cmt
+  end
+  function torch.totable(obj)
+    if torch.isTensor(obj) or is_storage(obj) then return obj:totable() end
+    error("torch.totable: argument #1 must be a tensor or a storage, got " .. torch.type(obj), 2)
+  end
+  -- single draws of the distributions Torch7's generator had, as numbers
+  local function std_ok(s, name)
+    if type(s) ~= "number" or not (s > 0) then error(name .. ": argument 'stdv' must be a positive number", 3) end
+  end
+  torch.logNormal = with_gen(function(g, m, s)
+    std_ok(s, "logNormal")
+    return math.exp(draw(g, M.normal_, m, s))
+  end)
+  torch.cauchy = with_gen(function(g, median, sigma)
+    return (median or 0) + (sigma or 1) * math.tan(math.pi * (draw(g, M.uniform_, 0, 1) - 0.5))
+  end)
+  torch.geometric = with_gen(function(g, p)
+    check_p(p, "geometric")
+    return math.floor(math.log(1 - draw(g, M.uniform_, 0, 1)) / math.log(p)) + 1
+  end)
 end
