@@ -287,4 +287,66 @@ T.test("torch.setheaptracking and torch.Timer", function()
   t:resume(); t:reset(); T.ok(t:time().real < 1)
 end)
 
+T.test("x:sub is Torch7's sub-tensor, x:stride() a LongStorage", function()
+  local x = torch.range(1, 30):view(5, 6)
+  local y = x:sub(2, 4)
+  T.eq(y:size():totable(), { 3, 6 }); T.eq(y[1][1], 7)
+  local z = x:sub(2, -1, 3, 4)
+  T.eq(z:size():totable(), { 4, 2 }); T.eq(z[1][1], 9); T.eq(z[4][2], 28)
+  z:fill(0); T.eq(x[2][3], 0)   -- a view
+  T.eq(x[1][1], 1)              -- x itself is unchanged
+  T.raises(function() x:sub(0, 2) end, "sub: range 0..2 out of bounds for dim 1 of size 5")
+  T.raises(function() x:sub(1, 2, 1, 2, 1, 1) end, "sub: 3 ranges for a 2-D tensor")
+  local st = x:stride()
+  T.eq(st:size(), 2); T.eq(st:totable(), { 6, 1 }); T.eq(x:stride(1), 6)
+end)
+
+T.test("utility names: mod, retain, storage strings, ids, pointer, totable, ...", function()
+  local a = torch.Tensor({ 5, -5 })
+  T.eq(torch.mod(a, 3):totable(), torch.fmod(a, 3):totable())
+  T.eq(torch.cmod(a, torch.Tensor({ 3, 3 })):totable(), { 2, -2 })
+  T.ok(a:retain() == a); T.ok(a:free() == a)
+  local cs = torch.CharStorage():string("hi!")
+  T.eq(cs:size(), 3); T.eq(cs[1], 104); T.eq(cs:string(), "hi!")
+  T.eq(torch.ByteStorage({ 65, 66 }):string(), "AB")
+  T.raises(function() torch.DoubleStorage(2):string() end, "only a ByteStorage or a CharStorage")
+  T.ok(torch.id(torch.Tensor()) == torch.typename2id("torch.DoubleTensor"))
+  T.ok(torch.id(torch.LongTensor()) ~= torch.id(torch.Tensor()))
+  T.eq(torch.id(3), nil)
+  local t = {}
+  T.eq(torch.isequal(t, t), true); T.eq(torch.isequal(t, {}), false); T.eq(torch.isequal(1, 1), false)
+  T.eq(math.type(torch.pointer(t)), "integer"); T.ok(torch.pointer(t) ~= torch.pointer({})); T.eq(torch.pointer(1), nil)
+  T.eq(torch.totable(torch.Tensor({ { 1, 2 } })), { { 1, 2 } }); T.eq(torch.totable(torch.LongStorage({ 3 })), { 3 })
+  T.raises(function() torch.totable(1) end, "must be a tensor or a storage")
+  T.eq(torch.version({ __version = 3 }), 3)
+  local C = torch.class("t7misc.Thing")
+  function C:hello() return "hi" end
+  local obj = torch.setmetatable({}, "t7misc.Thing")
+  T.eq(obj:hello(), "hi"); T.eq(torch.type(obj), "t7misc.Thing")
+  T.ok(torch.getconstructortable("t7misc.Thing") == C)
+  T.raises(function() torch.setmetatable({}, "no.Such") end, "unknown class 'no.Such'")
+  local function f() return g_t7misc end
+  torch.setenv(f, { g_t7misc = 9 }); T.eq(f(), 9); T.eq(torch.getenv(f).g_t7misc, 9)
+  t7misc = nil
+end)
+
+T.test("torch.logNormal, cauchy, geometric: numbers, Torch7's conventions", function()
+  torch.manualSeed(3)
+  local g = 0
+  for i = 1, 20000 do
+    local v = torch.geometric(0.25)
+    T.ok(math.type(v) == "integer" and v >= 1)
+    g = g + v
+  end
+  T.near(g / 20000, 1 / (1 - 0.25), 0.03)     -- P(i) = (1 - p) p^(i-1)
+  T.near(torch.Tensor(20000):geometric(0.25):mean(), 1 / 0.75, 0.03)
+  T.ok(torch.logNormal(0, 1) > 0)
+  T.eq(type(torch.cauchy(0, 1)), "number")
+  local gen = torch.Generator(); torch.manualSeed(gen, 5)
+  local v1 = torch.logNormal(gen, 1, 0.5); torch.manualSeed(gen, 5)
+  T.eq(torch.logNormal(gen, 1, 0.5), v1)
+  T.raises(function() torch.geometric(1) end, "0 < p < 1")
+  T.raises(function() torch.logNormal(0, -1) end, "argument 'stdv' must be a positive number")
+end)
+
 T.done()
