@@ -9,5 +9,6 @@ if not torch.Tester then
   torch._t7_tester(torch)
 end
 dofile(file)
-local t = torch.test({ name })
+-- Torch7's Tester:run takes patterns: anchor the name so that "add" is not also "addbmm"
+local t = torch.test({ "^" .. name .. "$" })
 os.exit(t.nrun == 1 and t.nfailed == 0 and 0 or 1)

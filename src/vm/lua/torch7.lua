@@ -4,7 +4,8 @@
 -- (torch.DoubleTensor, ...) as Torch7's class objects, torch.class and its
 -- type functions, Torch7's random functions, the tensor methods Torch7 had
 -- that are not ops (resize, apply, map, ...), LongStorage sizes, the
--- Lua 5.1 / LuaJIT names Torch7 code uses, and torch.Tester.
+-- Lua 5.1 / LuaJIT names Torch7 code uses (t7lua51.lua), torch.Tester
+-- (t7tester.lua) and torch.CmdLine (t7cmdline.lua).
 local torch = ...
 
 function torch._t7_install(torch)
@@ -14,13 +15,7 @@ function torch._t7_install(torch)
   ---------------------------------------------------------------------------
   -- Lua 5.1 / LuaJIT idioms (globals of this state only)
   ---------------------------------------------------------------------------
-  unpack = unpack or table.unpack
-  loadstring = loadstring or load
-  math.pow = math.pow or function(a, b) return a ^ b end
-  math.log10 = math.log10 or function(x) return math.log(x, 10) end
-  math.mod = math.mod or math.fmod
-  table.getn = table.getn or function(t) return #t end
-  math.ldexp = math.ldexp or function(m, e) return m * 2.0 ^ e end
+  torch._t7_lua51()     -- src/vm/lua/t7lua51.lua
 
   ---------------------------------------------------------------------------
   -- classes: torch.class, torch.typename, torch.type, torch.isTypeOf, ...
@@ -261,6 +256,17 @@ function torch._t7_install(torch)
   function storage_methods.type(s) return getmetatable(s).__typename end
   function storage_methods.data(s) return rawget(s, "_t") end
   torch.isStorage = is_storage
+  -- torch.Storage: the storage of the default tensor type
+  torch.Storage = setmetatable({}, {
+    __call = function(_, ...)
+      local name = torch.getdefaulttensortype():gsub("^torch%.", ""):gsub("Tensor$", "Storage")
+      return torch[name](...)
+    end,
+    __index = function(_, k)
+      local name = torch.getdefaulttensortype():gsub("^torch%.", ""):gsub("Tensor$", "Storage")
+      return rawget(torch[name], k)
+    end,
+  })
   -- x:storage(): the whole of x's storage, sharing its memory (x:storageOffset() is 1-based)
   function M.storage(x)
     local name = x:type():gsub("^torch%.", ""):gsub("Tensor$", "Storage")
@@ -439,9 +445,15 @@ function torch._t7_install(torch)
     return M.bernoulli_(x, p or 0.5)
   end
   function M.logNormal(x, m, s) return x:normal_(m or 1, s or 2):exp_() end
+  -- Torch7's geometric: P(i) = (1 - p) p^(i-1), i >= 1 (p the chance to go on)
+  local function check_p(p, name)
+    if type(p) ~= "number" or not (p > 0 and p < 1) then
+      error(name .. ": argument 'p' must be a number with 0 < p < 1, got " .. tostring(p), 3)
+    end
+  end
   function M.geometric(x, p)
-    -- the number of trials to the first success: ceil(log(u) / log(1 - p))
-    return x:uniform_(0, 1):log_():div_(math.log(1 - p)):ceil_()
+    check_p(p, "geometric")
+    return x:uniform_(0, 1):neg_():add_(1):log_():div_(math.log(p)):floor_():add_(1)
   end
   function M.cauchy(x, median, sigma)
     return x:uniform_(0, 1):sub_(0.5):mul_(math.pi):tan_():mul_(sigma or 1):add_(median or 0)
@@ -528,8 +540,134 @@ function torch._t7_install(torch)
   function M.map(x, y, f) return each(x, { y }, f) end
   function M.map2(x, y, z, f) return each(x, { y, z }, f) end
 
-  -- install the Tester
+  -- Torch7's generator drew uniform doubles as k / 2^32 (32 random bits): code
+  -- relies on sums of a few such numbers being exact (the mean of an expanded
+  -- column equals the column), so float64 draws keep that grid here
+  local grid = 2.0 ^ 32
+  local function on_grid(t)
+    if torch.isTensor(t) and t.dtype == torch.float64 then t:mul_(grid):floor_():div_(grid) end
+    return t
+  end
+  local rand0 = torch.rand
+  torch.rand = function(...) return on_grid(rand0(...)) end
+  local uniform0 = M.uniform
+  function M.uniform(x, a, b, ...)
+    if x.dtype ~= torch.float64 then return uniform0(x, a, b, ...) end
+    a, b = a or 0, b or 1
+    uniform0(x, 0, 1, ...)
+    on_grid(x)
+    if a ~= 0 or b ~= 1 then x:mul_(b - a):add_(a) end
+    return x
+  end
+
+  -- torch.Tensor() is Torch7's empty tensor, which has no dims: a 1-D tensor of
+  -- 0 elements (lutorch's empty tensor) says dim() 0 and its size() is empty
+  local dim0, size0 = M.dim, M.size
+  local function no_dims(x) return torch.isTensor(x) and dim0(x) == 1 and x:nElement() == 0 end
+  function M.dim(x, ...)
+    if no_dims(x) then return 0 end
+    return dim0(x, ...)
+  end
+  M.nDimension = M.dim
+  function M.size(x, ...)
+    if select("#", ...) == 0 and no_dims(x) then return setmetatable({}, size_mt) end
+    return size0(x, ...)
+  end
+
+  -- x:stride() is a LongStorage-like sequence, as x:size() is
+  local stride0 = M.stride
+  function M.stride(x, ...)
+    local r = stride0(x, ...)
+    if select("#", ...) == 0 and type(r) == "table" then return setmetatable(r, size_mt) end
+    return r
+  end
+
+  -- x:sub(d1s, d1e [, d2s, d2e ...]) is Torch7's sub-tensor (Torch7 subtracts
+  -- with csub): inclusive 1-based ranges, negative counting from the end
+  local sub0 = M.sub
+  function M.sub(x, ...)
+    local n = select("#", ...)
+    local ranges = n >= 2 and n % 2 == 0
+    for i = 1, n do ranges = ranges and math.type((select(i, ...))) == "integer" end
+    if not ranges or not torch.isTensor(x) then return sub0(x, ...) end
+    if n / 2 > dim0(x) then error(("sub: %d ranges for a %d-D tensor"):format(n // 2, dim0(x)), 2) end
+    local r = x
+    for d = 1, n // 2 do
+      local size = x:size(d)
+      local s, e = select(2 * d - 1, ...)
+      if s < 0 then s = size + s + 1 end
+      if e < 0 then e = size + e + 1 end
+      if s < 1 or e > size or s > e then
+        error(("sub: range %d..%d out of bounds for dim %d of size %d"):format(s, e, d, size), 2)
+      end
+      r = r:narrow(d, s, e - s + 1)
+    end
+    return r
+  end
+
+  -- Walker's alias method (Torch7's torch.multinomialAliasSetup/multinomialAlias):
+  -- the setup splits the n outcomes into n equal columns, each holding its own
+  -- outcome with probability q[i] and one other, J[i], with 1 - q[i]; a draw
+  -- then costs one column index and one uniform number
+  function torch.multinomialAliasSetup(probs, state)
+    if not torch.isTensor(probs) or dim0(probs) ~= 1 or probs:nElement() == 0 then
+      error("multinomialAliasSetup: argument 'probs' must be a non-empty 1-D tensor", 2)
+    end
+    if state ~= nil and (type(state) ~= "table" or not torch.isTensor(state[1]) or not torch.isTensor(state[2])) then
+      error("multinomialAliasSetup: argument 'state' must be a table {LongTensor, Tensor}", 2)
+    end
+    local n = probs:nElement()
+    local p = probs:double():totable()
+    local total = 0
+    for i = 1, n do
+      if p[i] < 0 or p[i] ~= p[i] then error("multinomialAliasSetup: the probabilities must be non-negative numbers", 2) end
+      total = total + p[i]
+    end
+    if total <= 0 then error("multinomialAliasSetup: the probabilities sum to 0", 2) end
+    local q, J, small, large = {}, {}, {}, {}
+    for i = 1, n do
+      q[i] = p[i] * n / total
+      J[i] = i
+      if q[i] < 1 then small[#small + 1] = i else large[#large + 1] = i end
+    end
+    -- each short column is topped up from a tall one, which shrinks by as much
+    while #small > 0 and #large > 0 do
+      local s, l = table.remove(small), large[#large]
+      J[s] = l
+      q[l] = q[l] - (1 - q[s])
+      if q[l] < 1 then table.remove(large); small[#small + 1] = l end
+    end
+    -- what is left is full up to rounding
+    for _, i in ipairs(small) do q[i] = 1 end
+    for _, i in ipairs(large) do q[i] = 1 end
+    local Jt = state and state[1] or torch.LongTensor()
+    local qt = state and state[2] or probs.new(probs)
+    M.resize(Jt, n):copy(torch.LongTensor(J))
+    M.resize(qt, n):copy(torch.DoubleTensor(q))
+    if state then return state end
+    return { Jt, qt }
+  end
+  function torch.multinomialAlias(output, state)
+    if not torch.isTensor(output) or dim0(output) ~= 1 then
+      error("multinomialAlias: argument 'output' must be a 1-D tensor", 2)
+    end
+    if type(state) ~= "table" or not torch.isTensor(state[1]) or not torch.isTensor(state[2])
+      or state[1]:nElement() == 0 or state[1]:nElement() ~= state[2]:nElement() then
+      error("multinomialAlias: argument 'state' must be the table torch.multinomialAliasSetup returns", 2)
+    end
+    local m = output:nElement()
+    if m == 0 then return output end
+    local J, q = state[1]:long(), state[2]:double()
+    local col = torch.LongTensor(m):random(1, J:nElement())
+    local u = torch.DoubleTensor(m):uniform()
+    local keep = u:lt(q:index(1, col))
+    output:copy(torch.where(keep, col, J:index(1, col)))
+    return output
+  end
+
+  -- install the Tester and CmdLine
   torch._t7_tester(torch)
+  torch._t7_cmdline(torch)
 
   -- torch.setheaptracking: accepted (the binding reports storage bytes to the
   -- collector anyway); torch._heaptracking says what was asked
@@ -715,4 +853,96 @@ function torch._t7_install(torch)
     if res then M.resize(res, out:size()); res:copy(out); return res end
     return out
   end
+
+  ---------------------------------------------------------------------------
+  -- the rest of Torch7's documented names that cost little (doc/utility.md,
+  -- maths.md, tensor.md, storage.md; tools/torch7_names.lua lists them)
+  ---------------------------------------------------------------------------
+  -- the deprecated spellings of fmod
+  torch.mod, M.mod = torch.fmod, M.fmod
+  torch.cmod, M.cmod = torch.cfmod, M.cfmod
+  -- reference counts are the collector's: retain and free are accepted
+  function M.retain(x) return x end
+  function M.free(x) return x end
+  storage_methods.retain, storage_methods.free = M.retain, M.free
+  -- s:string(): a Byte/Char storage's bytes as a Lua string; s:string(str) takes them
+  function storage_methods.string(s, str)
+    local tn = getmetatable(s).__typename
+    if tn ~= "torch.ByteStorage" and tn ~= "torch.CharStorage" then
+      error("string: only a ByteStorage or a CharStorage holds a string, this is a " .. tn, 2)
+    end
+    local t = rawget(s, "_t")
+    if str == nil then
+      local v = t:totable()
+      for i = 1, #v do v[i] = string.char(v[i] % 256) end
+      return table.concat(v)
+    end
+    if type(str) ~= "string" then error("string: argument 'str' must be a string", 2) end
+    local bytes = { str:byte(1, -1) }
+    if tn == "torch.CharStorage" then
+      for i = 1, #bytes do if bytes[i] > 127 then bytes[i] = bytes[i] - 256 end end
+    end
+    storage_methods.resize(s, #bytes)
+    if #bytes > 0 then rawget(s, "_t"):copy(torch[tn == "torch.ByteStorage" and "ByteTensor" or "CharTensor"](bytes)) end
+    return s
+  end
+  -- class ids: the class's metatable stands for it
+  function torch.typename2id(name) return classes[name] end
+  function torch.id(obj)
+    local n = typename_of(obj)
+    return n and classes[n] or nil
+  end
+  function torch.isequal(a, b)
+    local t = type(a)
+    return (t == "table" or t == "userdata") and rawequal(a, b)
+  end
+  function torch.version(obj)
+    local ok, v = pcall(function() return obj.__version end)
+    return ok and v or nil
+  end
+  -- a unique number per object (its address)
+  function torch.pointer(obj)
+    local t = type(obj)
+    if t ~= "table" and t ~= "userdata" and t ~= "function" and t ~= "thread" then return nil end
+    return tonumber((("%p"):format(obj)))
+  end
+  -- the environment of a function (Torch7's userdata environments do not exist here)
+  function torch.getenv(f)
+    if type(f) ~= "function" then error("torch.getenv: argument #1 must be a function here (no userdata environments)", 2) end
+    return getfenv(f)
+  end
+  function torch.setenv(f, env)
+    if type(f) ~= "function" then error("torch.setenv: argument #1 must be a function here (no userdata environments)", 2) end
+    return setfenv(f, env)
+  end
+  function torch.setmetatable(t, name)
+    if type(t) ~= "table" then error("torch.setmetatable: argument #1 must be a table", 2) end
+    local cmt = classes[name]
+    if not cmt then error("torch.setmetatable: unknown class '" .. tostring(name) .. "'", 2) end
+    return setmetatable(t, cmt)
+  end
+  function torch.getconstructortable(name)
+    local cmt = classes[name]
+    if not cmt then return nil end
+    return rawget(cmt, "__class") or cmt
+  end
+  function torch.totable(obj)
+    if torch.isTensor(obj) or is_storage(obj) then return obj:totable() end
+    error("torch.totable: argument #1 must be a tensor or a storage, got " .. torch.type(obj), 2)
+  end
+  -- single draws of the distributions Torch7's generator had, as numbers
+  local function std_ok(s, name)
+    if type(s) ~= "number" or not (s > 0) then error(name .. ": argument 'stdv' must be a positive number", 3) end
+  end
+  torch.logNormal = with_gen(function(g, m, s)
+    std_ok(s, "logNormal")
+    return math.exp(draw(g, M.normal_, m, s))
+  end)
+  torch.cauchy = with_gen(function(g, median, sigma)
+    return (median or 0) + (sigma or 1) * math.tan(math.pi * (draw(g, M.uniform_, 0, 1) - 0.5))
+  end)
+  torch.geometric = with_gen(function(g, p)
+    check_p(p, "geometric")
+    return math.floor(math.log(1 - draw(g, M.uniform_, 0, 1)) / math.log(p)) + 1
+  end)
 end

@@ -258,7 +258,7 @@ end)
 T.test("torch.Tester and torch.TestSuite", function()
   local suite = torch.TestSuite()
   function suite.good(t) end
-  T.raises(function() suite.good = function() end end, "exists already")
+  T.raises(function() suite.good = function() end end, "Test good is already defined.")
   local tester = torch.Tester()
   local ran = {}
   function suite.checks()
@@ -270,9 +270,11 @@ T.test("torch.Tester and torch.TestSuite", function()
   function suite.bad() tester:asserteq(1, 2, "one is not two") end
   tester:add(suite)
   io.write("(a Tester report follows)\n")
-  T.eq(tester:run({ "checks", "good" }), true)
+  T.eq(tester:run({ "checks", "good" }), 0)
   T.ok(ran.checks)
-  T.eq(tester:run("bad"), false); T.eq(tester.nfailed, 1)
+  -- a failed test makes run raise, so that a test script exits non-zero
+  T.raises(function() tester:run("bad") end, "An error was found while running tests!")
+  T.eq(tester.nfailed, 1); T.eq(tester.assertionFail.bad, 1)
 end)
 
 T.test("std and var: the flag after the dim means biased", function()
