@@ -530,6 +530,7 @@ function torch._t7_install(torch)
 
   -- install the Tester
   torch._t7_tester(torch)
+  torch._t7file_install(torch, storage_methods)   -- files and serialization (t7file.lua)
 
   -- torch.setheaptracking: accepted (the binding reports storage bytes to the
   -- collector anyway); torch._heaptracking says what was asked
