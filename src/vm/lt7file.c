@@ -53,6 +53,21 @@ static lt_t7_codec checkcodec(lua_State *L, int idx) {
   return c;
 }
 
+/* the arguments every typed call starts with: the buffer, a position, a stem */
+static lt_t7_bytes *typed_args(lua_State *L, size_t *pos, lt_dtype *dt) {
+  lt_t7_bytes *b = checkbytes(L, 1);
+  *pos = checkpos(L, 2, b);
+  *dt = check_stem(L, 3);
+  return b;
+}
+
+/* push the new position and the element count; returns how many values are pushed */
+static int push_pos_count(lua_State *L, size_t pos, int64_t n) {
+  lua_pushinteger(L, (lua_Integer)pos);
+  lua_pushinteger(L, (lua_Integer)n);
+  return 2;
+}
+
 static lt_t7_bytes *newbytes(lua_State *L) {
   lt_t7_bytes *b = (lt_t7_bytes *)lua_newuserdatauv(L, sizeof *b, 0);
   memset(b, 0, sizeof *b);
@@ -151,9 +166,9 @@ static int b_line(lua_State *L) {
 /* b:encode(pos, stem, src, ascii, autospacing, long_size) -> new pos, count.
 ** src: a number, a table of numbers, or a tensor of the stem's dtype */
 static int b_encode(lua_State *L) {
-  lt_t7_bytes *b = checkbytes(L, 1);
-  size_t pos = checkpos(L, 2, b);
-  lt_dtype dt = check_stem(L, 3);
+  size_t pos;
+  lt_dtype dt;
+  lt_t7_bytes *b = typed_args(L, &pos, &dt);
   lt_t7_codec c = checkcodec(L, 5);
   int rc;
   int64_t n;
@@ -194,17 +209,15 @@ static int b_encode(lua_State *L) {
     lt_tensor_release(h);
   }
   if (rc < 0) return lt_vm_raise(L, "write");
-  lua_pushinteger(L, (lua_Integer)pos);
-  lua_pushinteger(L, (lua_Integer)n);
-  return 2;
+  return push_pos_count(L, pos, n);
 }
 
 /* b:decode(pos, stem, n | tensor, ascii, autospacing, long_size)
 **   -> tensor of the elements read (or, into a given tensor, nil), new pos, count */
 static int b_decode(lua_State *L) {
-  lt_t7_bytes *b = checkbytes(L, 1);
-  size_t pos = checkpos(L, 2, b);
-  lt_dtype dt = check_stem(L, 3);
+  size_t pos;
+  lt_dtype dt;
+  lt_t7_bytes *b = typed_args(L, &pos, &dt);
   lt_t7_codec c = checkcodec(L, 5);
   if (lua_type(L, 4) == LUA_TNUMBER) {
     lua_Integer n = luaL_checkinteger(L, 4);
@@ -223,9 +236,7 @@ static int b_decode(lua_State *L) {
       if (!r) return lt_vm_raise(L, "read");
     }
     lt_vm_push_tensor(L, r);
-    lua_pushinteger(L, (lua_Integer)pos);
-    lua_pushinteger(L, (lua_Integer)got);
-    return 3;
+    return 1 + push_pos_count(L, pos, got);
   }
   lt_tensor *into = lt_vm_checktensor(L, 4, "read", "storage");
   if ((lt_dtype)into->dtype != dt || !lt_tensor_is_contiguous(into) || lt_tensor_device(into).type != LT_DEV_CPU)
@@ -233,16 +244,14 @@ static int b_decode(lua_State *L) {
   int64_t got = lt_t7_decode(b->p, b->len, &pos, dt, lt_tensor_data(into), into->numel, &c);
   lt_tensor_bump_version(into);
   lua_pushnil(L);
-  lua_pushinteger(L, (lua_Integer)pos);
-  lua_pushinteger(L, (lua_Integer)got);
-  return 3;
+  return 1 + push_pos_count(L, pos, got);
 }
 
 /* b:decode1(pos, stem, ascii, autospacing, long_size) -> number or nil, new pos */
 static int b_decode1(lua_State *L) {
-  lt_t7_bytes *b = checkbytes(L, 1);
-  size_t pos = checkpos(L, 2, b);
-  lt_dtype dt = check_stem(L, 3);
+  size_t pos;
+  lt_dtype dt;
+  lt_t7_bytes *b = typed_args(L, &pos, &dt);
   lt_t7_codec c = checkcodec(L, 4);
   union { double d; int64_t i; unsigned char raw[8]; } v;
   if (lt_t7_decode(b->p, b->len, &pos, dt, v.raw, 1, &c) != 1) lua_pushnil(L);

@@ -723,20 +723,31 @@ function torch._t7file_install(torch, storage_methods)
     return mode or "binary"
   end
 
-  function torch.serializeToStorage(object, mode)
-    mode = check_smode("serializeToStorage", mode)
+  -- a MemoryFile holding object, written in mode
+  local function written(object, mode)
     local f = torch.MemoryFile()
     f[mode](f)
     f:writeObject(object)
+    return f
+  end
+  -- the object read from bytes (a string or a Char tensor), in mode
+  local function read_back(bytes, mode)
+    local f = setmetatable({}, torch.getmetatable("torch.MemoryFile"))
+    init(f, torch._t7bytes(bytes), true, false)
+    f[mode](f)
+    local obj = f:readObject()
+    f:close()
+    return obj
+  end
+
+  function torch.serializeToStorage(object, mode)
+    local f = written(object, check_smode("serializeToStorage", mode))
     local t = f._b:tensor("Char")
     f:close()
     return t:storage()
   end
   function torch.serialize(object, mode)
-    mode = check_smode("serialize", mode)
-    local f = torch.MemoryFile()
-    f[mode](f)
-    f:writeObject(object)
+    local f = written(object, check_smode("serialize", mode))
     local s = f:_string()
     f:close()
     return s
@@ -746,22 +757,12 @@ function torch._t7file_install(torch, storage_methods)
     if not torch.isStorage(storage) then
       error(("deserializeFromStorage: argument 'storage' must be a torch.CharStorage, got %s"):format(torch.type(storage)), 2)
     end
-    local f = setmetatable({}, torch.getmetatable("torch.MemoryFile"))
-    init(f, torch._t7bytes(storage_tensor(storage)), true, false)
-    f[mode](f)
-    local obj = f:readObject()
-    f:close()
-    return obj
+    return read_back(storage_tensor(storage), mode)
   end
   function torch.deserialize(str, mode)
     mode = check_smode("deserialize", mode)
     if type(str) ~= "string" then error(("deserialize: argument 'str' must be a string, got %s"):format(type(str)), 2) end
-    local f = setmetatable({}, torch.getmetatable("torch.MemoryFile"))
-    init(f, torch._t7bytes(str), true, false)
-    f[mode](f)
-    local obj = f:readObject()
-    f:close()
-    return obj
+    return read_back(str, mode)
   end
 
   -- torch.save / torch.load write and read Torch7 files in this mode. A file
