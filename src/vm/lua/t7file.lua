@@ -438,7 +438,7 @@ function torch._t7file_install(torch, storage_methods)
     names[#names] = nil
   end
 
-  local gen_state_size
+  local gen_state_size, t7map
   local function read_typed(f, stem, n, what)
     local t, np, got = f._b:decode(f._pos, stem, n, not f._binary, f._autospacing, f._long)
     f._pos = np
@@ -553,7 +553,18 @@ function torch._t7file_install(torch, storage_methods)
       obj:set_state(read_typed(self, "Byte", gen_state_size, "a generator's state"))
     else
       local make = torch.factory(cname)
-      if not make then error(("readObject: unknown Torch class <%s>"):format(cname), 0) end
+      if not make then
+        -- Torch7's nn classes become lutorch modules, as torch.load_t7 makes them
+        t7map = t7map or torch._t7map()
+        if not t7map.classes[cname] then error(("readObject: unknown Torch class <%s>"):format(cname), 0) end
+        local fields = self:readObject()
+        if type(fields) == "table" then
+          for k, v in pairs(fields) do if torch.isStorage(v) then fields[k] = storage_tensor(v) end end
+        end
+        obj = t7map.build(cname, fields)
+        if not env.force then objs[index] = obj end
+        return obj
+      end
       obj = make(self)
       if not env.force then objs[index] = obj end
       local r = metamethod(obj, "read")

@@ -321,5 +321,18 @@ T.test("torch.load still reads lutorch's own format in this mode", function()
   T.eq(r.x:totable(), { 4, 4 })
 end)
 
+T.test("torch.load maps Torch7's nn classes to lutorch modules, as torch.load_t7 does", function()
+  if not ref_ok then T.skip("nn classes", "python3 is not available"); return end
+  os.execute("python3 tests/ref/t7_writer.py " .. S.dir .. " >/dev/null")
+  local exp = dofile(S.path("expected.lua"))
+  for _, fmt in ipairs({ "bin", "ascii" }) do
+    local m = torch.load(S.path("mlp." .. fmt .. ".t7"))
+    local y = m:forward(torch.Tensor(exp.mlp.input))
+    T.near(y:totable(), exp.mlp.output, 1e-12)
+    T.raises(function() torch.load(S.path("unknown." .. fmt .. ".t7")) end, "unknown Torch class <nn.NoSuchLayer>")
+    T.raises(function() torch.load(S.path("function." .. fmt .. ".t7")) end, "function", "never loads code")
+  end
+end)
+
 S.remove()
 T.done()
