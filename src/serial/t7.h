@@ -95,6 +95,7 @@ typedef struct lt_t7_codec {
   bool ascii;                 /* text numbers instead of native bytes */
   bool autospacing;           /* ascii: ' ' between elements, '\n' closing each call */
   int long_size;              /* bytes of a binary long: 8 or 4 */
+  bool big_endian;            /* binary: most significant byte first (Torch7's bigEndianEncoding) */
 } lt_t7_codec;
 
 void lt_t7_bytes_free(lt_t7_bytes *b);

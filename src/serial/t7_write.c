@@ -3,8 +3,8 @@
 ** writeFloat(storage), ...) over a byte buffer, in Torch7's two encodings.
 **
 ** Binary: each element as its little-endian bytes (Torch7 wrote native
-** order; every machine it ran on was little-endian), longs in 8 bytes or,
-** with longSize(4), 4. Ascii: each element as text ("%d" integers, "%.9g"
+** order; every machine it ran on was little-endian; big-endian files on
+** request), longs in 8 bytes or, with longSize(4), 4. Ascii: each element as text ("%d" integers, "%.9g"
 ** floats and halves, "%.17g" doubles), with auto spacing a ' ' between the
 ** elements of one call and a '\n' after the last; Byte and Char are raw
 ** bytes in both encodings (and get the closing '\n' too). Reading mirrors
@@ -62,6 +62,15 @@ static bool host_little(void) {
   return *(const unsigned char *)&one == 1;
 }
 
+/* must the bytes of each element be reversed between memory and the file? */
+static bool swapped(const lt_t7_codec *c) { return host_little() == c->big_endian; }
+
+/* n elements of es bytes from s to d, reversing each one's bytes */
+static void copy_swapped(unsigned char *d, const unsigned char *s, size_t es, size_t n) {
+  for (size_t i = 0; i < n * es; i += es)
+    for (size_t k = 0; k < es; k++) d[i + k] = s[i + es - 1 - k];
+}
+
 /* element i as ascii text into buf */
 static int format_elem(char *buf, size_t cap, lt_dtype dt, const void *data, int64_t i) {
   switch (dt) {
@@ -93,14 +102,12 @@ int lt_t7_encode(lt_t7_bytes *b, size_t *pos, lt_dtype dt, const void *data, int
     if (narrow) {
       for (int64_t i = 0; i < n; i++) {
         uint32_t v = (uint32_t)(int32_t)((const int64_t *)data)[i];
-        for (int k = 0; k < 4; k++) dst[4 * i + k] = (unsigned char)(v >> (8 * k));
+        for (int k = 0; k < 4; k++) dst[4 * i + (c->big_endian ? 3 - k : k)] = (unsigned char)(v >> (8 * k));
       }
-    } else if (host_little()) {
+    } else if (!swapped(c)) {
       memcpy(dst, data, nbytes);
     } else {
-      const unsigned char *s = (const unsigned char *)data;
-      for (size_t i = 0; i < nbytes; i += es)
-        for (size_t k = 0; k < es; k++) dst[i + k] = s[i + es - 1 - k];
+      copy_swapped(dst, (const unsigned char *)data, es, (size_t)n);
     }
     *pos += nbytes;
     if (*pos > b->len) b->len = *pos;
@@ -152,13 +159,16 @@ int64_t lt_t7_decode(const unsigned char *p, size_t len, size_t *pos, lt_dtype d
     got = (uint64_t)n < left / in_es ? n : (int64_t)(left / in_es);
     const unsigned char *s = p + *pos;
     if (narrow) {
-      for (int64_t i = 0; i < got; i++) ((int64_t *)dst)[i] = (int32_t)lt_io_le32(s + 4 * i);
-    } else if (host_little()) {
+      for (int64_t i = 0; i < got; i++) {
+        const unsigned char *q = s + 4 * i;
+        uint32_t v = c->big_endian ? (uint32_t)q[0] << 24 | (uint32_t)q[1] << 16 | (uint32_t)q[2] << 8 | q[3]
+                                   : lt_io_le32(q);
+        ((int64_t *)dst)[i] = (int32_t)v;
+      }
+    } else if (!swapped(c)) {
       memcpy(dst, s, (size_t)got * es);
     } else {
-      unsigned char *d = (unsigned char *)dst;
-      for (size_t i = 0; i < (size_t)got * es; i += es)
-        for (size_t k = 0; k < es; k++) d[i + k] = s[i + es - 1 - k];
+      copy_swapped((unsigned char *)dst, s, es, (size_t)got);
     }
     *pos += (size_t)got * in_es;
   } else {

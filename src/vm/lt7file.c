@@ -44,12 +44,13 @@ static size_t checkpos(lua_State *L, int idx, const lt_t7_bytes *b) {
   return (size_t)p;
 }
 
-/* codec options at idx (ascii), idx+1 (autospacing), idx+2 (long size) */
+/* codec options at idx (ascii), idx+1 (autospacing), idx+2 (long size), idx+3 (big-endian) */
 static lt_t7_codec checkcodec(lua_State *L, int idx) {
   lt_t7_codec c;
   c.ascii = lua_toboolean(L, idx);
   c.autospacing = lua_toboolean(L, idx + 1);
   c.long_size = (int)luaL_optinteger(L, idx + 2, 8) == 4 ? 4 : 8;
+  c.big_endian = lua_toboolean(L, idx + 3);
   return c;
 }
 
@@ -163,7 +164,7 @@ static int b_line(lua_State *L) {
   return 2;
 }
 
-/* b:encode(pos, stem, src, ascii, autospacing, long_size) -> new pos, count.
+/* b:encode(pos, stem, src, ascii, autospacing, long_size, big_endian) -> new pos, count.
 ** src: a number, a table of numbers, or a tensor of the stem's dtype */
 static int b_encode(lua_State *L) {
   size_t pos;
@@ -212,7 +213,7 @@ static int b_encode(lua_State *L) {
   return push_pos_count(L, pos, n);
 }
 
-/* b:decode(pos, stem, n | tensor, ascii, autospacing, long_size)
+/* b:decode(pos, stem, n | tensor, ascii, autospacing, long_size, big_endian)
 **   -> tensor of the elements read (or, into a given tensor, nil), new pos, count */
 static int b_decode(lua_State *L) {
   size_t pos;
@@ -247,7 +248,7 @@ static int b_decode(lua_State *L) {
   return 1 + push_pos_count(L, pos, got);
 }
 
-/* b:decode1(pos, stem, ascii, autospacing, long_size) -> number or nil, new pos */
+/* b:decode1(pos, stem, ascii, autospacing, long_size, big_endian) -> number or nil, new pos */
 static int b_decode1(lua_State *L) {
   size_t pos;
   lt_dtype dt;

@@ -11,7 +11,7 @@
 #include "serial/t7.h"
 
 static const lt_t7_codec BIN = {false, true, 8}, TXT = {true, true, 8}, TXT_TIGHT = {true, false, 8},
-                         BIN4 = {false, true, 4};
+                         BIN4 = {false, true, 4, false}, BIG = {false, true, 8, true}, BIG4 = {false, true, 4, true};
 
 static bool bytes_are(const lt_t7_bytes *b, const char *s, size_t n) {
   return b->len == n && memcmp(b->p, s, n) == 0;
@@ -54,6 +54,27 @@ TEST(long_size_4) {
   CHECK_EQ_INT(lt_t7_decode(b.p, b.len, &rp, LT_INT64, r, 2, &BIN4), 2);
   CHECK_EQ_INT(r[0], 5);
   CHECK_EQ_INT(r[1], -6);
+  lt_t7_bytes_free(&b);
+}
+
+TEST(big_endian) {
+  lt_t7_bytes b = {0};
+  size_t pos = 0;
+  int32_t i = 0x01020304;
+  int64_t l = 5;
+  lt_t7_encode(&b, &pos, LT_INT32, &i, 1, &BIG);
+  lt_t7_encode(&b, &pos, LT_INT64, &l, 1, &BIG4);
+  lt_t7_encode(&b, &pos, LT_INT64, &l, 1, &BIG);
+  CHECK(bytes_are(&b, "\1\2\3\4\0\0\0\5\0\0\0\0\0\0\0\5", 16));
+  size_t rp = 0;
+  int32_t ri = 0;
+  int64_t rl[2] = {0, 0};
+  lt_t7_decode(b.p, b.len, &rp, LT_INT32, &ri, 1, &BIG);
+  lt_t7_decode(b.p, b.len, &rp, LT_INT64, &rl[0], 1, &BIG4);
+  lt_t7_decode(b.p, b.len, &rp, LT_INT64, &rl[1], 1, &BIG);
+  CHECK_EQ_INT(ri, 0x01020304);
+  CHECK_EQ_INT(rl[0], 5);
+  CHECK_EQ_INT(rl[1], 5);
   lt_t7_bytes_free(&b);
 }
 
@@ -128,6 +149,7 @@ int main(void) {
   lt_init();
   RUN(binary_elements);
   RUN(long_size_4);
+  RUN(big_endian);
   RUN(ascii_formats);
   RUN(ascii_without_spacing);
   RUN(text_that_is_not_a_number);

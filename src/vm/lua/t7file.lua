@@ -52,6 +52,9 @@ function torch._t7file_install(torch, storage_methods)
 
   local File = torch.class("torch.File", torch)
 
+  -- the encoding arguments of the byte buffer's typed calls
+  local function codec(f) return not f._binary, f._autospacing, f._long, f._big end
+
   local function fail(f, op, msg)
     f._err = true
     if not f._quiet then error(op .. ": " .. msg, 3) end
@@ -75,6 +78,7 @@ function torch._t7file_install(torch, storage_methods)
     f._readable, f._writable = readable, writable
     f._binary, f._autospacing, f._quiet, f._err = false, true, false, false
     f._long = 8
+    f._big = false
     f._closed = false
   end
   File._init_state = init
@@ -103,6 +107,17 @@ function torch._t7file_install(torch, storage_methods)
     self._long = n == 4 and 4 or 8
     return self
   end
+
+  -- binary byte order: Torch7 wrote the machine's (little-endian on every
+  -- machine it ran on); big-endian files read and write with bigEndianEncoding()
+  local little_cpu = string.pack("=i2", 1) == string.pack("<i2", 1)
+  function File:bigEndianEncoding() self._big = true; return self end
+  function File:littleEndianEncoding() self._big = false; return self end
+  function File:nativeEndianEncoding() self._big = not little_cpu; return self end
+  function File:isBigEndianCPU() return not little_cpu end
+  function File:isLittleEndianCPU() return little_cpu end
+  -- writes are buffered until synchronize or close whatever this says
+  function File:noBuffer() return self end
 
   -- ---- position ----
   function File:position() check_open(self, "position"); return self._pos + 1 end
@@ -149,7 +164,7 @@ function torch._t7file_install(torch, storage_methods)
       check_read(self, rname)
       local b = self._b
       if arg == nil then
-        local v, np = b:decode1(self._pos, stem, not self._binary, self._autospacing, self._long)
+        local v, np = b:decode1(self._pos, stem, codec(self))
         self._pos = np
         if v == nil then
           fail(self, rname, ("read error: read 0 blocks instead of 1 (at byte %d of %d)"):format(np + 1, b:size()))
@@ -158,14 +173,14 @@ function torch._t7file_install(torch, storage_methods)
         return v
       end
       if type(arg) == "number" then
-        local t, np, got = b:decode(self._pos, stem, math.tointeger(arg) or arg, not self._binary, self._autospacing, self._long)
+        local t, np, got = b:decode(self._pos, stem, math.tointeger(arg) or arg, codec(self))
         self._pos = np
         if got < arg then fail(self, rname, ("read error: read %d blocks instead of %d"):format(got, arg)) end
         return t:storage()
       end
       if torch.isStorage(arg) and stem_of_storage(arg) == stem then
         local want = #arg
-        local _, np, got = b:decode(self._pos, stem, storage_tensor(arg), not self._binary, self._autospacing, self._long)
+        local _, np, got = b:decode(self._pos, stem, storage_tensor(arg), codec(self))
         self._pos = np
         if got < want then fail(self, rname, ("read error: read %d blocks instead of %d"):format(got, want)) end
         return got
@@ -183,7 +198,7 @@ function torch._t7file_install(torch, storage_methods)
       else
         error(("%s: argument must be a number, a table of numbers or a %s, got %s"):format(wname, sname, torch.type(v)), 2)
       end
-      local np, n = self._b:encode(self._pos, stem, src, not self._binary, self._autospacing, self._long)
+      local np, n = self._b:encode(self._pos, stem, src, codec(self))
       self._pos = np
       return n
     end
@@ -335,7 +350,7 @@ function torch._t7file_install(torch, storage_methods)
     f:_write_data(stem, t)
   end
   function File:_write_data(stem, t)
-    local np = self._b:encode(self._pos, stem, t, not self._binary, self._autospacing, self._long)
+    local np = self._b:encode(self._pos, stem, t, codec(self))
     self._pos = np
   end
 
@@ -440,7 +455,7 @@ function torch._t7file_install(torch, storage_methods)
 
   local gen_state_size, t7map
   local function read_typed(f, stem, n, what)
-    local t, np, got = f._b:decode(f._pos, stem, n, not f._binary, f._autospacing, f._long)
+    local t, np, got = f._b:decode(f._pos, stem, n, codec(f))
     f._pos = np
     if got < n then
       error(("readObject: the file is truncated or corrupt (%s: read %d of %d elements, at byte %d)"):format(
@@ -449,7 +464,7 @@ function torch._t7file_install(torch, storage_methods)
     return t
   end
   local function read_int(f, what)
-    local v, np = f._b:decode1(f._pos, "Int", not f._binary, f._autospacing, f._long)
+    local v, np = f._b:decode1(f._pos, "Int", codec(f))
     if v == nil then
       error(("readObject: the file is truncated or not a Torch7 file (%s at byte %d)"):format(what, f._pos + 1), 0)
     end
@@ -457,7 +472,7 @@ function torch._t7file_install(torch, storage_methods)
     return v
   end
   local function read_long(f, what)
-    local v, np = f._b:decode1(f._pos, "Long", not f._binary, f._autospacing, f._long)
+    local v, np = f._b:decode1(f._pos, "Long", codec(f))
     if v == nil then error(("readObject: the file is truncated or corrupt (%s at byte %d)"):format(what, f._pos + 1), 0) end
     f._pos = np
     return v
@@ -492,7 +507,7 @@ function torch._t7file_install(torch, storage_methods)
     local tag = read_int(self, "a type tag")
     if tag == T_NIL then return nil end
     if tag == T_NUMBER then
-      local v, np = self._b:decode1(self._pos, "Double", not self._binary, self._autospacing, self._long)
+      local v, np = self._b:decode1(self._pos, "Double", codec(self))
       if v == nil then error(("readObject: the file is truncated (a number at byte %d)"):format(self._pos + 1), 0) end
       self._pos = np
       -- Torch7 numbers are doubles; whole ones come back as integers (as torch.load_t7 does)
