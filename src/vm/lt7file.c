@@ -275,10 +275,21 @@ static int b_tensor(lua_State *L) {
   return 1;
 }
 
-/* b:save(path) -> true, or nil and the reason (the file is replaced whole) */
+/* b:save(path [, atomic]) -> true, or nil and the reason. The file is
+** rewritten whole; atomic (torch.save) writes a temporary file and renames
+** it over path, so a reader never sees half a file */
 static int b_save(lua_State *L) {
   lt_t7_bytes *b = checkbytes(L, 1);
   const char *path = luaL_checkstring(L, 2);
+  if (lua_toboolean(L, 3)) {
+    if (lt_io_write_file_atomic(path, b->p ? (const void *)b->p : (const void *)"", b->len) < 0) {
+      lua_pushnil(L);
+      lua_pushstring(L, lt_error_message());
+      return 2;
+    }
+    lua_pushboolean(L, 1);
+    return 1;
+  }
   FILE *f = fopen(path, "wb");
   if (!f || (b->len && fwrite(b->p, 1, b->len, f) != b->len) || fclose(f) != 0) {
     if (f) fclose(f);

@@ -800,16 +800,18 @@ function torch._t7file_install(torch, storage_methods)
     if referenced ~= nil and type(referenced) ~= "boolean" then
       error("save: argument 'referenced' must be true or false", 2)
     end
-    local f = torch.DiskFile(path, "w")
+    -- written in memory, then to disk in one atomic step: an object that cannot
+    -- be written leaves an older file at path as it was
+    local f = torch.MemoryFile()
     f[mode](f)
     f:referenced(referenced ~= false)
     local ok, err = pcall(f.writeObject, f, object)
-    if not ok then
-      f:close()
-      os.remove(path)
-      error(err, 2)
+    if ok then
+      ok, err = f._b:save(path, true)
+      if not ok then err = "save: " .. err end
     end
     f:close()
+    if not ok then error(err, 2) end
   end
   function torch.load(path, mode, referenced)
     if type(path) ~= "string" then error(("load: argument 'filename' must be a string, got %s"):format(type(path)), 2) end

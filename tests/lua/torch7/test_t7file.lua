@@ -314,6 +314,10 @@ T.test("bad input: modes, past the end, closed files, not t7, functions", functi
   T.ok(msg:find("unwritable", 1, true))
   T.raises(function() torch.save(S.path("fn.t7"), { inner = { g = function() end } }) end, "<?>.inner.g")
   T.eq(io.open(S.path("fn.t7")), nil)                                -- no half-written file left
+  torch.save(S.path("keep.t7"), { 1 })
+  T.raises(function() torch.save(S.path("keep.t7"), { print }) end, "unwritable")
+  T.eq(torch.load(S.path("keep.t7")), { 1 })                         -- the old file stays
+  T.raises(function() torch.save(S.dir .. "/no/such/dir/x.t7", 1) end, "save")
   T.raises(function() torch.serialize(torch.BoolTensor(2)) end, "writeObject", "torch.BoolTensor")
   T.raises(function() torch.deserialize(torch.serialize({ 1 }), "ascii") end, "readObject")
   local f = torch.MemoryFile()
