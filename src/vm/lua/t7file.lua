@@ -81,7 +81,6 @@ function torch._t7file_install(torch, storage_methods)
     f._big = false
     f._closed = false
   end
-  File._init_state = init
 
   -- ---- modes ----
   function File:binary() self._binary = true; return self end
