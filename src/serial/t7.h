@@ -79,4 +79,37 @@ void lt_t7_doc_free(lt_t7_doc *doc);
 /* "torch.FloatTensor" -> float32 etc.; is_storage tells which; -1 if neither */
 int lt_t7_tensor_class(const char *name, bool *is_storage);
 
+/* ---- writing (t7_write.c): the typed primitives of Torch7's File ----
+** A growing byte buffer with a position, and the encoding of n elements of
+** one Torch7 type (Byte Char Short Int Long Float Double Half, i.e. uint8
+** int8 int16 int32 int64 float32 float64 float16) in binary or ascii, as
+** THDiskFile and THMemoryFile wrote them, so files equal Torch7's byte for
+** byte. The Lua File classes (src/vm/lua/t7file.lua) build writeObject and
+** readObject on these. */
+typedef struct lt_t7_bytes {
+  unsigned char *p;           /* owned */
+  size_t len, cap;
+} lt_t7_bytes;
+
+typedef struct lt_t7_codec {
+  bool ascii;                 /* text numbers instead of native bytes */
+  bool autospacing;           /* ascii: ' ' between elements, '\n' closing each call */
+  int long_size;              /* bytes of a binary long: 8 or 4 */
+  bool big_endian;            /* binary: most significant byte first (Torch7's bigEndianEncoding) */
+} lt_t7_codec;
+
+void lt_t7_bytes_free(lt_t7_bytes *b);
+/* copy n bytes to *pos, overwriting what is there and growing the buffer;
+** *pos moves past them */
+int lt_t7_bytes_put(lt_t7_bytes *b, size_t *pos, const void *src, size_t n);
+/* is dt one of Torch7's eight element types? */
+bool lt_t7_codec_dtype(lt_dtype dt);
+/* write n elements of dtype dt (contiguous at data) at *pos */
+int lt_t7_encode(lt_t7_bytes *b, size_t *pos, lt_dtype dt, const void *data, int64_t n, const lt_t7_codec *c);
+/* read up to n elements of dtype dt from p[*pos..len) into dst; returns how
+** many were read (fewer at the end of the bytes or at text that is not a
+** number: the caller decides whether that is an error) */
+int64_t lt_t7_decode(const unsigned char *p, size_t len, size_t *pos, lt_dtype dt, void *dst, int64_t n,
+                     const lt_t7_codec *c);
+
 #endif

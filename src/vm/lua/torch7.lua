@@ -31,6 +31,8 @@ function torch._t7_install(torch)
     return nil
   end
   torch.typename = typename_of
+  -- Torch7's generators were torch.Generator objects
+  rawset(getmetatable(torch.Generator()), "__typename", "torch.Generator")
   function torch.type(v) return typename_of(v) or type(v) end
 
   -- torch.class(name [, parent] [, module]) -> class, parent
@@ -668,6 +670,7 @@ function torch._t7_install(torch)
   -- install the Tester and CmdLine
   torch._t7_tester(torch)
   torch._t7_cmdline(torch)
+  torch._t7file_install(torch, storage_methods)   -- files and serialization (t7file.lua)
 
   -- torch.setheaptracking: accepted (the binding reports storage bytes to the
   -- collector anyway); torch._heaptracking says what was asked
@@ -896,9 +899,13 @@ function torch._t7_install(torch)
     local t = type(a)
     return (t == "table" or t == "userdata") and rawequal(a, b)
   end
+  -- the version written into .t7 files ("V 1"): the class metatable's
+  -- __version, 1 by default for a torch class, nothing for other values
   function torch.version(obj)
-    local ok, v = pcall(function() return obj.__version end)
-    return ok and v or nil
+    local name = torch.typename(obj)
+    if not name then return nil end
+    local mt = torch.getmetatable(name)
+    return type(mt) == "table" and rawget(mt, "__version") or 1
   end
   -- a unique number per object (its address)
   function torch.pointer(obj)

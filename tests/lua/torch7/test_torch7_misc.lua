@@ -318,11 +318,16 @@ T.test("utility names: mod, retain, storage strings, ids, pointer, totable, ..."
   T.eq(math.type(torch.pointer(t)), "integer"); T.ok(torch.pointer(t) ~= torch.pointer({})); T.eq(torch.pointer(1), nil)
   T.eq(torch.totable(torch.Tensor({ { 1, 2 } })), { { 1, 2 } }); T.eq(torch.totable(torch.LongStorage({ 3 })), { 3 })
   T.raises(function() torch.totable(1) end, "must be a tensor or a storage")
-  T.eq(torch.version({ __version = 3 }), 3)
   local C = torch.class("t7misc.Thing")
   function C:hello() return "hi" end
   local obj = torch.setmetatable({}, "t7misc.Thing")
   T.eq(obj:hello(), "hi"); T.eq(torch.type(obj), "t7misc.Thing")
+  -- torch.version reads the class metatable (1 unless the class sets __version);
+  -- a value that is no torch object has none
+  T.eq(torch.version(obj), 1); T.eq(torch.version(torch.Tensor()), 1); T.eq(torch.version({}), nil)
+  torch.getmetatable("t7misc.Thing").__version = 3
+  T.eq(torch.version(obj), 3)
+  T.eq(torch.typename(torch.Generator()), "torch.Generator"); T.eq(torch.version(torch.Generator()), 1)
   T.ok(torch.getconstructortable("t7misc.Thing") == C)
   T.raises(function() torch.setmetatable({}, "no.Such") end, "unknown class 'no.Such'")
   local function f() return g_t7misc end
