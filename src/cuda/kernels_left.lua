@@ -12,4 +12,9 @@ return {
   ops = {
     "multinomial",
   } },
+{ why = "needs cuSOLVER (not bound yet): LU, Cholesky, triangular solves, determinants and least squares run on LAPACK on the CPU",
+  ops = {
+    "linalg_solve_ex", "linalg_lu_factor_ex", "linalg_lu_solve", "linalg_cholesky_ex", "linalg_solve_triangular",
+    "linalg_det", "_linalg_slogdet", "_lu_permutation", "linalg_lstsq",
+  } },
 }
