@@ -80,13 +80,15 @@ int lt_cpu_linalg_solve_ex(lt_tensor *A, lt_tensor *B, bool left, bool check_err
   c.n = (lt_lapack_int)g.n;
   c.k = (lt_lapack_int)g.k;
   c.dbl = dt == LT_FLOAT64;
-  /* X A = B is A^T X^T = B^T: the same factorization, getrs with 'T', B read transposed */
-  c.trans = left ? 'N' : 'T';
+  /* A's row-major memory is A^T in column-major order, so the block is a plain copy of it
+  ** and getrf factors A^T; then A X = B is getrs with 'T', and X A = B (A^T X^T = B^T, B
+  ** read transposed) getrs with 'N' */
+  c.trans = left ? 'T' : 'N';
   lt_tensor *bm = g.vector ? as_matrix(B, left) : (lt_tensor_retain(B), B);
   lt_tensor *inf = lt_lapack_int_tensor(lt_tensor_device(A), g.nbatch, g.batch, 0, NULL);
   int rc = -1;
   if (!bm || !inf) goto done;
-  if (lt_lapack_batch_from(&c.a, A, false, dt, g.nbatch, g.batch)) goto done;
+  if (lt_lapack_batch_from(&c.a, A, true, dt, g.nbatch, g.batch)) goto done;
   if (lt_lapack_batch_from(&c.b, bm, !left, dt, g.nbatch, g.batch)) goto done;
   c.info = lt_tensor_data(inf);
   c.ipiv = malloc(sizeof(lt_lapack_int) * (size_t)(c.a.count * g.n + 1));
@@ -294,7 +296,8 @@ static int determinant(const char *op, lt_tensor *A, lt_tensor **det, lt_tensor 
   c.dbl = dt == LT_FLOAT64;
   lt_tensor *d = lt_tensor_new(dt, lt_tensor_device(A), nb, A->sizes);
   lt_tensor *s = sign ? lt_tensor_new(dt, lt_tensor_device(A), nb, A->sizes) : NULL;
-  if (!d || (sign && !s) || lt_lapack_batch_from(&c.a, A, false, dt, nb, A->sizes)) goto fail;
+  /* det A^T = det A: the block is a plain copy of A's row-major memory */
+  if (!d || (sign && !s) || lt_lapack_batch_from(&c.a, A, true, dt, nb, A->sizes)) goto fail;
   c.det = lt_tensor_data(d);
   c.sign = s ? lt_tensor_data(s) : NULL;
   c.ipiv = malloc(sizeof(lt_lapack_int) * (size_t)(c.a.count * n + 1));
