@@ -6,6 +6,7 @@
 #include <string.h>
 #include "cpu/lapack_batch.h"
 #include "cpu/parallel.h"
+#include "core/views.h"
 
 int lt_lapack_batch_new(lt_lapack_batch *b, lt_dtype dt, lt_device dev, int nbatch, const int64_t *batch,
                         int64_t rows, int64_t cols) {
@@ -23,15 +24,7 @@ int lt_lapack_batch_new(lt_lapack_batch *b, lt_dtype dt, lt_device dev, int nbat
 }
 
 /* a view of t with its last two dims swapped */
-static lt_tensor *swap_last(const lt_tensor *t) {
-  int64_t sz[LT_MAX_DIMS], st[LT_MAX_DIMS];
-  int n = t->ndim;
-  memcpy(sz, t->sizes, sizeof(int64_t) * (size_t)n);
-  memcpy(st, t->strides, sizeof(int64_t) * (size_t)n);
-  sz[n - 2] = t->sizes[n - 1]; sz[n - 1] = t->sizes[n - 2];
-  st[n - 2] = t->strides[n - 1]; st[n - 1] = t->strides[n - 2];
-  return lt_tensor_alias(t, t->offset, n, sz, st);
-}
+static lt_tensor *swap_last(const lt_tensor *t) { return lt_strided_transpose((lt_tensor *)t, -2, -1); }
 
 int lt_lapack_batch_from(lt_lapack_batch *b, const lt_tensor *src, bool src_T, lt_dtype dt, int nbatch,
                          const int64_t *batch) {

@@ -11,6 +11,7 @@
 #include "cpu/lapack.h"
 #include "cpu/lapack_batch.h"
 #include "meta/linalg_solve.h"
+#include "core/views.h"
 
 typedef enum { GELS, GELSY, GELSD, GELSS } driver_kind;
 
@@ -80,16 +81,12 @@ static lt_tensor *empty(lt_dtype dt, lt_device dev) {
   return lt_tensor_new(dt, dev, 1, &z);
 }
 
-/* a view of buf (batch..., cols, ldb) as (batch..., rows, cols), rows from row r0 */
+/* rows r0 .. r0+rows-1 of the batch's (batch..., ldb, cols) matrices: a view of buf */
 static lt_tensor *rows_view(const lt_lapack_batch *b, int64_t r0, int64_t rows) {
-  int64_t sz[LT_MAX_DIMS], st[LT_MAX_DIMS];
-  const lt_tensor *t = b->buf;
-  int nb = b->nbatch;
-  memcpy(sz, t->sizes, sizeof(int64_t) * (size_t)nb);
-  memcpy(st, t->strides, sizeof(int64_t) * (size_t)nb);
-  sz[nb] = rows; st[nb] = 1;
-  sz[nb + 1] = b->cols; st[nb + 1] = b->rows;
-  return lt_tensor_alias(t, t->offset + r0, nb + 2, sz, st);
+  lt_tensor *all = lt_lapack_batch_tensor(b, false);
+  lt_tensor *r = all ? lt_strided_narrow(all, -2, r0, rows) : NULL;
+  lt_tensor_release(all);
+  return r;
 }
 
 int lt_cpu_linalg_lstsq(lt_tensor *A, lt_tensor *B, lt_scalar rcond, const char *driver, lt_tensor **solution,

@@ -13,6 +13,7 @@
 #include "cpu/lapack.h"
 #include "cpu/lapack_batch.h"
 #include "meta/linalg_solve.h"
+#include "core/views.h"
 
 static lt_lapack_int ld(int64_t n) { return n > 1 ? (lt_lapack_int)n : 1; }
 
@@ -22,25 +23,8 @@ static int fits(const char *op, int64_t a, int64_t b) {
   return lt_error("%s: a %lld x %lld matrix is too large for LAPACK's 32-bit indices", op, (long long)a, (long long)b);
 }
 
-/* A view of t with sizes (shape of n dims); contiguous strides */
-static lt_tensor *reshaped(lt_tensor *t, int n, const int64_t *sizes) {
-  int64_t st[LT_MAX_DIMS];
-  lt_contiguous_strides(n, sizes, st);
-  return lt_tensor_alias(t, t->offset, n, sizes, st);
-}
-
 /* t (*, n) seen as (*, n, 1) (left) or (*, 1, n): a view */
-static lt_tensor *as_matrix(const lt_tensor *t, bool left) {
-  int64_t sz[LT_MAX_DIMS], st[LT_MAX_DIMS];
-  int n = t->ndim;
-  memcpy(sz, t->sizes, sizeof(int64_t) * (size_t)n);
-  memcpy(st, t->strides, sizeof(int64_t) * (size_t)n);
-  int at = left ? n : n - 1;
-  for (int i = n; i > at; i--) { sz[i] = sz[i - 1]; st[i] = st[i - 1]; }
-  sz[at] = 1;
-  st[at] = 1;
-  return lt_tensor_alias(t, t->offset, n + 1, sz, st);
-}
+static lt_tensor *as_matrix(lt_tensor *t, bool left) { return lt_strided_unsqueeze(t, left ? t->ndim : t->ndim - 1); }
 
 /* ---- solve: getrf then getrs on each matrix ---- */
 
@@ -96,10 +80,8 @@ int lt_cpu_linalg_solve_ex(lt_tensor *A, lt_tensor *B, bool left, bool check_err
   lt_lapack_batch_run(c.a.count, g.n, solve_one, &c);
   if (check_errors && lt_meta_linalg_info_error(op, LT_LINALG_SINGULAR, c.info, c.a.count, g.nbatch > 0)) goto done;
   if (g.vector) {
-    int64_t sz[LT_MAX_DIMS];
-    memcpy(sz, g.batch, sizeof(int64_t) * (size_t)g.nbatch);
-    sz[g.nbatch] = g.n;
-    *result = reshaped(c.b.buf, g.nbatch + 1, sz);
+    /* buf is (batch, 1, n): the vectors without the unit dim */
+    *result = lt_strided_squeeze(c.b.buf, g.nbatch);
   } else {
     *result = lt_lapack_batch_tensor(&c.b, !left);
   }
