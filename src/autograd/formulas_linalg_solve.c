@@ -100,9 +100,51 @@ lt_tensor *lt_grad_lu_solve_B(lt_tensor *grad, lt_tensor *LU, lt_tensor *pivots,
   return lt_linalg_lu_solve(LU, pivots, grad, left, !adjoint);
 }
 
-lt_tensor *lt_grad_refused(lt_tensor *grad, const char *message) {
-  (void)grad;
-  return lt_error_null("%s", message);
+/* P, L and U of a packed LU: lu_unpack's, so double backward reaches LU through tril/triu */
+static int unpack(lt_tensor *LU, lt_tensor *pivots, lt_tensor **P, lt_tensor **Lo, lt_tensor **Up) {
+  return lt_lu_unpack(LU, pivots, true, true, P, Lo, Up);
+}
+
+/* the gradient of packed LU from that of the A = P L U it stands for: with dA = P (dL U + L dU),
+** gL = tril(P^T gA U^T, -1) and gU = triu(L^T P^T gA) */
+static lt_tensor *lu_from_A(lt_tensor *gA, lt_tensor *LU, lt_tensor *pivots) {
+  lt_tensor *P = NULL, *Lo = NULL, *Up = NULL;
+  if (!gA || unpack(LU, pivots, &P, &Lo, &Up)) { lt_tensor_release(gA); return NULL; }
+  lt_tensor *PtgA = mm_c(mT_c(P), gA);
+  lt_tensor *gL = PtgA ? tri_c(mm_c(ref(PtgA), mT_c(ref(Up))), false, -1) : NULL;
+  lt_tensor *gU = PtgA ? tri_c(mm_c(mT_c(ref(Lo)), ref(PtgA)), true, 0) : NULL;
+  lt_tensor_release(PtgA);
+  lt_tensor_release(Lo);
+  lt_tensor_release(Up);
+  return add_c(gL, gU);
+}
+
+lt_tensor *lt_grad_lu_solve_LU(lt_tensor *grad, lt_tensor *LU, lt_tensor *pivots, lt_tensor *result, bool left,
+                               bool adjoint) {
+  lt_tensor *gB = lt_grad_lu_solve_B(grad, LU, pivots, left, adjoint);
+  /* the implied A's gradient, for A X = B, A^T X = B, X A = B and X A^T = B */
+  lt_tensor *gA = left ? (adjoint ? mm_c(ref(result), mT_c(gB)) : mm_c(gB, mT_c(ref(result))))
+                       : (adjoint ? mm_c(mT_c(gB), ref(result)) : mm_c(mT_c(ref(result)), gB));
+  return lu_from_A(neg_c(gA), LU, pivots);
+}
+
+lt_tensor *lt_grad_lu_factor(lt_tensor *grad, lt_tensor *LU, lt_tensor *pivots) {
+  if (LU->sizes[LU->ndim - 1] != LU->sizes[LU->ndim - 2])
+    return lt_error_null("linalg.lu_factor: the derivative for a non-square A is not implemented");
+  lt_tensor *P = NULL, *Lo = NULL, *Up = NULL;
+  if (unpack(LU, pivots, &P, &Lo, &Up)) return NULL;
+  /* A = P L U, P^T dA = dL U + L dU, and L^-1 P^T dA U^-1 = L^-1 dL + dU U^-1 splits into
+  ** its strictly lower and its upper part: so gA = P L^-T phi U^-T with phi below */
+  lt_tensor *phiL = tri_c(mm_c(mT_c(ref(Lo)), tri_c(ref(grad), false, -1)), false, -1);
+  lt_tensor *phiU = tri_c(mm_c(tri_c(ref(grad), true, 0), mT_c(ref(Up))), true, 0);
+  lt_tensor *phi = add_c(phiL, phiU);
+  lt_tensor *Y = trisolve_c(mT_c(ref(Lo)), phi, true, true, true);     /* L^-T phi */
+  lt_tensor *Z = trisolve_c(mT_c(ref(Up)), Y, false, false, false);    /* (L^-T phi) U^-T */
+  lt_tensor *r = mm_c(ref(P), Z);
+  lt_tensor_release(P);
+  lt_tensor_release(Lo);
+  lt_tensor_release(Up);
+  return r;
 }
 
 /* ---- triangular ---- */

@@ -15,9 +15,11 @@ lt_tensor *lt_grad_linalg_solve_A(lt_tensor *grad, lt_tensor *A, lt_tensor *resu
 lt_tensor *lt_grad_linalg_solve_B(lt_tensor *grad, lt_tensor *A, bool left);
 /* linalg.lu_solve with respect to B: the solve with the adjoint flipped */
 lt_tensor *lt_grad_lu_solve_B(lt_tensor *grad, lt_tensor *LU, lt_tensor *pivots, bool left, bool adjoint);
-/* a gradient that is not implemented: raises `message` rather than return a wrong one */
-#define LT_GRAD_LU_SOLVE_LU "linalg.lu_solve: the derivative with respect to 'LU' is not implemented (only 'B' is differentiable)"
-lt_tensor *lt_grad_refused(lt_tensor *grad, const char *message);
+/* ... and with respect to LU: the gradient of the A = P L U it stands for, mapped onto L and U */
+lt_tensor *lt_grad_lu_solve_LU(lt_tensor *grad, lt_tensor *LU, lt_tensor *pivots, lt_tensor *result, bool left,
+                               bool adjoint);
+/* linalg.lu_factor_ex, square A: gA = P L^-T (tril(L^T gL, -1) + triu(gU U^T)) U^-T */
+lt_tensor *lt_grad_lu_factor(lt_tensor *grad, lt_tensor *LU, lt_tensor *pivots);
 /* linalg.cholesky_ex: the symmetric gradient of A = L L^T (Murray 2016) */
 lt_tensor *lt_grad_cholesky(lt_tensor *grad, lt_tensor *L, bool upper);
 /* linalg.solve_triangular */

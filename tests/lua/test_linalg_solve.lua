@@ -373,7 +373,15 @@ T.test("gradcheck lu_solve (B), lstsq (full rank), matrix_exp, matrix_power, mul
   T.ok(gc(function(y) return L.lu_solve(lu, piv, y, { adjoint = true }) end, { b }))
   T.ok(gc(function(y) return L.lu_solve(lu, piv, y:t(), { left = false }) end, { b }))
   local lul = leaf(lu)
-  T.raises(function() L.lu_solve(lul, piv, b):sum():backward() end, "linalg.lu_solve", "'LU'", "not implemented")
+  for _, left in ipairs({ true, false }) do
+    for _, adj in ipairs({ false, true }) do
+      local f = function(x, y) return L.lu_solve(x, piv, left and y or y:t(), { left = left, adjoint = adj }) end
+      T.ok(gc(f, { lul, b }))
+    end
+  end
+  T.ok(ggc(function(x, y) return L.lu_solve(x, piv, y) end, { lul, b }))
+  local bb = leaf(torch.randn({ 2, 3, 2 }, { dtype = f64 }))
+  T.ok(gc(function(x, y) return L.lu_solve(x, piv, y) end, { lul, bb }))
   local r, rb = leaf(torch.randn({ 5, 3 }, { dtype = f64 })), leaf(torch.randn({ 5, 2 }, { dtype = f64 }))
   T.ok(gc(function(x, y) return (L.lstsq(x, y)) end, { r, rb }))
   T.ok(ggc(function(x, y) return (L.lstsq(x, y)) end, { r, rb }))
@@ -391,9 +399,13 @@ T.test("gradcheck lu_solve (B), lstsq (full rank), matrix_exp, matrix_power, mul
   T.ok(gc(function(x) return L.vander(x) end, { leaf(torch.randn({ 2, 3 }, { dtype = f64 })) }))
 end)
 
-T.test("lu_factor refuses a gradient rather than give a wrong one", function()
-  local a = leaf(wellcond(3, 3))
-  T.raises(function() local lu = L.lu_factor(a); lu:sum():backward() end, "linalg_lu_factor_ex")
+T.test("gradcheck/gradgradcheck lu_factor and lu (square)", function()
+  local a = leaf(torch.randn({ 2, 4, 4 }, { dtype = f64 }))
+  T.ok(gc(function(x) return (L.lu_factor(x)) end, { a }))
+  T.ok(ggc(function(x) return (L.lu_factor(x)) end, { a }))
+  T.ok(gc(function(x) local _, l, u = L.lu(x); return l, u end, { a }))
+  local w = leaf(torch.randn({ 3, 5 }, { dtype = f64 }))
+  T.raises(function() local lu = L.lu_factor(w); lu:sum():backward() end, "linalg.lu_factor", "non-square", "not implemented")
 end)
 
 T.done()
