@@ -281,6 +281,7 @@ static lt_tensor *matrix_power(const char *op, lt_tensor *A, int64_t n) {
     lt_tensor *sq = lt_matmul(base, base);
     lt_tensor_release(base);
     base = sq;
+    if (!base) { lt_tensor_release(acc); acc = NULL; }   /* no partial product on failure */
   }
   lt_tensor_release(base);
   if (!acc) return fail_null(op);
