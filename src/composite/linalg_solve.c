@@ -254,6 +254,11 @@ int lt_composite_lu(lt_tensor *self, bool pivot, bool get_infos, lt_tensor **LU,
   return 0;
 }
 
+lt_tensor *lt_composite_lu_solve(lt_tensor *self, lt_tensor *LU_data, lt_tensor *LU_pivots) {
+  lt_tensor *r = lt_linalg_lu_solve(LU_data, LU_pivots, self, true, false);
+  return r ? r : fail_null("lu_solve");
+}
+
 /* ---- matrix_power ---- */
 
 static lt_tensor *matrix_power(const char *op, lt_tensor *A, int64_t n) {

@@ -88,6 +88,8 @@ return {
   { "lu(Tensor self, bool pivot=True, bool get_infos=False) -> (Tensor LU, Tensor pivots, Tensor infos)",
     composite = "lt_composite_lu",
     doc = "Old form of linalg.lu_factor (x:lu()): LU, pivots and, with get_infos, the info codes (without, a singular matrix is not an error either)." },
+  { "lu_solve(Tensor self, Tensor LU_data, Tensor LU_pivots) -> Tensor", composite = "lt_composite_lu_solve",
+    doc = "Old form of linalg.lu_solve (deprecated in PyTorch): solves A X = self with A's LU factorization." },
   { "linalg_matrix_power(Tensor A, int n) -> Tensor", lua = "linalg.matrix_power", variants = F,
     composite = "lt_composite_linalg_matrix_power",
     doc = "A^n for square A and an integer n by repeated squaring; n = 0 gives the identity, n < 0 powers of inv(A)." },
