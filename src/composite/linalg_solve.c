@@ -71,6 +71,7 @@ static int inv_ex(const char *op, lt_tensor *A, bool check_errors, lt_tensor **i
   if (check_errors && check_info(op, LT_LINALG_SINGULAR, *info, A->ndim > 2)) {
     lt_tensor_release(*inverse);
     lt_tensor_release(*info);
+    *inverse = *info = NULL;   /* the caller releases what the outputs hold */
     return -1;
   }
   return 0;
@@ -192,7 +193,7 @@ int lt_composite_linalg_lu_factor(lt_tensor *A, bool pivot, lt_tensor **LU, lt_t
   lt_tensor_release(c);
   lt_tensor_release(h);
   lt_tensor_release(info);
-  if (rc) { lt_tensor_release(*LU); lt_tensor_release(*pivots); }
+  if (rc) { lt_tensor_release(*LU); lt_tensor_release(*pivots); *LU = *pivots = NULL; }
   return rc;
 }
 
@@ -249,6 +250,7 @@ int lt_composite_lu(lt_tensor *self, bool pivot, bool get_infos, lt_tensor **LU,
   if (lt_linalg_lu_factor_ex(self, pivot, false, LU, pivots, infos)) return fail_as("lu");
   if (!get_infos && check_info("lu", LT_LINALG_SINGULAR, *infos, self->ndim > 2)) {
     lt_tensor_release(*LU); lt_tensor_release(*pivots); lt_tensor_release(*infos);
+    *LU = *pivots = *infos = NULL;
     return -1;
   }
   return 0;
