@@ -88,6 +88,16 @@ typedef double _Complex lt_cdouble;
                  const R *rcond, LT_LAPACK_INT *rank, T *work, const LT_LAPACK_INT *lwork, R *rwork, \
                  LT_LAPACK_INT *info);
 
+/* ---- least squares by the full SVD: gelss (complex: a real work array rwork) ---- */
+#define LT_LAPACK_GELSS_REAL(P, T) \
+  void P##gelss_(const LT_LAPACK_INT *m, const LT_LAPACK_INT *n, const LT_LAPACK_INT *nrhs, T *a, \
+                 const LT_LAPACK_INT *lda, T *b, const LT_LAPACK_INT *ldb, T *s, const T *rcond, \
+                 LT_LAPACK_INT *rank, T *work, const LT_LAPACK_INT *lwork, LT_LAPACK_INT *info);
+#define LT_LAPACK_GELSS_COMPLEX(P, T, R) \
+  void P##gelss_(const LT_LAPACK_INT *m, const LT_LAPACK_INT *n, const LT_LAPACK_INT *nrhs, T *a, \
+                 const LT_LAPACK_INT *lda, T *b, const LT_LAPACK_INT *ldb, R *s, const R *rcond, \
+                 LT_LAPACK_INT *rank, T *work, const LT_LAPACK_INT *lwork, R *rwork, LT_LAPACK_INT *info);
+
 /* ---- eigen and singular values, real: syevd, geev, gesdd ---- */
 #define LT_LAPACK_EIG_REAL(P, T) \
   void P##syevd_(const char *jobz, const char *uplo, const LT_LAPACK_INT *n, T *a, \
@@ -138,6 +148,10 @@ LT_LAPACK_LSQ_REAL(s, float)
 LT_LAPACK_LSQ_REAL(d, double)
 LT_LAPACK_LSQ_COMPLEX(c, lt_cfloat, float)
 LT_LAPACK_LSQ_COMPLEX(z, lt_cdouble, double)
+LT_LAPACK_GELSS_REAL(s, float)
+LT_LAPACK_GELSS_REAL(d, double)
+LT_LAPACK_GELSS_COMPLEX(c, lt_cfloat, float)
+LT_LAPACK_GELSS_COMPLEX(z, lt_cdouble, double)
 LT_LAPACK_EIG_REAL(s, float)
 LT_LAPACK_EIG_REAL(d, double)
 LT_LAPACK_EIG_COMPLEX(c, lt_cfloat, float)

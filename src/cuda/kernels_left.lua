@@ -14,6 +14,19 @@ return {
   } },
 { why = "Torch7 mode's LAPACK helpers (one small matrix, as Torch7 had them): the CPU's LAPACK; a CUDA version would go through cuSOLVER, which is not bound yet",
   ops = {
-    "_pstrf", "_eig_real",
+    "_pstrf",
+    "_eig_real",
+  } },
+{ why = "needs cuSOLVER (not bound yet): LU, Cholesky, triangular solves, determinants and least squares run on LAPACK on the CPU",
+  ops = {
+    "linalg_solve_ex",
+    "linalg_lu_factor_ex",
+    "linalg_lu_solve",
+    "linalg_cholesky_ex",
+    "linalg_solve_triangular",
+    "linalg_det",
+    "_linalg_slogdet",
+    "_lu_permutation",
+    "linalg_lstsq",
   } },
 }

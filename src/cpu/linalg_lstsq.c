@@ -1,0 +1,178 @@
+/*
+** linalg_lstsq.c — the CPU kernel of linalg.lstsq: LAPACK's gels (QR, full
+** rank), gelsy (column-pivoted QR), gelsd and gelss (SVD) on each matrix of a
+** broadcast batch, and the residuals, ranks and singular values PyTorch
+** returns for each driver.
+*/
+#include <float.h>
+#include <stdlib.h>
+#include <string.h>
+#include "kernels_cpu.h"
+#include "cpu/lapack.h"
+#include "cpu/lapack_batch.h"
+#include "meta/linalg_solve.h"
+#include "core/views.h"
+
+typedef enum { GELS, GELSY, GELSD, GELSS } driver_kind;
+
+typedef struct lsq_ctx {
+  lt_lapack_batch a, b;         /* b has max(m, n) rows: the solution overwrites it */
+  lt_lapack_int m, n, k;
+  driver_kind drv;
+  double rcond;
+  bool dbl;
+  int32_t *info;
+  int64_t *rank;                /* NULL for gels */
+  void *sv;                     /* count x min(m, n), gelsd/gelss only */
+} lsq_ctx;
+
+#define LSQ_ONE(NAME, T, P)                                                                                   \
+  static int NAME(lsq_ctx *c, int64_t i) {                                                                    \
+    lt_lapack_int m = c->m, n = c->n, k = c->k, lda = m > 1 ? m : 1, ldb = c->b.rows > 1 ? (lt_lapack_int)c->b.rows : 1; \
+    lt_lapack_int info = 0, rank = 0, lwork = -1, mn = m < n ? m : n;                                         \
+    T *a = lt_lapack_batch_at(&c->a, i), *b = lt_lapack_batch_at(&c->b, i), q = 0, rc = (T)c->rcond;          \
+    T *s = c->sv ? (T *)c->sv + i * mn : NULL;                                                                \
+    lt_lapack_int *iw = NULL, iq = 0;                                                                         \
+    if (m == 0 || n == 0) { if (c->rank) c->rank[i] = 0; c->info[i] = 0; return 0; }                          \
+    lt_lapack_int *jpvt = c->drv == GELSY ? calloc((size_t)n, sizeof *jpvt) : NULL;                           \
+    if (c->drv == GELSY && !jpvt) return -1;                                                                  \
+    /* a workspace query first, then the call */                                                              \
+    switch (c->drv) {                                                                                         \
+    case GELS: P##gels_("N", &m, &n, &k, a, &lda, b, &ldb, &q, &lwork, &info, 1); break;                      \
+    case GELSY: P##gelsy_(&m, &n, &k, a, &lda, b, &ldb, jpvt, &rc, &rank, &q, &lwork, &info); break;          \
+    case GELSD: P##gelsd_(&m, &n, &k, a, &lda, b, &ldb, s, &rc, &rank, &q, &lwork, &iq, &info); break;        \
+    case GELSS: P##gelss_(&m, &n, &k, a, &lda, b, &ldb, s, &rc, &rank, &q, &lwork, &info); break;             \
+    }                                                                                                         \
+    lwork = (lt_lapack_int)q > 1 ? (lt_lapack_int)q : 1;                                                      \
+    T *w = malloc(sizeof(T) * (size_t)lwork);                                                                 \
+    if (c->drv == GELSD) iw = malloc(sizeof(lt_lapack_int) * (size_t)(iq > 1 ? iq : 1));                     \
+    if (!w || (c->drv == GELSD && !iw)) { free(w); free(iw); free(jpvt); return -1; }                         \
+    switch (c->drv) {                                                                                         \
+    case GELS: P##gels_("N", &m, &n, &k, a, &lda, b, &ldb, w, &lwork, &info, 1); break;                       \
+    case GELSY: P##gelsy_(&m, &n, &k, a, &lda, b, &ldb, jpvt, &rc, &rank, w, &lwork, &info); break;           \
+    case GELSD: P##gelsd_(&m, &n, &k, a, &lda, b, &ldb, s, &rc, &rank, w, &lwork, iw, &info); break;          \
+    case GELSS: P##gelss_(&m, &n, &k, a, &lda, b, &ldb, s, &rc, &rank, w, &lwork, &info); break;              \
+    }                                                                                                         \
+    free(w); free(iw); free(jpvt);                                                                            \
+    c->info[i] = info;                                                                                        \
+    if (c->rank) c->rank[i] = rank;                                                                           \
+    return 0;                                                                                                 \
+  }
+LSQ_ONE(lsq_one_d, double, d)
+LSQ_ONE(lsq_one_s, float, s)
+
+static int lsq_one(void *p, int64_t i) {
+  lsq_ctx *c = p;
+  return c->dbl ? lsq_one_d(c, i) : lsq_one_s(c, i);
+}
+
+static int driver_of(const char *op, const char *d, driver_kind *k) {
+  static const char *names[] = { "gels", "gelsy", "gelsd", "gelss" };
+  if (!d) { *k = GELSY; return 0; }
+  for (int i = 0; i < 4; i++)
+    if (strcmp(d, names[i]) == 0) { *k = (driver_kind)i; return 0; }
+  return lt_error("%s: argument 'driver' must be one of \"gels\", \"gelsy\", \"gelsd\" or \"gelss\" on the CPU, got \"%s\"",
+                  op, d);
+}
+
+/* an empty 1-D tensor (the parts a driver does not compute) */
+static lt_tensor *empty(lt_dtype dt, lt_device dev) {
+  int64_t z = 0;
+  return lt_tensor_new(dt, dev, 1, &z);
+}
+
+/* rows r0 .. r0+rows-1 of the batch's (batch..., ldb, cols) matrices: a view of buf */
+static lt_tensor *rows_view(const lt_lapack_batch *b, int64_t r0, int64_t rows) {
+  lt_tensor *all = lt_lapack_batch_tensor(b, false);
+  lt_tensor *r = all ? lt_strided_narrow(all, -2, r0, rows) : NULL;
+  lt_tensor_release(all);
+  return r;
+}
+
+int lt_cpu_linalg_lstsq(lt_tensor *A, lt_tensor *B, lt_scalar rcond, const char *driver, lt_tensor **solution,
+                        lt_tensor **residuals, lt_tensor **rank, lt_tensor **singular_values) {
+  const char *op = "linalg.lstsq";
+  driver_kind drv = GELSY;
+  if (lt_meta_linalg_matrix(op, "A", A, false) || lt_meta_linalg_matrix(op, "B", B, false) ||
+      lt_meta_linalg_same_dtype(op, "A", A, "B", B) || driver_of(op, driver, &drv))
+    return -1;
+  int na = A->ndim - 2;
+  int64_t m = A->sizes[na], n = A->sizes[na + 1], k = B->sizes[B->ndim - 1], mn = m < n ? m : n;
+  if (B->sizes[B->ndim - 2] != m)
+    return lt_error("%s: argument 'B' must have as many rows as 'A' (%lld), got %lld", op, (long long)m,
+                    (long long)B->sizes[B->ndim - 2]);
+  int64_t mx = m > n ? m : n;
+  if (mx * (n > k ? n : k) > INT32_MAX || m * n > INT32_MAX)
+    return lt_error("%s: the matrices are too large for LAPACK's 32-bit indices", op);
+  int64_t batch[LT_MAX_DIMS];
+  int nb = lt_meta_linalg_batch(op, "B", B, 2, na, A->sizes, batch);
+  if (nb < 0) return -1;
+  lt_dtype dt = lt_tensor_dtype(A);
+  lt_device dev = lt_tensor_device(A);
+  lsq_ctx c;
+  memset(&c, 0, sizeof c);
+  c.m = (lt_lapack_int)m; c.n = (lt_lapack_int)n; c.k = (lt_lapack_int)k;
+  c.drv = drv;
+  c.dbl = dt == LT_FLOAT64;
+  double eps = c.dbl ? DBL_EPSILON : FLT_EPSILON;
+  c.rcond = lt_scalar_is_none(rcond) ? eps * (double)mx : lt_scalar_to_double(rcond);
+  lt_tensor *inf = lt_lapack_int_tensor(dev, nb, batch, 0, NULL), *bv = NULL, *rk = NULL, *sv = NULL, *res = NULL;
+  int rc = -1;
+  if (!inf || lt_lapack_batch_from(&c.a, A, false, dt, nb, batch)) goto done;
+  if (lt_lapack_batch_new(&c.b, dt, dev, nb, batch, mx, k) || lt_tensor_fill_(c.b.buf, lt_scalar_int(0))) goto done;
+  if (!(bv = rows_view(&c.b, 0, m)) || lt_tensor_copy_(bv, B)) goto done;
+  lt_tensor_release(bv);
+  bv = NULL;
+  c.info = lt_tensor_data(inf);
+  if (drv != GELS) {
+    if (!(rk = lt_tensor_new(LT_INT64, dev, nb, batch))) goto done;
+    c.rank = lt_tensor_data(rk);
+  }
+  if (drv == GELSD || drv == GELSS) {
+    int64_t ssz[LT_MAX_DIMS];
+    memcpy(ssz, batch, sizeof(int64_t) * (size_t)nb);
+    ssz[nb] = mn;
+    if (!(sv = lt_tensor_new(dt, dev, nb + 1, ssz))) goto done;
+    c.sv = lt_tensor_data(sv);
+  }
+  if (lt_lapack_batch_run(c.a.count, mn, lsq_one, &c)) { lt_error("%s: out of memory for LAPACK's workspace", op); goto done; }
+  for (int64_t i = 0; i < c.a.count; i++) {
+    if (c.info[i] == 0) continue;
+    if (drv == GELS)
+      lt_error("%s: the solution could not be computed: the matrix%s does not have full rank (gels needs it; "
+               "use driver \"gelsy\", \"gelsd\" or \"gelss\")", op, nb > 0 ? " at a batch index" : "");
+    else
+      lt_error("%s: the SVD of the matrix did not converge (LAPACK info %d)", op, (int)c.info[i]);
+    goto done;
+  }
+  /* residuals: the squared norms of rows n.. of each column, when m > n, the driver
+  ** is not gelsy and (for the SVD drivers) every matrix has full rank */
+  bool full = true;
+  for (int64_t i = 0; c.rank && i < c.a.count; i++) full = full && c.rank[i] == n;
+  if (m > n && drv != GELSY && full) {
+    lt_tensor *tail = rows_view(&c.b, n, m - n);
+    if (!tail) goto done;
+    lt_tensor *sq = lt_mul(tail, tail);
+    lt_tensor_release(tail);
+    if (!sq) goto done;
+    int64_t d = -2;
+    res = lt_sum(sq, lt_intlist_make(&d, 1), false, -1);
+    lt_tensor_release(sq);
+    if (!res) goto done;
+  } else if (!(res = empty(dt, dev))) goto done;
+  if (!rk && !(rk = empty(LT_INT64, dev))) goto done;
+  if (!sv && !(sv = empty(dt, dev))) goto done;
+  if (!(*solution = rows_view(&c.b, 0, n))) goto done;
+  *residuals = res; *rank = rk; *singular_values = sv;
+  res = rk = sv = NULL;
+  rc = 0;
+done:
+  lt_tensor_release(bv);
+  lt_tensor_release(inf);
+  lt_tensor_release(rk);
+  lt_tensor_release(sv);
+  lt_tensor_release(res);
+  lt_lapack_batch_release(&c.a);
+  lt_lapack_batch_release(&c.b);
+  return rc;
+}
