@@ -12,4 +12,9 @@ return {
   ops = {
     "multinomial",
   } },
+{ why = "needs cuSOLVER (not bound yet): the spectral decompositions and the triangular solve of the QR derivative",
+  ops = {
+    "geqrf", "linalg_householder_product", "ormqr", "linalg_qr", "_linalg_eigh", "_linalg_svd",
+    "_linalg_spectral_trsolve",
+  } },
 }
