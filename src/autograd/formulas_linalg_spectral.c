@@ -26,10 +26,12 @@ static lt_tensor *mT(lt_tensor *t) { return lt_transpose(t, -2, -1); }
 static lt_tensor *minus(lt_tensor *a, lt_tensor *b) { return lt_sub(a, b, lt_scalar_int(1)); }
 static lt_tensor *plus(lt_tensor *a, lt_tensor *b) { return lt_add(a, b, lt_scalar_int(1)); }
 
-/* X - X^T, kept in the pool */
-static lt_tensor *skew2(pool *p, lt_tensor *X) {
-  lt_tensor *t = lt_tpool_keep(p, mT(X));
-  return t ? lt_tpool_keep(p, minus(X, t)) : NULL;
+/* X - X^T, a new reference */
+static lt_tensor *skew2(lt_tensor *X) {
+  lt_tensor *t = mT(X);
+  lt_tensor *r = t ? minus(X, t) : NULL;
+  lt_tensor_release(t);
+  return r;
 }
 
 /* ---- eigh ---- */
@@ -42,7 +44,7 @@ lt_tensor *lt_grad_linalg_eigh(lt_tensor *gL, lt_tensor *gV, lt_tensor *L, lt_te
     int64_t n = V->sizes[V->ndim - 1];
     TRY(vtr, mT(V));
     TRY(vtg, lt_matmul(vtr, gV));
-    TRY(sk, skew2(&P, vtg));
+    TRY(sk, skew2(vtg));
     TRY(half, num(0.5));
     TRY(li, lt_unsqueeze(L, -1));
     TRY(lj, lt_unsqueeze(L, -2));
@@ -110,7 +112,7 @@ lt_tensor *lt_grad_linalg_svd(lt_tensor *gU, lt_tensor *gS, lt_tensor *gVh, lt_t
     lt_tensor *ut, *utg, *sk, *fs, *srow;
     TRY(ut, mT(U));
     TRY(utg, lt_matmul(ut, gU));
-    TRY(sk, skew2(&P, utg));
+    TRY(sk, skew2(utg));
     TRY(fs, lt_mul(F, sk));
     TRY(srow, lt_unsqueeze(S, -2));
     TRY(inner, lt_mul(fs, srow));                           /* (F o skew) S */
@@ -127,7 +129,7 @@ lt_tensor *lt_grad_linalg_svd(lt_tensor *gU, lt_tensor *gS, lt_tensor *gVh, lt_t
     lt_tensor *gV, *vtg, *sk, *fs, *scol, *t;
     TRY(gV, mT(gVh));
     TRY(vtg, lt_matmul(Vh, gV));
-    TRY(sk, skew2(&P, vtg));
+    TRY(sk, skew2(vtg));
     TRY(fs, lt_mul(F, sk));
     TRY(scol, lt_unsqueeze(S, -1));
     TRY(t, lt_mul(scol, fs));                               /* S (F o skew) */
