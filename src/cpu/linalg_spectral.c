@@ -43,6 +43,14 @@ static lt_tensor *empty_like_dtype(const lt_tensor *like) {
   return lt_tensor_new((lt_dtype)like->dtype, lt_tensor_device(like), 1, &z);
 }
 
+/* an error naming the first matrix of buf with a NaN or inf, -1; 0 when all are finite */
+static int check_finite(const char *op, lt_tensor *buf) {
+  int64_t b = lt_lsb_first_nonfinite(buf);
+  if (b < 0) return 0;
+  return lt_error("%s: argument 'A' holds NaN or inf in batch element %lld (1-based, of the matrices flattened over the batch dims)",
+                  op, (long long)b + 1);
+}
+
 /* ---- QR ---- */
 
 typedef struct qr_ctx {
@@ -255,7 +263,7 @@ int lt_cpu__linalg_eigh(lt_tensor *A, const char *UPLO, bool compute_v, lt_tenso
   c.jobz = compute_v ? 'V' : 'N';
   c.uplo = uplo;
   c.a = lt_lsb_load(A, dt, n, n);
-  c.w = c.a ? batch_vector(dt, A, 2, n) : NULL;
+  c.w = c.a && check_finite(op, c.a) == 0 ? batch_vector(dt, A, 2, n) : NULL;
   int64_t bad = 0;
   lint info = c.w ? lt_lsb_each(lt_lsb_batch(A, 2), (double)n * n * n, dt == LT_FLOAT64 ? deigh_one : seigh_one, &c, &bad) : 0;
   if (!c.w || info) {
@@ -325,7 +333,7 @@ int lt_cpu__linalg_svd(lt_tensor *A, bool full_matrices, bool compute_uv, lt_ten
   c.vtrows = (lint)(full_matrices ? n : k);
   int rc = -1;
   c.a = lt_lsb_load(A, dt, m, n);
-  c.s = c.a ? batch_vector(dt, A, 2, k) : NULL;
+  c.s = c.a && check_finite(op, c.a) == 0 ? batch_vector(dt, A, 2, k) : NULL;
   if (!c.s) goto done;
   if (compute_uv) {
     bool empty = k == 0;   /* LAPACK is not called: full vectors are identities */

@@ -4,6 +4,7 @@
 */
 #include <string.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include "cpu/linalg_spectral_batch.h"
 #include "cpu/parallel.h"
@@ -44,6 +45,20 @@ lt_tensor *lt_lsb_load(const lt_tensor *a, lt_dtype dt, int64_t rows, int64_t co
   lt_tensor_release(v);
   if (rc < 0) { lt_tensor_release(buf); return NULL; }
   return buf;
+}
+
+int64_t lt_lsb_first_nonfinite(lt_tensor *buf) {
+  int64_t per = buf->sizes[buf->ndim - 1] * buf->sizes[buf->ndim - 2], batch = lt_lsb_batch(buf, 2);
+  for (int64_t b = 0; b < batch; b++) {
+    if (buf->dtype == LT_FLOAT64) {
+      const double *p = lt_lsb_at(buf, b);
+      for (int64_t i = 0; i < per; i++) if (!isfinite(p[i])) return b;
+    } else {
+      const float *p = lt_lsb_at(buf, b);
+      for (int64_t i = 0; i < per; i++) if (!isfinite(p[i])) return b;
+    }
+  }
+  return -1;
 }
 
 int lt_lsb_dim(const char *op, int64_t v, lt_lapack_int *out) {

@@ -28,6 +28,9 @@ static inline void *lt_lsb_at(lt_tensor *buf, int64_t b) {
   int nd = buf->ndim;
   return (char *)lt_tensor_data(buf) + b * buf->sizes[nd - 1] * buf->sizes[nd - 2] * (int64_t)lt_dtype_size((lt_dtype)buf->dtype);
 }
+/* the first matrix b of a buffer holding a NaN or an infinity, or -1 when all are finite
+** (LAPACK's eigen and singular value drivers would loop, fail or give garbage on them) */
+int64_t lt_lsb_first_nonfinite(lt_tensor *buf);
 /* a LAPACK dimension from an int64, or -1 with an error naming op when it does not fit */
 int lt_lsb_dim(const char *op, int64_t v, lt_lapack_int *out);
 
