@@ -112,6 +112,20 @@ int lt_composite_svd(lt_tensor *self, bool some, bool compute_uv, lt_tensor **U,
   return 0;
 }
 
+/* (C * w) @ R^T: the columns of C scaled by w (..., k), times R transposed — a matrix
+** rebuilt from its factors, as pinv (V diag(w) U^T) and the SVD inverse need it */
+static lt_tensor *scaled_product(lt_tensor *C, lt_tensor *w, lt_tensor *R) {
+  pool P = {0};
+  lt_tensor *u, *left, *rt, *res = NULL;
+  KEEP(u, lt_unsqueeze(w, -2));
+  KEEP(left, lt_mul(C, u));
+  KEEP(rt, mT(R));
+  res = lt_matmul(left, rt);
+out:
+  lt_tpool_drop(&P);
+  return res;
+}
+
 /* ---- tolerances (pinv, matrix_rank) ---- */
 
 /* PyTorch's rule: atol absent is 0; rtol absent is eps * max(m, n) when atol is 0, else 0 */
@@ -179,7 +193,7 @@ lt_tensor *lt_composite_linalg_pinv(lt_tensor *A, lt_scalar rcond, bool hermitia
   spectrum s;
   if (spectrum_of(op, A, hermitian, true, &s) < 0) return NULL;
   pool P = {0};
-  lt_tensor *res = NULL, *mask, *one, *zero, *safe, *inv, *w, *u, *left, *ut;
+  lt_tensor *res = NULL, *mask, *one, *zero, *safe, *inv, *w;
   lt_tensor *d = hermitian ? s.L : s.S;                 /* what gets inverted */
   KEEP(mask, above_tolerance(s.vals, at, rt));
   KEEP(one, num(1.0));
@@ -187,17 +201,12 @@ lt_tensor *lt_composite_linalg_pinv(lt_tensor *A, lt_scalar rcond, bool hermitia
   KEEP(safe, lt_where(mask, d, one));                   /* no 1/0 anywhere, so no NaN gradient */
   KEEP(inv, lt_reciprocal(safe));
   KEEP(w, lt_where(mask, inv, zero));
-  KEEP(u, lt_unsqueeze(w, -2));
-  if (hermitian) {
-    KEEP(left, lt_mul(s.V, u));
-    KEEP(ut, mT(s.V));
-  } else {
+  if (hermitian) res = scaled_product(s.V, w, s.V);    /* V diag(w) V^T */
+  else {
     lt_tensor *v;
     KEEP(v, mT(s.Vh));
-    KEEP(left, lt_mul(v, u));
-    KEEP(ut, mT(s.U));
+    res = scaled_product(v, w, s.U);                    /* V diag(w) U^T */
   }
-  res = lt_matmul(left, ut);
 out:
   lt_tpool_drop(&P);
   spectrum_release(&s);
@@ -384,15 +393,12 @@ lt_tensor *lt_composite_linalg_norm_str(lt_tensor *A, const char *ord, lt_intlis
 /* A's inverse through its SVD, inf where a singular value is 0 (cond's 1-, inf- and fro-norms) */
 static lt_tensor *svd_inverse(lt_tensor *A) {
   pool P = {0};
-  lt_tensor *U, *S, *Vh, *res = NULL, *inv, *u, *v, *left, *ut;
+  lt_tensor *U, *S, *Vh, *res = NULL, *inv, *v;
   if (lt__linalg_svd(A, false, true, &U, &S, &Vh) < 0) return NULL;
   lt_tpool_keep(&P, U); lt_tpool_keep(&P, S); lt_tpool_keep(&P, Vh);
   KEEP(inv, lt_reciprocal(S));
-  KEEP(u, lt_unsqueeze(inv, -2));
   KEEP(v, mT(Vh));
-  KEEP(left, lt_mul(v, u));
-  KEEP(ut, mT(U));
-  res = lt_matmul(left, ut);
+  res = scaled_product(v, inv, U);
 out:
   lt_tpool_drop(&P);
   return res;
