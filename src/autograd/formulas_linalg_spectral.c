@@ -37,6 +37,8 @@ static lt_tensor *skew2(lt_tensor *X) {
 /* ---- eigh ---- */
 
 lt_tensor *lt_grad_linalg_eigh(lt_tensor *gL, lt_tensor *gV, lt_tensor *L, lt_tensor *V) {
+  if (V->ndim < 2)   /* _linalg_eigh called directly with compute_v = false */
+    return lt_error_null("linalg.eigh: the derivative needs the eigenvectors: call it with compute_v = true");
   pool P = {0};
   lt_tensor *inner = NULL, *r = NULL, *vt, *left;
   if (gV) {
@@ -80,6 +82,8 @@ static lt_tensor *lead(pool *p, lt_tensor *t, int64_t dim, int64_t k) {
 lt_tensor *lt_grad_linalg_svd(lt_tensor *gU, lt_tensor *gS, lt_tensor *gVh, lt_tensor *U, lt_tensor *S,
                               lt_tensor *Vh, bool full_matrices) {
   (void)full_matrices;   /* the vectors past k are cut off below either way */
+  if (U->ndim < 2 || Vh->ndim < 2)   /* _linalg_svd called directly with compute_uv = false */
+    return lt_error_null("linalg.svd: the derivative needs U and Vh: call it with compute_uv = true");
   pool P = {0};
   lt_tensor *r = NULL, *inner = NULL, *V, *sinv, *s2, *si, *sj, *F, *eye, *extra = NULL;
   int64_t m = U->sizes[U->ndim - 2], n = Vh->sizes[Vh->ndim - 1], k = S->sizes[S->ndim - 1];

@@ -97,6 +97,19 @@ T.test("matrix_norm, vector_norm, norm, cond", function()
   T.ok(gc(function(a) return torch.linalg.cond(a, "fro") end, { leaf(3, 3) }))
 end)
 
+T.test("the kernels without vectors refuse a gradient rather than give a wrong one", function()
+  local a = leaf(3, 3)
+  local l = torch._linalg_eigh(a, "L", false)
+  T.raises(function() l:sum():backward() end, "compute_v = true")
+  local _, s = torch._linalg_svd(a, false, false)
+  T.raises(function() s:sum():backward() end, "compute_uv = true")
+  -- through the public names the vectors are computed when a gradient needs them
+  T.ok(gc(function(x) return torch.linalg.svdvals(x) end, { leaf(3, 2) }))
+  local x = leaf(3, 3)
+  torch.linalg.eigvalsh(sym(x)):sum():backward()
+  T.ok(x.grad ~= nil)
+end)
+
 T.test("the triangular solve of the QR derivative", function()
   local a = torch.randn(3, 3, { dtype = f64 }):triu() + torch.eye(3, { dtype = f64 }) * 3
   a.requires_grad = true
