@@ -8,7 +8,8 @@
 **   svd:  gA = U [skew(U^T gU) F S + diag(gS) + S skew(V^T gV) F] V^T (x2 for the skews)
 **         + (I - U U^T) gU S^-1 V^T + U S^-1 gV^T (I - V V^T)
 **   qr:   M = R gR^T - gQ^T Q, gA = (gQ + Q copyltu(M)) R^-T (m >= n),
-**         copyltu(M) the symmetric matrix with M's lower triangle.
+**         copyltu(M) the symmetric matrix with M's lower triangle; a wide A = [X | Y]
+**         is X = Q U, square, and Y = Q V.
 */
 #include <string.h>
 #include "formulas_linalg_spectral.h"
@@ -172,17 +173,8 @@ out:
 
 /* ---- qr ---- */
 
-lt_tensor *lt_grad_linalg_qr(lt_tensor *gQ, lt_tensor *gR, lt_tensor *Q, lt_tensor *R, const char *mode) {
-  const char *op = "linalg.qr";
-  if (mode && !strcmp(mode, "r"))
-    return lt_error_null("%s: the derivative of mode \"r\" is not defined (Q is needed); use mode \"reduced\"", op);
-  int64_t m = Q->sizes[Q->ndim - 2], n = R->sizes[R->ndim - 1];
-  if (m < n)
-    return lt_error_null("%s: the derivative is implemented for inputs with at least as many rows as columns, got %lld x %lld",
-                         op, (long long)m, (long long)n);
-  if (Q->sizes[Q->ndim - 1] != n)
-    return lt_error_null("%s: the derivative of mode \"complete\" is defined for square inputs only, got %lld x %lld",
-                         op, (long long)m, (long long)n);
+/* A = Q R with Q m x n, R n x n (m >= n); gQ and gR may be NULL */
+static lt_tensor *qr_tall(lt_tensor *gQ, lt_tensor *gR, lt_tensor *Q, lt_tensor *R) {
   pool P = {0};
   lt_tensor *r = NULL, *M = NULL, *b, *lo, *lo1, *lo1t, *sym, *qs, *bt, *x;
   if (gR) {
@@ -209,6 +201,45 @@ lt_tensor *lt_grad_linalg_qr(lt_tensor *gQ, lt_tensor *gR, lt_tensor *Q, lt_tens
 out:
   lt_tpool_drop(&P);
   return r;
+}
+
+/* A = [X | Y] wide (m < n): X = Q U is a square QR and Y = Q V, so X gets the square
+** formula with gQ + Y gV^T for Q's gradient, and Y gets Q gV */
+static lt_tensor *qr_wide(lt_tensor *gQ, lt_tensor *gR, lt_tensor *Q, lt_tensor *R) {
+  pool P = {0};
+  int64_t m = Q->sizes[Q->ndim - 2], n = R->sizes[R->ndim - 1];
+  lt_tensor *r = NULL, *U, *V, *gU = NULL, *gV = NULL, *gQ2 = gQ, *gX, *gY;
+  TRY(U, lt_narrow(R, -1, 0, m));
+  TRY(V, lt_narrow(R, -1, m, n - m));
+  if (gR) {
+    lt_tensor *Y, *gvt, *t;
+    TRY(gU, lt_narrow(gR, -1, 0, m));
+    TRY(gV, lt_narrow(gR, -1, m, n - m));
+    TRY(Y, lt_matmul(Q, V));
+    TRY(gvt, mT(gV));
+    TRY(t, lt_matmul(Y, gvt));
+    if (gQ) TRY(gQ2, plus(gQ, t)); else gQ2 = t;
+  }
+  TRY(gX, qr_tall(gQ2, gU, Q, U));
+  if (gV) TRY(gY, lt_matmul(Q, gV));
+  else TRY(gY, lt_zeros(lt_intlist_make(V->sizes, V->ndim), Q->dtype, lt_tensor_device(Q)));
+  lt_tensor *parts[2] = {gX, gY};
+  r = lt_cat(parts, 2, -1);
+out:
+  lt_tpool_drop(&P);
+  return r;
+}
+
+lt_tensor *lt_grad_linalg_qr(lt_tensor *gQ, lt_tensor *gR, lt_tensor *Q, lt_tensor *R, const char *mode) {
+  const char *op = "linalg.qr";
+  if (mode && !strcmp(mode, "r"))
+    return lt_error_null("%s: the derivative of mode \"r\" is not defined (Q is needed); use mode \"reduced\"", op);
+  int64_t m = Q->sizes[Q->ndim - 2], n = R->sizes[R->ndim - 1];
+  if (m < n) return qr_wide(gQ, gR, Q, R);
+  if (Q->sizes[Q->ndim - 1] != n)
+    return lt_error_null("%s: the derivative of mode \"complete\" is not defined for inputs with more rows than columns (%lld x %lld); use mode \"reduced\"",
+                         op, (long long)m, (long long)n);
+  return qr_tall(gQ, gR, Q, R);
 }
 
 /* ---- the triangular solve ---- */

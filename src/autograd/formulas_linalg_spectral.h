@@ -9,7 +9,7 @@
 
 #include "autograd.h"
 
-/* A = Q R, reduced with m >= n (complete when square) */
+/* A = Q R: reduced, or complete with m <= n; mode "r" and complete with m > n are errors */
 lt_tensor *lt_grad_linalg_qr(lt_tensor *grad_Q, lt_tensor *grad_R, lt_tensor *Q, lt_tensor *R, const char *mode);
 /* A = V diag(L) V^T (symmetric A): symmetric gradient; unstable near repeated eigenvalues */
 lt_tensor *lt_grad_linalg_eigh(lt_tensor *grad_L, lt_tensor *grad_V, lt_tensor *L, lt_tensor *V);

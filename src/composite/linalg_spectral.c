@@ -33,8 +33,72 @@ static lt_tensor *empty_of(const lt_tensor *t) {
 
 /* ---- QR ---- */
 
+/* The m x m product H_1 ... H_k of the reflectors H_i = I - tau_i v_i v_i^T, v_i column i
+** of A below the diagonal with a 1 on it, built with differentiable ops (a gradient is
+** needed): Q starts as I and takes Q - tau_i (Q v_i) v_i^T, one reflector at a time. */
+static lt_tensor *reflector_product(lt_tensor *A, lt_tensor *tau) {
+  int64_t m = A->sizes[A->ndim - 2], n = A->sizes[A->ndim - 1], k = tau->sizes[tau->ndim - 1];
+  pool P = {0};
+  lt_tensor *Q = NULL, *low, *eye_mn, *V, *I;
+  KEEP(low, lt_tril(A, -1));
+  KEEP(eye_mn, lt_eye(m, n, A->dtype, lt_tensor_device(A)));
+  KEEP(V, lt_add(low, eye_mn, lt_scalar_int(1)));
+  KEEP(I, lt_eye(m, m, A->dtype, lt_tensor_device(A)));
+  Q = I;                 /* 2-D: the first products broadcast it over A's batch dims */
+  lt_tensor_retain(Q);
+  for (int64_t i = 0; Q && i < k; i++) {
+    pool S = {0};
+    lt_tensor *v = lt_tpool_keep(&S, lt_narrow(V, -1, i, 1));
+    lt_tensor *t = v ? lt_tpool_keep(&S, lt_narrow(tau, -1, i, 1)) : NULL;
+    lt_tensor *t2 = t ? lt_tpool_keep(&S, lt_unsqueeze(t, -1)) : NULL;
+    lt_tensor *qv = t2 ? lt_tpool_keep(&S, lt_matmul(Q, v)) : NULL;
+    lt_tensor *qvt = qv ? lt_tpool_keep(&S, lt_mul(qv, t2)) : NULL;
+    lt_tensor *vt = qvt ? lt_tpool_keep(&S, mT(v)) : NULL;
+    lt_tensor *upd = vt ? lt_tpool_keep(&S, lt_matmul(qvt, vt)) : NULL;
+    lt_tensor *next = upd ? lt_sub(Q, upd, lt_scalar_int(1)) : NULL;
+    lt_tpool_drop(&S);
+    lt_tensor_release(Q);
+    Q = next;
+  }
+  if (Q && Q->ndim != A->ndim) {   /* no reflector at all: I, over the batch dims */
+    int64_t sz[LT_MAX_DIMS];
+    for (int i = 0; i < A->ndim - 2; i++) sz[i] = A->sizes[i];
+    sz[A->ndim - 2] = sz[A->ndim - 1] = m;
+    lt_tensor *e = lt_expand(Q, lt_intlist_make(sz, A->ndim));
+    lt_tensor_release(Q);
+    Q = e;
+  }
+out:
+  lt_tpool_drop(&P);
+  return Q;
+}
+
+static bool any_grad(lt_tensor *a, lt_tensor *b, lt_tensor *c) {
+  return wants_grad(a) || wants_grad(b) || (c && wants_grad(c));
+}
+
+lt_tensor *lt_composite_linalg_householder_product(lt_tensor *A, lt_tensor *tau) {
+  if (!any_grad(A, tau, NULL)) return lt__linalg_householder_product(A, tau);
+  if (lt_meta_householder("linalg.householder_product", A, tau) < 0) return NULL;
+  lt_tensor *Q = reflector_product(A, tau);
+  lt_tensor *r = Q ? lt_narrow(Q, -1, 0, A->sizes[A->ndim - 1]) : NULL;
+  lt_tensor_release(Q);
+  return r;
+}
+
 lt_tensor *lt_composite_orgqr(lt_tensor *self, lt_tensor *input2) {
-  return lt_linalg_householder_product(self, input2);
+  return lt_composite_linalg_householder_product(self, input2);
+}
+
+lt_tensor *lt_composite_ormqr(lt_tensor *self, lt_tensor *input2, lt_tensor *input3, bool left, bool transpose) {
+  if (!any_grad(self, input2, input3)) return lt__ormqr(self, input2, input3, left, transpose);
+  if (lt_meta_ormqr("ormqr", self, input2, input3, left) < 0) return NULL;
+  lt_tensor *Q = reflector_product(self, input2), *Qt = NULL, *r = NULL;
+  if (!Q) return NULL;
+  if (transpose) { Qt = mT(Q); lt_tensor_release(Q); Q = Qt; if (!Q) return NULL; }
+  r = left ? lt_matmul(Q, input3) : lt_matmul(input3, Q);
+  lt_tensor_release(Q);
+  return r;
 }
 
 int lt_composite_qr(lt_tensor *self, bool some, lt_tensor **Q, lt_tensor **R) {

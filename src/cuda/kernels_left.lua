@@ -14,7 +14,7 @@ return {
   } },
 { why = "needs cuSOLVER (not bound yet): the spectral decompositions and the triangular solve of the QR derivative",
   ops = {
-    "geqrf", "linalg_householder_product", "ormqr", "linalg_qr", "_linalg_eigh", "_linalg_svd",
+    "geqrf", "_linalg_householder_product", "_ormqr", "linalg_qr", "_linalg_eigh", "_linalg_svd",
     "_linalg_spectral_trsolve",
   } },
 }

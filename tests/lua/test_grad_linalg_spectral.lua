@@ -34,12 +34,33 @@ T.test("linalg.qr reduced, tall and square, batched", function()
   T.ok(gc(function(a) local q, r = torch.qr(a); return q:matmul(r) end, { leaf(3, 3) }))
 end)
 
+T.test("linalg.qr wide (m < n), reduced and complete", function()
+  local f = function(mode) return function(a) local q, r = torch.linalg.qr(a, mode); return q, r end end
+  both(f("reduced"), { leaf(2, 4) })
+  both(f("complete"), { leaf(2, 3, 5) })
+  T.ok(gc(function(a) local _, r = torch.linalg.qr(a); return r end, { leaf(3, 4) }))
+  T.ok(gc(function(a) local q = torch.linalg.qr(a); return q end, { leaf(3, 4) }))
+end)
+
 T.test("linalg.qr: the derivative's limits are errors", function()
-  local a = leaf(2, 4)
-  local q, r = torch.linalg.qr(a)
-  T.raises(function() (q:sum() + r:sum()):backward() end, "at least as many rows")
+  local q, r = torch.linalg.qr(leaf(4, 2), "complete")
+  T.raises(function() (q:sum() + r:sum()):backward() end, "mode \"complete\" is not defined for inputs with more rows")
   local _, r2 = torch.linalg.qr(leaf(4, 2), "r")
   T.raises(function() r2:sum():backward() end, "mode \"r\"")
+end)
+
+T.test("householder_product (orgqr) and ormqr", function()
+  both(function(a, t) return torch.linalg.householder_product(a, t) end, { leaf(4, 3), leaf(3) })
+  T.ok(gc(function(a, t) return torch.orgqr(a, t) end, { leaf(2, 5, 3), leaf(2, 2) }))
+  local c = leaf(4, 2)
+  both(function(a, t, x) return torch.ormqr(a, t, x) end, { leaf(4, 3), leaf(3), c })
+  T.ok(gc(function(a, t, x) return torch.ormqr(a, t, x, false, true) end, { leaf(3, 2), leaf(2), leaf(2, 3) }))
+  -- the differentiable product equals the kernel's
+  local a, t = torch.geqrf(torch.randn(5, 3, { dtype = f64 }))
+  local q0 = torch.linalg.householder_product(a, t)
+  a.requires_grad = true
+  T.ok((torch.linalg.householder_product(a, t) - q0):abs():max():item() < 1e-13)
+  T.ok((torch.ormqr(a, t, torch.eye(5, { dtype = f64 })):narrow(2, 1, 3) - q0):abs():max():item() < 1e-13)
 end)
 
 T.test("linalg.eigh values and vectors (symmetrised input)", function()
