@@ -728,6 +728,14 @@ local function autograd_kernel(op)
   end
   local inplace = op.inplace_of ~= nil or op.mutates == true
   local multi = base.rkind == "multi"
+  -- a multi-output op whose formulas name grad_NAME (NAME an output) differentiates
+  -- through every output so named: each grad_NAME is that output's gradient or NULL
+  local out_grads = {}
+  if multi then
+    for i, nm in ipairs(out_names) do
+      if ident_used(table.concat(all_formulas, " "), "grad_" .. nm) then out_grads[#out_grads + 1] = { idx = i, name = nm } end
+    end
+  end
 
   -- context
   c(("typedef struct ctx_%s {"):format(name))
@@ -746,9 +754,16 @@ local function autograd_kernel(op)
   local nodename = base.decl.node_name or (base.name:gsub("^%l", string.upper):gsub("_(%l)", string.upper) .. "Backward0")
   c(("static int apply_%s(lt_node *lt__n, lt_tensor **lt__gin, lt_tensor **lt__gout) {"):format(name))
   c(("  ctx_%s *lt__c = lt__n->ctx; (void)lt__c;"):format(name))
-  c("  lt_tensor *grad = lt__gin[0];")
+  c("  lt_tensor *grad = lt__gin[0]; (void)grad;")
   c("  int lt__rc = -1;")
-  if multi then
+  if #out_grads > 0 then
+    local any = {}
+    for _, g in ipairs(out_grads) do
+      c(("  lt_tensor *grad_%s = lt__gin[%d];"):format(g.name, g.idx - 1))
+      any[#any + 1] = "grad_" .. g.name
+    end
+    c(("  if (!(%s)) return 0;"):format(join(any, " || ")))
+  elseif multi then
     c("  if (!grad) return 0;   /* only the first output is differentiable */")
   else
     c("  if (!grad) return 0;")
@@ -879,8 +894,12 @@ local function autograd_kernel(op)
     for _, s in ipairs(saved_out) do
       c(("  if (%s) lt_save(&lt__c->out_%s, *%s, true, %d);"):format(needed(s.users), s.name, rn[s.idx], s.idx - 1))
     end
-    -- only floating outputs carry history
-    c(("  lt_set_history(*%s, lt__n, 0);"):format(rn[1]))
+    -- only floating outputs carry history: the first, or those whose grad_NAME a formula uses
+    if #out_grads > 0 then
+      for _, g in ipairs(out_grads) do c(("  lt_set_history(*%s, lt__n, %d);"):format(rn[g.idx], g.idx - 1)) end
+    else
+      c(("  lt_set_history(*%s, lt__n, 0);"):format(rn[1]))
+    end
   else
     error("derivatives for return kind " .. op.rkind .. " not supported: " .. name)
   end

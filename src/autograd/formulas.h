@@ -11,6 +11,7 @@
 #include "formulas_shape.h"
 #include "formulas_index.h"
 #include "formulas_linalg.h"
+#include "formulas_linalg_spectral.h"
 #include "formulas_nn_conv.h"
 #include "formulas_nn_norm.h"
 #include "formulas_nn_misc.h"

@@ -29,4 +29,14 @@ return {
     "_lu_permutation",
     "linalg_lstsq",
   } },
+{ why = "needs cuSOLVER (not bound yet): the spectral decompositions and the triangular solve of the QR derivative",
+  ops = {
+    "geqrf",
+    "_linalg_householder_product",
+    "_ormqr",
+    "linalg_qr",
+    "_linalg_eigh",
+    "_linalg_svd",
+    "_linalg_spectral_trsolve",
+  } },
 }
