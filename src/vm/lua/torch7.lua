@@ -831,15 +831,8 @@ function torch._t7_install(torch)
   torch.conv2, torch.xcorr2 = conv2("conv2", true), conv2("xcorr2", false)
   torch.conv3, torch.xcorr3 = conv3("conv3", true), conv3("xcorr3", false)
 
-  -- Torch7's LAPACK names wait for lutorch's linear algebra: a clear error for those
-  -- Torch7 code calls unconditionally; gesv, gels, trtrs, eig, symeig, svd, inverse and
-  -- potrs stay absent, as in a Torch7 built without LAPACK (code tests for them)
-  for _, k in ipairs({ "potrf", "potri", "pstrf", "qr", "geqrf", "orgqr", "ormqr" }) do
-    if torch[k] == nil then
-      torch[k] = function() error("torch." .. k .. ": not implemented yet in lutorch (linear algebra)", 2) end
-      M[k] = torch[k]
-    end
-  end
+  -- Torch7's LAPACK names (gesv, potrf, svd, ...) over torch.linalg: t7lapack.lua
+  torch._t7_lapack_install(torch, M)
 
   -- torch.bhistc([res,] x [, nbins, min, max]): the histogram of each row of a 2-D x
   function torch.bhistc(res, x, nbins, lo, hi)

@@ -1,0 +1,160 @@
+-- test_t7lapack.lua — Torch7's LAPACK names in Torch7 mode (src/vm/lua/t7lapack.lua),
+-- under `lutorch --torch7` (tests/sh/test_torch7_mode.sh): the result-first forms,
+-- the character options, the column-major layout Torch7 returned, and the values
+-- (checked by rebuilding the input, as Torch7's own documentation does).
+local T = require "testing"
+
+local function close(a, b, tol) return (a - b):abs():max() <= (tol or 1e-10) end
+local function is_column_major(x)
+  return x:dim() == 2 and x:stride(1) == 1 and x:stride(2) == x:size(1)
+end
+local function spd(n)
+  local m = torch.randn(n, n)
+  return m * m:t() + torch.eye(n)
+end
+
+torch.manualSeed(7)
+local A = torch.Tensor({ { 6.80, -2.11, 5.66 }, { -6.05, -3.30, 5.36 }, { -0.45, 2.58, -2.70 } })
+local B = torch.Tensor({ { 4.02, 6.19 }, { -1.56, 4.00 }, { 9.81, -4.09 } })
+
+T.test("gesv: X, LU; the results are column-major; result-first forms write in place", function()
+  local x, lu = torch.gesv(B, A)
+  T.ok(close(A * x, B))
+  T.ok(is_column_major(x) and is_column_major(lu))
+  -- LU holds L below the diagonal (unit) and U on and above it, for P A = L U
+  local L = torch.tril(lu, -1) + torch.eye(3)
+  local U = torch.triu(lu)
+  local prod = L * U
+  T.ok(math.abs(math.abs(torch.det(prod):item()) - math.abs(torch.det(A):item())) < 1e-9)
+  local rb, ra = torch.Tensor(), torch.Tensor()
+  local x2 = torch.gesv(rb, ra, B, A)
+  T.ok(rawequal(x2, rb)); T.eq((rb - x):abs():max(), 0); T.eq((ra - lu):abs():max(), 0)
+  -- a 1-D right-hand side is a column
+  local v = torch.gesv(B:select(2, 1), A)
+  T.eq(v:size(1), 3); T.eq(v:size(2), 1)
+end)
+
+T.test("trtrs: upper/lower, transposed, unit diagonal", function()
+  local U, L = torch.triu(A), torch.tril(A)
+  T.ok(close(U * torch.trtrs(B, U), B))
+  T.ok(close(L * torch.trtrs(B, L, "L"), B))
+  T.ok(close(U:t() * torch.trtrs(B, U, "U", "T"), B))
+  local Uu = U:clone(); for i = 1, 3 do Uu[i][i] = 1 end
+  T.ok(close(Uu * torch.trtrs(B, U, "U", "N", "U"), B))
+  T.raises(function() torch.trtrs(B, U, "X") end, "trtrs: uplo must be one of 'U', 'L'")
+  T.raises(function() torch.trtrs(B, U, "U", "Q") end, "trtrs: trans must be one of 'N', 'T'")
+end)
+
+T.test("potrf / potrs / potri with 'U' (the default) and 'L'", function()
+  local a = spd(5)
+  local u = torch.potrf(a)
+  T.ok(close(u:t() * u, a)); T.eq(torch.tril(u, -1):abs():max(), 0)
+  local l = torch.potrf(a, "L")
+  T.ok(close(l * l:t(), a)); T.eq(torch.triu(l, 1):abs():max(), 0)
+  local b = torch.randn(5, 2)
+  T.ok(close(a * torch.potrs(b, u), b)); T.ok(close(a * torch.potrs(b, l, "L"), b))
+  T.ok(close(torch.potri(u), torch.inverse(a), 1e-9)); T.ok(close(torch.potri(l, "L"), torch.inverse(a), 1e-9))
+  local res = torch.Tensor()
+  T.ok(rawequal(torch.potrf(res, a), res))
+  T.raises(function() torch.potrf(torch.Tensor({ { 1, 2 }, { 2, 1 } })) end, "positive-definite")
+end)
+
+T.test("pstrf: P^T A P = U^T U with an IntTensor of 1-based pivots", function()
+  local m = torch.randn(6, 3)
+  local a = m * m:t()
+  local u, piv = torch.pstrf(a)
+  T.eq(torch.typename(piv), "torch.IntTensor")
+  local p = piv:long()
+  T.ok(close(u:t() * u, a:index(1, p):index(2, p), 1e-10))
+  local ru, rp = torch.Tensor(6, 6), torch.IntTensor(6)
+  local u2, p2 = torch.pstrf(ru, rp, a, "L")
+  T.ok(rawequal(u2, ru) and rawequal(p2, rp))
+  T.ok(close(ru * ru:t(), a:index(1, rp:long()):index(2, rp:long()), 1e-10))
+end)
+
+T.test("gels: least squares (m > n) and least norm (m < n); the solution is n x k", function()
+  local a = torch.randn(6, 3)
+  local b = torch.randn(6, 2)
+  local x = torch.gels(b, a)
+  T.eq(x:size(1), 3); T.eq(x:size(2), 2)
+  -- the residual is orthogonal to a's columns
+  T.ok(close(a:t() * (a * x - b), torch.zeros(3, 2), 1e-9))
+  local w = torch.randn(2, 4)
+  local y = torch.gels(torch.randn(2, 1), w)
+  T.eq(y:size(1), 4)
+  T.raises(function() torch.gels(torch.randn(5, 1), a) end, "gels: argument 'B' must have 6 rows")
+end)
+
+T.test("eig: m x 2 (real, imaginary) eigenvalues, 'V' for vectors", function()
+  local a = torch.Tensor({ { 2, 0 }, { 0, 3 } })
+  local e = torch.eig(a)
+  T.eq(e:size(1), 2); T.eq(e:size(2), 2)
+  local ee, vv = torch.eig(a, "V")
+  T.ok(close(a * vv, vv * torch.diag(ee:select(2, 1))))
+  local r = torch.eig(torch.Tensor({ { 0, -1 }, { 1, 0 } }))
+  T.ok(close(r:select(2, 1), torch.zeros(2))); T.ok(close(r:select(2, 2):abs(), torch.ones(2)))
+  T.raises(function() torch.eig(a, "X") end, "eig: jobz must be one of 'N', 'V'")
+end)
+
+T.test("inverse: a column-major result, in place into res", function()
+  local a = spd(4)
+  local inv = torch.inverse(a)
+  T.ok(is_column_major(inv)); T.ok(close(a * inv, torch.eye(4), 1e-9))
+  local res = torch.Tensor(4, 4)
+  torch.inverse(res, a)
+  T.ok(is_column_major(res)); T.eq((res - inv):abs():max(), 0)
+  T.raises(function() torch.inverse(torch.randn(2, 3)) end, "inverse: argument 'x' must be a square matrix")
+  T.raises(function() torch.inverse(torch.zeros(2, 2)) end, "singular")
+end)
+
+T.test("symeig: ascending eigenvalues, 'V' for column-major vectors, 'L' for the lower triangle", function()
+  local a = spd(4)
+  local e = torch.symeig(a)
+  T.eq(e:dim(), 1); for i = 2, 4 do T.ok(e[i] >= e[i - 1]) end
+  local ee, v = torch.symeig(a, "V")
+  T.ok(is_column_major(v)); T.ok(close(v * torch.diag(ee) * v:t(), a, 1e-9))
+  local lo = torch.tril(a)      -- only the lower triangle is read with 'L'
+  local el = torch.symeig(lo, "N", "L")
+  T.ok(close(el, e, 1e-9))
+  local re, rv = torch.Tensor(), torch.Tensor()
+  local e3, v3 = torch.symeig(re, rv, a, "V")
+  T.ok(rawequal(e3, re) and rawequal(v3, rv))
+  T.raises(function() torch.symeig(a, "Q") end, "symeig: jobz must be one of 'N', 'V'")
+end)
+
+T.test("svd: U S V (V, not V^T) with 'S' (the default) and 'A'", function()
+  local a = torch.randn(5, 3)
+  local u, s, v = torch.svd(a)
+  T.eq(u:size(2), 3); T.eq(v:size(1), 3)
+  T.ok(is_column_major(u)); T.ok(close(u * torch.diag(s) * v:t(), a, 1e-10))
+  local ua = torch.svd(a, "A")
+  T.eq(ua:size(1), 5); T.eq(ua:size(2), 5)
+  local ru, rs, rv = torch.Tensor(), torch.Tensor(), torch.Tensor()
+  local u2 = torch.svd(ru, rs, rv, a)
+  T.ok(rawequal(u2, ru)); T.eq((rs - s):abs():max(), 0)
+  T.raises(function() torch.svd(a, "B") end, "svd: jobu must be one of 'S', 'A'")
+end)
+
+T.test("qr, geqrf, orgqr, ormqr agree with each other", function()
+  local a = torch.randn(5, 3)
+  local q, r = torch.qr(a)
+  T.ok(is_column_major(q)); T.ok(close(q * r, a, 1e-10)); T.eq(torch.tril(r, -1):abs():max(), 0)
+  local m, tau = torch.geqrf(a)
+  local q2 = torch.orgqr(m, tau)
+  T.ok(close(q2, q, 1e-10))
+  local c = torch.randn(5, 2)
+  -- Q^T c with the full 5 x 5 Q: its first 3 rows are the thin Q's
+  local qtc = torch.ormqr(m, tau, c, "L", "T")
+  T.eq(qtc:size(1), 5); T.ok(close(qtc:narrow(1, 1, 3), q2:t() * c, 1e-10))
+  -- and Q (Q^T c) is c again
+  T.ok(close(torch.ormqr(m, tau, qtc), c, 1e-10))
+  T.raises(function() torch.ormqr(m, tau, c, "X") end, "ormqr: side must be one of 'L', 'R'")
+end)
+
+T.test("bad input names the function and the argument", function()
+  T.raises(function() torch.gesv(B, torch.randn(3)) end, "gesv: argument 'A' must be a 2-D tensor")
+  T.raises(function() torch.potrf("a") end, "potrf: argument 'A' must be a tensor")
+  T.raises(function() torch.potrs(B, torch.randn(3, 2)) end, "potrs: argument 'chol' must be a square matrix")
+end)
+
+T.done()
