@@ -33,6 +33,8 @@ local ops = {
   { "complex(Tensor real, Tensor imag) -> Tensor", out = true, variants = "function", complex = true,
     derivatives = { real = "lt_grad_real_part(grad)", imag = "lt_grad_imag_part(grad)" },
     doc = "real + i imag from two float32 or two float64 tensors (complex64, complex128)." },
+  { "vdot(Tensor self, Tensor other) -> Tensor", composite = "lt_vdot_impl", variants = "function",
+    doc = "sum(conj(self) * other) of two 1-D tensors: dot with the first conjugated (dot itself for real tensors)." },
   { "_sgn_complex(Tensor self) -> Tensor", variants = "function", complex = true,
     doc = "z / |z| (0 at 0) of a complex tensor: sgn's complex kernel." },
 }
@@ -49,6 +51,10 @@ ops.complex_ops = {
     "add", "sub", "mul", "div", "neg", "pow", "reciprocal", "square", "abs", "eq", "ne",
     "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
     "sigmoid", "isnan", "isinf", "isfinite",
+    -- reductions (src/cpu/reduce.c)
+    "sum", "mean", "prod",
+    -- products (src/cpu/la_gemm.c: BLAS's c and z routines)
+    "mm", "bmm", "mv", "dot", "matmul", "addmm", "outer",
   }
 
 return ops
