@@ -674,6 +674,13 @@ for _, op in ipairs(ops) do
       if op.out and not with_out then
         for j, a in ipairs(args) do if a == "out" then args[j] = "NULL" end end
       end
+      -- a NULL tensor is an earlier failure in the caller (a composite's chain of
+      -- calls): its error stands; nothing here may read through it
+      local req = {}
+      for _, a in ipairs(op.c_args) do if a.type == "Tensor" then req[#req + 1] = "!" .. a.name end end
+      if #req > 0 then
+        c(("  if (%s) { lt_dispatch_null_arg(LT_OP_%s); return %s; }"):format(join(req, " || "), op.name, fail_value(op)))
+      end
       local ks = keyset_expr(op)
       if op.out and not with_out then ks = ks:gsub(" | %(out %? out%->keys[^)]*%)", "") end
       c(("  lt_keyset lt__ks = %s;"):format(ks))

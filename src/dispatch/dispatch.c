@@ -71,6 +71,11 @@ int lt_dispatch_same_device(int op, int *dev, const lt_tensor *const *ts, int n)
   return 0;
 }
 
+void lt_dispatch_null_arg(int op) {
+  /* lt_error_message says "unknown error" when the slot is empty */
+  if (strcmp(lt_error_message(), "unknown error") == 0) lt_error("%s: a tensor argument is missing (NULL)", lt_op_table[op].name);
+}
+
 bool lt_tensors_any_complex(lt_tensor *const *ts, int n) {
   for (int i = 0; i < n; i++)
     if (ts[i] && LT_IS_COMPLEX_T(ts[i])) return true;

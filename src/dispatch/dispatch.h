@@ -88,6 +88,10 @@ bool lt_tensors_any_complex(lt_tensor *const *ts, int n);
 int lt_tensors_complex_dtype(lt_tensor *const *ts, int n);   /* the first complex one's, or -1 */
 int lt_dispatch_complex_refused(int op, lt_keyset ks, int complex_dtype);
 
+/* A required tensor argument is NULL: the caller's earlier step failed and
+** set the error, which stands; without one, says which op got the NULL. */
+void lt_dispatch_null_arg(int op);
+
 /* Start the library: register the built-in backends (CPU). Idempotent and
 ** thread-safe; the torch module and lutorch_open call it, C programs using
 ** the core directly call it first. */
