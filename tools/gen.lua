@@ -1166,7 +1166,7 @@ for _, op in ipairs(ops) do
       l("  if (r) return lt_vm_return_arg(L, r, a, 0);")
     end
     if rg then
-      l(("  if (r && a->v[%d].b && !lt_dtype_is_float((lt_dtype)r->dtype)) {"):format(rg))
+      l(("  if (r && a->v[%d].b && !lt_dtype_is_differentiable((lt_dtype)r->dtype)) {"):format(rg))
       l(("    lt_error(\"%s: argument 'requires_grad': only tensors of floating point dtype can require gradients (got %%s)\", lt_dtype_name((lt_dtype)r->dtype));"):format(op.name))
       l("    lt_tensor_release(r); r = NULL;")
       l("  }")

@@ -16,6 +16,24 @@ lt_tensor *lt_grad_conj(lt_tensor *t) {
   return lt_conj_physical(t);
 }
 
+lt_tensor *lt_grad_mul_conj(lt_tensor *grad, lt_tensor *t) {
+  if (!lt_dtype_is_complex((lt_dtype)t->dtype)) return lt_mul(grad, t);
+  lt_tensor *c = lt_conj(t);
+  lt_tensor *r = c ? lt_mul(grad, c) : NULL;
+  lt_tensor_release(c);
+  return r;
+}
+
+lt_tensor *lt_grad_holomorphic(lt_tensor *grad, lt_tensor *z, lt_tensor *(*d)(lt_tensor *, lt_tensor *)) {
+  if (!lt_dtype_is_complex((lt_dtype)z->dtype)) return d(grad, z);
+  lt_tensor *gc = lt_grad_conj(grad);
+  lt_tensor *r = gc ? d(gc, z) : NULL;
+  lt_tensor *out = r ? lt_conj(r) : NULL;
+  lt_tensor_release(gc);
+  lt_tensor_release(r);
+  return out;
+}
+
 /* complex(re, im) with either part zeros (NULL) of the other's shape */
 static lt_tensor *from_parts(lt_tensor *re, lt_tensor *im) {
   pool p = {0};
@@ -82,8 +100,9 @@ lt_tensor *lt_grad_polar_abs(lt_tensor *grad, lt_tensor *angle) {
 /* d out / d angle = i out: the real angle gets real(grad * conj(i out)) */
 lt_tensor *lt_grad_polar_angle(lt_tensor *grad, lt_tensor *result) {
   pool p = {0};
-  lt_tensor *i = keep(&p, lt_complex(keep(&p, lt_zeros_like(grad, -1, (lt_device){ -1, 0 })),
-                                     keep(&p, lt_ones_like(grad, -1, (lt_device){ -1, 0 }))));
+  int rdt = (int)lt_dtype_to_real((lt_dtype)result->dtype);
+  lt_tensor *i = keep(&p, lt_complex(keep(&p, lt_zeros_like(result, rdt, (lt_device){ -1, 0 })),
+                                     keep(&p, lt_ones_like(result, rdt, (lt_device){ -1, 0 }))));
   lt_tensor *d = p.failed ? NULL : keep(&p, lt_mul(i, result));
   lt_tensor *g = p.failed ? NULL : keep(&p, lt_mul(grad, keep(&p, lt_grad_conj(d))));
   return lt_tpool_finish(&p, p.failed ? NULL : lt_grad_real_part(g));

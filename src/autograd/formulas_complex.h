@@ -19,5 +19,12 @@ lt_tensor *lt_grad_polar_abs(lt_tensor *grad, lt_tensor *angle);
 lt_tensor *lt_grad_polar_angle(lt_tensor *grad, lt_tensor *result);
 /* conj(t) of a complex t; t itself (a new reference) for a real one */
 lt_tensor *lt_grad_conj(lt_tensor *t);
+/* The derivative of a holomorphic elementwise op whose real formula d(grad, z)
+** is grad * f'(z): for a complex z the gradient is grad * conj(f'(z)) =
+** conj(d(conj(grad), z)), so the real formulas serve complex inputs too; a real
+** z calls d directly. */
+lt_tensor *lt_grad_holomorphic(lt_tensor *grad, lt_tensor *z, lt_tensor *(*d)(lt_tensor *, lt_tensor *));
+/* grad * conj(t): the gradient of a product with respect to the other factor */
+lt_tensor *lt_grad_mul_conj(lt_tensor *grad, lt_tensor *t);
 
 #endif

@@ -107,6 +107,10 @@ static inline bool lt_dtype_is_complex(lt_dtype t) { return t >= LT_COMPLEX64 &&
 static inline bool lt_dtype_is_integral(lt_dtype t) {  /* bool included */
   return !lt_dtype_traits_table[t].is_float && !lt_dtype_is_complex(t);
 }
+/* the dtypes autograd follows: floating point and complex */
+static inline bool lt_dtype_is_differentiable(lt_dtype t) {
+  return lt_dtype_traits_table[t].is_float || lt_dtype_is_complex(t);
+}
 /* complex64 <-> float32, complex128 <-> float64 (other dtypes map to themselves,
 ** the 16-bit floats to complex64) */
 static inline lt_dtype lt_dtype_to_real(lt_dtype t) {

@@ -50,7 +50,7 @@ ops.complex_ops = {
     -- elementwise (src/cpu/ew_binary.c, ew_unary.c: the C99 complex loops)
     "add", "sub", "mul", "div", "neg", "pow", "reciprocal", "square", "abs", "eq", "ne",
     "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
-    "sigmoid", "isnan", "isinf", "isfinite",
+    "sigmoid", "isnan", "isinf", "isfinite", "where",
     -- reductions (src/cpu/reduce.c)
     "sum", "mean", "prod",
     -- products (src/cpu/la_gemm.c: BLAS's c and z routines)

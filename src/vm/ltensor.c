@@ -392,8 +392,8 @@ static int t_newindex(lua_State *L) {
     if (strcmp(k, "requires_grad") == 0) {
       if (lua_type(L, 3) != LUA_TBOOLEAN) return luaL_error(L, "requires_grad: expected a boolean");
       bool rg = lua_toboolean(L, 3);
-      if (rg && !lt_dtype_is_float((lt_dtype)t->dtype))
-        return luaL_error(L, "requires_grad: only floating point tensors can require gradients (got %s)",
+      if (rg && !lt_dtype_is_differentiable((lt_dtype)t->dtype))
+        return luaL_error(L, "requires_grad: only floating point or complex tensors can require gradients (got %s)",
                           lt_dtype_name((lt_dtype)t->dtype));
       t->requires_grad = rg;
       return 0;
