@@ -227,6 +227,24 @@ void lt_la_blas_gemm(bool f32, bool ta, bool tb, int64_t m, int64_t n, int64_t k
   blas_part(&g, 0, m, 0, n);
 }
 
+/* y = alpha op(M) x + beta y for a product with n == 1 (or m == 1) inside
+** one_X: AL and BE are alpha and beta as the routine takes them (by value for
+** s/d, by address for c/z). OpenBLAS scales y by beta first: it is cleared
+** here when beta is 0, so NaNs in fresh memory vanish. */
+#define LA_GEMV(T, X, AL, BE)                                                                \
+    const la_op *mat = n == 1 ? &p->a : &p->b;                                               \
+    const T *M = n == 1 ? A : B, *x = n == 1 ? B : A;                                        \
+    blasint incx = (blasint)(n == 1 ? p->b.inc : p->a.inc), incy = (blasint)p->c.inc;        \
+    blasint len = n == 1 ? m : n;                                                            \
+    if (beta0) for (blasint i = 0; i < len; i++) C[(int64_t)i * incy] = 0;                  \
+    if (n == 1) {                                                                            \
+      if (!mat->trans) cblas_##X##gemv(CblasRowMajor, CblasNoTrans, m, k, AL, M, (blasint)mat->ld, x, incx, BE, C, incy); \
+      else cblas_##X##gemv(CblasRowMajor, CblasTrans, k, m, AL, M, (blasint)mat->ld, x, incx, BE, C, incy); \
+    } else {                                                                                 \
+      if (!mat->trans) cblas_##X##gemv(CblasRowMajor, CblasTrans, k, n, AL, M, (blasint)mat->ld, x, incx, BE, C, incy); \
+      else cblas_##X##gemv(CblasRowMajor, CblasNoTrans, n, k, AL, M, (blasint)mat->ld, x, incx, BE, C, incy); \
+    }
+
 #define LA_BLAS(T, X)                                                                        \
 static void scale_##X(T *C, int64_t m, int64_t n, int64_t rs, int64_t cs, double beta, bool beta0) { \
   for (int64_t i = 0; i < m; i++)                                                           \
@@ -243,19 +261,7 @@ static void one_##X(const la_prob *p, const T *A, const T *B, T *C, double beta_
     T d = cblas_##X##dot(k, A, (blasint)p->a.inc, B, (blasint)p->b.inc);                      \
     C[0] = beta0 ? al * d : al * d + be * C[0];                                              \
   } else if (n == 1 || m == 1) {                                                             \
-    /* OpenBLAS scales y by beta first: clear it ourselves so NaNs in fresh memory vanish */ \
-    const la_op *mat = n == 1 ? &p->a : &p->b;                                               \
-    const T *M = n == 1 ? A : B, *x = n == 1 ? B : A;                                        \
-    blasint incx = (blasint)(n == 1 ? p->b.inc : p->a.inc), incy = (blasint)p->c.inc;        \
-    blasint len = n == 1 ? m : n;                                                            \
-    if (beta0) for (blasint i = 0; i < len; i++) C[(int64_t)i * incy] = 0;                  \
-    if (n == 1) {                                                                            \
-      if (!mat->trans) cblas_##X##gemv(CblasRowMajor, CblasNoTrans, m, k, al, M, (blasint)mat->ld, x, incx, be, C, incy); \
-      else cblas_##X##gemv(CblasRowMajor, CblasTrans, k, m, al, M, (blasint)mat->ld, x, incx, be, C, incy); \
-    } else {                                                                                 \
-      if (!mat->trans) cblas_##X##gemv(CblasRowMajor, CblasTrans, k, n, al, M, (blasint)mat->ld, x, incx, be, C, incy); \
-      else cblas_##X##gemv(CblasRowMajor, CblasNoTrans, n, k, al, M, (blasint)mat->ld, x, incx, be, C, incy); \
-    }                                                                                        \
+    LA_GEMV(T, X, al, be)                                                                    \
   } else {                                                                                   \
     lt_la_blas_gemm(sizeof(T) == 4, p->a.trans, p->b.trans, m, n, k, p->alpha, A, p->a.ld,    \
                     B, p->b.ld, beta0 ? 0.0 : beta_d, C, p->c.ld);                           \
@@ -292,18 +298,7 @@ static void one_##X(const la_prob *p, const T *A, const T *B, T *C, double beta_
     cblas_##X##dotu_sub(k, A, (blasint)p->a.inc, B, (blasint)p->b.inc, &d);                  \
     C[0] = beta0 ? al * d : al * d + be * C[0];                                              \
   } else if (n == 1 || m == 1) {                                                             \
-    const la_op *mat = n == 1 ? &p->a : &p->b;                                               \
-    const T *M = n == 1 ? A : B, *x = n == 1 ? B : A;                                        \
-    blasint incx = (blasint)(n == 1 ? p->b.inc : p->a.inc), incy = (blasint)p->c.inc;        \
-    blasint len = n == 1 ? m : n;                                                            \
-    if (beta0) for (blasint i = 0; i < len; i++) C[(int64_t)i * incy] = 0;                  \
-    if (n == 1) {                                                                            \
-      if (!mat->trans) cblas_##X##gemv(CblasRowMajor, CblasNoTrans, m, k, &al, M, (blasint)mat->ld, x, incx, &be, C, incy); \
-      else cblas_##X##gemv(CblasRowMajor, CblasTrans, k, m, &al, M, (blasint)mat->ld, x, incx, &be, C, incy); \
-    } else {                                                                                 \
-      if (!mat->trans) cblas_##X##gemv(CblasRowMajor, CblasTrans, k, n, &al, M, (blasint)mat->ld, x, incx, &be, C, incy); \
-      else cblas_##X##gemv(CblasRowMajor, CblasNoTrans, n, k, &al, M, (blasint)mat->ld, x, incx, &be, C, incy); \
-    }                                                                                        \
+    LA_GEMV(T, X, &al, &be)                                                                  \
   } else {                                                                                   \
     cblas_##X##gemm(CblasRowMajor, p->a.trans ? CblasTrans : CblasNoTrans, p->b.trans ? CblasTrans : CblasNoTrans, \
                     m, n, k, &al, A, (blasint)p->a.ld, B, (blasint)p->b.ld, &be, C, (blasint)p->c.ld); \
