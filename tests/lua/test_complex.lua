@@ -131,6 +131,17 @@ T.test("views and copies are dtype-agnostic", function()
   cx_eq(x:unsqueeze(1):expand(2, 2, 3):contiguous():select(1, 2):select(1, 1), {{1, 1}, {2, 2}, {3, 3}})
 end)
 
+T.test("indexing writes take complex values", function()
+  local x = torch.zeros(3, {dtype = torch.cfloat})
+  x[2] = C(1, 2); x[3] = 5
+  cx_eq(x, {0, {1, 2}, 5})
+  local m = torch.zeros(2, 2, {dtype = torch.cdouble})
+  m[{1, 2}] = C(0, -1); m[2] = C(3, 3)
+  cx_eq(m, {0, {0, -1}, {3, 3}, {3, 3}})
+  T.raises(function() local r = torch.zeros(2); r[1] = C(1, 2) end, "cannot assign a complex value to a float32 tensor")
+  T.raises(function() local r = torch.zeros(2, 2); r[1] = torch.tensor({C(1, 2), C(0, 1)}) end, "imaginary part")
+end)
+
 T.test("printing as PyTorch", function()
   T.eq(tostring(torch.tensor({C(1, 2), C(3, -1)})), "tensor([1.+2.j, 3.-1.j])")
   T.eq(tostring(torch.tensor({C(1, 2), C(3, -1)}, {dtype = torch.cdouble})),
