@@ -47,6 +47,8 @@ ops.complex_ops = {
     -- creation: the fill takes any dtype's element
     "zeros", "ones", "empty", "full", "eye", "zeros_like", "ones_like", "empty_like", "full_like",
     "new_zeros", "new_ones", "new_empty", "new_full",
+    -- random samples: the parts drawn independently (src/cpu/random.c)
+    "rand", "randn", "rand_like", "randn_like",
     -- elementwise (src/cpu/ew_binary.c, ew_unary.c: the C99 complex loops)
     "add", "sub", "mul", "div", "neg", "pow", "reciprocal", "square", "abs", "eq", "ne",
     "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
