@@ -38,4 +38,23 @@ T.test("ops without a complex CUDA kernel refuse clearly", function()
   T.raises(function() return d:max() end, "no ordering")
 end)
 
+T.test("every op on cuda complex inputs works or refuses cleanly", function()
+  local n = 0
+  for _, op in ipairs(torch._ops()) do
+    local f = torch
+    for part in op.name:gmatch("[^.]+") do f = type(f) == "table" and f[part] or nil end
+    if type(f) == "function" and not op.name:find("^_") then
+      local x = torch.tensor({{C(1, 2), C(-0.5, 3)}, {C(0, -1), C(2, 0)}}):to("cuda")
+      for _, call in ipairs({ function() return f(x) end, function() return f(x, x) end, function() return f(x, 1) end,
+                              function() return f({x, x}) end,
+                              function() return f(2, {dtype = torch.cfloat, device = "cuda"}) end }) do
+        n = n + 1
+        local ok, err = pcall(call)
+        T.ok(ok or type(err) == "string", op.name)
+      end
+    end
+  end
+  T.ok(n > 1000)
+end)
+
 T.done()
