@@ -38,6 +38,15 @@ lt_tensor *lt_grad_to_meta(lt_tensor *g, const lt_input_meta *meta) {
       g = r;
     }
   }
+  if (lt_dtype_is_complex((lt_dtype)g->dtype) && !lt_dtype_is_complex((lt_dtype)meta->dtype)) {
+    /* a real input of a complex computation gets the real part (PyTorch's rule) */
+    lt_tensor *re = lt_real(g);
+    lt_tensor *c = re ? lt_contiguous(re) : NULL;
+    lt_tensor_release(re);
+    lt_tensor_release(g);
+    g = c;
+    if (!g) return NULL;
+  }
   if (g->dtype != meta->dtype) {
     lt_tensor *c = lt_to(g, meta->dtype, false);
     lt_tensor_release(g);

@@ -18,5 +18,6 @@
 #include "formulas_shape_numpy.h"
 #include "formulas_math.h"
 #include "formulas_linalg_solve.h"
+#include "formulas_complex.h"
 
 #endif

@@ -9,6 +9,7 @@
 */
 #include <string.h>
 #include "formulas_elementwise.h"
+#include "formulas_complex.h"
 #include "lt_ops.h"
 #include "core/tpool.h"
 
@@ -59,12 +60,27 @@ lt_tensor *lt_ew_grad_neg_scale(lt_tensor *grad, lt_scalar alpha) {
 
 lt_tensor *lt_ew_grad_div_self(lt_tensor *grad, lt_tensor *other, const char *rounding_mode) {
   if (rounding_mode) return lt_ew_grad_zeros(grad);   /* piecewise constant */
+  if (lt_dtype_is_complex((lt_dtype)other->dtype)) {   /* grad / conj(other) */
+    lt_tensor *c = lt_conj(other);
+    lt_tensor *r = c ? lt_div(grad, c, NULL) : NULL;
+    lt_tensor_release(c);
+    return r;
+  }
   return lt_div(grad, other, NULL);
+}
+
+static lt_tensor *div_other_d(lt_tensor *grad, lt_tensor *q) {   /* q = self / other^2 */
+  pool P = {0}, *p = &P;
+  return finish(p, neg(p, mul(p, grad, q)));
 }
 
 lt_tensor *lt_ew_grad_div_other(lt_tensor *grad, lt_tensor *self, lt_tensor *other, const char *rounding_mode) {
   if (rounding_mode) return lt_ew_grad_zeros(grad);
   pool P = {0}, *p = &P;
+  if (lt_dtype_is_complex((lt_dtype)self->dtype) || lt_dtype_is_complex((lt_dtype)other->dtype)) {
+    lt_tensor *q = dv(p, self, mul(p, other, other));
+    return finish(p, q ? keep(p, lt_grad_holomorphic(grad, q, div_other_d)) : NULL);
+  }
   return finish(p, neg(p, dv(p, mul(p, grad, self), mul(p, other, other))));
 }
 
@@ -82,10 +98,13 @@ lt_tensor *lt_ew_grad_fmod_other(lt_tensor *grad, lt_tensor *self, lt_tensor *ot
 }
 
 /* exponent * self^(exponent - 1), and 0 where the exponent is 0 (even at self == 0) */
+/* conj(t) for a complex derivative factor (grad * conj(f'(z)), PyTorch's convention) */
+static lt_tensor *cj(pool *p, lt_tensor *t) { return t ? keep(p, lt_grad_conj(t)) : NULL; }
+
 lt_tensor *lt_ew_grad_pow_self(lt_tensor *grad, lt_tensor *self, lt_tensor *exponent) {
   pool P = {0}, *p = &P;
   lt_tensor *d = mul(p, exponent, pow_t(p, self, sub(p, exponent, num(p, 1))));
-  return finish(p, where(p, eq(p, exponent, num(p, 0)), num(p, 0), mul(p, grad, d)));
+  return finish(p, where(p, eq(p, exponent, num(p, 0)), num(p, 0), mul(p, grad, cj(p, d))));
 }
 
 /* result * log(self); 0 where self == 0 and exponent >= 0 (the limit of 0^e) */
@@ -93,7 +112,7 @@ lt_tensor *lt_ew_grad_pow_exponent(lt_tensor *grad, lt_tensor *self, lt_tensor *
   pool P = {0}, *p = &P;
   lt_tensor *z = num(p, 0);
   lt_tensor *c = logical_and(p, eq(p, self, z), ge(p, exponent, z));
-  return finish(p, mul(p, grad, where(p, c, z, mul(p, result, log_(p, self)))));
+  return finish(p, mul(p, grad, cj(p, where(p, c, z, mul(p, result, log_(p, self))))));
 }
 
 lt_tensor *lt_ew_grad_maximum(lt_tensor *grad, lt_tensor *self, lt_tensor *other) {
@@ -201,27 +220,36 @@ lt_tensor *lt_ew_grad_nan_to_num(lt_tensor *grad, lt_tensor *self) {
 
 lt_tensor *lt_ew_grad_abs(lt_tensor *grad, lt_tensor *self) {
   pool P = {0}, *p = &P;
+  if (lt_dtype_is_complex((lt_dtype)self->dtype)) return finish(p, mul(p, grad, keep(p, lt_sgn(self))));   /* grad z/|z| */
   return finish(p, mul(p, grad, sign_(p, self)));
 }
 
-lt_tensor *lt_ew_grad_square(lt_tensor *grad, lt_tensor *self) {
+static lt_tensor *square_hd(lt_tensor *grad, lt_tensor *self);
+lt_tensor *lt_ew_grad_square(lt_tensor *grad, lt_tensor *self) { return lt_grad_holomorphic(grad, self, square_hd); }
+static lt_tensor *square_hd(lt_tensor *grad, lt_tensor *self) {
   pool P = {0}, *p = &P;
   return finish(p, mul(p, grad, mul(p, self, num(p, 2))));
 }
 
-lt_tensor *lt_ew_grad_sqrt(lt_tensor *grad, lt_tensor *result) {
+static lt_tensor *sqrt_hd(lt_tensor *grad, lt_tensor *result);
+lt_tensor *lt_ew_grad_sqrt(lt_tensor *grad, lt_tensor *result) { return lt_grad_holomorphic(grad, result, sqrt_hd); }
+static lt_tensor *sqrt_hd(lt_tensor *grad, lt_tensor *result) {
   pool P = {0}, *p = &P;
   return finish(p, dv(p, grad, mul(p, result, num(p, 2))));
 }
 
 /* d x^(-1/2) = -1/2 x^(-3/2) = -1/2 result^3 */
-lt_tensor *lt_ew_grad_rsqrt(lt_tensor *grad, lt_tensor *result) {
+static lt_tensor *rsqrt_hd(lt_tensor *grad, lt_tensor *result);
+lt_tensor *lt_ew_grad_rsqrt(lt_tensor *grad, lt_tensor *result) { return lt_grad_holomorphic(grad, result, rsqrt_hd); }
+static lt_tensor *rsqrt_hd(lt_tensor *grad, lt_tensor *result) {
   pool P = {0}, *p = &P;
   lt_tensor *r3 = mul(p, mul(p, result, result), result);
   return finish(p, mul(p, grad, mul(p, r3, num(p, -0.5))));
 }
 
-lt_tensor *lt_ew_grad_reciprocal(lt_tensor *grad, lt_tensor *result) {
+static lt_tensor *reciprocal_hd(lt_tensor *grad, lt_tensor *result);
+lt_tensor *lt_ew_grad_reciprocal(lt_tensor *grad, lt_tensor *result) { return lt_grad_holomorphic(grad, result, reciprocal_hd); }
+static lt_tensor *reciprocal_hd(lt_tensor *grad, lt_tensor *result) {
   pool P = {0}, *p = &P;
   return finish(p, neg(p, mul(p, grad, mul(p, result, result))));
 }
@@ -236,7 +264,9 @@ lt_tensor *lt_ew_grad_expm1(lt_tensor *grad, lt_tensor *result) {
   return finish(p, mul(p, grad, add(p, result, num(p, 1))));
 }
 
-lt_tensor *lt_ew_grad_log(lt_tensor *grad, lt_tensor *self) {
+static lt_tensor *log_hd(lt_tensor *grad, lt_tensor *self);
+lt_tensor *lt_ew_grad_log(lt_tensor *grad, lt_tensor *self) { return lt_grad_holomorphic(grad, self, log_hd); }
+static lt_tensor *log_hd(lt_tensor *grad, lt_tensor *self) {
   return lt_div(grad, self, NULL);
 }
 
@@ -255,18 +285,24 @@ lt_tensor *lt_ew_grad_log1p(lt_tensor *grad, lt_tensor *self) {
   return finish(p, dv(p, grad, add(p, self, num(p, 1))));
 }
 
-lt_tensor *lt_ew_grad_sin(lt_tensor *grad, lt_tensor *self) {
+static lt_tensor *sin_hd(lt_tensor *grad, lt_tensor *self);
+lt_tensor *lt_ew_grad_sin(lt_tensor *grad, lt_tensor *self) { return lt_grad_holomorphic(grad, self, sin_hd); }
+static lt_tensor *sin_hd(lt_tensor *grad, lt_tensor *self) {
   pool P = {0}, *p = &P;
   return finish(p, mul(p, grad, cos_(p, self)));
 }
 
-lt_tensor *lt_ew_grad_cos(lt_tensor *grad, lt_tensor *self) {
+static lt_tensor *cos_hd(lt_tensor *grad, lt_tensor *self);
+lt_tensor *lt_ew_grad_cos(lt_tensor *grad, lt_tensor *self) { return lt_grad_holomorphic(grad, self, cos_hd); }
+static lt_tensor *cos_hd(lt_tensor *grad, lt_tensor *self) {
   pool P = {0}, *p = &P;
   return finish(p, neg(p, mul(p, grad, sin_(p, self))));
 }
 
 /* 1 + tan^2 */
-lt_tensor *lt_ew_grad_tan(lt_tensor *grad, lt_tensor *result) {
+static lt_tensor *tan_hd(lt_tensor *grad, lt_tensor *result);
+lt_tensor *lt_ew_grad_tan(lt_tensor *grad, lt_tensor *result) { return lt_grad_holomorphic(grad, result, tan_hd); }
+static lt_tensor *tan_hd(lt_tensor *grad, lt_tensor *result) {
   pool P = {0}, *p = &P;
   return finish(p, mul(p, grad, add(p, mul(p, result, result), num(p, 1))));
 }
@@ -275,37 +311,51 @@ static lt_tensor *asin_d(pool *p, lt_tensor *grad, lt_tensor *self) {
   return dv(p, grad, sqrt_(p, sub(p, num(p, 1), mul(p, self, self))));
 }
 
-lt_tensor *lt_ew_grad_asin(lt_tensor *grad, lt_tensor *self) {
+static lt_tensor *asin_hd(lt_tensor *grad, lt_tensor *self);
+lt_tensor *lt_ew_grad_asin(lt_tensor *grad, lt_tensor *self) { return lt_grad_holomorphic(grad, self, asin_hd); }
+static lt_tensor *asin_hd(lt_tensor *grad, lt_tensor *self) {
   pool P = {0}, *p = &P;
   return finish(p, asin_d(p, grad, self));
 }
 
-lt_tensor *lt_ew_grad_acos(lt_tensor *grad, lt_tensor *self) {
+static lt_tensor *acos_hd(lt_tensor *grad, lt_tensor *self);
+lt_tensor *lt_ew_grad_acos(lt_tensor *grad, lt_tensor *self) { return lt_grad_holomorphic(grad, self, acos_hd); }
+static lt_tensor *acos_hd(lt_tensor *grad, lt_tensor *self) {
   pool P = {0}, *p = &P;
   return finish(p, neg(p, asin_d(p, grad, self)));
 }
 
-lt_tensor *lt_ew_grad_atan(lt_tensor *grad, lt_tensor *self) {
+static lt_tensor *atan_hd(lt_tensor *grad, lt_tensor *self);
+lt_tensor *lt_ew_grad_atan(lt_tensor *grad, lt_tensor *self) { return lt_grad_holomorphic(grad, self, atan_hd); }
+static lt_tensor *atan_hd(lt_tensor *grad, lt_tensor *self) {
   pool P = {0}, *p = &P;
   return finish(p, dv(p, grad, add(p, mul(p, self, self), num(p, 1))));
 }
 
-lt_tensor *lt_ew_grad_sinh(lt_tensor *grad, lt_tensor *self) {
+static lt_tensor *sinh_hd(lt_tensor *grad, lt_tensor *self);
+lt_tensor *lt_ew_grad_sinh(lt_tensor *grad, lt_tensor *self) { return lt_grad_holomorphic(grad, self, sinh_hd); }
+static lt_tensor *sinh_hd(lt_tensor *grad, lt_tensor *self) {
   pool P = {0}, *p = &P;
   return finish(p, mul(p, grad, cosh_(p, self)));
 }
 
-lt_tensor *lt_ew_grad_cosh(lt_tensor *grad, lt_tensor *self) {
+static lt_tensor *cosh_hd(lt_tensor *grad, lt_tensor *self);
+lt_tensor *lt_ew_grad_cosh(lt_tensor *grad, lt_tensor *self) { return lt_grad_holomorphic(grad, self, cosh_hd); }
+static lt_tensor *cosh_hd(lt_tensor *grad, lt_tensor *self) {
   pool P = {0}, *p = &P;
   return finish(p, mul(p, grad, sinh_(p, self)));
 }
 
-lt_tensor *lt_ew_grad_tanh(lt_tensor *grad, lt_tensor *result) {
+static lt_tensor *tanh_hd(lt_tensor *grad, lt_tensor *result);
+lt_tensor *lt_ew_grad_tanh(lt_tensor *grad, lt_tensor *result) { return lt_grad_holomorphic(grad, result, tanh_hd); }
+static lt_tensor *tanh_hd(lt_tensor *grad, lt_tensor *result) {
   pool P = {0}, *p = &P;
   return finish(p, mul(p, grad, sub(p, num(p, 1), mul(p, result, result))));
 }
 
-lt_tensor *lt_ew_grad_sigmoid(lt_tensor *grad, lt_tensor *result) {
+static lt_tensor *sigmoid_hd(lt_tensor *grad, lt_tensor *result);
+lt_tensor *lt_ew_grad_sigmoid(lt_tensor *grad, lt_tensor *result) { return lt_grad_holomorphic(grad, result, sigmoid_hd); }
+static lt_tensor *sigmoid_hd(lt_tensor *grad, lt_tensor *result) {
   pool P = {0}, *p = &P;
   return finish(p, mul(p, grad, mul(p, result, sub(p, num(p, 1), result))));
 }

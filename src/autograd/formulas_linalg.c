@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "formulas_linalg.h"
+#include "formulas_complex.h"
 #include "lt_ops.h"
 #include "meta/einsum.h"
 
@@ -17,8 +18,16 @@ static lt_tensor *scaled(lt_tensor *r, lt_scalar alpha) {
   return s;
 }
 
-/* the last two dims swapped (a view) */
-static lt_tensor *mT(lt_tensor *t) { return lt_transpose(t, t->ndim - 2, t->ndim - 1); }
+/* the last two dims swapped (a view); for a complex t also conjugated (mH,
+** a copy): a product's gradient takes the other factor's adjoint, so pass
+** the factor here, never grad */
+static lt_tensor *mT(lt_tensor *t) {
+  if (!lt_dtype_is_complex((lt_dtype)t->dtype)) return lt_transpose(t, t->ndim - 2, t->ndim - 1);
+  lt_tensor *c = lt_conj(t);
+  lt_tensor *r = c ? lt_transpose(c, c->ndim - 2, c->ndim - 1) : NULL;
+  lt_tensor_release(c);
+  return r;
+}
 
 /* f(a, t^T): releases the transposed view */
 static lt_tensor *with_mT(lt_tensor *(*f)(lt_tensor *, lt_tensor *), lt_tensor *a, lt_tensor *t, bool t_first) {
@@ -59,7 +68,10 @@ lt_tensor *lt_grad_addbmm_batch2(lt_tensor *grad, lt_tensor *batch1, lt_scalar a
 /* ---- mv, outer ---- */
 
 lt_tensor *lt_grad_mv_mat(lt_tensor *grad, lt_tensor *vec, lt_scalar alpha) {
-  return scaled(lt_outer(grad, vec), alpha);
+  lt_tensor *v = lt_grad_conj(vec);
+  lt_tensor *r = v ? lt_outer(grad, v) : NULL;
+  lt_tensor_release(v);
+  return scaled(r, alpha);
 }
 
 lt_tensor *lt_grad_mv_vec(lt_tensor *grad, lt_tensor *mat, lt_scalar alpha) {
@@ -80,13 +92,22 @@ static lt_tensor *mul_sum(lt_tensor *m, lt_tensor *v, int64_t d) {
 }
 
 lt_tensor *lt_grad_outer_vec1(lt_tensor *grad, lt_tensor *vec2, lt_scalar alpha) {
-  if (grad->dtype != vec2->dtype) return scaled(mul_sum(grad, vec2, 1), alpha);
-  return scaled(lt_mv(grad, vec2), alpha);
+  lt_tensor *v = lt_grad_conj(vec2), *r = NULL;
+  if (v) r = grad->dtype != v->dtype ? mul_sum(grad, v, 1) : lt_mv(grad, v);
+  lt_tensor_release(v);
+  return scaled(r, alpha);
 }
 
 lt_tensor *lt_grad_outer_vec2(lt_tensor *grad, lt_tensor *vec1, lt_scalar alpha) {
-  if (grad->dtype != vec1->dtype) return scaled(mul_sum(grad, vec1, 0), alpha);
-  return scaled(with_mT(lt_mv, vec1, grad, true), alpha);
+  lt_tensor *v = lt_grad_conj(vec1), *r = NULL;
+  if (v && grad->dtype != v->dtype) r = mul_sum(grad, v, 0);
+  else if (v) {   /* grad^T conj(vec1): the transpose of grad itself, not its adjoint */
+    lt_tensor *gt = lt_transpose(grad, 0, 1);
+    r = gt ? lt_mv(gt, v) : NULL;
+    lt_tensor_release(gt);
+  }
+  lt_tensor_release(v);
+  return scaled(r, alpha);
 }
 
 /* ---- matmul ---- */
@@ -118,10 +139,12 @@ static lt_tensor *squeezed(lt_tensor *r, int64_t dim) {
 
 lt_tensor *lt_grad_matmul_self(lt_tensor *grad, lt_tensor *other, const lt_input_meta *self_meta) {
   int da = self_meta->ndim, db = other->ndim;
-  if (da == 1 && db == 1) return lt_mul(grad, other);
+  if (da == 1 && db == 1) return lt_grad_mul_conj(grad, other);
   lt_tensor *g = matmul_grad3(grad, da, db), *b = NULL, *r = NULL;
   if (!g) return NULL;
-  b = db == 1 ? lt_unsqueeze(other, 0) : mT(other);  /* (1 x k): the transposed column */
+  lt_tensor *oc = lt_grad_conj(other);
+  b = !oc ? NULL : db == 1 ? lt_unsqueeze(oc, 0) : lt_transpose(oc, oc->ndim - 2, oc->ndim - 1);  /* (1 x k): the transposed column */
+  lt_tensor_release(oc);
   if (b) r = lt_matmul(g, b);
   lt_tensor_release(g);
   lt_tensor_release(b);
@@ -130,10 +153,12 @@ lt_tensor *lt_grad_matmul_self(lt_tensor *grad, lt_tensor *other, const lt_input
 
 lt_tensor *lt_grad_matmul_other(lt_tensor *grad, lt_tensor *self, const lt_input_meta *other_meta) {
   int da = self->ndim, db = other_meta->ndim;
-  if (da == 1 && db == 1) return lt_mul(grad, self);
+  if (da == 1 && db == 1) return lt_grad_mul_conj(grad, self);
   lt_tensor *g = matmul_grad3(grad, da, db), *a = NULL, *r = NULL;
   if (!g) return NULL;
-  a = da == 1 ? lt_unsqueeze(self, 1) : mT(self);   /* (k x 1): the transposed row */
+  lt_tensor *sc = lt_grad_conj(self);
+  a = !sc ? NULL : da == 1 ? lt_unsqueeze(sc, 1) : lt_transpose(sc, sc->ndim - 2, sc->ndim - 1);   /* (k x 1): the transposed row */
+  lt_tensor_release(sc);
   if (a) r = lt_matmul(a, g);
   lt_tensor_release(g);
   lt_tensor_release(a);

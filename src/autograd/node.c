@@ -261,7 +261,7 @@ lt_tensor *lt_unpack(lt_node *n, lt_saved *s, const char *what) {
                          lt_shape_str(s->t->ndim, s->t->sizes, b, sizeof b), what,
                          s->is_output ? "an output" : "an input", n->ops->name, v, s->version);
   }
-  if (s->is_output && lt_grad_enabled() && lt_dtype_is_float((lt_dtype)s->t->dtype)) {
+  if (s->is_output && lt_grad_enabled() && lt_dtype_is_differentiable((lt_dtype)s->t->dtype)) {
     /* double backward through a saved output needs its history back */
     lt_tensor *r = lt_tensor_alias(s->t, s->t->offset, s->t->ndim, s->t->sizes, s->t->strides);
     if (r) lt_set_history(r, n, s->output_nr);
@@ -279,8 +279,8 @@ void lt_saved_release(lt_saved *s) {
 /* ---- tensor API ---- */
 
 int lt_requires_grad_(lt_tensor *t, bool requires) {
-  if (requires && !lt_dtype_is_float((lt_dtype)t->dtype))
-    return lt_error("requires_grad_: only tensors of floating point dtype can require gradients (got %s)",
+  if (requires && !lt_dtype_is_differentiable((lt_dtype)t->dtype))
+    return lt_error("requires_grad_: only tensors of floating point or complex dtype can require gradients (got %s)",
                     lt_dtype_name((lt_dtype)t->dtype));
   if (!requires && t->grad_fn)
     return lt_error("requires_grad_: you can only change requires_grad flags of leaf variables; use detach() "

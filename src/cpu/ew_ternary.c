@@ -31,7 +31,8 @@ static void NAME(char **d_, const int64_t *s_, int64_t n_, void *ctx_) { \
     *(T *)(d_[0] + i_ * s_[0]) = *(const T *)(c_ ? d_[2] + i_ * s_[2] : d_[3] + i_ * s_[3]); \
   } \
 }
-WHERE_DEF(where8, uint64_t) WHERE_DEF(where4, uint32_t) WHERE_DEF(where2, uint16_t) WHERE_DEF(where1, uint8_t)
+typedef struct { uint64_t lo, hi; } where_bytes16;   /* complex128 */
+WHERE_DEF(where16, where_bytes16) WHERE_DEF(where8, uint64_t) WHERE_DEF(where4, uint32_t) WHERE_DEF(where2, uint16_t) WHERE_DEF(where1, uint8_t)
 
 /* ---- clamp: NaN in the input or a bound gives NaN ---- */
 #define CMIN_F(x, lo) ((x < lo || lo != lo) ? lo : x)
@@ -93,6 +94,7 @@ lt_tensor *lt_cpu_where(lt_tensor *condition, lt_tensor *self, lt_tensor *other,
   lt_dtype dt = (lt_dtype)lt_result_type(2, ts);
   lt_ew_loop fn;
   switch (lt_dtype_size(dt)) {
+    case 16: fn = where16; break;
     case 8: fn = where8; break;
     case 4: fn = where4; break;
     case 2: fn = where2; break;

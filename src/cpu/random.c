@@ -221,6 +221,24 @@ static lt_tensor *fill_inplace(const char *op, lt_tensor *self, rnd_ctx *c, lt_g
 
 static lt_tensor *sample_new(const char *op, int ndim, const int64_t *sizes, int dtype, int dflt, lt_device dev,
                              rnd_ctx *c, lt_generator *g, bool float_only) {
+  lt_dtype want = (lt_dtype)(dtype >= 0 ? dtype : dflt);
+  if (lt_dtype_is_complex(want)) {
+    /* PyTorch's complex samples: the parts drawn independently, as a real
+    ** [..., 2] tensor seen as complex; a normal's parts have variance 1/2 each,
+    ** so that E|z|^2 is 1 */
+    if (ndim + 1 > LT_MAX_DIMS) return lt_error_null("%s: too many dims for a complex tensor", op);
+    int64_t rs[LT_MAX_DIMS], st[LT_MAX_DIMS];
+    memcpy(rs, sizes, sizeof(int64_t) * (size_t)ndim);
+    rs[ndim] = 2;
+    if (c->kind == K_NORMAL) c->b *= sqrt(0.5);
+    lt_tensor *r = sample_new(op, ndim + 1, rs, (int)lt_dtype_to_real(want), dflt, dev, c, g, float_only);
+    if (!r) return NULL;
+    int64_t acc = 1;
+    for (int d = ndim - 1; d >= 0; d--) { st[d] = acc; acc *= sizes[d]; }
+    lt_tensor *t = lt_tensor_new_view(r->storage, want, 0, ndim, sizes, st);
+    lt_tensor_release(r);
+    return t;
+  }
   lt_tensor *t = lt_creation_new(op, ndim, sizes, dtype, dflt, dev);
   if (!t) return NULL;
   if (float_only && need_float(op, (lt_dtype)t->dtype) < 0) { lt_tensor_release(t); return NULL; }

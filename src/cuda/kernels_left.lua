@@ -39,4 +39,13 @@ return {
     "_linalg_svd",
     "_linalg_spectral_trsolve",
   } },
+{ why = "complex dtypes: the complex kernels are CPU-only so far (man/complex.md); on cuda these ops refuse complex tensors",
+  ops = {
+    "conj_physical",
+    "conj_physical_",
+    "angle",
+    "polar",
+    "complex",
+    "_sgn_complex",
+  } },
 }

@@ -14,7 +14,7 @@ end
 return {
   { "dot(Tensor self, Tensor tensor) -> Tensor", kernels = { cpu = "lt_cpu_dot", cuda = "lt_cuda_dot" }, out = true, alias = { "vdot" },
     t7 = { reduce = true },
-    derivatives = { self = "lt_mul(grad, tensor)", tensor = "lt_mul(grad, self)" },
+    derivatives = { self = "lt_grad_mul_conj(grad, tensor)", tensor = "lt_grad_mul_conj(grad, self)" },
     doc = "Dot product of two 1-D tensors of the same size and dtype; a 0-d result." },
   { "inner(Tensor self, Tensor other) -> Tensor", kernels = { cpu = "lt_cpu_inner", cuda = "lt_cuda_inner" }, out = true,
     derivatives = { self = "lt_grad_inner_self(grad, other, self_meta)",
@@ -22,7 +22,7 @@ return {
     doc = "Sum of products over the last dim of both: shape self.shape[:-1] + other.shape[:-1]." },
   { "mv(Tensor self, Tensor vec) -> Tensor", kernels = { cpu = "lt_cpu_mv", cuda = "lt_cuda_mv" }, out = true,
     t7 = { method = "result" },
-    derivatives = { self = "lt_outer(grad, vec)", vec = "lt_grad_mv_vec(grad, self, LT_GRAD_ONE)" },
+    derivatives = { self = "lt_grad_mv_mat(grad, vec, LT_GRAD_ONE)", vec = "lt_grad_mv_vec(grad, self, LT_GRAD_ONE)" },
     doc = "Matrix (n x m) times vector (m): a vector (n)." },
   { "mm(Tensor self, Tensor mat2) -> Tensor", kernels = { cpu = "lt_cpu_mm", cuda = "lt_cuda_mm" }, out = true,
     t7 = { method = "result" },

@@ -101,7 +101,7 @@ static int descr_dtype(lt_npy_info *info, const char *what) {
   char order = '=';
   if (*d == '<' || *d == '>' || *d == '|' || *d == '=') order = *d++;
   char kind = *d ? *d++ : 0;
-  const char *why = kind == 'c' ? " (complex numbers)" : kind == 'O' ? " (Python objects)" :
+  const char *why = kind == 'c' ? " (complex numbers: c8 and c16 only)" : kind == 'O' ? " (Python objects)" :
                     (kind == 'S' || kind == 'U' || kind == 'a') ? " (strings)" :
                     (kind == 'M' || kind == 'm') ? " (dates)" : kind == 'V' ? " (raw records)" : "";
   char *e;
@@ -119,6 +119,7 @@ static int descr_dtype(lt_npy_info *info, const char *what) {
     /* lutorch has no uint16/32/64: widen to the next signed type that holds every value */
     case 'u': dt = size == 1 ? LT_UINT8 : size == 2 ? LT_INT32 : (size == 4 || size == 8) ? LT_INT64 : -1; break;
     case 'b': case '?': dt = size == 1 ? LT_BOOL : -1; break;
+    case 'c': dt = size == 8 ? LT_COMPLEX64 : size == 16 ? LT_COMPLEX128 : -1; break;
     default: break;
   }
   if (dt < 0) return lt_error("%s has dtype '%s', which lutorch cannot hold%s", what, info->descr, why);
@@ -205,7 +206,9 @@ lt_tensor *lt_npy_finish(lt_tensor *raw, const lt_npy_info *info, const char *wh
   int64_t rs[LT_MAX_DIMS];
   file_shape(info, rs);
   if (direct(info)) {
-    if (info->swap) byteswap(lt_tensor_data(t), t->numel, lt_dtype_size(info->dtype));
+    /* a complex element is two reals, each in the file's byte order */
+    if (info->swap && lt_dtype_is_complex(info->dtype)) byteswap(lt_tensor_data(t), 2 * t->numel, lt_dtype_size(info->dtype) / 2);
+    else if (info->swap) byteswap(lt_tensor_data(t), t->numel, lt_dtype_size(info->dtype));
     if (info->dtype == LT_BOOL) {
       /* a C bool must hold 0 or 1; any other byte would be undefined behaviour later */
       unsigned char *b = (unsigned char *)lt_tensor_data(t);
@@ -300,6 +303,8 @@ static const char *descr_of(lt_dtype dt) {
     case LT_INT8: return "|i1";
     case LT_UINT8: return "|u1";
     case LT_BOOL: return "|b1";
+    case LT_COMPLEX64: return little ? "<c8" : ">c8";
+    case LT_COMPLEX128: return little ? "<c16" : ">c16";
     default: return NULL;
   }
 }

@@ -13,10 +13,10 @@
 static const struct { const char *name; int dtype; } st_dtypes[] = {
   {"F64", LT_FLOAT64}, {"F32", LT_FLOAT32}, {"F16", LT_FLOAT16}, {"BF16", LT_BFLOAT16},
   {"I64", LT_INT64}, {"I32", LT_INT32}, {"I16", LT_INT16}, {"I8", LT_INT8},
-  {"U8", LT_UINT8}, {"BOOL", LT_BOOL},
+  {"U8", LT_UINT8}, {"BOOL", LT_BOOL}, {"C64", LT_COMPLEX64},   /* C64: two float32, as complex64 */
   /* named by the format, absent from lutorch */
   {"U16", -1}, {"U32", -1}, {"U64", -1}, {"F8_E5M2", -1}, {"F8_E4M3", -1}, {"F8_E8M0", -1},
-  {"E8M0", -1}, {"F6_E2M3", -1}, {"F6_E3M2", -1}, {"F4", -1}, {"C64", -1},
+  {"E8M0", -1}, {"F6_E2M3", -1}, {"F6_E3M2", -1}, {"F4", -1},
 };
 #define N_ST_DTYPES (sizeof st_dtypes / sizeof st_dtypes[0])
 
@@ -277,6 +277,11 @@ int lt_st_save(const char *path, int n, const char *const *names, lt_tensor *con
     lt_tensor *t = o[i].t;
     uint64_t nb = (uint64_t)t->numel * lt_dtype_size((lt_dtype)t->dtype);
     if (json_object_get(root, o[i].name)) { lt_error("tensor name '%s' appears twice", o[i].name); goto done; }
+    if (!lt_st_dtype_name((lt_dtype)t->dtype)) {   /* complex128: the format has no such dtype */
+      lt_error("tensor '%s' is %s, which the safetensors format cannot hold (it has C64 for complex64 only)",
+               o[i].name, lt_dtype_name((lt_dtype)t->dtype));
+      goto done;
+    }
     json_t *e = json_object(), *sh = json_array(), *off = json_array();
     if (!e || !sh || !off) { json_decref(e); json_decref(sh); json_decref(off); lt_error("out of memory writing %s", what); goto done; }
     json_object_set_new(e, "dtype", json_string(lt_st_dtype_name((lt_dtype)t->dtype)));

@@ -564,7 +564,7 @@ static int l_set_history(lua_State *L) {
   lt_node *n = check_node(L, 2);
   lua_Integer k = luaL_checkinteger(L, 3);
   if (k < 1 || k > n->num_outputs) return luaL_error(L, "_set_history: output %d out of range", (int)k);
-  if (!lt_dtype_is_float((lt_dtype)t->dtype)) return 0;   /* integer outputs carry no history */
+  if (!lt_dtype_is_differentiable((lt_dtype)t->dtype)) return 0;   /* integer outputs carry no history */
   lt_set_history(t, n, (uint32_t)(k - 1));
   return 0;
 }

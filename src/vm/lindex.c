@@ -19,6 +19,7 @@
 #include <math.h>
 #include "lutorch_vm.h"
 #include "ltensor.h"
+#include "lcomplex.h"
 #include "lt_ops.h"
 #include "core/views.h"
 #include "core/overlap.h"
@@ -58,10 +59,7 @@ int lt_vm_index_norm(int64_t v, int dim, int64_t size, int64_t *out) {
 
 static void push_element(lua_State *L, const lt_tensor *t, int64_t off) {
   lt_dtype dt = (lt_dtype)t->dtype;
-  const char *p = (const char *)t->storage->data + off * (int64_t)lt_dtype_size(dt);
-  if (dt == LT_BOOL) lua_pushboolean(L, *(const bool *)p);
-  else if (lt_dtype_is_integral(dt)) lua_pushinteger(L, lt_dtype_load_int64(dt, p));
-  else lua_pushnumber(L, lt_dtype_load_double(dt, p));
+  lt_vm_push_element(L, dt, (const char *)t->storage->data + off * (int64_t)lt_dtype_size(dt));
 }
 
 int lt_vm_index_scalar(lua_State *L, int vidx, lt_scalar *s) {
@@ -320,7 +318,19 @@ static int l_index(lua_State *L) {
 static int assign_value(lua_State *L, lt_tensor *dst, int vidx) {
   lt_scalar s;
   if (lt_vm_index_scalar(L, vidx, &s) == 0) return lt_tensor_fill_(dst, s);
+  double re, im;
+  if (lt_vm_tocomplex(L, vidx, &re, &im)) {   /* a complex value: as a 0-d complex tensor */
+    if (!lt_dtype_is_complex((lt_dtype)dst->dtype))
+      return lt_error("index: cannot assign a complex value to a %s tensor", lt_dtype_name((lt_dtype)dst->dtype));
+    lt_tensor *w = lt_vm_complex_wrapped(re, im);
+    int rc = w ? lt_tensor_copy_(dst, w) : -1;
+    lt_tensor_release(w);
+    return rc;
+  }
   lt_tensor *v = lt_vm_totensor(L, vidx);
+  if (v && lt_dtype_is_complex((lt_dtype)v->dtype) && !lt_dtype_is_complex((lt_dtype)dst->dtype))
+    return lt_error("index: cannot assign %s values to a %s tensor (it would discard the imaginary part)",
+                    lt_dtype_name((lt_dtype)v->dtype), lt_dtype_name((lt_dtype)dst->dtype));
   /* as copy_ would: elements sharing a location (an expanded x) get whichever value lands last */
   if (v) return lt_check_overlap_dst("index", NULL, -1, dst) < 0 ? -1 : lt_tensor_copy_(dst, v);
   return lt_error("index: cannot assign a %s to tensor elements (expected a number, boolean or tensor)",
