@@ -60,7 +60,7 @@ bool lt_fft_plan_bluestein(const lt_fft_plan *p);
 */
 int lt_fft_c2c(const lt_fft_plan *p, const void *in, void *out, bool inverse);
 int lt_fft_r2c(const lt_fft_plan *p, const void *in, void *out);
-int lt_fft_c2r(const lt_fft_plan *p, const void *in, void *out);
+int lt_fft_c2r(const lt_fft_plan *p, const void *in, void *out);   /* the inverse */
 
 /*
 ** A batch of strided transforms along one axis. Strides and offsets count elements (a
@@ -78,7 +78,10 @@ typedef struct {
 } lt_fft_geom;
 
 /* Runs the batch on lutorch's thread pool (rows in parallel). The kind is the plan's
-** for c2c; for a real plan, LT_FFT_R2C or LT_FFT_C2R says which way. 0, or -1 when
+** for c2c; for a real plan, LT_FFT_R2C or LT_FFT_C2R says which way. `inverse` picks
+** the sign of the exponent: for r2c, true gives the inverse transform of the real rows
+** (the conjugate of the forward one); c2r is normally inverse, and false gives the
+** forward transform of the Hermitian rows (that of the conjugate input). 0, or -1 when
 ** memory ran out (nothing is reported through lt_error here; the caller words it). */
 int lt_fft_run(const lt_fft_plan *p, int kind, bool inverse, const void *in, void *out,
                const lt_fft_geom *g, double scale);

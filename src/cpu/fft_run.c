@@ -82,5 +82,5 @@ int lt_fft_r2c(const lt_fft_plan *p, const void *in, void *out) {
   return run_one(p, LT_FFT_R2C, false, in, out);
 }
 int lt_fft_c2r(const lt_fft_plan *p, const void *in, void *out) {
-  return run_one(p, LT_FFT_C2R, false, in, out);
+  return run_one(p, LT_FFT_C2R, true, in, out);
 }

@@ -177,6 +177,8 @@ void S(lt_fft_row)(const lt_fft_plan *p, int kind, bool inverse, const R *in,
       out[2*k*os] = sc*r[2*k]; out[2*k*os + 1] = sg*sc*r[2*k + 1];
     }
   } else if (kind == LT_FFT_R2C) {
+    /* the inverse transform of real data is the conjugate of the forward one */
+    const R sgi = inverse ? -sc : sc;
     int64_t nr = ilen < n ? ilen : n;
     if (n % 2 == 0) {
       /* x as n/2 complex z_t = x_2t + i x_2t+1; Z's even and odd halves E and O come
@@ -193,17 +195,19 @@ void S(lt_fft_row)(const lt_fft_plan *p, int kind, bool inverse, const R *in,
         R or_ = (zi - ci)*(R)0.5, oi = (cr - zr)*(R)0.5;
         R wr = w[2*k], wi = w[2*k + 1];
         out[2*k*os] = sc*(er + or_*wr - oi*wi);
-        out[2*k*os + 1] = sc*(ei + or_*wi + oi*wr);
+        out[2*k*os + 1] = sgi*(ei + or_*wi + oi*wr);
       }
     } else {
       for (int64_t t = 0; t < nr; t++) { buf[2*t] = in[t*is]; buf[2*t + 1] = 0; }
       for (int64_t t = 2*nr; t < 2*n; t++) buf[t] = 0;
       const R *r = S(exec)(p->cplx, buf, work);
       for (int64_t k = 0; k <= n / 2; k++) {
-        out[2*k*os] = sc*r[2*k]; out[2*k*os + 1] = sc*r[2*k + 1];
+        out[2*k*os] = sc*r[2*k]; out[2*k*os + 1] = sgi*r[2*k + 1];
       }
     }
   } else {
+    /* c2r is an inverse transform; the forward one is that of the conjugate input */
+    const R sgi = inverse ? 1 : -1;
     const int64_t nh = n / 2 + 1;
     int64_t nr = ilen < nh ? ilen : nh;
     if (n % 2 == 0) {
@@ -211,7 +215,7 @@ void S(lt_fft_row)(const lt_fft_plan *p, int kind, bool inverse, const R *in,
       ** length h gives h z, and we want n x), conjugated for the forward transform */
       const int64_t h = n / 2;
       for (int64_t k = 0; k < nr; k++) {
-        buf[2*k] = in[2*k*is]; buf[2*k + 1] = in[2*k*is + 1];
+        buf[2*k] = in[2*k*is]; buf[2*k + 1] = sgi*in[2*k*is + 1];
       }
       for (int64_t k = 2*nr; k < 2*nh; k++) buf[k] = 0;
       buf[1] = 0; buf[2*h + 1] = 0;
@@ -240,7 +244,7 @@ void S(lt_fft_row)(const lt_fft_plan *p, int kind, bool inverse, const R *in,
       ** is the real part of the inverse */
       for (int64_t t = 0; t < 2*n; t++) buf[t] = 0;
       for (int64_t k = 0; k < nr; k++) {
-        R xr = in[2*k*is], xi = in[2*k*is + 1];
+        R xr = in[2*k*is], xi = sgi*in[2*k*is + 1];
         buf[2*k] = xr; buf[2*k + 1] = -xi;
         if (k > 0) { buf[2*(n - k)] = xr; buf[2*(n - k) + 1] = xi; }
       }

@@ -244,6 +244,32 @@ TEST(plan_cache) {
   lt_fft_cache_clear();
 }
 
+/* the other signs: r2c inverse is the conjugate of r2c; c2r forward is c2r of the
+** conjugate input */
+TEST(real_signs) {
+  for (int64_t n = 1; n <= 40; n++) {
+    double x[80], half[82], a[82], b[82], ra[40], rb[40];
+    for (int i = 0; i < 2 * n + 2; i++) half[i] = urand();
+    for (int i = 0; i < n; i++) x[i] = urand();
+    lt_fft_plan *p = lt_fft_plan_get(n, LT_FFT_F64, LT_FFT_R2C);
+    lt_fft_geom g = { 0 };
+    g.ilen = n; g.istride = g.ostride = 1;
+    CHECK(lt_fft_r2c(p, x, a) == 0);
+    CHECK(lt_fft_run(p, LT_FFT_R2C, true, x, b, &g, 1.0) == 0);
+    double e = 0;
+    for (int64_t k = 0; k <= n / 2; k++) e = fmax(e, fabs(a[2*k] - b[2*k]) + fabs(a[2*k + 1] + b[2*k + 1]));
+    CHECK(e == 0);
+    g.ilen = n / 2 + 1;
+    CHECK(lt_fft_run(p, LT_FFT_C2R, false, half, ra, &g, 1.0) == 0);
+    for (int64_t k = 0; k <= n / 2; k++) half[2*k + 1] = -half[2*k + 1];
+    CHECK(lt_fft_c2r(p, half, rb) == 0);
+    e = 0;
+    for (int64_t t = 0; t < n; t++) e = fmax(e, fabs(ra[t] - rb[t]));
+    CHECK(e == 0);
+    lt_fft_plan_release(p);
+  }
+}
+
 int main(void) {
   lt_init();
   RUN(every_small_length);
@@ -252,6 +278,7 @@ int main(void) {
   RUN(large_roundtrip);
   RUN(strided_batch);
   RUN(parallel_rows);
+  RUN(real_signs);
   RUN(plan_cache);
   return ctest_summary();
 }
