@@ -23,6 +23,7 @@ M.FIELDS = {
   kernels = "table", inplace_kernel = "table", composite = "string",
   cross_device = "boolean", derivatives = "table", node_name = "string",
   overlap = "string",
+  complex = "boolean", -- its kernels take complex tensors (else the entry point refuses them)
   t7 = "table",      -- the Torch7 mode's call forms (tools/gen_t7.lua)
 }
 

@@ -220,7 +220,7 @@ local function add_op(decl, file)
     lua = decl.lua or sch.name, alias = decl.alias or {},
     out = decl.out and true or false, doc = decl.doc or "",
     composite = decl.composite, nondiff = decl.nondiff,
-    inplace_self = false,
+    inplace_self = false, complex = decl.complex,
   }
   if by_name[op.name] then error("op declared twice: " .. op.name, 0) end
   op.c_args = {}
@@ -248,7 +248,7 @@ local function add_op(decl, file)
       out = false, doc = "In-place form of " .. op.name .. ": writes into self and returns it.",
       nondiff = decl.nondiff, c_args = op.c_args, lua_only = {}, rkind = "tensor",
       inplace_of = op, mutates = true, cross_device = op.cross_device,
-      kernels = {}, defaults = {},
+      kernels = {}, defaults = {}, complex = decl.complex,
     }
     for _, a in ipairs(decl.alias or {}) do ip.alias[#ip.alias + 1] = a .. "_" end
     -- each backend: the named in-place kernel, else a generated default that
@@ -284,6 +284,11 @@ do
   end
 end
 table.sort(files)
+-- A file's list may also have a field `complex_ops`: names of ops declared in
+-- other files whose kernels take complex tensors (as `complex = true` would
+-- say), so that the complex dtypes' support of existing ops is listed in one
+-- place (src/ops/complex.lua); an op's in-place form follows it.
+local complex_lists = {}
 for _, f in ipairs(files) do
   local okf, decls = pcall(dofile, f)
   if not okf then die(tostring(decls)) end
@@ -295,6 +300,15 @@ for _, f in ipairs(files) do
       add_op(d, f)
     end)
     if not ok then die(f .. ": " .. tostring(err)) end
+  end
+  if decls.complex_ops then complex_lists[#complex_lists + 1] = { file = f, names = decls.complex_ops } end
+end
+for _, l in ipairs(complex_lists) do
+  for _, name in ipairs(l.names) do
+    local op = by_name[name]
+    if not op then die(("%s: complex_ops names %s, which is not an op"):format(l.file, name)) end
+    op.complex = true
+    if by_name[name .. "_"] and by_name[name .. "_"].inplace_of == op then by_name[name .. "_"].complex = true end
   end
 end
 
@@ -613,6 +627,28 @@ local function same_device_check(op, with_out)
     join(calls, " ||\n       "), fail_value(op)))
 end
 
+-- Complex tensors (or a complex dtype= argument) reach only the kernels of
+-- ops declared `complex = true`; any other op refuses them here with an error
+-- naming it (lt_dispatch_complex_refused decides, and also refuses complex on
+-- a backend whose kernel for the op is its own rather than the `any` one).
+local function complex_guard(op, with_out)
+  local tests = {}
+  for _, a in ipairs(op.c_args) do
+    if a.type == "Tensor" then tests[#tests + 1] = ("LT_IS_COMPLEX_T(%s) ? %s->dtype"):format(a.name, a.name)
+    elseif a.type == "Tensor?" then tests[#tests + 1] = ("%s && LT_IS_COMPLEX_T(%s) ? %s->dtype"):format(a.name, a.name, a.name)
+    elseif a.type == "Tensor[]" then
+      tests[#tests + 1] = ("lt_tensors_any_complex(%s, %s_n) ? lt_tensors_complex_dtype(%s, %s_n)"):format(a.name, a.name, a.name, a.name)
+    elseif a.type == "ScalarType" or a.type == "ScalarType?" then
+      tests[#tests + 1] = ("LT_IS_COMPLEX_DT(%s) ? %s"):format(a.name, a.name)
+    end
+  end
+  if with_out then tests[#tests + 1] = "out && LT_IS_COMPLEX_T(out) ? out->dtype" end
+  if #tests == 0 then return end
+  c(("  int lt__cx = %s : -1;"):format(join(tests, " : ")))
+  c(("  if (lt__cx >= 0 && lt_dispatch_complex_refused(LT_OP_%s, lt__ks, lt__cx) < 0) return %s;"):format(
+    op.name, fail_value(op)))
+end
+
 for _, op in ipairs(ops) do
   local rt = RET_CTYPE[op.rkind]
   local function entry(name, with_out, pass_out)
@@ -641,6 +677,7 @@ for _, op in ipairs(ops) do
       local ks = keyset_expr(op)
       if op.out and not with_out then ks = ks:gsub(" | %(out %? out%->keys[^)]*%)", "") end
       c(("  lt_keyset lt__ks = %s;"):format(ks))
+      complex_guard(op, with_out)
       if not op.cross_device then
         c(("  if (lt_keyset_mixed_backends(lt__ks)) { lt_dispatch_device_mismatch(LT_OP_%s, lt__ks); return %s; }"):format(op.name, fail_value(op)))
         same_device_check(op, with_out)
@@ -931,6 +968,11 @@ for _, op in ipairs(ops) do
   if op.out then flags[#flags + 1] = "LT_OPF_OUT" end
   if op.composite or op.composite_inplace then flags[#flags + 1] = "LT_OPF_COMPOSITE" end
   if op.nondiff then flags[#flags + 1] = "LT_OPF_NONDIFF" end
+  if op.complex then
+    flags[#flags + 1] = "LT_OPF_COMPLEX"
+    -- the same kernel on every backend (views, copies): complex works on all of them
+    if op.kernels.any and not op.kernels.cuda then flags[#flags + 1] = "LT_OPF_COMPLEX_ANY" end
+  end
   -- backend kernels come from the backends' tables (lt_dispatch_register_backend)
   local kern = {}
   if op.autograd_kernel then kern[#kern + 1] = ("[LT_KEY_AUTOGRAD] = (void *)%s"):format(op.autograd_kernel) end

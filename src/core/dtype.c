@@ -8,16 +8,18 @@
 
 /* by enum (designated), sizes from the storage types of the X-macro's list */
 const lt_dtype_traits lt_dtype_traits_table[LT_NUM_DTYPES] = {
-  [LT_FLOAT64] = {"float64", "Double", sizeof(double), true, true},
-  [LT_FLOAT32] = {"float32", "Float", sizeof(float), true, true},
-  [LT_FLOAT16] = {"float16", "Half", sizeof(lt_half), true, true},
-  [LT_BFLOAT16] = {"bfloat16", "BFloat16", sizeof(lt_bfloat16), true, true},
-  [LT_INT64] = {"int64", "Long", sizeof(int64_t), false, true},
-  [LT_INT32] = {"int32", "Int", sizeof(int32_t), false, true},
-  [LT_INT16] = {"int16", "Short", sizeof(int16_t), false, true},
-  [LT_INT8] = {"int8", "Char", sizeof(int8_t), false, true},
-  [LT_UINT8] = {"uint8", "Byte", sizeof(uint8_t), false, false},
-  [LT_BOOL] = {"bool", "Bool", sizeof(bool), false, false},
+  [LT_FLOAT64] = {"float64", "Double", sizeof(double), true, true, false},
+  [LT_FLOAT32] = {"float32", "Float", sizeof(float), true, true, false},
+  [LT_FLOAT16] = {"float16", "Half", sizeof(lt_half), true, true, false},
+  [LT_BFLOAT16] = {"bfloat16", "BFloat16", sizeof(lt_bfloat16), true, true, false},
+  [LT_INT64] = {"int64", "Long", sizeof(int64_t), false, true, false},
+  [LT_INT32] = {"int32", "Int", sizeof(int32_t), false, true, false},
+  [LT_INT16] = {"int16", "Short", sizeof(int16_t), false, true, false},
+  [LT_INT8] = {"int8", "Char", sizeof(int8_t), false, true, false},
+  [LT_UINT8] = {"uint8", "Byte", sizeof(uint8_t), false, false, false},
+  [LT_BOOL] = {"bool", "Bool", sizeof(bool), false, false, false},
+  [LT_COMPLEX64] = {"complex64", "ComplexFloat", sizeof(lt_complex64), false, true, true},
+  [LT_COMPLEX128] = {"complex128", "ComplexDouble", sizeof(lt_complex128), false, true, true},
 };
 
 static const struct { const char *name; lt_dtype t; } aliases[] = {
@@ -31,6 +33,8 @@ static const struct { const char *name; lt_dtype t; } aliases[] = {
   {"int8", LT_INT8}, {"char", LT_INT8},
   {"uint8", LT_UINT8}, {"byte", LT_UINT8},
   {"bool", LT_BOOL},
+  {"complex64", LT_COMPLEX64}, {"cfloat", LT_COMPLEX64},
+  {"complex128", LT_COMPLEX128}, {"cdouble", LT_COMPLEX128},
 };
 
 int lt_dtype_from_name(const char *name) {
@@ -48,8 +52,16 @@ static int int_rank(lt_dtype t) {
   }
 }
 
+/* complex with anything: complex128 when either side holds a double (float64
+** or complex128), complex64 otherwise, as PyTorch */
+static lt_dtype promote_complex(lt_dtype a, lt_dtype b) {
+  bool wide = a == LT_FLOAT64 || b == LT_FLOAT64 || a == LT_COMPLEX128 || b == LT_COMPLEX128;
+  return wide ? LT_COMPLEX128 : LT_COMPLEX64;
+}
+
 lt_dtype lt_promote_types(lt_dtype a, lt_dtype b) {
   if (a == b) return a;
+  if (lt_dtype_is_complex(a) || lt_dtype_is_complex(b)) return promote_complex(a, b);
   if (a == LT_BOOL) return b;
   if (b == LT_BOOL) return a;
   bool fa = lt_dtype_is_float(a), fb = lt_dtype_is_float(b);
@@ -122,7 +134,25 @@ double lt_dtype_load_double(lt_dtype t, const void *p) {
     case LT_INT8: return *(const int8_t *)p;
     case LT_UINT8: return *(const uint8_t *)p;
     case LT_BOOL: return *(const bool *)p;
+    case LT_COMPLEX64: return ((const lt_complex64 *)p)->re;
+    case LT_COMPLEX128: return ((const lt_complex128 *)p)->re;
     default: return 0;
+  }
+}
+
+void lt_dtype_load_complex(lt_dtype t, const void *p, double *re, double *im) {
+  switch (t) {
+    case LT_COMPLEX64: *re = ((const lt_complex64 *)p)->re; *im = ((const lt_complex64 *)p)->im; break;
+    case LT_COMPLEX128: *re = ((const lt_complex128 *)p)->re; *im = ((const lt_complex128 *)p)->im; break;
+    default: *re = lt_dtype_load_double(t, p); *im = 0; break;
+  }
+}
+
+void lt_dtype_store_complex(lt_dtype t, void *p, double re, double im) {
+  switch (t) {
+    case LT_COMPLEX64: ((lt_complex64 *)p)->re = (float)re; ((lt_complex64 *)p)->im = (float)im; break;
+    case LT_COMPLEX128: ((lt_complex128 *)p)->re = re; ((lt_complex128 *)p)->im = im; break;
+    default: lt_dtype_store_double(t, p, re); break;
   }
 }
 
@@ -157,6 +187,7 @@ void lt_dtype_store_double(lt_dtype t, void *p, double v) {
     case LT_FLOAT16: *(lt_half *)p = lt_float_to_half((float)v); break;
     case LT_BFLOAT16: *(lt_bfloat16 *)p = lt_float_to_bf16((float)v); break;
     case LT_BOOL: *(bool *)p = v != 0; break;
+    case LT_COMPLEX64: case LT_COMPLEX128: lt_dtype_store_complex(t, p, v, 0); break;
     default: lt_dtype_store_int64(t, p, sat_i64(v)); break;
   }
 }

@@ -270,9 +270,13 @@ lt_scalar lt_tensor_item(const lt_tensor *t) {
              (long long)t->numel);
     return lt_scalar_none();
   }
+  lt_dtype dt = (lt_dtype)t->dtype;
+  if (lt_dtype_is_complex(dt)) {   /* a Scalar is real: reading the real part alone would be wrong */
+    lt_error("item: a %s tensor's element is not a real number", lt_dtype_name(dt));
+    return lt_scalar_none();
+  }
   lt_tensor *h = lt_tensor_to_host((lt_tensor *)t);   /* device memory is read through a host copy */
   if (!h) return lt_scalar_none();
-  lt_dtype dt = (lt_dtype)t->dtype;
   lt_scalar r;
   if (dt == LT_BOOL) r = lt_scalar_bool(lt_tensor_get_int64(h, 0) != 0);
   else if (lt_dtype_is_integral(dt)) r = lt_scalar_int(lt_tensor_get_int64(h, 0));

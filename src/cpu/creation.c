@@ -17,7 +17,7 @@ lt_tensor *lt_creation_new(const char *op, int ndim, const int64_t *sizes, int d
 
 /* ---- filling contiguous memory with one value ---- */
 
-typedef struct fill_ctx { lt_dtype dt; void *p; unsigned char elem[8]; } fill_ctx;
+typedef struct fill_ctx { lt_dtype dt; void *p; unsigned char elem[16]; } fill_ctx;
 
 static void fill_range(void *vctx, int64_t b, int64_t e) {
   fill_ctx *c = vctx;
@@ -25,6 +25,7 @@ static void fill_range(void *vctx, int64_t b, int64_t e) {
 #define FILL(E, ST, CT, NAME) \
     case E: { ST x; memcpy(&x, c->elem, sizeof x); ST *q = (ST *)c->p; for (int64_t i = b; i < e; i++) q[i] = x; } break;
     LT_FORALL_DTYPES(FILL)
+    LT_FORALL_COMPLEX(FILL)
 #undef FILL
     default: break;
   }
@@ -43,7 +44,7 @@ static lt_tensor *make_filled(const char *op, int ndim, const int64_t *sizes, lt
                               lt_device dev) {
   lt_tensor *t = lt_creation_new(op, ndim, sizes, dtype, dflt, dev);
   if (!t) return NULL;
-  unsigned char elem[8];
+  unsigned char elem[16];   /* the widest element: complex128 */
   if (lt_meta_fill_value(op, v, (lt_dtype)t->dtype, elem) < 0) { lt_tensor_release(t); return NULL; }
   fill_contig((lt_dtype)t->dtype, lt_tensor_data(t), t->numel, elem);
   return t;

@@ -79,6 +79,34 @@ static void cast_##DN##_##SN(char **d_, const int64_t *s_, int64_t n_, void *ctx
 #define CAST_DST(DE, DT, DCT, DN, X) EW_ALL_B(CAST_PAIR, DN)
 EW_ALL(CAST_DST, _)
 
+/* Complex: a real source becomes re + 0j; a complex source gives its real
+** part to a real destination (copy_ and to() refuse that before it gets here,
+** as it loses the imaginary part; the elementwise driver never asks for it);
+** complex64 <-> complex128 converts both parts. */
+#define TY_c64 lt_complex64
+#define TY_c128 lt_complex128
+#define RT_c64 float
+#define RT_c128 double
+#define EW_CX(M, X) M(LT_COMPLEX64, lt_complex64, lt_complex64, c64, X) M(LT_COMPLEX128, lt_complex128, lt_complex128, c128, X)
+
+/* the strided walk shared by every complex cast: o = CONV(a) element by element */
+#define CX_CAST_LOOP(NAME, DT, ST, CONV) \
+static void NAME(char **d_, const int64_t *s_, int64_t n_, void *ctx_) { \
+  (void)ctx_; \
+  const int64_t so_ = s_[0], sa_ = s_[1]; \
+  char *o_ = d_[0]; const char *a_ = d_[1]; \
+  for (int64_t i_ = 0; i_ < n_; i_++) { \
+    const ST *a = (const ST *)(a_ + i_ * sa_); DT *o = (DT *)(o_ + i_ * so_); CONV; } \
+}
+#define CX_FROM_REAL(SE, ST, SCT, SN, DN) \
+  CX_CAST_LOOP(cast_##DN##_##SN, TY_##DN, ST, o->re = (RT_##DN)LD_##SN(*a); o->im = 0)
+#define CX_TO_REAL(DE, DT, DCT, DN, SN) \
+  CX_CAST_LOOP(cast_##DN##_##SN, DT, TY_##SN, *o = CV_##DN(a->re))
+EW_ALL(CX_FROM_REAL, c64) EW_ALL(CX_FROM_REAL, c128)
+EW_ALL(CX_TO_REAL, c64) EW_ALL(CX_TO_REAL, c128)
+CX_CAST_LOOP(cast_c64_c128, lt_complex64, lt_complex128, o->re = (float)a->re; o->im = (float)a->im)
+CX_CAST_LOOP(cast_c128_c64, lt_complex128, lt_complex64, o->re = a->re; o->im = a->im)
+
 /* same-dtype copies move bytes: one loop per element size */
 #define COPY_SIZE(NAME, T) \
 static void NAME(char **d_, const int64_t *s_, int64_t n_, void *ctx_) { \
@@ -92,18 +120,26 @@ static void NAME(char **d_, const int64_t *s_, int64_t n_, void *ctx_) { \
   char *o_ = d_[0]; const char *a_ = d_[1]; \
   for (int64_t i_ = 0; i_ < n_; i_++) memcpy(o_ + i_ * so_, a_ + i_ * sa_, sizeof(T)); \
 }
+typedef struct { uint64_t lo, hi; } ew_bytes16;
+COPY_SIZE(copy16, ew_bytes16)
 COPY_SIZE(copy8, uint64_t)
 COPY_SIZE(copy4, uint32_t)
 COPY_SIZE(copy2, uint16_t)
 COPY_SIZE(copy1, uint8_t)
 
 #define CAST_ENTRY(SE, ST, SCT, SN, DN) [SE] = cast_##DN##_##SN,
-#define CAST_ROW(DE, DT, DCT, DN, X) [DE] = { EW_ALL_B(CAST_ENTRY, DN) },
-static const lt_ew_loop cast_tbl[LT_NUM_DTYPES][LT_NUM_DTYPES] = { EW_ALL(CAST_ROW, _) };
+#define CAST_ROW(DE, DT, DCT, DN, X) [DE] = { EW_ALL_B(CAST_ENTRY, DN) EW_CX(CAST_ENTRY, DN) },
+/* (a complex row's own dtype is a byte copy, so it has no entry) */
+static const lt_ew_loop cast_tbl[LT_NUM_DTYPES][LT_NUM_DTYPES] = {
+  EW_ALL(CAST_ROW, _)
+  [LT_COMPLEX64] = { EW_ALL_B(CAST_ENTRY, c64) [LT_COMPLEX128] = cast_c64_c128 },
+  [LT_COMPLEX128] = { EW_ALL_B(CAST_ENTRY, c128) [LT_COMPLEX64] = cast_c128_c64 },
+};
 
 lt_ew_loop lt_cast_loop(lt_dtype dst, lt_dtype src) {
   if (dst == src) {
     switch (lt_dtype_size(dst)) {
+      case 16: return copy16;
       case 8: return copy8;
       case 4: return copy4;
       case 2: return copy2;

@@ -71,6 +71,47 @@ int lt_dispatch_same_device(int op, int *dev, const lt_tensor *const *ts, int n)
   return 0;
 }
 
+bool lt_tensors_any_complex(lt_tensor *const *ts, int n) {
+  for (int i = 0; i < n; i++)
+    if (ts[i] && LT_IS_COMPLEX_T(ts[i])) return true;
+  return false;
+}
+
+int lt_tensors_complex_dtype(lt_tensor *const *ts, int n) {
+  for (int i = 0; i < n; i++)
+    if (ts[i] && LT_IS_COMPLEX_T(ts[i])) return ts[i]->dtype;
+  return -1;
+}
+
+/* Ops that order their elements: PyTorch refuses complex for them with a
+** reason, and so do we (complex numbers have no order). */
+static bool orders_elements(const char *name) {
+  static const char *const names[] = {
+    "max", "min", "amax", "amin", "aminmax", "argmax", "argmin", "maximum", "minimum", "fmax", "fmin",
+    "sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode", "cummax", "cummin",
+    "clamp", "clamp_min", "clamp_max", "lt", "le", "gt", "ge", "searchsorted", "bucketize",
+    "sign", "floor", "ceil", "round", "trunc", "frac", "relu", "hardtanh", "threshold", "heaviside",
+    "unique", "unique_consecutive", "quantile", "nanquantile", NULL };
+  size_t len = strlen(name);
+  if (len > 1 && name[len - 1] == '_') len--;   /* the in-place form */
+  for (int i = 0; names[i]; i++)
+    if (strlen(names[i]) == len && strncmp(names[i], name, len) == 0) return true;
+  return false;
+}
+
+int lt_dispatch_complex_refused(int op, lt_keyset ks, int complex_dtype) {
+  const lt_op_entry *e = &lt_op_table[op];
+  const char *dt = lt_dtype_name((lt_dtype)complex_dtype);
+  if (!(e->flags & LT_OPF_COMPLEX)) {
+    if (orders_elements(e->name))
+      return lt_error("%s: %s is not supported: complex numbers have no ordering", e->name, dt);
+    return lt_error("%s: %s is not supported", e->name, dt);
+  }
+  if ((ks & LT_BACKEND_KEYS & ~LT_KEYBIT(LT_KEY_CPU)) && !(e->flags & LT_OPF_COMPLEX_ANY))
+    return lt_error("%s: cuda: %s not supported yet", e->name, dt);
+  return 0;
+}
+
 void lt_dispatch_set_hook(lt_dispatch_hook_fn fn, void *ud) {
   lt_dispatch_hook = fn;
   hook_ud = ud;

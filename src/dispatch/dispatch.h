@@ -27,6 +27,8 @@ enum {
   LT_OPF_OUT = 4,         /* has an out= form (the kernel takes `out`, NULL if absent) */
   LT_OPF_COMPOSITE = 8,   /* implemented with other ops; not dispatched itself */
   LT_OPF_NONDIFF = 16,    /* no derivative (integer results, comparisons, ...) */
+  LT_OPF_COMPLEX = 32,    /* its kernels take complex tensors (`complex = true`) */
+  LT_OPF_COMPLEX_ANY = 64,/* ... on every backend: one device-neutral kernel (views, copies) */
 };
 
 typedef struct lt_op_entry {
@@ -74,6 +76,17 @@ static inline bool lt_keyset_mixed_backends(lt_keyset ks) {
   lt_keyset b = ks & LT_BACKEND_KEYS;
   return b & (b - 1);
 }
+
+/* The complex guard of the generated entry points: a call with a complex
+** tensor or dtype= argument goes on only for an op whose flags say its
+** kernels take complex (on a backend other than the CPU, only one whose
+** kernel is the device-neutral one). 0 to go on, or -1 with the error
+** "OP: complex64 is not supported" (or the CUDA backend's "not yet"). */
+#define LT_IS_COMPLEX_DT(d) ((int)(d) >= (int)LT_COMPLEX64)
+#define LT_IS_COMPLEX_T(t) LT_IS_COMPLEX_DT((t)->dtype)
+bool lt_tensors_any_complex(lt_tensor *const *ts, int n);
+int lt_tensors_complex_dtype(lt_tensor *const *ts, int n);   /* the first complex one's, or -1 */
+int lt_dispatch_complex_refused(int op, lt_keyset ks, int complex_dtype);
 
 /* Start the library: register the built-in backends (CPU). Idempotent and
 ** thread-safe; the torch module and lutorch_open call it, C programs using

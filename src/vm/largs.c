@@ -13,6 +13,7 @@
 #include <math.h>
 #include "largs.h"
 #include "ltensor.h"
+#include "lcomplex.h"
 
 struct lt_generator *(*lt_vm_togenerator)(lua_State *L, int idx) = NULL;
 
@@ -153,6 +154,13 @@ static int parse_value(pctx *p, int idx, int top, bool positional, lt_argval *v)
       if (ts) { v->t = ts; return 1; }
       if (lt_vm_toud(L, idx))
         return fail(p, "%s: argument '%s' (#%d) is a freed tensor", p->spec->name, s->name, p->argi + 1);
+      double re, im;
+      if (p->argi > 0 && lt_vm_tocomplex(L, idx, &re, &im)) {
+        v->t = lt_vm_complex_wrapped(re, im);
+        if (!v->t) return fail(p, "%s: %s", p->spec->name, lt_error_message());
+        v->owned = true;
+        return 1;
+      }
       if ((t == LUA_TNUMBER || t == LUA_TBOOLEAN) && p->argi > 0) {
         lt_scalar sc;
         parse_scalar(L, idx, &sc);

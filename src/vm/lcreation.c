@@ -6,13 +6,14 @@
 #include <string.h>
 #include "lutorch_vm.h"
 #include "ltensor.h"
+#include "lcomplex.h"
 #include "core/backend.h"
 #include "largs.h"
 #include "core/rng.h"
 
 /* ---- reading nested tables ---- */
 
-enum { SEEN_INT = 1, SEEN_FLOAT = 2, SEEN_BOOL = 4 };
+enum { SEEN_INT = 1, SEEN_FLOAT = 2, SEEN_BOOL = 4, SEEN_COMPLEX = 8 };
 
 typedef struct nest {
   const char *op;
@@ -59,10 +60,12 @@ static void nest_check(lua_State *L, int idx, nest *n, int dim) {
       n->seen |= lua_isinteger(L, -1) ? SEEN_INT : SEEN_FLOAT;
     } else if (t == LUA_TBOOLEAN) {
       n->seen |= SEEN_BOOL;
+    } else if (lt_vm_tocomplex(L, -1, &(double){0}, &(double){0})) {
+      n->seen |= SEEN_COMPLEX;
     } else if (t == LUA_TTABLE) {
       luaL_error(L, "%s: expected sequence of length %d at dim %d (got a sequence)", n->op, 0, dim + 2);
     } else {
-      luaL_error(L, "%s: element %d at dim %d must be a number or a boolean, got %s", n->op, (int)i, dim + 1,
+      luaL_error(L, "%s: element %d at dim %d must be a number or a boolean (or a complex number), got %s", n->op, (int)i, dim + 1,
                  luaL_typename(L, -1));
     }
     lua_pop(L, 1);
@@ -77,7 +80,9 @@ static void nest_fill(lua_State *L, int idx, const nest *n, int dim, lt_dtype dt
     int t = lua_rawgeti(L, idx, i);
     if (dim + 1 < n->ndim) nest_fill(L, lua_gettop(L), n, dim + 1, dt, p);
     else {
-      if (t == LUA_TBOOLEAN) lt_dtype_store_int64(dt, *p, lua_toboolean(L, -1));
+      double re, im;
+      if (lt_vm_tocomplex(L, -1, &re, &im)) lt_dtype_store_complex(dt, *p, re, im);
+      else if (t == LUA_TBOOLEAN) lt_dtype_store_int64(dt, *p, lua_toboolean(L, -1));
       else if (lua_isinteger(L, -1)) lt_dtype_store_int64(dt, *p, lua_tointeger(L, -1));
       else lt_dtype_store_double(dt, *p, lua_tonumber(L, -1));
       *p += es;
@@ -87,6 +92,7 @@ static void nest_fill(lua_State *L, int idx, const nest *n, int dim, lt_dtype dt
 }
 
 static lt_dtype infer_dtype(int seen) {
+  if (seen & SEEN_COMPLEX) return lt_dtype_to_complex(lt_get_default_dtype());
   if (seen & SEEN_FLOAT) return lt_get_default_dtype();
   if (seen & SEEN_INT) return LT_INT64;
   if (seen & SEEN_BOOL) return LT_BOOL;
@@ -102,6 +108,9 @@ static lt_tensor *from_table(lua_State *L, int idx, int dtype, const char *op) {
   nest_shape(L, idx, &n);
   nest_check(L, idx, &n, 0);
   lt_dtype dt = dtype >= 0 ? (lt_dtype)dtype : infer_dtype(n.seen);
+  if ((n.seen & SEEN_COMPLEX) && !lt_dtype_is_complex(dt))
+    luaL_error(L, "%s: complex values given for dtype %s (use a complex dtype: torch.cfloat, torch.cdouble)",
+               op, lt_dtype_name(dt));
   lt_tensor *t = lt_tensor_new(dt, lt_device_cpu(), n.ndim, n.sizes);
   if (!t) lt_vm_raise(L, op);
   char *p = lt_tensor_data(t);
@@ -111,6 +120,16 @@ static lt_tensor *from_table(lua_State *L, int idx, int dtype, const char *op) {
 
 static lt_tensor *from_scalar(lua_State *L, int idx, int dtype, const char *op) {
   lt_scalar s;
+  double re, im;
+  if (lt_vm_tocomplex(L, idx, &re, &im)) {
+    lt_dtype dt = dtype >= 0 ? (lt_dtype)dtype : lt_dtype_to_complex(lt_get_default_dtype());
+    if (!lt_dtype_is_complex(dt))
+      luaL_error(L, "%s: a complex value given for dtype %s (use a complex dtype)", op, lt_dtype_name(dt));
+    lt_tensor *t = lt_tensor_new(dt, lt_device_cpu(), 0, NULL);
+    if (!t) lt_vm_raise(L, op);
+    lt_dtype_store_complex(dt, lt_tensor_data(t), re, im);
+    return t;
+  }
   if (lua_type(L, idx) == LUA_TBOOLEAN) s = lt_scalar_bool(lua_toboolean(L, idx));
   else if (lua_isinteger(L, idx)) s = lt_scalar_int(lua_tointeger(L, idx));
   else s = lt_scalar_float(lua_tonumber(L, idx));
@@ -182,13 +201,16 @@ static int l_tensor(lua_State *L) {
   lt_tensor *src = lt_vm_totensor(L, 1);
   int ty = lua_type(L, 1);
   if (src) {
+    if (o.dtype >= 0 && lt_dtype_is_complex((lt_dtype)src->dtype) && !lt_dtype_is_complex((lt_dtype)o.dtype))
+      return luaL_error(L, "%s: casting %s to %s would discard the imaginary part", op,
+                        lt_dtype_name((lt_dtype)src->dtype), lt_dtype_name((lt_dtype)o.dtype));
     t = lt_tensor_clone_as(src, o.dtype >= 0 ? (lt_dtype)o.dtype : (lt_dtype)src->dtype);
     if (!t) return lt_vm_raise(L, op);
   } else if (lt_vm_toud(L, 1)) {
     return luaL_error(L, "%s: argument 'data' is a freed tensor", op);
   } else if (ty == LUA_TTABLE) {
     t = from_table(L, 1, o.dtype, op);
-  } else if (ty == LUA_TNUMBER || ty == LUA_TBOOLEAN) {
+  } else if (ty == LUA_TNUMBER || ty == LUA_TBOOLEAN || lt_vm_tocomplex(L, 1, &(double){0}, &(double){0})) {
     t = from_scalar(L, 1, o.dtype, op);
   } else {
     return luaL_error(L, "%s: argument 'data' must be a table, number, boolean or tensor, got %s", op,

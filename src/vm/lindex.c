@@ -19,6 +19,7 @@
 #include <math.h>
 #include "lutorch_vm.h"
 #include "ltensor.h"
+#include "lcomplex.h"
 #include "lt_ops.h"
 #include "core/views.h"
 #include "core/overlap.h"
@@ -58,10 +59,7 @@ int lt_vm_index_norm(int64_t v, int dim, int64_t size, int64_t *out) {
 
 static void push_element(lua_State *L, const lt_tensor *t, int64_t off) {
   lt_dtype dt = (lt_dtype)t->dtype;
-  const char *p = (const char *)t->storage->data + off * (int64_t)lt_dtype_size(dt);
-  if (dt == LT_BOOL) lua_pushboolean(L, *(const bool *)p);
-  else if (lt_dtype_is_integral(dt)) lua_pushinteger(L, lt_dtype_load_int64(dt, p));
-  else lua_pushnumber(L, lt_dtype_load_double(dt, p));
+  lt_vm_push_element(L, dt, (const char *)t->storage->data + off * (int64_t)lt_dtype_size(dt));
 }
 
 int lt_vm_index_scalar(lua_State *L, int vidx, lt_scalar *s) {

@@ -70,6 +70,11 @@ typedef struct pctx {
   int pass;
   bool any;
   double amin, amax;
+  /* complex: each part has its own format, as PyTorch's; part says which
+  ** one the statistics read */
+  bool is_complex;
+  int part;
+  struct pfmt { bool int_mode, sci; int width; } fre, fim;
 } pctx;
 
 static const void *elem_ptr(const pctx *c, int64_t off) {
@@ -85,9 +90,47 @@ static int fmt_float(char *buf, size_t n, double v, const pctx *c) {
   return snprintf(buf, n, "%.*f", P.precision, v);
 }
 
+/* the value the formatter measures: the element, or one part of a complex one */
+static double elem_value(const pctx *c, const void *p) {
+  if (!c->is_complex) return lt_dtype_load_double(c->dt, p);
+  double re, im;
+  lt_dtype_load_complex(c->dt, p, &re, &im);
+  return c->part ? im : re;
+}
+
+/* v in format f, padded on the left to f's width */
+static int fmt_padded(char *buf, size_t n, double v, const pctx *c, const struct pfmt *f) {
+  pctx k = *c;
+  k.int_mode = f->int_mode;
+  k.sci = f->sci;
+  char tmp[256];
+  int w = fmt_float(tmp, sizeof tmp, v, &k);
+  if (w < 0) w = 0;
+  if ((size_t)w >= sizeof tmp) w = (int)sizeof tmp - 1;
+  int pad = f->width > w ? f->width - w : 0;
+  if ((size_t)(pad + w) >= n) return 0;
+  memset(buf, ' ', (size_t)pad);
+  memcpy(buf + pad, tmp, (size_t)w + 1);
+  return pad + w;
+}
+
+/* re+imj: each part padded in its format; the imaginary part's padding is
+** dropped and a "+" put in when it has no sign (PyTorch's _val_formatter) */
+static int fmt_complex(char *buf, size_t n, const pctx *c, const void *p) {
+  double re, im;
+  lt_dtype_load_complex(c->dt, p, &re, &im);
+  char rs[256], is[256];
+  fmt_padded(rs, sizeof rs, re, c, &c->fre);
+  fmt_padded(is, sizeof is, im, c, &c->fim);
+  const char *i = is;
+  while (*i == ' ') i++;
+  return snprintf(buf, n, "%s%s%sj", rs, (*i == '-' || *i == '+') ? "" : "+", i);
+}
+
 /* the text of one element, before padding */
 static int fmt_elem(char *buf, size_t n, const pctx *c, int64_t off) {
   const void *p = elem_ptr(c, off);
+  if (c->is_complex) return fmt_complex(buf, n, c, p);
   if (c->is_bool) return snprintf(buf, n, "%s", lt_dtype_load_int64(c->dt, p) ? "true" : "false");
   if (!c->is_float) return snprintf(buf, n, "%lld", (long long)lt_dtype_load_int64(c->dt, p));
   return fmt_float(buf, n, lt_dtype_load_double(c->dt, p), c);
@@ -104,7 +147,7 @@ static void stat_elem(pctx *c, int64_t off) {
     if (w > c->width) c->width = w;
     return;
   }
-  double v = lt_dtype_load_double(c->dt, p);
+  double v = elem_value(c, p);
   if (!isfinite(v) || v == 0) return;
   if (c->pass == 0) {
     double a = fabs(v);
@@ -133,7 +176,7 @@ static void walk_shown(pctx *c, int d, int64_t off) {
   }
 }
 
-static void build_formatter(pctx *c) {
+static void build_part_formatter(pctx *c) {
   c->width = 1;
   c->int_mode = true;
   c->sci = false;
@@ -150,6 +193,18 @@ static void build_formatter(pctx *c) {
   if (c->is_float && P.sci_mode >= 0) c->sci = P.sci_mode != 0;
 }
 
+static void build_formatter(pctx *c) {
+  if (!c->is_complex) { build_part_formatter(c); return; }
+  c->part = 0;
+  build_part_formatter(c);
+  c->fre = (struct pfmt){ c->int_mode, c->sci, c->width };
+  c->part = 1;
+  build_part_formatter(c);
+  c->fim = (struct pfmt){ c->int_mode, c->sci, c->width };
+  /* the width that lays out a line: both parts and the "j" */
+  c->width = c->fre.width + c->fim.width + 1;
+}
+
 /* ---- layout ---- */
 
 static void put_elem(sbuf *b, const pctx *c, int64_t off) {
@@ -157,7 +212,7 @@ static void put_elem(sbuf *b, const pctx *c, int64_t off) {
   int n = fmt_elem(buf, sizeof buf, c, off);
   if (n < 0) n = 0;
   if ((size_t)n >= sizeof buf) n = (int)sizeof buf - 1;
-  sb_spaces(b, c->width - n);
+  if (!c->is_complex) sb_spaces(b, c->width - n);   /* a complex element's parts are padded already */
   sb_add(b, buf, (size_t)n);
 }
 
@@ -238,7 +293,8 @@ static void tensor_text(sbuf *b, const lt_tensor *t, const lt_tensor *data) {
     c.esz = lt_dtype_size(dt);
     c.summarize = (double)t->numel > P.threshold;
     c.edge = P.edgeitems;
-    c.is_float = lt_dtype_is_float(dt);
+    c.is_complex = lt_dtype_is_complex(dt);
+    c.is_float = lt_dtype_is_float(dt) || c.is_complex;
     c.is_bool = dt == LT_BOOL;
     build_formatter(&c);
     if (t->ndim == 0) put_elem(b, &c, 0);
@@ -268,7 +324,8 @@ static void tensor_text(sbuf *b, const lt_tensor *t, const lt_tensor *data) {
       snprintf(sfx, sizeof sfx, "dtype=torch.%s", lt_dtype_name(dt));
       add_suffix(b, sfx, indent, &last_len);
     }
-  } else if (dt != lt_get_default_dtype() && dt != LT_INT64 && dt != LT_BOOL) {
+  } else if (dt != lt_get_default_dtype() && dt != LT_INT64 && dt != LT_BOOL &&
+             dt != lt_dtype_to_complex(lt_get_default_dtype())) {   /* the default's complex, as PyTorch */
     snprintf(sfx, sizeof sfx, "dtype=torch.%s", lt_dtype_name(dt));
     add_suffix(b, sfx, indent, &last_len);
   }

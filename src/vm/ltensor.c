@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include "ltensor.h"
+#include "lcomplex.h"
 #include "largs.h"
 #include "lt_ops.h"
 #include "core/backend.h"
@@ -148,6 +149,8 @@ static void open_dtypes(lua_State *L) {
     lua_setfield(L, -2, "name");
     lua_pushboolean(L, lt_dtype_is_float((lt_dtype)i));
     lua_setfield(L, -2, "is_floating_point");
+    lua_pushboolean(L, lt_dtype_is_complex((lt_dtype)i));
+    lua_setfield(L, -2, "is_complex");
     lua_pushinteger(L, (lua_Integer)lt_dtype_size((lt_dtype)i));
     lua_setfield(L, -2, "itemsize");
     lua_pushvalue(L, -2);
@@ -411,7 +414,11 @@ static int binop(lua_State *L, const char *op, int which) {
     lt_tensor **slot = i == 1 ? &a : &b, **w = i == 1 ? &wa : &wb;
     if (*slot) continue;
     int t = lua_type(L, i);
-    if (t == LUA_TNUMBER || t == LUA_TBOOLEAN) {
+    double re, im;
+    if (lt_vm_tocomplex(L, i, &re, &im)) {
+      *w = *slot = lt_vm_complex_wrapped(re, im);
+      if (!*slot) { lt_tensor_release(wa); return lt_vm_raise(L, op); }
+    } else if (t == LUA_TNUMBER || t == LUA_TBOOLEAN) {
       lt_scalar s = t == LUA_TBOOLEAN ? lt_scalar_bool(lua_toboolean(L, i))
                   : lua_isinteger(L, i) ? lt_scalar_int(lua_tointeger(L, i)) : lt_scalar_float(lua_tonumber(L, i));
       *w = *slot = lt_tensor_wrapped_number(s);
@@ -524,6 +531,7 @@ static int m_is_contiguous(lua_State *L) { lua_pushboolean(L, lt_tensor_is_conti
 static int m_element_size(lua_State *L) { lua_pushinteger(L, (lua_Integer)lt_dtype_size((lt_dtype)self_tensor(L, "element_size")->dtype)); return 1; }
 static int m_storage_offset(lua_State *L) { lua_pushinteger(L, self_tensor(L, "storage_offset")->offset); return 1; }
 static int m_is_floating_point(lua_State *L) { lua_pushboolean(L, lt_dtype_is_float((lt_dtype)self_tensor(L, "is_floating_point")->dtype)); return 1; }
+static int m_is_complex(lua_State *L) { lua_pushboolean(L, lt_dtype_is_complex((lt_dtype)self_tensor(L, "is_complex")->dtype)); return 1; }
 
 static void push_scalar(lua_State *L, lt_scalar s) {
   if (s.type == LT_SCALAR_FLOAT) lua_pushnumber(L, s.v.f);
@@ -531,8 +539,22 @@ static void push_scalar(lua_State *L, lt_scalar s) {
   else lua_pushinteger(L, s.v.i);
 }
 
+/* a complex tensor's one element, read through a host copy */
+static int item_complex(lua_State *L, lt_tensor *t) {
+  if (t->numel != 1)
+    return luaL_error(L, "item: a tensor with %d elements cannot be converted to a number (need exactly 1)",
+                      (int)t->numel);
+  lt_tensor *h = lt_tensor_to_host(t);
+  if (!h) return lt_vm_raise(L, "item");
+  lt_vm_push_element(L, (lt_dtype)h->dtype, (const char *)h->storage->data + h->offset * (int64_t)lt_dtype_size((lt_dtype)h->dtype));
+  lt_tensor_release(h);
+  return 1;
+}
+
 static int m_item(lua_State *L) {
-  lt_scalar s = lt_tensor_item(self_tensor(L, "item"));
+  lt_tensor *self = self_tensor(L, "item");
+  if (lt_dtype_is_complex((lt_dtype)self->dtype)) return item_complex(L, self);
+  lt_scalar s = lt_tensor_item(self);
   if (lt_scalar_is_none(s)) return lt_vm_raise(L, "item");
   push_scalar(L, s);
   return 1;
@@ -548,10 +570,7 @@ static void totable_rec(lua_State *L, const lt_tensor *t, int dim, int64_t off) 
   for (int64_t i = 0; i < t->sizes[dim]; i++) {
     int64_t o = off + i * t->strides[dim];
     if (dim == t->ndim - 1) {
-      const void *p = base + o * (int64_t)es;
-      if (dt == LT_BOOL) lua_pushboolean(L, *(const bool *)p);
-      else if (lt_dtype_is_integral(dt)) lua_pushinteger(L, lt_dtype_load_int64(dt, p));
-      else lua_pushnumber(L, lt_dtype_load_double(dt, p));
+      lt_vm_push_element(L, dt, base + o * (int64_t)es);
     } else {
       totable_rec(L, t, dim + 1, o);
     }
@@ -562,7 +581,11 @@ static void totable_rec(lua_State *L, const lt_tensor *t, int dim, int64_t off) 
 static int m_totable(lua_State *L) {
   lt_tensor *t = self_tensor(L, "totable");
   if (lt_tensor_device(t).type != LT_DEV_CPU) return luaL_error(L, "totable: tensor must be on the cpu");
-  if (t->ndim == 0) { push_scalar(L, lt_tensor_item(t)); return 1; }
+  if (t->ndim == 0) {
+    if (lt_dtype_is_complex((lt_dtype)t->dtype)) return item_complex(L, t);
+    push_scalar(L, lt_tensor_item(t));
+    return 1;
+  }
   totable_rec(L, t, 0, t->offset);
   return 1;
 }
@@ -636,6 +659,7 @@ static const luaL_Reg base_methods[] = {
   {"numel", m_numel}, {"nElement", m_numel}, {"is_contiguous", m_is_contiguous},
   {"isContiguous", m_is_contiguous}, {"element_size", m_element_size},
   {"storage_offset", m_storage_offset}, {"is_floating_point", m_is_floating_point},
+  {"is_complex", m_is_complex},
   {"item", m_item}, {"totable", m_totable}, {"tolist", m_totable}, {"free", m_free}, {"type", m_type},
   {NULL, NULL}
 };

@@ -519,6 +519,7 @@ int luaopen_torch(lua_State *L) {
   static const struct { const char *alias; lt_dtype dt; } dt_alias[] = {
     {"double", LT_FLOAT64}, {"float", LT_FLOAT32}, {"half", LT_FLOAT16}, {"long", LT_INT64},
     {"int", LT_INT32}, {"short", LT_INT16}, {"uint8", LT_UINT8},
+    {"cfloat", LT_COMPLEX64}, {"cdouble", LT_COMPLEX128},
   };
   for (size_t i = 0; i < sizeof dt_alias / sizeof dt_alias[0]; i++) {
     lt_vm_push_dtype(L, dt_alias[i].dt);
