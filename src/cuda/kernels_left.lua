@@ -8,6 +8,10 @@
 -- memory; under a real driver they are the dispatcher's "not implemented for
 -- cuda tensors" error naming the op.
 return {
+{ why = "needs cuFFT (not bound yet): torch.fft's transforms run on the CPU's own engine (src/cpu/fft.h)",
+  ops = {
+    "_fft_c2c", "_fft_r2c", "_fft_c2r", "_fft_halfweight",
+  } },
 { why = "needs a per-row cumulative sum and search, and for sampling without replacement a per-row top-k of random keys: not written yet (the scan and sort kernels it would use exist)",
   ops = {
     "multinomial",
