@@ -5,11 +5,12 @@
 --   local N = require "npref"
 --   if not N.available() then T.skip("...", N.why()); T.done() end
 --   local r = N.run({ x = x }, "y = np.fft.fft(x)", { "y" })
---   -- r[1]: float64 (or complex128) lutorch tensor of numpy's shape
+--   -- r[1]: a float64 lutorch tensor of numpy's shape, or for a complex result a
+--   -- table { re = ..., im = ... } of two
+--   local err = N.relerr(z, r[1])   -- max |z - ref| / max |ref|, z real or complex
 --
--- Complex tensors travel as their real view (..., 2) and arrive as complex128 in the
--- snippet; complex results come back as complex128 tensors. Other dtypes travel as
--- float64. `np` is imported in the snippet.
+-- Complex tensors travel as their real and imaginary parts and arrive as complex128
+-- in the snippet. Other dtypes travel as float64. `np` is imported in the snippet.
 local N = {}
 N.PY = "/usr/bin/python3"
 
@@ -31,9 +32,9 @@ import sys, numpy as np
 d = dict(np.load(sys.argv[1]))
 env = {"np": np}
 for k, v in d.items():
-    if k.endswith("__c"):
-        env[k[:-3]] = v[..., 0] + 1j * v[..., 1]
-    else:
+    if k.endswith("__re"):
+        env[k[:-4]] = v + 1j * d[k[:-4] + "__im"]
+    elif not k.endswith("__im"):
         env[k] = v
 exec(open(sys.argv[2]).read(), env)
 out = {}
@@ -48,6 +49,36 @@ np.savez(sys.argv[3], **out)
 
 local function is_complex(t) return t.dtype == torch.complex64 or t.dtype == torch.complex128 end
 
+-- a complex tensor's real and imaginary parts, as float64 tensors of its shape
+function N.parts(z)
+  local flat = z:contiguous():view(-1):totable()
+  local re, im = {}, {}
+  for i, v in ipairs(flat) do re[i] = v.real; im[i] = v.imag end
+  local shape = z:size()
+  local function mk(t)
+    local r = torch.tensor(#t > 0 and t or { 0 }, { dtype = torch.float64 })
+    if #t == 0 then r = r:narrow(1, 1, 0) end
+    return r:view(shape)
+  end
+  return mk(re), mk(im)
+end
+
+-- max |a - ref| over max |ref| (at least tiny): a real tensor against a real reference,
+-- or a complex one against { re, im }
+function N.relerr(a, ref)
+  local ar, ai, rr, ri
+  if is_complex(a) then ar, ai = N.parts(a) else ar = a:to(torch.float64) end
+  if type(ref) == "table" then rr, ri = ref.re, ref.im else rr = ref end
+  if ar:numel() ~= rr:numel() then error(("shapes differ: %d vs %d values"):format(ar:numel(), rr:numel())) end
+  local e = (ar - rr):abs():max():item()
+  local m = rr:abs():max():item()
+  if ai or ri then
+    e = math.max(e, ((ai or ar * 0) - (ri or rr * 0)):abs():max():item())
+    m = math.max(m, (ri or rr * 0):abs():max():item())
+  end
+  return e / math.max(m, 1e-300)
+end
+
 function N.run(inputs, code, outs)
   local dir = os.tmpname()
   os.remove(dir)
@@ -55,7 +86,7 @@ function N.run(inputs, code, outs)
   local arrays = {}
   for k, v in pairs(inputs) do
     if is_complex(v) then
-      arrays[k .. "__c"] = torch.view_as_real(v:to(torch.complex128)):contiguous()
+      arrays[k .. "__re"], arrays[k .. "__im"] = N.parts(v)
     else
       arrays[k] = v:to(torch.float64):contiguous()
     end
@@ -74,7 +105,11 @@ function N.run(inputs, code, outs)
   local r = {}
   for i = 1, #outs do
     local c = got["r" .. (i - 1) .. "__c"]
-    r[i] = c and torch.view_as_complex(c:contiguous()) or got["r" .. (i - 1)]
+    if c then
+      r[i] = { re = c:select(c:dim(), 1):contiguous(), im = c:select(c:dim(), 2):contiguous() }
+    else
+      r[i] = got["r" .. (i - 1)]
+    end
   end
   return r
 end
