@@ -11,18 +11,8 @@
 #include <string.h>
 #include "lt_ops.h"
 #include "core/backend.h"
+#include "composite/composite.h"
 
-/* The error slot's message, prefixed with `op` unless it already starts with it. */
-static void *fail_as(const char *op) {
-  const char *m = lt_error_message();
-  size_t n = strlen(op);
-  if (!(strncmp(m, op, n) == 0 && m[n] == ':')) {
-    char buf[768];
-    snprintf(buf, sizeof buf, "%s", m);
-    lt_error("%s: %s", op, buf);
-  }
-  return NULL;
-}
 
 /* a float dtype for a window or a frequency vector: the default when none is given */
 static int float_dtype(const char *op, int dtype) {
@@ -77,7 +67,7 @@ static lt_tensor *freq(const char *op, int64_t n, double d, bool half, int dtype
   if (dt < 0) return NULL;
   freqs f = { n, d, half };
   lt_tensor *r = host_vector(half ? n / 2 + 1 - (n == 0) : n, dt, device, fill_freqs, &f);
-  return r ? r : fail_as(op);
+  return r ? r : lt_composite_fail_as(op);
 }
 
 lt_tensor *lt_composite_fft_fftfreq(int64_t n, double d, int dtype, lt_device device) {
@@ -108,7 +98,7 @@ static lt_tensor *shift(const char *op, lt_tensor *self, lt_intlist dim, bool in
     shifts[i] = inverse ? -(n / 2) : n / 2;
   }
   lt_tensor *r = lt_roll(self, lt_intlist_make(shifts, nd), lt_intlist_make(dims, nd));
-  return r ? r : fail_as(op);
+  return r ? r : lt_composite_fail_as(op);
 }
 
 lt_tensor *lt_composite_fft_fftshift(lt_tensor *self, lt_intlist dim) {
@@ -156,7 +146,7 @@ static lt_tensor *make_window(const char *op, int64_t n, window w, int dtype, lt
   int dt = float_dtype(op, dtype);
   if (dt < 0) return NULL;
   lt_tensor *r = host_vector(n, dt, device, fill_window, &w);
-  return r ? r : fail_as(op);
+  return r ? r : lt_composite_fail_as(op);
 }
 
 lt_tensor *lt_composite_hann_window(int64_t window_length, bool periodic, int dtype, lt_device device) {
@@ -213,7 +203,7 @@ static lt_tensor *input_as(const char *op, lt_tensor *x, int kind) {
   }
   if (want == dt) { lt_tensor_retain(x); return x; }
   lt_tensor *r = lt_to(x, (int)want, false);
-  return r ? r : fail_as(op);
+  return r ? r : lt_composite_fail_as(op);
 }
 
 /* x with dim d padded with zeros or cut to n; consumes x */
@@ -233,7 +223,7 @@ static lt_tensor *resized(const char *op, lt_tensor *x, int d, int64_t n) {
     lt_tensor_release(z);
   }
   lt_tensor_release(x);
-  return r ? r : fail_as(op);
+  return r ? r : lt_composite_fail_as(op);
 }
 
 /* What a transform over several dims does with its arguments. `two`: dims default to
@@ -296,7 +286,7 @@ static lt_tensor *transform(const spec *sp, lt_tensor *self, lt_intlist s, lt_in
   else if (sp->kind == R2C) r = lt__fft_r2c(x, dl, mode, sp->forward);
   else r = lt__fft_c2r(x, dl, mode, n[k - 1], sp->forward);
   lt_tensor_release(x);
-  return r ? r : fail_as(op);
+  return r ? r : lt_composite_fail_as(op);
 }
 
 /* the one-dim functions: n and dim as a list of one */

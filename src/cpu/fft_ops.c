@@ -41,16 +41,23 @@ static int fft_dims(const char *op, const lt_tensor *t, lt_intlist dim, int *dim
   return dim.n;
 }
 
-static double norm_scale(const char *op, int64_t mode, double n, bool *ok) {
-  *ok = true;
-  switch (mode) {
-  case NORM_NONE: return 1;
-  case NORM_SQRT: return 1 / sqrt(n);
-  case NORM_N: return 1 / n;
+/* The dims (wrapped, into dims) and the norm's scale of a transform: n is the product of
+** the signal's lengths, the input's along dims except the last when last_len > 0 (c2r:
+** the real result's length there). The dims' count, or -1. */
+static int setup(const char *op, const lt_tensor *self, lt_intlist dim, int64_t normalization,
+                 int64_t last_len, int *dims, double *scale) {
+  int nd = fft_dims(op, self, dim, dims);
+  if (nd < 0) return -1;
+  double n = 1;
+  for (int i = 0; i < nd; i++)
+    n *= (double)(i == nd - 1 && last_len > 0 ? last_len : self->sizes[dims[i]]);
+  switch (normalization) {
+  case NORM_NONE: *scale = 1; return nd;
+  case NORM_SQRT: *scale = 1 / sqrt(n); return nd;
+  case NORM_N: *scale = 1 / n; return nd;
   }
-  *ok = false;
-  lt_error("%s: argument 'normalization' must be 0, 1 or 2, got %lld", op, (long long)mode);
-  return 0;
+  lt_error("%s: argument 'normalization' must be 0, 1 or 2, got %lld", op, (long long)normalization);
+  return -1;
 }
 
 /* one 1-D pass along dim d: rows of `in` (ilen elements along d) to rows of `out` */
@@ -98,13 +105,9 @@ lt_tensor *lt_cpu__fft_c2c(lt_tensor *self, lt_intlist dim, int64_t normalizatio
   if (!lt_dtype_is_complex(self->dtype))
     return lt_error_null("%s: argument 'self' must be complex, got %s", op, lt_dtype_name(self->dtype));
   int dims[LT_MAX_DIMS];
-  int nd = fft_dims(op, self, dim, dims);
+  double scale;
+  int nd = setup(op, self, dim, normalization, 0, dims, &scale);
   if (nd < 0) return NULL;
-  double n = 1;
-  for (int i = 0; i < nd; i++) n *= (double)self->sizes[dims[i]];
-  bool ok;
-  double scale = norm_scale(op, normalization, n, &ok);
-  if (!ok) return NULL;
   lt_tensor *out = lt_tensor_new(self->dtype, lt_device_cpu(), self->ndim, self->sizes);
   if (!out || numel(out) == 0) return out;
   if (c2c_passes(op, self, out, dims, nd, !forward, scale) < 0) { lt_tensor_release(out); return NULL; }
@@ -116,13 +119,9 @@ lt_tensor *lt_cpu__fft_r2c(lt_tensor *self, lt_intlist dim, int64_t normalizatio
   if (self->dtype != LT_FLOAT32 && self->dtype != LT_FLOAT64)
     return lt_error_null("%s: argument 'self' must be float32 or float64, got %s", op, lt_dtype_name(self->dtype));
   int dims[LT_MAX_DIMS];
-  int nd = fft_dims(op, self, dim, dims);
+  double scale;
+  int nd = setup(op, self, dim, normalization, 0, dims, &scale);
   if (nd < 0) return NULL;
-  double n = 1;
-  for (int i = 0; i < nd; i++) n *= (double)self->sizes[dims[i]];
-  bool ok;
-  double scale = norm_scale(op, normalization, n, &ok);
-  if (!ok) return NULL;
   int last = dims[nd - 1];
   int64_t sz[LT_MAX_DIMS];
   memcpy(sz, self->sizes, sizeof(int64_t) * (size_t)self->ndim);
@@ -146,18 +145,14 @@ lt_tensor *lt_cpu__fft_c2r(lt_tensor *self, lt_intlist dim, int64_t normalizatio
   if (last_dim_size < 1)
     return lt_error_null("%s: argument 'last_dim_size' must be at least 1, got %lld", op, (long long)last_dim_size);
   int dims[LT_MAX_DIMS];
-  int nd = fft_dims(op, self, dim, dims);
+  double scale;
+  int nd = setup(op, self, dim, normalization, last_dim_size, dims, &scale);
   if (nd < 0) return NULL;
   int last = dims[nd - 1];
   if (self->sizes[last] != last_dim_size / 2 + 1)
     return lt_error_null("%s: argument 'self' has %lld values along dim %d; a real result of %lld needs %lld",
                          op, (long long)self->sizes[last], last + 1, (long long)last_dim_size,
                          (long long)(last_dim_size / 2 + 1));
-  double n = (double)last_dim_size;
-  for (int i = 0; i < nd - 1; i++) n *= (double)self->sizes[dims[i]];
-  bool ok;
-  double scale = norm_scale(op, normalization, n, &ok);
-  if (!ok) return NULL;
   int64_t sz[LT_MAX_DIMS];
   memcpy(sz, self->sizes, sizeof(int64_t) * (size_t)self->ndim);
   sz[last] = last_dim_size;
