@@ -306,4 +306,61 @@ T.test("gradcheck: rfft, irfft, ifft, fft, hfft, ihfft, the n-dim ones, every no
   T.ok(gc(function(a) return torch.fft.irfft(torch.fft.rfft(a:t()), 5) end, { t }))
 end)
 
+-- ---- stft and istft ----
+
+T.test("stft and istft against PyTorch 1.13", function()
+  local P = require "pyref"
+  if not (has_np and P.available()) then return T.skip("stft against PyTorch", P.why() or N.why()) end
+  local x = torch.randn(100, { dtype = torch.float64 })
+  local b = torch.randn(3, 50, { dtype = torch.float64 })
+  local w = torch.hann_window(16, { dtype = torch.float64 })
+  local w10 = torch.hamming_window(10, { dtype = torch.float64 })
+  local cases = {
+    { "torch.stft(X, 16, 4, window=W, return_complex=True)", torch.stft(x, 16, 4, nil, w) },
+    { "torch.stft(X, 16, window=W, center=False, return_complex=True)", torch.stft(x, 16, nil, nil, w, false) },
+    { "torch.stft(X, 16, 5, 10, window=W10, pad_mode='constant', normalized=True, return_complex=True)",
+      torch.stft(x, 16, 5, 10, w10, true, "constant", true) },
+    { "torch.stft(B, 12, 3, return_complex=True)", torch.stft(b, 12, 3) },
+    { "torch.istft(torch.stft(X, 16, 4, window=W, return_complex=True), 16, 4, window=W, length=100)",
+      torch.istft(torch.stft(x, 16, 4, nil, w), 16, 4, nil, w, true, false, nil, 100) },
+    { "torch.istft(torch.stft(B, 12, 3, return_complex=True), 12, 3)", torch.istft(torch.stft(b, 12, 3), 12, 3) },
+    { "torch.istft(torch.stft(X, 16, 5, 10, window=W10, normalized=True, return_complex=True), 16, 5, 10, window=W10, normalized=True)",
+      torch.istft(torch.stft(x, 16, 5, 10, w10, true, "reflect", true), 16, 5, 10, w10, true, true) },
+  }
+  local code, outs = { "import torch" }, {}
+  code[2] = "X, B, W, W10 = (torch.from_numpy(v) for v in (x, b, w, w10))"
+  for i, c in ipairs(cases) do code[#code + 1] = ("o%d = (%s).numpy()"):format(i, c[1]); outs[i] = "o" .. i end
+  local r = N.run({ x = x, b = b, w = w, w10 = w10 }, table.concat(code, "\n"), outs)
+  for i, c in ipairs(cases) do
+    local ref = r[i]
+    T.eq(c[2]:size(), (type(ref) == "table" and ref.re or ref):size(), c[1] .. ": shape")
+    local e = N.relerr(c[2], ref)
+    T.ok(e <= 1e-13, ("%s: relative error %g"):format(c[1], e))
+  end
+end)
+
+T.test("stft and istft: round trip, gradients, bad input", function()
+  local x = torch.randn(64, { dtype = torch.float64 })
+  local w = torch.hann_window(16, { dtype = torch.float64 })
+  local y = torch.istft(torch.stft(x, 16, 4, nil, w), 16, 4, nil, w, true, false, nil, 64)
+  T.ok((y - x):abs():max():item() < 1e-14)
+  local a = torch.randn(40, { dtype = torch.float64, requires_grad = true })
+  local w8 = torch.hann_window(8, { dtype = torch.float64 })
+  T.ok(torch.autograd.gradcheck(function(s)
+    return torch.istft(torch.stft(s, 8, 2, nil, w8), 8, 2, nil, w8, true, false, nil, 40)
+  end, { a }))
+  T.eq(torch.stft(torch.randn(32), 8).dtype, torch.complex64)
+  T.raises(function() torch.stft(x, 16, { return_complex = false }) end, "stft", "'return_complex'")
+  T.raises(function() torch.stft(x, 0) end, "stft", "'n_fft'")
+  T.raises(function() torch.stft(x, 16, 0) end, "stft", "'hop_length'")
+  T.raises(function() torch.stft(x, 16, 4, 17) end, "stft", "'win_length'")
+  T.raises(function() torch.stft(x, 16, 4, nil, torch.ones(8)) end, "stft", "'window'")
+  T.raises(function() torch.stft(x, 100, { center = false }) end, "stft", "fewer than n_fft")
+  T.raises(function() torch.stft(torch.randn(2, 2, 20), 8) end, "stft", "1-D")
+  local S = torch.stft(x, 16, 4, nil, w)
+  T.raises(function() torch.istft(x, 16) end, "istft", "complex")
+  T.raises(function() torch.istft(S, 10) end, "istft", "frequencies")
+  T.raises(function() torch.istft(S, 16, 4, nil, torch.zeros(16, { dtype = torch.float64 })) end, "istft", "NOLA")
+end)
+
 T.done()
