@@ -990,7 +990,7 @@ c("const int lt_num_ops = LT_NUM_OPS;")
 -- kernels_B.h, kernels_B.c: each backend's kernels and its table
 ------------------------------------------------------------------------------
 -- the hand-written headers declaring the `any` kernels (device-neutral, in src/core)
-local ANY_HEADERS = { "core/views.h", "core/copy_ops.h", "core/shape_copies.h" }
+local ANY_HEADERS = { "core/views.h", "core/copy_ops.h", "core/shape_copies.h", "core/complex_views.h" }
 
 local KERNEL_FILES = {}   -- name -> lines
 for _, b in ipairs(D.BACKENDS) do

@@ -17,5 +17,6 @@
 #include "formulas_shape_numpy.h"
 #include "formulas_math.h"
 #include "formulas_fft.h"
+#include "formulas_complex.h"
 
 #endif

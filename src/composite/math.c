@@ -79,6 +79,7 @@ lt_tensor *lt_rad2deg_impl(lt_tensor *self, lt_tensor *out) {
 
 lt_tensor *lt_sgn_impl(lt_tensor *self, lt_tensor *out) {
   pool p = {0};
+  if (lt_dtype_is_complex((lt_dtype)self->dtype)) return into_out("sgn", &p, keep(&p, lt__sgn_complex(self)), out);
   return into_out("sgn", &p, keep(&p, lt_sign(self)), out);
 }
 

@@ -36,6 +36,14 @@ static inline lt_half ew_f2h(float f) { _Float16 x = (_Float16)f; lt_half h; mem
   M(LT_UINT8, uint8_t, uint8_t, u8, X)
 #define EW_BOOL(M, X) M(LT_BOOL, bool, bool, b8, X)
 #define EW_ALL(M, X) EW_FLOATS(M, X) EW_INTS(M, X) EW_BOOL(M, X)
+/* The complex dtypes, not in EW_ALL (see core/dtype.h): loops compute in C's
+** _Complex types, whose layout is lt_complex64 / lt_complex128's, so the
+** storage is read as them directly. Only ops written for complex list these. */
+typedef float _Complex ew_cf;
+typedef double _Complex ew_cd;
+#define EW_COMPLEX(M, X) M(LT_COMPLEX64, ew_cf, ew_cf, c64, X) M(LT_COMPLEX128, ew_cd, ew_cd, c128, X)
+_Static_assert(sizeof(ew_cf) == sizeof(lt_complex64) && sizeof(ew_cd) == sizeof(lt_complex128),
+               "_Complex and the complex element structs must have one layout");
 
 /* a table entry [ENUM] = OP_name for a loop table indexed by dtype */
 #define EW_TBL(E, T, CT, N, OP) [E] = OP##_##N,
@@ -51,6 +59,8 @@ static inline lt_half ew_f2h(float f) { _Float16 x = (_Float16)f; lt_half h; mem
 #define LD_i8(v) (v)
 #define LD_u8(v) (v)
 #define LD_b8(v) (v)
+#define LD_c64(v) (v)
+#define LD_c128(v) (v)
 /* compute -> storage (same category; cross-category casts live in ew_cast.c) */
 #define ST_f64(v) ((double)(v))
 #define ST_f32(v) ((float)(v))
@@ -62,6 +72,8 @@ static inline lt_half ew_f2h(float f) { _Float16 x = (_Float16)f; lt_half h; mem
 #define ST_i8(v) ((int8_t)(v))
 #define ST_u8(v) ((uint8_t)(v))
 #define ST_b8(v) ((bool)(v))
+#define ST_c64(v) ((ew_cf)(v))
+#define ST_c128(v) ((ew_cd)(v))
 /* bool output of a predicate */
 #define ST_BOOL(v) ((bool)(v))
 #define LD_BOOL(v) (v)
@@ -79,6 +91,8 @@ static inline lt_half ew_f2h(float f) { _Float16 x = (_Float16)f; lt_half h; mem
 #define UT_f32 float
 #define UT_f16 float
 #define UT_bf16 float
+#define UT_c64 ew_cf
+#define UT_c128 ew_cd
 
 /* true when CT is a floating type (folded at compile time) */
 #define EW_ISFLT(CT) ((CT)0.5 != 0 && (CT)0.5 != 1)

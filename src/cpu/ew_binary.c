@@ -22,24 +22,24 @@ lt_ew_loop lt_ew_pick(const char *op, const lt_ew_loop *tbl, lt_dtype dt) {
 #define DEF_ADD_I(E, T, CT, N, X) \
   EW_BINARY(add_##N, T, CT, LD_##N, T, ST_##N, EW_CTXDECL, (CT)((UT_##N)x + (UT_##N)EW_C(CT, 0) * (UT_##N)y))
 #define DEF_ADD_B(E, T, CT, N, X) EW_BINARY(add_##N, T, CT, LD_##N, T, ST_##N, EW_CTXDECL, x | (c_->i[0] != 0 && y))
-EW_FLOATS(DEF_ADD_F, _) EW_INTS(DEF_ADD_I, _) EW_BOOL(DEF_ADD_B, _)
-static const lt_ew_loop add_tbl[LT_NUM_DTYPES] = { EW_ALL(EW_TBL, add) };
+EW_FLOATS(DEF_ADD_F, _) EW_INTS(DEF_ADD_I, _) EW_BOOL(DEF_ADD_B, _) EW_COMPLEX(DEF_ADD_F, _)
+static const lt_ew_loop add_tbl[LT_NUM_DTYPES] = { EW_ALL(EW_TBL, add) EW_COMPLEX(EW_TBL, add) };
 
 #define DEF_SUB_F(E, T, CT, N, X) EW_BINARY(sub_##N, T, CT, LD_##N, T, ST_##N, EW_CTXDECL, x - EW_C(CT, 0) * y)
 #define DEF_SUB_I(E, T, CT, N, X) \
   EW_BINARY(sub_##N, T, CT, LD_##N, T, ST_##N, EW_CTXDECL, (CT)((UT_##N)x - (UT_##N)EW_C(CT, 0) * (UT_##N)y))
-EW_FLOATS(DEF_SUB_F, _) EW_INTS(DEF_SUB_I, _)
-static const lt_ew_loop sub_tbl[LT_NUM_DTYPES] = { EW_FLOATS(EW_TBL, sub) EW_INTS(EW_TBL, sub) };
+EW_FLOATS(DEF_SUB_F, _) EW_INTS(DEF_SUB_I, _) EW_COMPLEX(DEF_SUB_F, _)
+static const lt_ew_loop sub_tbl[LT_NUM_DTYPES] = { EW_FLOATS(EW_TBL, sub) EW_INTS(EW_TBL, sub) EW_COMPLEX(EW_TBL, sub) };
 
 #define DEF_MUL_F(E, T, CT, N, X) EW_BINARY(mul_##N, T, CT, LD_##N, T, ST_##N, EW_NODECL, x * y)
 #define DEF_MUL_I(E, T, CT, N, X) EW_BINARY(mul_##N, T, CT, LD_##N, T, ST_##N, EW_NODECL, (CT)((UT_##N)x * (UT_##N)y))
 #define DEF_MUL_B(E, T, CT, N, X) EW_BINARY(mul_##N, T, CT, LD_##N, T, ST_##N, EW_NODECL, x & y)
-EW_FLOATS(DEF_MUL_F, _) EW_INTS(DEF_MUL_I, _) EW_BOOL(DEF_MUL_B, _)
-static const lt_ew_loop mul_tbl[LT_NUM_DTYPES] = { EW_ALL(EW_TBL, mul) };
+EW_FLOATS(DEF_MUL_F, _) EW_INTS(DEF_MUL_I, _) EW_BOOL(DEF_MUL_B, _) EW_COMPLEX(DEF_MUL_F, _)
+static const lt_ew_loop mul_tbl[LT_NUM_DTYPES] = { EW_ALL(EW_TBL, mul) EW_COMPLEX(EW_TBL, mul) };
 
 #define DEF_DIV_F(E, T, CT, N, X) EW_BINARY(div_##N, T, CT, LD_##N, T, ST_##N, EW_NODECL, x / y)
-EW_FLOATS(DEF_DIV_F, _)
-static const lt_ew_loop div_tbl[LT_NUM_DTYPES] = { EW_FLOATS(EW_TBL, div) };
+EW_FLOATS(DEF_DIV_F, _) EW_COMPLEX(DEF_DIV_F, _)
+static const lt_ew_loop div_tbl[LT_NUM_DTYPES] = { EW_FLOATS(EW_TBL, div) EW_COMPLEX(EW_TBL, div) };
 
 /* integer quotient and remainder: division by zero flags the context (the
 ** caller raises); x / -1 is negation, done wrapping (INT_MIN / -1 overflows) */
@@ -145,7 +145,10 @@ static const lt_ew_loop shr_tbl[LT_NUM_DTYPES] = { EW_INTS(EW_TBL, shr) };
 #define CMP_lor(x, y) ((x != 0) | (y != 0))
 #define CMP_lxor(x, y) ((x != 0) ^ (y != 0))
 #define CMP_TABLE(OP) EW_ALL(DEF_CMP, OP) static const lt_ew_loop OP##_tbl[LT_NUM_DTYPES] = { EW_ALL(EW_TBL, OP) };
-CMP_TABLE(eq) CMP_TABLE(ne) CMP_TABLE(lt) CMP_TABLE(le) CMP_TABLE(gt) CMP_TABLE(ge)
+/* complex numbers have equality, and no order */
+#define CMP_TABLE_CX(OP) EW_ALL(DEF_CMP, OP) EW_COMPLEX(DEF_CMP, OP) \
+  static const lt_ew_loop OP##_tbl[LT_NUM_DTYPES] = { EW_ALL(EW_TBL, OP) EW_COMPLEX(EW_TBL, OP) };
+CMP_TABLE_CX(eq) CMP_TABLE_CX(ne) CMP_TABLE(lt) CMP_TABLE(le) CMP_TABLE(gt) CMP_TABLE(ge)
 CMP_TABLE(land) CMP_TABLE(lor) CMP_TABLE(lxor)
 
 /* ---- drivers ------------------------------------------------------------ */
@@ -198,7 +201,7 @@ static lt_tensor *div_impl(const char *op, lt_tensor *self, lt_tensor *other, co
   lt_dtype dt = rtype2(self, other);
   ew_ctx c; c.err = 0;
   if (!mode) {
-    if (!lt_dtype_is_float(dt)) dt = lt_get_default_dtype();
+    if (!lt_dtype_is_float(dt) && !lt_dtype_is_complex(dt)) dt = lt_get_default_dtype();
     return binary(op, self, other, out, div_tbl, dt, dt, NULL);
   }
   if (dt == LT_BOOL) dt = LT_INT64;

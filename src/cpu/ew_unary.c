@@ -125,14 +125,20 @@ static double erfinv_d(double y) {
 #define FU_cube (x * x * x)
 #define FU_powsc pow(x, (TY(x))c_->f[0])
 
-FLOAT_UNARY(sqrt) FLOAT_UNARY(rsqrt) FLOAT_UNARY(exp) FLOAT_UNARY(exp2) FLOAT_UNARY(log)
-FLOAT_UNARY(log2) FLOAT_UNARY(log10) FLOAT_UNARY(log1p) FLOAT_UNARY(expm1) FLOAT_UNARY(sin)
-FLOAT_UNARY(cos) FLOAT_UNARY(tan) FLOAT_UNARY(asin) FLOAT_UNARY(acos) FLOAT_UNARY(atan)
-FLOAT_UNARY(sinh) FLOAT_UNARY(cosh) FLOAT_UNARY(tanh) FLOAT_UNARY(sigmoid) FLOAT_UNARY(erf)
-FLOAT_UNARY(erfc) FLOAT_UNARY(erfinv) FLOAT_UNARY(reciprocal) FLOAT_UNARY(floor) FLOAT_UNARY(ceil)
+FLOAT_UNARY(exp2) FLOAT_UNARY(log2) FLOAT_UNARY(log10) FLOAT_UNARY(log1p) FLOAT_UNARY(expm1)
+FLOAT_UNARY(erf) FLOAT_UNARY(erfc) FLOAT_UNARY(erfinv) FLOAT_UNARY(floor) FLOAT_UNARY(ceil)
 FLOAT_UNARY(trunc) FLOAT_UNARY(round) FLOAT_UNARY(frac) FLOAT_UNARY(roundd) FLOAT_UNARY(logit)
 FLOAT_UNARY(silu) FLOAT_UNARY(gelu) FLOAT_UNARY(gelut) FLOAT_UNARY(softplus) FLOAT_UNARY(elu)
-FLOAT_UNARY(leaky) FLOAT_UNARY(nan2num) FLOAT_UNARY(cube) FLOAT_UNARY(powsc)
+FLOAT_UNARY(leaky) FLOAT_UNARY(nan2num)
+
+/* The functions with a complex form (tgmath.h picks csqrt, cexp, ...): their
+** tables also hold the complex dtypes. PyTorch's principal branches are C's
+** (Annex G). */
+#define CX_UNARY(OP) EW_FLOATS(FU_DEF, OP) EW_COMPLEX(FU_DEF, OP) \
+  static const lt_ew_loop OP##_tbl[LT_NUM_DTYPES] = { EW_FLOATS(EW_TBL, OP) EW_COMPLEX(EW_TBL, OP) };
+CX_UNARY(sqrt) CX_UNARY(rsqrt) CX_UNARY(exp) CX_UNARY(log) CX_UNARY(sin) CX_UNARY(cos) CX_UNARY(tan)
+CX_UNARY(asin) CX_UNARY(acos) CX_UNARY(atan) CX_UNARY(sinh) CX_UNARY(cosh) CX_UNARY(tanh)
+CX_UNARY(sigmoid) CX_UNARY(reciprocal) CX_UNARY(cube) CX_UNARY(powsc)
 
 /* ops on every numeric dtype: a float and an integer expression */
 #define NU_DEF_F(E, T, CT, N, OP) EW_UNARY(OP##_##N, T, CT, LD_##N, T, ST_##N, EW_CTXDECL, NF_##OP)
@@ -155,8 +161,16 @@ FLOAT_UNARY(leaky) FLOAT_UNARY(nan2num) FLOAT_UNARY(cube) FLOAT_UNARY(powsc)
 #define NI_hardtanh(N) NF_hardtanh
 #define NF_icube (x * x * x)
 #define NI_icube(N) ((TY(x))((UT_##N)x * (UT_##N)x * (UT_##N)x))
-NUM_UNARY(neg) NUM_UNARY(abs) NUM_UNARY(sign) NUM_UNARY(square) NUM_UNARY(relu) NUM_UNARY(hardtanh)
-NUM_UNARY(icube)
+NUM_UNARY(abs) NUM_UNARY(sign) NUM_UNARY(relu) NUM_UNARY(hardtanh) NUM_UNARY(icube)
+/* neg and square take complex too */
+#define NUM_UNARY_CX(OP) EW_FLOATS(NU_DEF_F, OP) EW_INTS(NU_DEF_I, OP) EW_COMPLEX(NU_DEF_F, OP) \
+  static const lt_ew_loop OP##_tbl[LT_NUM_DTYPES] = { EW_FLOATS(EW_TBL, OP) EW_INTS(EW_TBL, OP) EW_COMPLEX(EW_TBL, OP) };
+NUM_UNARY_CX(neg) NUM_UNARY_CX(square)
+
+/* |z| of a complex z is real: its own loops, out in the real dtype */
+#define CABS_DEF(E, T, CT, N, RT, RN) EW_UNARY(cabs_##N, T, CT, LD_##N, RT, ST_##RN, EW_NODECL, fabs(x))
+CABS_DEF(LT_COMPLEX64, ew_cf, ew_cf, c64, float, f32) CABS_DEF(LT_COMPLEX128, ew_cd, ew_cd, c128, double, f64)
+static const lt_ew_loop cabs_tbl[LT_NUM_DTYPES] = { EW_COMPLEX(EW_TBL, cabs) };
 
 /* predicates: bool out */
 #define PB_DEF(E, T, CT, N, OP) EW_UNARY(OP##_##N, T, CT, LD_##N, bool, ST_BOOL, EW_NODECL, PB_##OP)
@@ -165,9 +179,15 @@ NUM_UNARY(icube)
 #define PB_isfinite (x == x && fabs(x) != (TY(x))INFINITY)
 #define PB_lnot (x == 0)
 EW_FLOATS(PB_DEF, isnan) EW_FLOATS(PB_DEF, isinf) EW_FLOATS(PB_DEF, isfinite) EW_ALL(PB_DEF, lnot)
-static const lt_ew_loop isnan_tbl[LT_NUM_DTYPES] = { EW_FLOATS(EW_TBL, isnan) };
-static const lt_ew_loop isinf_tbl[LT_NUM_DTYPES] = { EW_FLOATS(EW_TBL, isinf) };
-static const lt_ew_loop isfinite_tbl[LT_NUM_DTYPES] = { EW_FLOATS(EW_TBL, isfinite) };
+/* complex: by parts (|z| overflows for finite parts near the largest float) */
+#define PB_cxisnan (creal(x) != creal(x) || cimag(x) != cimag(x))
+#define PB_cxisinf (fabs(creal(x)) == INFINITY || fabs(cimag(x)) == INFINITY)
+#define PB_cxisfinite (isfinite(creal(x)) && isfinite(cimag(x)))
+#define PB_DEF_CX(E, T, CT, N, OP) EW_UNARY(OP##_##N, T, CT, LD_##N, bool, ST_BOOL, EW_NODECL, PB_cx##OP)
+EW_COMPLEX(PB_DEF_CX, isnan) EW_COMPLEX(PB_DEF_CX, isinf) EW_COMPLEX(PB_DEF_CX, isfinite)
+static const lt_ew_loop isnan_tbl[LT_NUM_DTYPES] = { EW_FLOATS(EW_TBL, isnan) EW_COMPLEX(EW_TBL, isnan) };
+static const lt_ew_loop isinf_tbl[LT_NUM_DTYPES] = { EW_FLOATS(EW_TBL, isinf) EW_COMPLEX(EW_TBL, isinf) };
+static const lt_ew_loop isfinite_tbl[LT_NUM_DTYPES] = { EW_FLOATS(EW_TBL, isfinite) EW_COMPLEX(EW_TBL, isfinite) };
 static const lt_ew_loop lnot_tbl[LT_NUM_DTYPES] = { EW_ALL(EW_TBL, lnot) };
 
 #define BNOT_I(E, T, CT, N, X) EW_UNARY(bnot_##N, T, CT, LD_##N, T, ST_##N, EW_NODECL, (CT)~(UT_##N)x)
@@ -186,8 +206,8 @@ static inline uint64_t ipow_u(uint64_t b, uint64_t e) {
   (TY(x))(((int64_t)(y) & 1) ? -1 : 1) : (TY(x))0) : (TY(x))ipow_u((uint64_t)(int64_t)(x), (uint64_t)(y)))
 #define POW_F(E, T, CT, N, X) EW_BINARY(pow_##N, T, CT, LD_##N, T, ST_##N, EW_NODECL, pow(x, y))
 #define POW_I(E, T, CT, N, X) EW_BINARY(pow_##N, T, CT, LD_##N, T, ST_##N, EW_NODECL, IPOW(x, y))
-EW_FLOATS(POW_F, _) EW_INTS(POW_I, _)
-static const lt_ew_loop pow_tbl[LT_NUM_DTYPES] = { EW_FLOATS(EW_TBL, pow) EW_INTS(EW_TBL, pow) };
+EW_FLOATS(POW_F, _) EW_INTS(POW_I, _) EW_COMPLEX(POW_F, _)
+static const lt_ew_loop pow_tbl[LT_NUM_DTYPES] = { EW_FLOATS(EW_TBL, pow) EW_INTS(EW_TBL, pow) EW_COMPLEX(EW_TBL, pow) };
 
 /* ---- drivers ------------------------------------------------------------ */
 
@@ -204,7 +224,7 @@ static lt_tensor *run1(const char *op, lt_tensor *self, lt_tensor *out, lt_ew_lo
 static lt_tensor *unary(const char *op, lt_tensor *self, lt_tensor *out, const lt_ew_loop *tbl,
                         int kind, ew_ctx *c) {
   lt_dtype dt = (lt_dtype)self->dtype;
-  if (kind == UK_PROMOTE && !lt_dtype_is_float(dt)) dt = lt_get_default_dtype();
+  if (kind == UK_PROMOTE && !lt_dtype_is_float(dt) && !lt_dtype_is_complex(dt)) dt = lt_get_default_dtype();
   if (kind == UK_FLOAT_ONLY && !lt_dtype_is_float(dt))
     return lt_error_null("%s: argument 'self' must be a floating point tensor, got %s", op, lt_dtype_name(dt));
   lt_ew_loop fn = lt_ew_pick(op, tbl, dt);
@@ -247,6 +267,8 @@ lt_tensor *lt_cpu_neg(lt_tensor *self, lt_tensor *out) {
 }
 
 lt_tensor *lt_cpu_abs(lt_tensor *self, lt_tensor *out) {
+  lt_dtype dt = (lt_dtype)self->dtype;
+  if (lt_dtype_is_complex(dt)) return run1("abs", self, out, cabs_tbl[dt], dt, lt_dtype_to_real(dt), NULL);
   if (self->dtype == LT_BOOL || self->dtype == LT_UINT8) return identity("abs", self, out);
   return unary("abs", self, out, abs_tbl, UK_SAME, NULL);
 }
@@ -363,7 +385,7 @@ lt_tensor *lt_cpu_nan_to_num(lt_tensor *self, lt_scalar nan, lt_scalar posinf, l
 }
 
 static lt_tensor *predicate(const char *op, lt_tensor *self, lt_tensor *out, const lt_ew_loop *tbl, bool int_value) {
-  if (!lt_dtype_is_float((lt_dtype)self->dtype)) return constant(op, self, out, LT_BOOL, lt_scalar_bool(int_value));
+  if (!lt_dtype_is_float((lt_dtype)self->dtype) && !lt_dtype_is_complex((lt_dtype)self->dtype)) return constant(op, self, out, LT_BOOL, lt_scalar_bool(int_value));
   return unary(op, self, out, tbl, UK_BOOL_OUT, NULL);
 }
 lt_tensor *lt_cpu_isnan(lt_tensor *self) { return predicate("isnan", self, NULL, isnan_tbl, false); }
@@ -387,10 +409,10 @@ lt_tensor *lt_cpu_pow(lt_tensor *self, lt_tensor *exponent, lt_tensor *out) {
   lt_tensor *ts[2] = {self, exponent};
   lt_dtype dt = (lt_dtype)lt_result_type(2, ts);
   if (dt == LT_BOOL) dt = LT_INT64;
-  if (exponent->numel == 1 && self->numel != 1) {
+  if (exponent->numel == 1 && self->numel != 1 && !lt_dtype_is_complex((lt_dtype)exponent->dtype)) {
     /* a number exponent: the common powers are cheaper loops */
     double e = lt_tensor_get_double(exponent, 0);
-    bool isf = lt_dtype_is_float(dt);
+    bool isf = lt_dtype_is_float(dt) || lt_dtype_is_complex(dt);
     if (!isf && e < 0)
       return lt_error_null("pow: integers to negative integer powers are not allowed (exponent %g)", e);
     const lt_ew_loop *tbl = NULL;

@@ -275,6 +275,55 @@ static void chunk_##X(void *ctx, int64_t b0, int64_t b1) {                      
 LA_BLAS(float, s)
 LA_BLAS(double, d)
 
+/* complex64 / complex128 through BLAS's c and z routines (alpha and beta are
+** passed by address; dotu, not dotc: a product does not conjugate). One BLAS
+** call per batch, on the calling thread. */
+#define LA_BLAS_CX(T, R, X)                                                                  \
+static void one_##X(const la_prob *p, const T *A, const T *B, T *C, double beta_d, bool beta0) { \
+  blasint m = (blasint)p->m, n = (blasint)p->n, k = (blasint)p->k;                           \
+  T al = (T)p->alpha, be = beta0 ? (T)0 : (T)beta_d;                                         \
+  if (k == 0 || m == 0 || n == 0) {                                                          \
+    for (int64_t i = 0; i < m; i++)                                                          \
+      for (int64_t j = 0; j < n; j++) { T *c = C + i * p->c.rs + j * p->c.cs; *c = beta0 ? (T)0 : be * *c; } \
+    return;                                                                                  \
+  }                                                                                          \
+  if (m == 1 && n == 1) {                                                                    \
+    T d;                                                                                     \
+    cblas_##X##dotu_sub(k, A, (blasint)p->a.inc, B, (blasint)p->b.inc, &d);                  \
+    C[0] = beta0 ? al * d : al * d + be * C[0];                                              \
+  } else if (n == 1 || m == 1) {                                                             \
+    const la_op *mat = n == 1 ? &p->a : &p->b;                                               \
+    const T *M = n == 1 ? A : B, *x = n == 1 ? B : A;                                        \
+    blasint incx = (blasint)(n == 1 ? p->b.inc : p->a.inc), incy = (blasint)p->c.inc;        \
+    blasint len = n == 1 ? m : n;                                                            \
+    if (beta0) for (blasint i = 0; i < len; i++) C[(int64_t)i * incy] = 0;                  \
+    if (n == 1) {                                                                            \
+      if (!mat->trans) cblas_##X##gemv(CblasRowMajor, CblasNoTrans, m, k, &al, M, (blasint)mat->ld, x, incx, &be, C, incy); \
+      else cblas_##X##gemv(CblasRowMajor, CblasTrans, k, m, &al, M, (blasint)mat->ld, x, incx, &be, C, incy); \
+    } else {                                                                                 \
+      if (!mat->trans) cblas_##X##gemv(CblasRowMajor, CblasTrans, k, n, &al, M, (blasint)mat->ld, x, incx, &be, C, incy); \
+      else cblas_##X##gemv(CblasRowMajor, CblasNoTrans, n, k, &al, M, (blasint)mat->ld, x, incx, &be, C, incy); \
+    }                                                                                        \
+  } else {                                                                                   \
+    cblas_##X##gemm(CblasRowMajor, p->a.trans ? CblasTrans : CblasNoTrans, p->b.trans ? CblasTrans : CblasNoTrans, \
+                    m, n, k, &al, A, (blasint)p->a.ld, B, (blasint)p->b.ld, &be, C, (blasint)p->c.ld); \
+  }                                                                                          \
+}                                                                                            \
+static void run_##X(la_prob *p) {                                                            \
+  for (int64_t b = 0; b < p->nbatch; b++) {                                                  \
+    bool first = !p->reduce || b == 0;                                                       \
+    int64_t ao, bo, co;                                                                      \
+    batch_offsets(p, b, &ao, &bo, &co);                                                      \
+    one_##X(p, (const T *)p->a.p + ao, (const T *)p->b.p + bo, (T *)p->c.p + co,            \
+            first ? p->beta : 1.0, first ? p->beta0 : false);                                \
+  }                                                                                          \
+  if (p->nbatch == 0 && p->reduce) {   /* no products: C = beta C */                         \
+    la_prob q = *p; q.k = 0; one_##X(&q, NULL, NULL, (T *)p->c.p, p->beta, p->beta0);        \
+  }                                                                                          \
+}
+LA_BLAS_CX(float _Complex, float, c)
+LA_BLAS_CX(double _Complex, double, z)
+
 static void run_blas(la_prob *p) {
   bool f32 = p->dt == LT_FLOAT32;
   if (p->nbatch == 0) {
@@ -402,6 +451,10 @@ static int gemm_same(const char *op, lt_tensor *C, lt_tensor *A, lt_tensor *B,
   }
   if (is_int) {
     if (run_int(op, &p) < 0) goto done;
+  } else if (dt == LT_COMPLEX64) {
+    run_c(&p);
+  } else if (dt == LT_COMPLEX128) {
+    run_z(&p);
   } else {
     run_blas(&p);
   }
@@ -417,7 +470,7 @@ int lt_la_gemm(const char *op, lt_tensor *C, lt_tensor *A, lt_tensor *B,
   lt_dtype dt = (lt_dtype)C->dtype;
   if (dt == LT_BOOL) return lt_error("%s: not implemented for dtype bool", op);
   if (C->numel == 0) return 0;
-  lt_dtype cdt = dt == LT_FLOAT64 ? LT_FLOAT64 : lt_dtype_is_float(dt) ? LT_FLOAT32 : LT_INT64;
+  lt_dtype cdt = dt == LT_FLOAT64 || lt_dtype_is_complex(dt) ? dt : lt_dtype_is_float(dt) ? LT_FLOAT32 : LT_INT64;
   if (cdt == dt) return gemm_same(op, C, A, B, alpha, beta, reduce);
   /* 16-bit floats compute in float32, narrow integers in int64; rounding or
   ** wrapping happens once, on the way back */

@@ -288,18 +288,34 @@ typedef int (*fold_fn)(const void *x, int64_t O, int64_t R, int64_t I, void *out
 #define FOLD_AT__Bool uint64_t
 LT_FORALL_DTYPES(FOLD_FAMILY)
 
+/* complex: sum and prod accumulate in the element's own _Complex type (the
+** storage is read as it: dtype.h's structs have its layout) */
+typedef float _Complex red_cf;
+typedef double _Complex red_cd;
+#define LT_TOC_complex64(v) (v)
+#define LT_TOC_complex128(v) (v)
+DEF_FOLD(sum, complex64, red_cf, red_cf, 0, ST_SUM, ADD)
+DEF_FOLD(sum, complex128, red_cd, red_cd, 0, ST_SUM, ADD)
+DEF_FOLD(prod, complex64, red_cf, red_cf, 1, ST_PROD, MUL)
+DEF_FOLD(prod, complex128, red_cd, red_cd, 1, ST_PROD, MUL)
+
 #define FOLD_ENTRY(OPN) \
   static const fold_fn OPN##_tab[LT_NUM_DTYPES] = { \
     OPN##_run_float64, OPN##_run_float32, OPN##_run_float16, OPN##_run_bfloat16, OPN##_run_int64, \
     OPN##_run_int32, OPN##_run_int16, OPN##_run_int8, OPN##_run_uint8, OPN##_run__Bool };
-FOLD_ENTRY(sum)
+#define FOLD_ENTRY_CX(OPN) \
+  static const fold_fn OPN##_tab[LT_NUM_DTYPES] = { \
+    OPN##_run_float64, OPN##_run_float32, OPN##_run_float16, OPN##_run_bfloat16, OPN##_run_int64, \
+    OPN##_run_int32, OPN##_run_int16, OPN##_run_int8, OPN##_run_uint8, OPN##_run__Bool, \
+    [LT_COMPLEX64] = OPN##_run_complex64, [LT_COMPLEX128] = OPN##_run_complex128 };
+FOLD_ENTRY_CX(sum)
 FOLD_ENTRY(nansum)
-FOLD_ENTRY(prod)
+FOLD_ENTRY_CX(prod)
 FOLD_ENTRY(cnz)
 FOLD_ENTRY(cnn)
 
 static lt_dtype acc_dtype(lt_dtype dt) {
-  if (dt == LT_FLOAT64) return LT_FLOAT64;
+  if (dt == LT_FLOAT64 || lt_dtype_is_complex(dt)) return dt;
   return lt_dtype_is_float(dt) ? LT_FLOAT32 : LT_INT64;
 }
 
@@ -324,8 +340,12 @@ static lt_tensor *fold_op(const char *op, int kind, lt_tensor *self, lt_intlist 
   lt_tensor *buf = lt_red_buffer(adt, n, lt_tensor_device(g.src));
   if (!buf) { lt_red_free(&g); return NULL; }
   const fold_fn *tab = kind == K_SUM || kind == K_MEAN ? sum_tab : kind == K_PROD ? prod_tab : nansum_tab;
+  if (!tab[xdt]) { lt_error("%s: not implemented for %s tensors", op, lt_dtype_name(xdt)); goto fail; }
   if (tab[xdt](lt_red_data(&g), g.O, g.R, g.I, lt_tensor_data(buf)) < 0) goto fail;
-  if (kind == K_MEAN) {
+  if (kind == K_MEAN && lt_dtype_is_complex(adt)) {   /* both parts of each accumulator */
+    if (adt == LT_COMPLEX128) { double *p = lt_tensor_data(buf); for (int64_t i = 0; i < 2 * n; i++) p[i] /= (double)g.R; }
+    else { float *p = lt_tensor_data(buf); for (int64_t i = 0; i < 2 * n; i++) p[i] /= (float)g.R; }
+  } else if (kind == K_MEAN) {
     if (adt == LT_FLOAT64) { double *p = lt_tensor_data(buf); for (int64_t i = 0; i < n; i++) p[i] /= (double)g.R; }
     else { float *p = lt_tensor_data(buf); for (int64_t i = 0; i < n; i++) p[i] /= (float)g.R; }
   } else if (kind == K_NANMEAN) {

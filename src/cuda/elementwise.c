@@ -49,8 +49,29 @@ static int run_copy(const char *op, int dev, void *dst, int ddt, const int64_t *
   return lt_cuda_launch_result(&l, op, rc, k->error_string);
 }
 
+/* Complex tensors are copied as their real dtype with a trailing dim of 2
+** (re, im): the kernels know only real dtypes, and a same-dtype copy is the
+** same bytes either way. Conversions to and from complex are not there yet. */
+static int complex_copy(const char *op, int dev, lt_tensor *dst, const lt_tensor *src, const int64_t *src_st) {
+  if (dst->dtype != src->dtype)
+    return lt_error("%s: %s to %s on cuda is not supported yet", op, lt_dtype_name((lt_dtype)src->dtype),
+                    lt_dtype_name((lt_dtype)dst->dtype));
+  int nd = dst->ndim;
+  if (nd + 1 > LT_MAX_DIMS) return lt_error("%s: cuda: a complex tensor of %d dims not supported yet", op, nd);
+  int64_t sizes[LT_MAX_DIMS], dst_st[LT_MAX_DIMS], s_st[LT_MAX_DIMS];
+  for (int d = 0; d < nd; d++) {
+    sizes[d] = dst->sizes[d];
+    dst_st[d] = dst->strides[d] * 2;
+    s_st[d] = src_st[d] * 2;
+  }
+  sizes[nd] = 2; dst_st[nd] = 1; s_st[nd] = 1;
+  int rdt = (int)lt_dtype_to_real((lt_dtype)dst->dtype);
+  return run_copy(op, dev, lt_tensor_data(dst), rdt, dst_st, lt_tensor_data(src), rdt, s_st, nd + 1, sizes);
+}
+
 int lt_cuda_ck_copy(const char *op, lt_tensor *dst, const lt_tensor *src, const int64_t *src_st) {
   int dev = lt_tensor_device(dst).index;
+  bool cx = lt_dtype_is_complex((lt_dtype)dst->dtype) || lt_dtype_is_complex((lt_dtype)src->dtype);
   if (dst->storage == src->storage) {
     /* the kernels want operands that alias element for element or not at
     ** all: an overlapping source is read into a temporary first */
@@ -59,11 +80,13 @@ int lt_cuda_ck_copy(const char *op, lt_tensor *dst, const lt_tensor *src, const 
     if (!tmp) return refused ? 1 : -1;
     int64_t st[LT_MAX_DIMS];
     int rc = lt_expand_strides(op, tmp, dst->ndim, dst->sizes, st);
-    if (rc == 0) rc = run_copy(op, dev, lt_tensor_data(dst), dst->dtype, dst->strides, lt_tensor_data(tmp), tmp->dtype,
-                               st, dst->ndim, dst->sizes);
+    if (rc == 0 && cx) rc = complex_copy(op, dev, dst, tmp, st);
+    else if (rc == 0) rc = run_copy(op, dev, lt_tensor_data(dst), dst->dtype, dst->strides, lt_tensor_data(tmp), tmp->dtype,
+                                    st, dst->ndim, dst->sizes);
     lt_tensor_release(tmp);
     return rc;
   }
+  if (cx) return complex_copy(op, dev, dst, src, src_st);
   return run_copy(op, dev, lt_tensor_data(dst), dst->dtype, dst->strides, lt_tensor_data(src), src->dtype, src_st,
                   dst->ndim, dst->sizes);
 }
@@ -80,18 +103,34 @@ static void scalar_to(lt_scalar v, lt_dtype dt, void *out) {
   else (void)lt_ck_host_copy(out, dt, &i, LT_CK_INT64, &g, NULL);
 }
 
-int lt_cuda_ck_fill(const char *op, lt_tensor *dst, lt_scalar v) {
+static int run_fill(const char *op, int dev, void *data, lt_dtype dt, const int64_t *strides, int nd,
+                    const int64_t *sizes, lt_scalar v) {
   _Alignas(16) unsigned char value[16];
-  scalar_to(v, (lt_dtype)dst->dtype, value);
+  scalar_to(v, dt, value);
   lt_ck_geom g;
-  lt_cuda_geom_init(&g, dst->ndim, dst->sizes);
-  memcpy(g.strides[0], dst->strides, sizeof(int64_t) * (size_t)dst->ndim);
+  lt_cuda_geom_init(&g, nd, sizes);
+  memcpy(g.strides[0], strides, sizeof(int64_t) * (size_t)nd);
   lt_cuda_launch l;
-  if (lt_cuda_launch_begin(&l, lt_tensor_device(dst).index, lt_cuda_have_device_kernels(), op) < 0) return -1;
+  if (lt_cuda_launch_begin(&l, dev, lt_cuda_have_device_kernels(), op) < 0) return -1;
   const lt_ck_kernels *k = lt_cuda_ck_kernels(&l);
-  int rc = k->fill(lt_tensor_data(dst), dst->dtype, value, &g, l.stream);
+  int rc = k->fill(data, dt, value, &g, l.stream);
   lt_cuda_launch_end(&l);
   return lt_cuda_launch_result(&l, op, rc, k->error_string);
+}
+
+int lt_cuda_ck_fill(const char *op, lt_tensor *dst, lt_scalar v) {
+  int dev = lt_tensor_device(dst).index;
+  if (!lt_dtype_is_complex((lt_dtype)dst->dtype))
+    return run_fill(op, dev, lt_tensor_data(dst), (lt_dtype)dst->dtype, dst->strides, dst->ndim, dst->sizes, v);
+  /* complex (a real value): the real parts get v, the imaginary parts 0, as
+  ** two fills of the real dtype over every other element */
+  lt_dtype rdt = lt_dtype_to_real((lt_dtype)dst->dtype);
+  int64_t st[LT_MAX_DIMS];
+  for (int d = 0; d < dst->ndim; d++) st[d] = dst->strides[d] * 2;
+  char *re = lt_tensor_data(dst);
+  int rc = run_fill(op, dev, re, rdt, st, dst->ndim, dst->sizes, v);
+  if (rc != 0) return rc;
+  return run_fill(op, dev, re + lt_dtype_size(rdt), rdt, st, dst->ndim, dst->sizes, lt_scalar_int(0));
 }
 
 /* ---- the pointwise ops ---- */

@@ -16,4 +16,8 @@ return {
   ops = {
     "multinomial",
   } },
+{ why = "complex dtypes: the complex kernels are CPU-only so far (man/complex.md); on cuda these ops refuse complex tensors",
+  ops = {
+    "conj_physical", "conj_physical_", "angle", "polar", "complex", "_sgn_complex",
+  } },
 }

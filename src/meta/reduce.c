@@ -33,7 +33,11 @@ int lt_meta_reduce(const char *op, int ndim, const int64_t *sizes, lt_intlist di
 }
 
 int lt_meta_reduce_dtype(const char *op, lt_dtype in, int dtype, bool mean, lt_dtype *rdt) {
-  if (mean && !lt_dtype_is_float(dtype >= 0 ? (lt_dtype)dtype : in))
+  lt_dtype want = dtype >= 0 ? (lt_dtype)dtype : in;
+  if (lt_dtype_is_complex(in) && !lt_dtype_is_complex(want))
+    return lt_error("%s: argument 'dtype' must be a complex dtype for a %s input, got %s", op, lt_dtype_name(in),
+                    lt_dtype_name(want));
+  if (mean && !lt_dtype_is_float(want) && !lt_dtype_is_complex(want))
     return lt_error("%s: could not infer the output dtype: input dtype %s is not floating point "
                     "(pass dtype= a floating point dtype, or convert the input)", op,
                     lt_dtype_name(dtype >= 0 ? (lt_dtype)dtype : in));

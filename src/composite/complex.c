@@ -1,0 +1,30 @@
+/*
+** complex.c — the composite ops of src/ops/complex.lua: conj (eager: the
+** conjugate is computed by conj_physical; lutorch has no lazy conjugate bit),
+** resolve_conj and is_conj, which follow from that choice; vdot.
+*/
+#include "core/tensor.h"
+#include "lt_ops.h"
+
+lt_tensor *lt_conj_impl(lt_tensor *self) {
+  if (!lt_dtype_is_complex((lt_dtype)self->dtype)) { lt_tensor_retain(self); return self; }   /* as PyTorch */
+  return lt_conj_physical(self);
+}
+
+lt_tensor *lt_resolve_conj_impl(lt_tensor *self) {
+  lt_tensor_retain(self);
+  return self;
+}
+
+int lt_is_conj_impl(lt_tensor *self) {
+  (void)self;
+  return 0;
+}
+
+lt_tensor *lt_vdot_impl(lt_tensor *self, lt_tensor *other) {
+  lt_tensor *c = lt_conj(self);
+  if (!c) return NULL;
+  lt_tensor *r = lt_dot(c, other);
+  lt_tensor_release(c);
+  return r;
+}
