@@ -202,7 +202,18 @@ static lt_tensor *input_as(const char *op, lt_tensor *x, int kind) {
     want = lt_dtype_is_complex(dt) ? dt : lt_dtype_to_complex(real_compute(dt));
   }
   if (want == dt) { lt_tensor_retain(x); return x; }
-  lt_tensor *r = lt_to(x, (int)want, false);
+  lt_tensor *r;
+  if (kind != R2C) {
+    /* real to complex as complex(x, 0): differentiable, the gradient its real part */
+    lt_dtype rd = lt_dtype_to_real(want);
+    lt_tensor *re = rd == dt ? x : lt_to(x, (int)rd, false);
+    lt_tensor *im = re ? lt_zeros_like(re, -1, lt_tensor_device(re)) : NULL;
+    r = im ? lt_complex(re, im) : NULL;
+    if (re != x) lt_tensor_release(re);
+    lt_tensor_release(im);
+  } else {
+    r = lt_to(x, (int)want, false);
+  }
   return r ? r : lt_composite_fail_as(op);
 }
 

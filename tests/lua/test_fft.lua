@@ -299,7 +299,20 @@ T.test("gradcheck: rfft, irfft, ifft, fft, hfft, ihfft, the n-dim ones, every no
     T.ok(gc(function(a) return torch.fft.irfft2(torch.fft.fft2(torch.fft.rfft2(a), { 2, 3 }, nil, norm)) end, { m }),
          "fft2 " .. norm)
   end
+  -- complex outputs of real inputs (gradcheck compares both parts)
+  for name, f in pairs {
+    fft = function(a) return torch.fft.fft(a, 8) end,
+    ifft = function(a) return torch.fft.ifft(a, 5, -1, "ortho") end,
+    rfft = function(a) return torch.fft.rfft(a) end,
+    ihfft = function(a) return torch.fft.ihfft(a, 7) end,
+    fft2 = function(a) return torch.fft.fft2(a:view(2, 3)) end,
+    ifftn = function(a) return torch.fft.ifftn(a:view(3, 2), { 4, 2 }, nil, "forward") end,
+    rfftn = function(a) return torch.fft.rfftn(a:view(2, 3)) end,
+  } do
+    T.ok(gc(f, { x }), name .. " of a real input")
+  end
   -- a second derivative
+  T.ok(torch.autograd.gradgradcheck(function(a) return torch.fft.hfft(torch.fft.fft(a), 7) end, { x }))
   T.ok(torch.autograd.gradgradcheck(function(a) return torch.fft.irfft(torch.fft.rfft(a, 8), 5) end, { x }))
   -- non-contiguous input
   local t = torch.randn(5, 3, { dtype = torch.float64, requires_grad = true })
