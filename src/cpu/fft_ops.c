@@ -108,7 +108,7 @@ lt_tensor *lt_cpu__fft_c2c(lt_tensor *self, lt_intlist dim, int64_t normalizatio
   double scale;
   int nd = setup(op, self, dim, normalization, 0, dims, &scale);
   if (nd < 0) return NULL;
-  lt_tensor *out = lt_tensor_new(self->dtype, lt_device_cpu(), self->ndim, self->sizes);
+  lt_tensor *out = lt_tensor_new(self->dtype, lt_tensor_device(self), self->ndim, self->sizes);
   if (!out || numel(out) == 0) return out;
   if (c2c_passes(op, self, out, dims, nd, !forward, scale) < 0) { lt_tensor_release(out); return NULL; }
   return out;
@@ -127,7 +127,7 @@ lt_tensor *lt_cpu__fft_r2c(lt_tensor *self, lt_intlist dim, int64_t normalizatio
   memcpy(sz, self->sizes, sizeof(int64_t) * (size_t)self->ndim);
   int64_t len = sz[last];
   sz[last] = len / 2 + 1;
-  lt_tensor *out = lt_tensor_new(lt_dtype_to_complex(self->dtype), lt_device_cpu(), self->ndim, sz);
+  lt_tensor *out = lt_tensor_new(lt_dtype_to_complex(self->dtype), lt_tensor_device(self), self->ndim, sz);
   if (!out || numel(self) == 0) return out;
   if (pass(op, self, out, last, len, LT_FFT_R2C, !forward, nd == 1 ? scale : 1) < 0 ||
       c2c_passes(op, out, out, dims, nd - 1, !forward, scale) < 0) {
@@ -156,12 +156,12 @@ lt_tensor *lt_cpu__fft_c2r(lt_tensor *self, lt_intlist dim, int64_t normalizatio
   int64_t sz[LT_MAX_DIMS];
   memcpy(sz, self->sizes, sizeof(int64_t) * (size_t)self->ndim);
   sz[last] = last_dim_size;
-  lt_tensor *out = lt_tensor_new(lt_dtype_to_real(self->dtype), lt_device_cpu(), self->ndim, sz);
+  lt_tensor *out = lt_tensor_new(lt_dtype_to_real(self->dtype), lt_tensor_device(self), self->ndim, sz);
   if (!out || numel(out) == 0) return out;
   /* the other dims first, into a scratch copy (the input is not ours to write) */
   lt_tensor *half = self;
   if (nd > 1) {
-    half = lt_tensor_new(self->dtype, lt_device_cpu(), self->ndim, self->sizes);
+    half = lt_tensor_new(self->dtype, lt_tensor_device(self), self->ndim, self->sizes);
     if (!half || c2c_passes(op, self, half, dims, nd - 1, !forward, 1) < 0) {
       lt_tensor_release(half);
       lt_tensor_release(out);
@@ -185,7 +185,7 @@ lt_tensor *lt_cpu__fft_halfweight(lt_tensor *self, int64_t dim, int64_t n, doubl
   if (n < 1 || self->sizes[d] != n / 2 + 1)
     return lt_error_null("%s: argument 'n' (%lld) does not match %lld values along dim %d", op,
                          (long long)n, (long long)self->sizes[d], d + 1);
-  lt_tensor *out = lt_tensor_new(self->dtype, lt_device_cpu(), self->ndim, self->sizes);
+  lt_tensor *out = lt_tensor_new(self->dtype, lt_tensor_device(self), self->ndim, self->sizes);
   if (!out) return NULL;
   if (lt_cpu_copy(out, self) < 0) { lt_tensor_release(out); return NULL; }
   int64_t outer = 1, inner = 1, len = self->sizes[d], hi = n - n / 2 - 1;
