@@ -241,6 +241,21 @@ T.test("dims, several dims, s, non-contiguous inputs, n padding and cutting", fu
   end
 end)
 
+T.test("large batches on the thread pool, along the first and the last dim", function()
+  if not np_or_skip("batches") then return end
+  local nt = torch.get_num_threads()
+  torch.set_num_threads(2)
+  local x = torch.randn(600, 96, { dtype = torch.float64 })
+  local r = N.run({ x = x }, "a = np.fft.rfft(x); b = np.fft.fft(x, axis=0); c = np.fft.irfft(np.fft.rfft2(x), 96)",
+                  { "a", "b", "c" })
+  local mine = { torch.fft.rfft(x), torch.fft.fft(x, nil, 1), torch.fft.irfft(torch.fft.rfft2(x), 96) }
+  torch.set_num_threads(nt)
+  for i = 1, 3 do
+    local e = N.relerr(mine[i], r[i])
+    T.ok(e <= 1e-14, ("case %d: relative error %g"):format(i, e))
+  end
+end)
+
 T.test("dtypes: integers and float16 transform in the default dtype, complex64 stays", function()
   local i = torch.tensor({ 1, 2, 3, 4 })
   T.eq(torch.fft.fft(i).dtype, torch.complex64)
