@@ -18,6 +18,7 @@
 #include "formulas_shape_numpy.h"
 #include "formulas_math.h"
 #include "formulas_linalg_solve.h"
+#include "formulas_fft.h"
 #include "formulas_complex.h"
 
 #endif

@@ -12,21 +12,12 @@
 #include <stdio.h>
 #include "lt_ops.h"
 #include "core/backend.h"
+#include "composite/composite.h"
 
 /* 0-based C index -> how Lua shows it */
 static long long lua_index(int64_t i) { return (long long)(i >= 0 ? i + 1 : i); }
 
-/* The error slot's message, prefixed with `op` unless it already starts with it. */
-static void *fail_as(const char *op) {
-  const char *m = lt_error_message();
-  size_t n = strlen(op);
-  if (!(strncmp(m, op, n) == 0 && m[n] == ':')) {
-    char buf[768];
-    snprintf(buf, sizeof buf, "%s", m);
-    lt_error("%s: %s", op, buf);
-  }
-  return NULL;
-}
+static void *fail_as(const char *op) { return lt_composite_fail_as(op); }
 
 static lt_tensor_list list_error(void) { lt_tensor_list l = {NULL, -1}; return l; }
 static lt_tensor_list list_fail_as(const char *op) { fail_as(op); return list_error(); }

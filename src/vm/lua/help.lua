@@ -66,7 +66,7 @@ local function find_man()
 end
 
 -- every chapter present, in a stable order (the overview first)
-local CHAPTERS = { "tensor", "complex", "autograd", "nn", "optim", "data", "serialization", "interchange",
+local CHAPTERS = { "tensor", "complex", "fft", "autograd", "nn", "optim", "data", "serialization", "interchange",
   "distributed", "cuda", "pytorch", "torch7" }
 
 local block_cache = {}
