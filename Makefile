@@ -394,7 +394,7 @@ endif
 CUDA_HOME ?= $(if $(NVCC),$(patsubst %/,%,$(dir $(patsubst %/,%,$(dir $(realpath $(NVCC)))))))
 CK_ARCH ?= sm_90
 CK_SRC := $(sort $(wildcard src/cuda/kernels/*.cu))
-CK_HDRS := $(wildcard src/cuda/kernels/*.h)
+CK_HDRS := $(wildcard src/cuda/kernels/*.h) src/meta/special_math.h
 CK_DEV_OBJ := $(patsubst src/cuda/kernels/%.cu,$(BUILD)/cuda/kernels/%.o,$(CK_SRC))
 CK_HOST_OBJ := $(patsubst src/cuda/kernels/%.cu,$(BUILD)/obj/cuda_host/%.o,$(CK_SRC))
 # -Werror all-warnings: nvcc's and the device front end's warnings; -Xcompiler: the host

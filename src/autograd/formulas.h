@@ -16,5 +16,6 @@
 #include "formulas_nn_misc.h"
 #include "formulas_shape_numpy.h"
 #include "formulas_math.h"
+#include "formulas_special.h"
 
 #endif
