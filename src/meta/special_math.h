@@ -248,7 +248,7 @@ LT_SM_FN double lt_sm_bessel_i(int order, double x, int scaled) {
     }
     r = scaled ? s * exp(-ax) : s;
   } else if (ax == (double)INFINITY) {
-    r = scaled ? 0 : ax;
+    r = scaled ? 0 : lt_sm_nan();   /* NaN unscaled, as scipy and PyTorch (inf / inf in their methods) */
   } else {
     double mu = order ? 4 : 0, t = 1, s = 1;
     for (int k = 1; k < 30; k++) {
