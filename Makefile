@@ -17,6 +17,8 @@ SAN ?=
 DEPS_PKGS = gcc make pkg-config lua5.4 liblua5.4-dev libopenblas-dev libreadline-dev zlib1g-dev \
             libjansson-dev libzip-dev libopenmpi-dev openmpi-bin \
             python3-numpy python3-torch time dataset-fashion-mnist gnuplot-nox fortunes
+# tests/lua/test_special.lua's reference values (tests/lua/scipyref.lua: scipy.special and mpmath)
+DEPS_PKGS += python3-scipy python3-mpmath
 PKG_CFLAGS := $(shell pkg-config --cflags lua5.4 openblas jansson libzip 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs openblas jansson libzip 2>/dev/null)
 LUA_LIBS := $(shell pkg-config --libs lua5.4 2>/dev/null)

@@ -144,3 +144,43 @@ lt_tensor *lt_sp_grad_zeta_other(lt_tensor *grad, lt_tensor *self, lt_tensor *ot
   lt_tensor *z = C2(lt_special_zeta, C2(sp_add, self, num(p, 1)), other);
   return lt_tpool_finish(p, C2(lt_mul, grad, C1(lt_neg, C2(lt_mul, self, z))));
 }
+
+/* K0' = -K1; K1' = -K0 - K1 / x; (e^x K0)' = e^x K0 - e^x K1; (e^x K1)' = e^x K1 (1 - 1/x) - e^x K0 */
+lt_tensor *lt_sp_grad_bessel_k0(lt_tensor *grad, lt_tensor *self) {
+  lt_tpool pp = {0}, *p = &pp;
+  return lt_tpool_finish(p, C2(lt_mul, grad, C1(lt_neg, C1(lt_special_modified_bessel_k1, self))));
+}
+lt_tensor *lt_sp_grad_bessel_k1(lt_tensor *grad, lt_tensor *self, lt_tensor *result) {
+  lt_tpool pp = {0}, *p = &pp;
+  lt_tensor *d = C2(sp_add, C1(lt_special_modified_bessel_k0, self), C2(sp_div, result, self));
+  return lt_tpool_finish(p, C2(lt_mul, grad, C1(lt_neg, d)));
+}
+lt_tensor *lt_sp_grad_bessel_k0e(lt_tensor *grad, lt_tensor *self, lt_tensor *result) {
+  lt_tpool pp = {0}, *p = &pp;
+  lt_tensor *d = C2(sp_sub, result, C1(lt_special_scaled_modified_bessel_k1, self));
+  return lt_tpool_finish(p, C2(lt_mul, grad, d));
+}
+lt_tensor *lt_sp_grad_bessel_k1e(lt_tensor *grad, lt_tensor *self, lt_tensor *result) {
+  lt_tpool pp = {0}, *p = &pp;
+  lt_tensor *d = C2(sp_sub, C2(sp_sub, result, C2(sp_div, result, self)),
+                    C1(lt_special_scaled_modified_bessel_k0, self));
+  return lt_tpool_finish(p, C2(lt_mul, grad, d));
+}
+
+lt_tensor *lt_sp_grad_igamma_self(lt_tensor *grad) {
+  (void)grad;
+  return lt_error_null("igamma: the derivative with respect to argument 'self' (a) is not implemented");
+}
+/* d/dx P(a, x) = x^(a-1) e^-x / Gamma(a) = e^((a - 1) log x - x - lgamma(a)); Q's is its negative */
+static lt_tensor *igamma_density(lt_tpool *p, lt_tensor *a, lt_tensor *x) {
+  lt_tensor *l = C2(lt_xlogy, C2(sp_sub, a, num(p, 1)), x);
+  return C1(lt_exp, C2(sp_sub, C2(sp_sub, l, x), C1(lt_lgamma, a)));
+}
+lt_tensor *lt_sp_grad_igamma_other(lt_tensor *grad, lt_tensor *self, lt_tensor *other) {
+  lt_tpool pp = {0}, *p = &pp;
+  return lt_tpool_finish(p, C2(lt_mul, grad, igamma_density(p, self, other)));
+}
+lt_tensor *lt_sp_grad_igammac_other(lt_tensor *grad, lt_tensor *self, lt_tensor *other) {
+  lt_tpool pp = {0}, *p = &pp;
+  return lt_tpool_finish(p, C2(lt_mul, grad, C1(lt_neg, igamma_density(p, self, other))));
+}

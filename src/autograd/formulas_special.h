@@ -21,6 +21,14 @@ lt_tensor *lt_sp_grad_bessel_y0(lt_tensor *grad, lt_tensor *self);
 lt_tensor *lt_sp_grad_bessel_y1(lt_tensor *grad, lt_tensor *self, lt_tensor *result);
 lt_tensor *lt_sp_grad_xlog1py_self(lt_tensor *grad, lt_tensor *self, lt_tensor *other);
 lt_tensor *lt_sp_grad_xlog1py_other(lt_tensor *grad, lt_tensor *self, lt_tensor *other);
+lt_tensor *lt_sp_grad_bessel_k0(lt_tensor *grad, lt_tensor *self);
+lt_tensor *lt_sp_grad_bessel_k1(lt_tensor *grad, lt_tensor *self, lt_tensor *result);
+lt_tensor *lt_sp_grad_bessel_k0e(lt_tensor *grad, lt_tensor *self, lt_tensor *result);
+lt_tensor *lt_sp_grad_bessel_k1e(lt_tensor *grad, lt_tensor *self, lt_tensor *result);
+/* igamma's and igammac's derivative in a is not implemented (as in PyTorch): an error */
+lt_tensor *lt_sp_grad_igamma_self(lt_tensor *grad);
+lt_tensor *lt_sp_grad_igamma_other(lt_tensor *grad, lt_tensor *self, lt_tensor *other);
+lt_tensor *lt_sp_grad_igammac_other(lt_tensor *grad, lt_tensor *self, lt_tensor *other);
 /* zeta's derivative in s is not implemented (as in PyTorch): an error */
 lt_tensor *lt_sp_grad_zeta_self(lt_tensor *grad);
 lt_tensor *lt_sp_grad_zeta_other(lt_tensor *grad, lt_tensor *self, lt_tensor *other);

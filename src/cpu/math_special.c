@@ -2,7 +2,7 @@
 ** math_special.c — elementwise kernels of src/ops/math.lua and
 ** src/ops/special.lua: special functions (lgamma, digamma, polygamma, i0,
 ** i1, sinc; torch.special's erfcx, i0e, i1e, ndtr, ndtri, log_ndtr, entr,
-** the Bessel functions, xlog1py, zeta), binary math
+** the Bessel functions, xlog1py, zeta, igamma, igammac), binary math
 ** (logaddexp, xlogy, fmax, gcd, nextafter, heaviside, ...) and predicates.
 ** Loops come from the templates in ew.h; lt_ew_run does broadcasting,
 ** promotion and out=. Special functions are computed in double, by the
@@ -45,7 +45,13 @@ SF_UNARY(lgamma) SF_UNARY(digamma) SF_UNARY(polygamma) SF_UNARY(i0) SF_UNARY(i1)
 #define SF_bessel_y0 lt_sm_bessel_y0((double)x)
 #define SF_bessel_y1 lt_sm_bessel_y1((double)x)
 SF_UNARY(erfcx) SF_UNARY(i0e) SF_UNARY(i1e) SF_UNARY(ndtr) SF_UNARY(ndtri) SF_UNARY(log_ndtr) SF_UNARY(entr)
+#define SF_modified_bessel_k0 lt_sm_bessel_k(0, (double)x, 0)
+#define SF_modified_bessel_k1 lt_sm_bessel_k(1, (double)x, 0)
+#define SF_scaled_modified_bessel_k0 lt_sm_bessel_k(0, (double)x, 1)
+#define SF_scaled_modified_bessel_k1 lt_sm_bessel_k(1, (double)x, 1)
 SF_UNARY(bessel_j0) SF_UNARY(bessel_j1) SF_UNARY(bessel_y0) SF_UNARY(bessel_y1)
+SF_UNARY(modified_bessel_k0) SF_UNARY(modified_bessel_k1) SF_UNARY(scaled_modified_bessel_k0)
+SF_UNARY(scaled_modified_bessel_k1)
 
 /* special functions of two arguments, through double */
 #define SB_DEF(E, T, CT, N, OP) EW_BINARY(OP##_##N, T, CT, LD_##N, T, ST_##N, EW_NODECL, (CT)SB_##OP)
@@ -53,7 +59,9 @@ SF_UNARY(bessel_j0) SF_UNARY(bessel_j1) SF_UNARY(bessel_y0) SF_UNARY(bessel_y1)
   static const lt_ew_loop OP##_tbl[LT_NUM_DTYPES] = { EW_FLOATS(EW_TBL, OP) };
 #define SB_xlog1py lt_sm_xlog1py((double)x, (double)y)
 #define SB_zeta lt_sm_zeta((double)x, (double)y)
-SB_TABLE(xlog1py) SB_TABLE(zeta)
+#define SB_igamma lt_sm_gammainc((double)x, (double)y, 0)
+#define SB_igammac lt_sm_gammainc((double)x, (double)y, 1)
+SB_TABLE(xlog1py) SB_TABLE(zeta) SB_TABLE(igamma) SB_TABLE(igammac)
 
 /* predicates, bool out */
 #define PB_DEF(E, T, CT, N, OP) EW_UNARY(OP##_##N, T, CT, LD_##N, bool, ST_BOOL, EW_NODECL, PB_##OP)
@@ -151,6 +159,8 @@ lt_tensor *lt_cpu_special_##NAME(lt_tensor *self, lt_tensor *out) { \
   return run_ew("special." #NAME, 1, self, NULL, out, NAME##_tbl, promote_float(self), promote_float(self), NULL); }
 SPECIAL_NS(erfcx) SPECIAL_NS(i0e) SPECIAL_NS(i1e) SPECIAL_NS(ndtr) SPECIAL_NS(ndtri) SPECIAL_NS(log_ndtr)
 SPECIAL_NS(entr) SPECIAL_NS(bessel_j0) SPECIAL_NS(bessel_j1) SPECIAL_NS(bessel_y0) SPECIAL_NS(bessel_y1)
+SPECIAL_NS(modified_bessel_k0) SPECIAL_NS(modified_bessel_k1) SPECIAL_NS(scaled_modified_bessel_k0)
+SPECIAL_NS(scaled_modified_bessel_k1)
 
 lt_tensor *lt_cpu_polygamma(int64_t n, lt_tensor *self, lt_tensor *out) {
   if (n < 0) return lt_error_null("polygamma: argument 'n' must be non-negative, got %lld", (long long)n);
@@ -218,6 +228,13 @@ lt_tensor *lt_cpu_special_xlog1py(lt_tensor *self, lt_tensor *other, lt_tensor *
 }
 lt_tensor *lt_cpu_special_zeta(lt_tensor *self, lt_tensor *other, lt_tensor *out) {
   return promoting_binary("special.zeta", self, other, out, zeta_tbl);
+}
+
+lt_tensor *lt_cpu_igamma(lt_tensor *self, lt_tensor *other, lt_tensor *out) {
+  return promoting_binary("igamma", self, other, out, igamma_tbl);
+}
+lt_tensor *lt_cpu_igammac(lt_tensor *self, lt_tensor *other, lt_tensor *out) {
+  return promoting_binary("igammac", self, other, out, igammac_tbl);
 }
 
 lt_tensor *lt_cpu_fmax(lt_tensor *self, lt_tensor *other, lt_tensor *out) {

@@ -6,7 +6,8 @@
 -- of src/meta/special_math.h, which the CPU's loops (src/cpu/math_special.c)
 -- and the CUDA kernels (src/cuda/special.c over kernels/special.cu) share.
 -- Integer and bool inputs give the default float dtype. No in-place forms, as
--- in PyTorch. Derivative helpers: src/autograd/formulas_special.c. Reference:
+-- in PyTorch, except igamma_ and igammac_ (torch.igamma, torch.igammac, the
+-- top-level names of special.gammainc and gammaincc). Derivative helpers: src/autograd/formulas_special.c. Reference:
 -- man/special.md.
 local unary = {
   { "erfcx", "Scaled complementary error function e^(x^2) erfc(x); +inf below about -26.6.",
@@ -29,6 +30,14 @@ local unary = {
     "lt_sp_grad_bessel_y0(grad, self)" },
   { "bessel_y1", "Bessel function of the second kind, order 1 (-inf at 0, NaN for x < 0).",
     "lt_sp_grad_bessel_y1(grad, self, result)" },
+  { "modified_bessel_k0", "Modified Bessel function of the second kind, order 0 (+inf at 0, NaN for x < 0).",
+    "lt_sp_grad_bessel_k0(grad, self)" },
+  { "modified_bessel_k1", "Modified Bessel function of the second kind, order 1 (+inf at 0, NaN for x < 0).",
+    "lt_sp_grad_bessel_k1(grad, self, result)" },
+  { "scaled_modified_bessel_k0", "Exponentially scaled modified Bessel function of the second kind, order 0: e^x k0(x).",
+    "lt_sp_grad_bessel_k0e(grad, self, result)" },
+  { "scaled_modified_bessel_k1", "Exponentially scaled modified Bessel function of the second kind, order 1: e^x k1(x).",
+    "lt_sp_grad_bessel_k1e(grad, self, result)" },
 }
 
 local ops = {}
@@ -45,6 +54,17 @@ ops[#ops + 1] = { "special_zeta(Tensor self, Tensor other) -> Tensor", lua = "sp
   doc = "Hurwitz zeta function: the sum over k >= 0 of (other + k)^-self, broadcasting; self > 1 "
     .. "(+inf at 1, NaN below), a non-positive integer other is a pole (+inf). Differentiable in other only, as in PyTorch.",
   derivatives = { self = "lt_sp_grad_zeta_self(grad)", other = "lt_sp_grad_zeta_other(grad, self, other)" } }
+
+ops[#ops + 1] = { "igamma(Tensor self, Tensor other) -> Tensor", out = true, inplace = true,
+  alias = { "special.gammainc" },
+  doc = "Regularized lower incomplete gamma function P(self, other), self and other >= 0 (NaN otherwise), "
+    .. "broadcasting. Differentiable in other only, as in PyTorch.",
+  derivatives = { self = "lt_sp_grad_igamma_self(grad)", other = "lt_sp_grad_igamma_other(grad, self, other)" } }
+ops[#ops + 1] = { "igammac(Tensor self, Tensor other) -> Tensor", out = true, inplace = true,
+  alias = { "special.gammaincc" },
+  doc = "Regularized upper incomplete gamma function Q(self, other) = 1 - P(self, other), broadcasting. "
+    .. "Differentiable in other only, as in PyTorch.",
+  derivatives = { self = "lt_sp_grad_igamma_self(grad)", other = "lt_sp_grad_igammac_other(grad, self, other)" } }
 
 -- every op here has a CUDA kernel (src/cuda/special.c)
 for _, d in ipairs(ops) do

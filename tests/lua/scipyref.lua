@@ -11,32 +11,16 @@
 -- digits: use it where scipy's own error is larger than lutorch's, and say so
 -- in the test); x (and y) is one element, a Python float; the result is
 -- converted with float(). One Python run answers every case of a table.
+local P = require "pyref"
 local S = {}
-S.PY = "/usr/bin/python3"
+S.PY = P.PY
 
-local have, why
-function S.available()
-  if have == nil then
-    local p = io.popen(S.PY .. " -c 'import scipy.special, mpmath' >/dev/null 2>&1; echo $?")
-    local rc = p and p:read("a") or "1"
-    if p then p:close() end
-    have = rc:match("^0") ~= nil
-    why = have and nil or (S.PY .. " cannot import scipy.special and mpmath (apt-get install python3-scipy)")
-  end
-  return have
+function S.available() return (P.can_import("scipy.special, mpmath")) end
+function S.why()
+  local _, why = P.can_import("scipy.special, mpmath")
+  return why and why .. " (apt-get install python3-scipy python3-mpmath)"
 end
-function S.why() S.available(); return why end
-
-local function pylist(xs)
-  local parts = {}
-  for i, x in ipairs(xs) do
-    if x ~= x then parts[i] = "float('nan')"
-    elseif x == math.huge then parts[i] = "float('inf')"
-    elseif x == -math.huge then parts[i] = "-float('inf')"
-    else parts[i] = ("%.17g"):format(x) end
-  end
-  return "[" .. table.concat(parts, ",") .. "]"
-end
+local pylist = P.pylist
 
 local PRELUDE = [[
 import math, warnings
@@ -68,17 +52,7 @@ function S.run(cases)
       k, c[1], pylist(c[2]), pylist(ys))
   end
   src[#src + 1] = "print('return {' + ','.join(_out) + '}')"
-  local path = os.tmpname()
-  local f = assert(io.open(path, "w"))
-  f:write(table.concat(src, "\n"), "\n")
-  f:close()
-  local p = io.popen(S.PY .. " " .. path .. " 2>&1")
-  local out = p:read("a")
-  p:close()
-  os.remove(path)
-  local chunk = load(out, "=scipyref", "t", { math = math })
-  if not chunk then error("scipyref: python failed:\n" .. out) end
-  return chunk()
+  return P.python(src, "scipyref")
 end
 
 return S

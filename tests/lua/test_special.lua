@@ -46,6 +46,8 @@ local X = {
              1e10, -1e10, inf, -inf, nan },
   bessel_y = { 0, -0.0, 1e-300, 1e-5, 0.5, 0.8935769662791675, 2.197141326031017, 5, 10, 25.1, 100, 1e5, 1e10,
                inf, -1, -inf, nan },
+  besselk = { 0, -0.0, 1e-300, 1e-10, 0.1, 0.5, 0.99, 1, 1.01, 2, 5, 20, 100, 700, 750, 1e4, 1e16, inf, -1, -inf,
+              nan },
 }
 -- binary inputs: x (self) with y (other)
 local XLX = { 0, 0, 0, 1, -2, 3.5, 1e-300, 1e300, 2, 0, 5, inf, nan, 0, 1 }
@@ -67,6 +69,14 @@ local A = {
   sinc = { 0, 0.5, 1, -2.5, 1e-10, 100.25 },
   xlogy = { 0, 2, 3, 0 }, xlogy_y = { 0, 3, 0.5, nan },
 }
+
+local GA = { 0.5, 0.5, 1, 1, 3, 10, 10, 100, 100, 1e-10, 1e-10, 0.3, 0.01, 0.49, 1e3, 1e4, 0.1, 5, 2, 20, 7.5,
+             0, 0, 1, inf, inf, 2, -1, 1, nan, 1 }
+local GX = { 0.1, 2, 1, 30, 2.5, 9, 11, 90, 110, 1, 1e-5, 0.5, 1, 1.2, 1e3, 1.01e4, 1e-10, 100, 1e-300, 0.5, 7.5,
+             0, 1, 0, 1, inf, inf, 1, -1, 1, nan }
+-- mpmath's regularized gammainc where both are finite and positive, scipy for the edges
+local GREF = "mp.gammainc(x, 0, y, regularized=True) if (0 < x < math.inf and 0 < y < math.inf) else s.gammainc(x, y)"
+local GREFC = "mp.gammainc(x, y, mp.inf, regularized=True) if (0 < x < math.inf and 0 < y < math.inf) else s.gammaincc(x, y)"
 
 local have = S.available()
 local R
@@ -90,6 +100,12 @@ if have then
     bessel_y0 = { "0.0 if x == math.inf else mp.bessely(0, x) if (x == x and x > 0) else s.y0(x)", X.bessel_y },
     bessel_y1 = { "0.0 if x == math.inf else mp.bessely(1, x) if (x == x and x > 0) else s.y1(x)", X.bessel_y },
     xlog1py = { "s.xlog1py(x, y)", XLX, XLY },
+    modified_bessel_k0 = { "s.k0(x)", X.besselk },
+    modified_bessel_k1 = { "s.k1(x)", X.besselk },
+    scaled_modified_bessel_k0 = { "s.k0e(x)", X.besselk },
+    scaled_modified_bessel_k1 = { "s.k1e(x)", X.besselk },
+    gammainc = { GREF, GA, GX },
+    gammaincc = { GREFC, GA, GX },
     zeta = { "s.zeta(x, y)", ZS, ZQ },
     gammaln = { "s.gammaln(x)", A.gammaln },
     psi = { "s.psi(x)", A.psi },
@@ -129,6 +145,14 @@ vcase("bessel_j1", sp.bessel_j1, X.bessel, nil, 8 * eps64, 1e-16)
 vcase("bessel_y0", sp.bessel_y0, X.bessel_y, nil, 8 * eps64, 1e-16)
 vcase("bessel_y1", sp.bessel_y1, X.bessel_y, nil, 8 * eps64, 1e-16)
 vcase("xlog1py", sp.xlog1py, XLX, XLY, 2 * eps64)
+vcase("modified_bessel_k0", sp.modified_bessel_k0, X.besselk, nil, 4 * eps64)
+vcase("modified_bessel_k1", sp.modified_bessel_k1, X.besselk, nil, 4 * eps64)
+vcase("scaled_modified_bessel_k0", sp.scaled_modified_bessel_k0, X.besselk, nil, 4 * eps64)
+vcase("scaled_modified_bessel_k1", sp.scaled_modified_bessel_k1, X.besselk, nil, 4 * eps64)
+-- x^a e^-x / Gamma(a) is e^E with E up to about 60 here: E's rounding, some ulps of E, is the
+-- relative error of P and Q (gammainc(20, 0.5) = 2.4e-25 is the worst case, 25 ulps)
+vcase("gammainc", sp.gammainc, GA, GX, 128 * eps64)
+vcase("gammaincc", sp.gammaincc, GA, GX, 128 * eps64)
 -- Euler-Maclaurin after a direct sum: each term is rounded, so some ulps
 vcase("zeta", sp.zeta, ZS, ZQ, 32 * eps64)
 -- glibc lgamma_r and the digamma recurrence: some ulps, absolute near their zeros
@@ -148,9 +172,11 @@ vcase("xlogy", sp.xlogy, A.xlogy, A.xlogy_y, 2 * eps64)
 -- result is the float64 op's rounded to float32 (checked exactly), and within an ulp
 -- or two of scipy's value at the float32 input
 local UNARY = { "erfcx", "i0e", "i1e", "ndtr", "ndtri", "log_ndtr", "entr", "bessel_j0", "bessel_j1",
-                "bessel_y0", "bessel_y1" }
+                "bessel_y0", "bessel_y1", "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
+                "scaled_modified_bessel_k1" }
 local function inputs_of(name)
-  return name:match("^bessel_y") and X.bessel_y or name:match("^bessel") and X.bessel or X[name] or X.i0e
+  return name:match("^bessel_y") and X.bessel_y or name:match("^bessel") and X.bessel
+    or name:match("bessel_k") and X.besselk or X[name] or X.i0e
 end
 T.test("float32 is the float64 value rounded", function()
   for _, name in ipairs(UNARY) do
@@ -163,6 +189,9 @@ T.test("float32 is the float64 value rounded", function()
   T.eq(sp.xlog1py(a, b):totable(), sp.xlog1py(a:double(), b:double()):float():totable())
   local s, q = torch.tensor(ZS):float(), torch.tensor(ZQ):float()
   T.eq(sp.zeta(s, q):totable(), sp.zeta(s:double(), q:double()):float():totable())
+  local ga, gx = torch.tensor(GA, { dtype = f64 }):float(), torch.tensor(GX, { dtype = f64 }):float()
+  T.eq(sp.gammainc(ga, gx):totable(), sp.gammainc(ga:double(), gx:double()):float():totable())
+  T.eq(sp.gammaincc(ga, gx):totable(), sp.gammaincc(ga:double(), gx:double()):float():totable())
 end)
 
 T.test("float16 and bfloat16 compute in double and round", function()
@@ -226,6 +255,15 @@ T.test("torch.special aliases are the top-level ops", function()
     T.eq(sp[p[1]](x):totable(), torch[p[2]](x):totable(), p[1])
   end
   T.eq(sp.i1(x):totable(), sp.modified_bessel_i1(x):totable())
+  -- gammainc, gammaincc: torch.igamma, torch.igammac, with methods and in-place forms there
+  local a = x * 3
+  T.eq(sp.gammainc(a, x):totable(), torch.igamma(a, x):totable())
+  T.eq(sp.gammaincc(a, x):totable(), a:igammac(x):totable())
+  local a2 = a:clone()
+  a2:igamma_(x)
+  T.eq(a2:totable(), torch.igamma(a, x):totable())
+  T.eq((torch.igamma(a, x) + torch.igammac(a, x) - 1):abs():max():item() < 1e-15, true)
+  T.eq(sp.gammainc_, nil)
   T.eq(sp.xlogy(x, x):totable(), torch.xlogy(x, x):totable())
   T.eq(sp.polygamma(2, x):totable(), torch.polygamma(2, x):totable())
   T.eq(sp.multigammaln(x + 2, 2):totable(), torch.mvlgamma(x + 2, 2):totable())
@@ -304,6 +342,18 @@ T.test("gradcheck and gradgradcheck", function()
     local g = torch.autograd.grad({ sp[name](z):sum() }, { z })[1]
     T.near(g:item(), 0.5, 1e-15, name)
   end
+  for _, name in ipairs({ "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
+                          "scaled_modified_bessel_k1" }) do
+    local f = sp[name]
+    T.ok(gc(f, { unif(0.3, 5, 2, 3) }), name .. " gradcheck")
+    T.ok(ggc(f, { unif(0.3, 5, 2, 3) }), name .. " gradgradcheck")
+  end
+  -- igamma, igammac in x (other); a is a constant, as in PyTorch
+  local ga = torch.tensor({ { 0.7 }, { 2.5 } }, { dtype = f64 })
+  for _, f in ipairs({ torch.igamma, torch.igammac }) do
+    T.ok(gc(function(x) return f(ga, x) end, { unif(0.2, 4, 3) }))
+    T.ok(ggc(function(x) return f(ga, x) end, { unif(0.2, 4, 3) }))
+  end
   -- xlog1py, broadcasting both ways
   T.ok(gc(sp.xlog1py, { unif(-2, 2, 2, 3), unif(-0.5, 2, 3) }))
   T.ok(gc(sp.xlog1py, { unif(-2, 2, 3), unif(-0.5, 2, 2, 3) }))
@@ -324,7 +374,15 @@ T.test("zeta's derivative in self is not implemented (as in PyTorch)", function(
   T.raises(function() y:sum():backward() end, "special.zeta", "'self'", "not implemented")
 end)
 
+T.test("igamma's derivative in self is not implemented (as in PyTorch)", function()
+  local a = req(torch.tensor({ 2.5, 3 }, { dtype = f64 }))
+  local y = sp.gammainc(a, torch.tensor({ 1.0, 2 }, { dtype = f64 }))
+  T.raises(function() y:sum():backward() end, "igamma", "'self'", "not implemented")
+end)
+
 T.test("argument errors name the op and the argument", function()
+  T.raises(function() sp.gammainc(torch.randn(2), torch.randn(3)) end, "igamma")
+  T.raises(function() sp.modified_bessel_k0("x") end, "special.modified_bessel_k0", "self")
   local x = torch.randn(3):double()
   T.raises(function() sp.zeta(torch.randn(3), torch.randn(4)) end, "special.zeta")
   T.raises(function() sp.xlog1py(torch.randn(2, 3), torch.randn(4)) end, "special.xlog1py")

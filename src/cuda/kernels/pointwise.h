@@ -65,7 +65,8 @@ extern "C" {
   X(ndtr, 1, LT_CK_PW_F, 0) X(ndtri, 1, LT_CK_PW_F, 0) X(log_ndtr, 1, LT_CK_PW_F, 0) \
   X(entr, 1, LT_CK_PW_F, 0) X(bessel_j0, 1, LT_CK_PW_F, 0) X(bessel_j1, 1, LT_CK_PW_F, 0) \
   X(bessel_y0, 1, LT_CK_PW_F, 0) X(bessel_y1, 1, LT_CK_PW_F, 0) X(xlog1py, 2, LT_CK_PW_F, 0) \
-  X(zeta, 2, LT_CK_PW_F, 0)
+  X(zeta, 2, LT_CK_PW_F, 0) X(k0, 1, LT_CK_PW_F, 0) X(k1, 1, LT_CK_PW_F, 0) X(k0e, 1, LT_CK_PW_F, 0) \
+  X(k1e, 1, LT_CK_PW_F, 0) X(igamma, 2, LT_CK_PW_F, 0) X(igammac, 2, LT_CK_PW_F, 0)
 
 /* activation.cu: activations (one input) and their fused backward (grad, input) */
 #define LT_CK_PW_ACT(X) \

@@ -2,7 +2,8 @@
 ** special.cu — the special functions of the pointwise family (pointwise.h,
 ** LT_CK_PW_SPECIAL): erfinv, lgamma, digamma, polygamma (n in mode), i0, i1,
 ** sinc, and torch.special's erfcx, i0e, i1e, ndtr, ndtri, log_ndtr, entr,
-** bessel_j0/j1/y0/y1, xlog1py and zeta. Each is computed in double whatever
+** bessel_j0/j1/y0/y1, the modified K0, K1 (k0 .. k1e), xlog1py, zeta,
+** igamma and igammac. Each is computed in double whatever
 ** the dtype and rounded to it, by the scalar functions of
 ** meta/special_math.h, which the CPU's loops call too: one text, so the
 ** backends agree to the rounding of the library calls underneath (the
@@ -33,12 +34,18 @@ PW_SPECIAL(bessel_j0, lt_sm_bessel_j0(v))
 PW_SPECIAL(bessel_j1, lt_sm_bessel_j1(v))
 PW_SPECIAL(bessel_y0, lt_sm_bessel_y0(v))
 PW_SPECIAL(bessel_y1, lt_sm_bessel_y1(v))
+PW_SPECIAL(k0, lt_sm_bessel_k(0, v, 0))
+PW_SPECIAL(k1, lt_sm_bessel_k(1, v, 0))
+PW_SPECIAL(k0e, lt_sm_bessel_k(0, v, 1))
+PW_SPECIAL(k1e, lt_sm_bessel_k(1, v, 1))
 
 #define PW_SPECIAL2(name, expr) \
   template<class C> struct pw_##name { PW_PARAMS; PW_FN C operator()(C x, C y) const { \
     double u = (double)x, v = (double)y; return (C)(expr); } };
 PW_SPECIAL2(xlog1py, lt_sm_xlog1py(u, v))
 PW_SPECIAL2(zeta, lt_sm_zeta(u, v))
+PW_SPECIAL2(igamma, lt_sm_gammainc(u, v, 0))
+PW_SPECIAL2(igammac, lt_sm_gammainc(u, v, 1))
 
 int pw_run_special(const lt_ck_pw_call *c, const lt_ck_geom *g, void *stream) {
   switch (c->op) {

@@ -1,10 +1,10 @@
--- test_special.lua — the CUDA kernels of torch.special's own ops (src/cuda/special.c over the
--- special group of kernels/special.cu) against the CPU: every op over the float dtypes and an
--- integer one, hard values (0, signs, poles, infinities, NaN, the tails), transposed and
--- broadcast inputs, out=, and a gradient through the op on cuda tensors. Both backends run
--- the scalar code of src/meta/special_math.h; each check also reads torch.cuda._kernel_counts()
--- (check.lua): the CUDA kernel ran and the CPU's did not. Runs unchanged on a real GPU, where
--- CUDA's erfc, lgamma, j0, ... differ from glibc's by ulps.
+-- test_special.lua — the CUDA kernels of torch.special's own ops and of igamma, igammac
+-- (src/cuda/special.c over the special group of kernels/special.cu) against the CPU: every op
+-- over the float dtypes and an integer one, hard values (0, signs, poles, infinities, NaN, the
+-- tails), transposed and broadcast inputs, out=, and a gradient through the op on cuda
+-- tensors. Both backends run the scalar code of src/meta/special_math.h; each check also reads
+-- torch.cuda._kernel_counts() (check.lua): the CUDA kernel ran and the CPU's did not. Runs
+-- unchanged on a real GPU, where CUDA's erfc, lgamma, j0, ... differ from glibc's by ulps.
 local T = require "testing"
 local check = require "cuda.check"
 local c = torch.cuda
@@ -24,7 +24,8 @@ local FLOATS = { torch.float64, torch.float32, torch.float16, torch.bfloat16 }
 local HARD = { 0, -0.0, 1e-30, -1e-5, 0.3, -0.7, 1, -1.5, 2.4048, 5, -8, 12.5, -26.5, 30, -38, 100, inf, -inf, nan }
 local PROB = { 0, 1e-300, 1e-20, 0.01, 0.2, 0.25, 0.5, 0.75, 0.9, 1 - 1e-10, 1, -0.5, 2, nan }
 local UNARY = { "erfcx", "i0e", "i1e", "ndtr", "ndtri", "log_ndtr", "entr", "bessel_j0", "bessel_j1",
-                "bessel_y0", "bessel_y1" }
+                "bessel_y0", "bessel_y1", "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
+                "scaled_modified_bessel_k1" }
 
 T.test("unary ops match the CPU", function()
   for _, name in ipairs(UNARY) do
@@ -50,6 +51,8 @@ T.test("xlog1py and zeta match the CPU, broadcasting", function()
   for _, dt in ipairs(FLOATS) do
     check.check("xlog1py " .. dt.name, sp.xlog1py, { xs:to(dt), ys:to(dt) }, nil, TOL)
     check.check("zeta " .. dt.name, sp.zeta, { ss:to(dt), qs:to(dt) }, nil, TOL)
+    check.check("gammainc " .. dt.name, sp.gammainc, { ss:to(dt), qs:abs():to(dt) }, nil, TOL)
+    check.check("gammaincc " .. dt.name, sp.gammaincc, { qs:abs():to(dt), ss:to(dt) }, nil, TOL)
   end
   local a = torch.rand(4, 1):double() * 3 + 1.5
   local b = torch.rand(5):double() * 4 + 0.1
