@@ -498,7 +498,10 @@ local function op_entry(out, op, fam)
   if #op.alias > 0 then names[#names + 1] = "also " .. word_list(op.alias) end
   if d.inplace then
     local ip = { "x:" .. op.lua .. "_" }
-    for _, a in ipairs(op.alias) do ip[#ip + 1] = "x:" .. a .. "_" end
+    -- a namespaced alias (special.gammaln) is a function alone, with no in-place form
+    for _, a in ipairs(op.alias) do
+      if not a:find(".", 1, true) then ip[#ip + 1] = "x:" .. a .. "_" end
+    end
     names[#names + 1] = "in place " .. word_list(ip) .. " (torch." .. op.name .. "_)"
   end
   if d.out then names[#names + 1] = "accepts {out=t}" end

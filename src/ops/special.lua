@@ -42,15 +42,15 @@ local unary = {
 
 local ops = {}
 for _, u in ipairs(unary) do
-  ops[#ops + 1] = { "special_" .. u[1] .. "(Tensor self) -> Tensor", lua = "special." .. u[1], out = true,
+  ops[#ops + 1] = { "special_" .. u[1] .. "(Tensor self) -> Tensor", lua = "special." .. u[1], out = true, variants = "function",
                     doc = u[2], derivatives = { self = u[3] } }
 end
 
-ops[#ops + 1] = { "special_xlog1py(Tensor self, Tensor other) -> Tensor", lua = "special.xlog1py", out = true,
+ops[#ops + 1] = { "special_xlog1py(Tensor self, Tensor other) -> Tensor", lua = "special.xlog1py", out = true, variants = "function",
   doc = "self * log1p(other), 0 where self is 0 (unless other is NaN); broadcasting.",
   derivatives = { self = "lt_sp_grad_xlog1py_self(grad, self, other)",
                   other = "lt_sp_grad_xlog1py_other(grad, self, other)" } }
-ops[#ops + 1] = { "special_zeta(Tensor self, Tensor other) -> Tensor", lua = "special.zeta", out = true,
+ops[#ops + 1] = { "special_zeta(Tensor self, Tensor other) -> Tensor", lua = "special.zeta", out = true, variants = "function",
   doc = "Hurwitz zeta function: the sum over k >= 0 of (other + k)^-self, broadcasting; self > 1 "
     .. "(+inf at 1, NaN below), a non-positive integer other is a pole (+inf). Differentiable in other only, as in PyTorch.",
   derivatives = { self = "lt_sp_grad_zeta_self(grad)", other = "lt_sp_grad_zeta_other(grad, self, other)" } }

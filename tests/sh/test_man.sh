@@ -56,7 +56,10 @@ done
 # every op (each Lua name: ops, aliases, in-place forms) is named in lutorch-ops(7)
 if [ -x "$LT" ]; then
   "$LT" -e 'for _, op in ipairs(torch._ops()) do print(op.name) end' 2>&1 | sort -u >"$tmp/ops"
-  MANWIDTH=200 man -l "$BUILD/man/lutorch-ops.7" 2>/dev/null | tr -c 'A-Za-z0-9_' '\n' | sort -u >"$tmp/words"
+  # words, and dotted names (special.erfcx) whole
+  MANWIDTH=200 man -l "$BUILD/man/lutorch-ops.7" 2>/dev/null >"$tmp/ops.txt"
+  { tr -c 'A-Za-z0-9_' '\n' <"$tmp/ops.txt"; tr -c 'A-Za-z0-9_.' '\n' <"$tmp/ops.txt" | sed 's/\.*$//'; } |
+    sort -u >"$tmp/words"
   n=$(wc -l <"$tmp/ops")
   missing=$(comm -23 "$tmp/ops" "$tmp/words" | tr '\n' ' ')
   if [ "$n" -gt 100 ] && [ -z "$missing" ]; then ok; else bad "ops missing from lutorch-ops(7) ($n ops)" "$missing"; fi
