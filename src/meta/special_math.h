@@ -77,26 +77,23 @@ LT_SM_FN double lt_sm_exp_xsq(double x, double c) {
   return exp(c * (hi * hi)) * exp(c * (lo * (hi + x)));
 }
 
-/* erfcx(x) = e^(x^2) erfc(x). Below 12: the product (erfc does not underflow
-** there); above: the asymptotic series of erfc, whose terms fall below 1e-17
-** of the sum before they would grow; below 0: 2 e^(x^2) - erfcx(-x). */
-LT_SM_FN double lt_sm_erfcx(double x) {
-  if (x != x) return x;
-  if (x < 0) {
-    if (x < -26.7) return (double)INFINITY;   /* e^(x^2) overflows */
-    double a = -x, r;
-    if (a < 12) r = lt_sm_exp_xsq(a, 1) * erfc(a);
-    else {
-      double z = 1 / (2 * a * a), t = 1, s = 1;
-      for (int k = 1; k < 40 && fabs(t) > 1e-17 * s; k++) { t *= -(2.0 * k - 1) * z; s += t; }
-      r = s * LT_SM_1_SQRTPI / a;
-    }
-    return 2 * lt_sm_exp_xsq(x, 1) - r;
-  }
-  if (x < 12) return lt_sm_exp_xsq(x, 1) * erfc(x);
-  double z = 1 / (2 * x * x), t = 1, s = 1;   /* z is 0 at huge x: the sum is 1 */
+/* erfcx(x) for x >= 12: the asymptotic series of erfc, 1/(x sqrt pi) times
+** 1 - 1/(2x^2) + 3/(2x^2)^2 - ..., whose terms fall below 1e-17 of the sum
+** before they would grow (z is 0 at huge x: the sum is 1) */
+LT_SM_FN double lt_sm_erfcx_large(double x) {
+  double z = 1 / (2 * x * x), t = 1, s = 1;
   for (int k = 1; k < 40 && fabs(t) > 1e-17 * s; k++) { t *= -(2.0 * k - 1) * z; s += t; }
   return s * LT_SM_1_SQRTPI / x;
+}
+
+/* erfcx(x) = e^(x^2) erfc(x). From 0 to 12 the product (erfc does not
+** underflow there), then the series; below 0, 2 e^(x^2) - erfcx(-x). */
+LT_SM_FN double lt_sm_erfcx(double x) {
+  if (x != x) return x;
+  double a = fabs(x);
+  double r = a < 12 ? lt_sm_exp_xsq(a, 1) * erfc(a) : lt_sm_erfcx_large(a);
+  if (x >= 0) return r;
+  return x < -26.7 ? (double)INFINITY : 2 * lt_sm_exp_xsq(x, 1) - r;   /* e^(x^2) overflows below -26.7 */
 }
 
 /* the standard normal distribution function. Below -1 as 1/2 e^(-x^2/2)
