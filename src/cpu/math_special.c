@@ -223,19 +223,12 @@ lt_tensor *lt_cpu_xlogy(lt_tensor *self, lt_tensor *other, lt_tensor *out) {
   return promoting_binary("xlogy", self, other, out, xlogy_tbl);
 }
 
-lt_tensor *lt_cpu_special_xlog1py(lt_tensor *self, lt_tensor *other, lt_tensor *out) {
-  return promoting_binary("special.xlog1py", self, other, out, xlog1py_tbl);
-}
-lt_tensor *lt_cpu_special_zeta(lt_tensor *self, lt_tensor *other, lt_tensor *out) {
-  return promoting_binary("special.zeta", self, other, out, zeta_tbl);
-}
-
-lt_tensor *lt_cpu_igamma(lt_tensor *self, lt_tensor *other, lt_tensor *out) {
-  return promoting_binary("igamma", self, other, out, igamma_tbl);
-}
-lt_tensor *lt_cpu_igammac(lt_tensor *self, lt_tensor *other, lt_tensor *out) {
-  return promoting_binary("igammac", self, other, out, igammac_tbl);
-}
+/* the special functions of two arguments: lt_cpu_FN, the op LUA in errors */
+#define SPECIAL2(FN, LUA, TBL) \
+lt_tensor *lt_cpu_##FN(lt_tensor *self, lt_tensor *other, lt_tensor *out) { \
+  return promoting_binary(LUA, self, other, out, TBL); }
+SPECIAL2(special_xlog1py, "special.xlog1py", xlog1py_tbl) SPECIAL2(special_zeta, "special.zeta", zeta_tbl)
+SPECIAL2(igamma, "igamma", igamma_tbl) SPECIAL2(igammac, "igammac", igammac_tbl)
 
 lt_tensor *lt_cpu_fmax(lt_tensor *self, lt_tensor *other, lt_tensor *out) {
   lt_dtype dt = rtype2(self, other);
