@@ -8,6 +8,7 @@
 #include "autograd.h"
 #include "formulas_elementwise.h"
 #include "formulas_reduce.h"
+#include "formulas_special.h"
 #include "formulas_shape.h"
 #include "formulas_index.h"
 #include "formulas_linalg.h"
@@ -16,6 +17,5 @@
 #include "formulas_nn_misc.h"
 #include "formulas_shape_numpy.h"
 #include "formulas_math.h"
-#include "formulas_special.h"
 
 #endif
