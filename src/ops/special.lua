@@ -7,8 +7,8 @@
 -- and the CUDA kernels (src/cuda/special.c over kernels/special.cu) share.
 -- Integer and bool inputs give the default float dtype. No in-place forms, as
 -- in PyTorch, except igamma_ and igammac_ (torch.igamma, torch.igammac, the
--- top-level names of special.gammainc and gammaincc). Derivative helpers: src/autograd/formulas_special.c. Reference:
--- man/special.md.
+-- top-level names of special.gammainc and gammaincc). Derivative helpers:
+-- src/autograd/formulas_special.c. Reference: man/special.md.
 local unary = {
   { "erfcx", "Scaled complementary error function e^(x^2) erfc(x); +inf below about -26.6.",
     "lt_sp_grad_erfcx(grad, self, result)" },
