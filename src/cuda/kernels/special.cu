@@ -16,31 +16,37 @@ namespace CK_NS {
 
 #define PW_SPECIAL(name, expr) \
   template<class C> struct pw_##name { PW_PARAMS; PW_FN C operator()(C x) const { double v = (double)x; return (C)(expr); } };
+/* the same for a function whose loops and library calls spill registers under the hot
+** kernels' launch bound (ptxas's report, tools/ptxas_spills.sh): its kernels are cold */
+#define PW_SPECIAL_COLD(name, expr) \
+  template<class C> struct pw_##name { PW_PARAMS; PW_COLD; \
+    PW_FN C operator()(C x) const { double v = (double)x; return (C)(expr); } };
 PW_SPECIAL(erfinv, lt_sm_erfinv(v))
 PW_SPECIAL(lgamma, lt_sm_lgamma(v))
 PW_SPECIAL(digamma, lt_sm_digamma(v))
-PW_SPECIAL(polygamma, lt_sm_polygamma(mode, v))
+PW_SPECIAL_COLD(polygamma, lt_sm_polygamma(mode, v))
 PW_SPECIAL(i0, lt_sm_bessel_i(0, v, 0))
 PW_SPECIAL(i1, lt_sm_bessel_i(1, v, 0))
 PW_SPECIAL(sinc, lt_sm_sinc(v))
-PW_SPECIAL(erfcx, lt_sm_erfcx(v))
+PW_SPECIAL_COLD(erfcx, lt_sm_erfcx(v))
 PW_SPECIAL(i0e, lt_sm_bessel_i(0, v, 1))
 PW_SPECIAL(i1e, lt_sm_bessel_i(1, v, 1))
-PW_SPECIAL(ndtr, lt_sm_ndtr(v))
-PW_SPECIAL(ndtri, lt_sm_ndtri(v))
-PW_SPECIAL(log_ndtr, lt_sm_log_ndtr(v))
+PW_SPECIAL_COLD(ndtr, lt_sm_ndtr(v))
+PW_SPECIAL_COLD(ndtri, lt_sm_ndtri(v))
+PW_SPECIAL_COLD(log_ndtr, lt_sm_log_ndtr(v))
 PW_SPECIAL(entr, lt_sm_entr(v))
 PW_SPECIAL(bessel_j0, lt_sm_bessel_j0(v))
 PW_SPECIAL(bessel_j1, lt_sm_bessel_j1(v))
 PW_SPECIAL(bessel_y0, lt_sm_bessel_y0(v))
 PW_SPECIAL(bessel_y1, lt_sm_bessel_y1(v))
-PW_SPECIAL(k0, lt_sm_bessel_k(0, v, 0))
-PW_SPECIAL(k1, lt_sm_bessel_k(1, v, 0))
-PW_SPECIAL(k0e, lt_sm_bessel_k(0, v, 1))
-PW_SPECIAL(k1e, lt_sm_bessel_k(1, v, 1))
+PW_SPECIAL_COLD(k0, lt_sm_bessel_k(0, v, 0))
+PW_SPECIAL_COLD(k1, lt_sm_bessel_k(1, v, 0))
+PW_SPECIAL_COLD(k0e, lt_sm_bessel_k(0, v, 1))
+PW_SPECIAL_COLD(k1e, lt_sm_bessel_k(1, v, 1))
 
+/* two arguments: zeta's sums and igamma's series and continued fraction spill, so all are cold */
 #define PW_SPECIAL2(name, expr) \
-  template<class C> struct pw_##name { PW_PARAMS; PW_FN C operator()(C x, C y) const { \
+  template<class C> struct pw_##name { PW_PARAMS; PW_COLD; PW_FN C operator()(C x, C y) const { \
     double u = (double)x, v = (double)y; return (C)(expr); } };
 PW_SPECIAL2(xlog1py, lt_sm_xlog1py(u, v))
 PW_SPECIAL2(zeta, lt_sm_zeta(u, v))
