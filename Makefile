@@ -17,6 +17,8 @@ SAN ?=
 DEPS_PKGS = gcc make pkg-config lua5.4 liblua5.4-dev libopenblas-dev libreadline-dev zlib1g-dev \
             libjansson-dev libzip-dev libopenmpi-dev openmpi-bin \
             python3-numpy python3-torch time dataset-fashion-mnist gnuplot-nox fortunes
+# tests/lua/test_special.lua's reference values (tests/lua/scipyref.lua: scipy.special and mpmath)
+DEPS_PKGS += python3-scipy python3-mpmath
 PKG_CFLAGS := $(shell pkg-config --cflags lua5.4 openblas jansson libzip 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs openblas jansson libzip 2>/dev/null)
 LUA_LIBS := $(shell pkg-config --libs lua5.4 2>/dev/null)
@@ -394,7 +396,7 @@ endif
 CUDA_HOME ?= $(if $(NVCC),$(patsubst %/,%,$(dir $(patsubst %/,%,$(dir $(realpath $(NVCC)))))))
 CK_ARCH ?= sm_90
 CK_SRC := $(sort $(wildcard src/cuda/kernels/*.cu))
-CK_HDRS := $(wildcard src/cuda/kernels/*.h)
+CK_HDRS := $(wildcard src/cuda/kernels/*.h) src/meta/special_math.h
 CK_DEV_OBJ := $(patsubst src/cuda/kernels/%.cu,$(BUILD)/cuda/kernels/%.o,$(CK_SRC))
 CK_HOST_OBJ := $(patsubst src/cuda/kernels/%.cu,$(BUILD)/obj/cuda_host/%.o,$(CK_SRC))
 # -Werror all-warnings: nvcc's and the device front end's warnings; -Xcompiler: the host

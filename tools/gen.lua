@@ -250,7 +250,10 @@ local function add_op(decl, file)
       inplace_of = op, mutates = true, cross_device = op.cross_device,
       kernels = {}, defaults = {}, complex = decl.complex,
     }
-    for _, a in ipairs(decl.alias or {}) do ip.alias[#ip.alias + 1] = a .. "_" end
+    -- a namespaced alias (special.erf) names the function alone: torch.special has no in-place forms
+    for _, a in ipairs(decl.alias or {}) do
+      if not a:find(".", 1, true) then ip.alias[#ip.alias + 1] = a .. "_" end
+    end
     -- each backend: the named in-place kernel, else a generated default that
     -- runs the backend's out= kernel with out = self (lt_B_NAME__default)
     local ik = decl.inplace_kernel or {}

@@ -396,6 +396,9 @@ local FAMILY = {
   shape = { "SHAPE AND VIEWS", "Views share storage with their input (writes through a view are seen by the " ..
     "base); reshape views when it can and copies otherwise." },
   sort = { "SORTING AND SELECTION", "Index results are 1-based int64." },
+  special = { "SPECIAL FUNCTIONS", "torch.special's own functions (the others are top-level ops under a second " ..
+    "name): computed in double for every float dtype and rounded once; integer and bool inputs give the default " ..
+    "float dtype. Domains and accuracy: lutorch-special(7)." },
 }
 
 -- dtypes for elementwise ops whose kernels narrow or widen them (checked
@@ -415,7 +418,7 @@ local DT_KIND = { div = "div" }
 local function dt(kind, names) for n in names:gmatch("%S+") do DT_KIND[n] = kind end end
 dt("float_out", "atan2 hypot sqrt rsqrt reciprocal exp exp2 expm1 log log2 log10 log1p sin cos tan asin acos atan " ..
   "sinh cosh tanh asinh acosh atanh sigmoid erf erfc erfinv logit xlogy lgamma digamma sinc deg2rad rad2deg " ..
-  "logaddexp logaddexp2 true_divide glu")
+  "logaddexp logaddexp2 true_divide glu igamma igammac")
 dt("float_only", "silu frac mish hardsigmoid hardswish softsign logsigmoid tanhshrink selu gelu elu celu " ..
   "softplus hardshrink softshrink leaky_relu rrelu")
 dt("bool_out", "eq ne lt le gt ge isnan isinf isfinite isposinf isneginf logical_and logical_or " ..
@@ -495,7 +498,10 @@ local function op_entry(out, op, fam)
   if #op.alias > 0 then names[#names + 1] = "also " .. word_list(op.alias) end
   if d.inplace then
     local ip = { "x:" .. op.lua .. "_" }
-    for _, a in ipairs(op.alias) do ip[#ip + 1] = "x:" .. a .. "_" end
+    -- a namespaced alias (special.gammaln) is a function alone, with no in-place form
+    for _, a in ipairs(op.alias) do
+      if not a:find(".", 1, true) then ip[#ip + 1] = "x:" .. a .. "_" end
+    end
     names[#names + 1] = "in place " .. word_list(ip) .. " (torch." .. op.name .. "_)"
   end
   if d.out then names[#names + 1] = "accepts {out=t}" end

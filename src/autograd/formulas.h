@@ -8,6 +8,7 @@
 #include "autograd.h"
 #include "formulas_elementwise.h"
 #include "formulas_reduce.h"
+#include "formulas_special.h"
 #include "formulas_shape.h"
 #include "formulas_index.h"
 #include "formulas_linalg.h"

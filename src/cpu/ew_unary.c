@@ -10,6 +10,7 @@
 #include <tgmath.h>
 #include "cpu/ew.h"
 #include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
+#include "meta/special_math.h"
 
 /* glibc's vector variants (libmvec) of the functions the loops call; with
 ** these declarations GCC vectorises the calls without -ffast-math */
@@ -37,37 +38,6 @@ EW_SIMD float (powf)(float, float); EW_SIMD double (pow)(double, double);
 #endif
 
 #define TY(x) __typeof__(x)
-
-/* ---- erfinv: no C library function. A rational first guess (Giles'
-** single-precision approximation), then Newton steps on erf. ---- */
-static double erfinv_d(double y) {
-  if (y != y || y < -1 || y > 1) return NAN;
-  if (y == 1) return INFINITY;
-  if (y == -1) return -INFINITY;
-  double w = -log((1.0 - y) * (1.0 + y)), x;
-  if (w < 5.0) {
-    w -= 2.5;
-    double p = 2.81022636e-08;
-    p = 3.43273939e-07 + p * w; p = -3.5233877e-06 + p * w; p = -4.39150654e-06 + p * w;
-    p = 0.00021858087 + p * w; p = -0.00125372503 + p * w; p = -0.00417768164 + p * w;
-    p = 0.246640727 + p * w; p = 1.50140941 + p * w;
-    x = p * y;
-  } else {
-    w = sqrt(w) - 3.0;
-    double p = -0.000200214257;
-    p = 0.000100950558 + p * w; p = 0.00134934322 + p * w; p = -0.00367342844 + p * w;
-    p = 0.00573950773 + p * w; p = -0.0076224613 + p * w; p = 0.00943887047 + p * w;
-    p = 1.00167406 + p * w; p = 2.83297682 + p * w;
-    x = p * y;
-  }
-  const double k = 1.1283791670955126;   /* 2/sqrt(pi) */
-  for (int i = 0; i < 2; i++) {
-    double d = k * exp(-x * x);
-    if (d == 0) break;
-    x -= (erf(x) - y) / d;
-  }
-  return x;
-}
 
 /* ---- loops ---------------------------------------------------------------- */
 
@@ -97,7 +67,7 @@ static double erfinv_d(double y) {
 #define FU_sigmoid ((TY(x))1 / ((TY(x))1 + exp(-x)))
 #define FU_erf erf(x)
 #define FU_erfc erfc(x)
-#define FU_erfinv ((TY(x))erfinv_d((double)x))
+#define FU_erfinv ((TY(x))lt_sm_erfinv((double)x))
 #define FU_reciprocal ((TY(x))1 / x)
 #define FU_floor floor(x)
 #define FU_ceil ceil(x)

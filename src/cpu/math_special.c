@@ -1,10 +1,13 @@
 /*
-** math_special.c — elementwise kernels of src/ops/math.lua: special
-** functions (lgamma, digamma, polygamma, i0, i1, sinc), binary math
+** math_special.c — elementwise kernels of src/ops/math.lua and
+** src/ops/special.lua: special functions (lgamma, digamma, polygamma, i0,
+** i1, sinc; torch.special's erfcx, i0e, i1e, ndtr, ndtri, log_ndtr, entr,
+** the Bessel functions, xlog1py, zeta, igamma, igammac), binary math
 ** (logaddexp, xlogy, fmax, gcd, nextafter, heaviside, ...) and predicates.
 ** Loops come from the templates in ew.h; lt_ew_run does broadcasting,
-** promotion and out=. Special functions are computed in double and stored in
-** the tensor's dtype.
+** promotion and out=. Special functions are computed in double, by the
+** scalar code that the CUDA kernels share (meta/special_math.h), and stored
+** in the tensor's dtype.
 */
 #include <stdlib.h>
 #include <tgmath.h>
@@ -12,108 +15,9 @@
 #include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
 #include "cpu/parallel.h"
 #include "meta/index.h"
+#include "meta/special_math.h"
 
 #define TY(x) __typeof__(x)
-#define PI_D 3.14159265358979323846
-
-/* ---- special functions (double) ------------------------------------------ */
-
-static double lgamma_d(double x) { int sg; return lgamma_r(x, &sg); }
-
-/* digamma: reflection below 0, recurrence up to 10, then the asymptotic series */
-static double digamma_d(double x) {
-  if (x != x) return x;
-  if (x == 0) return copysign(INFINITY, -x);
-  if (x < 0) {
-    if (x == floor(x)) return NAN;
-    /* tan(pi x) has period 1 in x: reduce first so large |x| keeps its precision */
-    double fr = x - floor(x);
-    return digamma_d(1 - x) - PI_D / tan(PI_D * fr);
-  }
-  if (x == INFINITY) return INFINITY;
-  double r = 0;
-  while (x < 10) { r -= 1 / x; x += 1; }
-  double z = 1 / (x * x);
-  return r + log(x) - 0.5 / x
-         - z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 - z * (1.0 / 132
-           - z * (691.0 / 32760 - z / 12))))));
-}
-
-/* Hurwitz zeta(s, q) for s > 1: a direct sum until q >= 16 (q may start negative),
-** then Euler-Maclaurin with Bernoulli numbers B2..B16 */
-static double hzeta_d(double s, double q) {
-  static const double B[8] = { 1.0 / 6, -1.0 / 30, 1.0 / 42, -1.0 / 30, 5.0 / 66, -691.0 / 2730, 7.0 / 6,
-                               -3617.0 / 510 };
-  if (q != q) return q;
-  if (q <= 0 && q == floor(q)) return INFINITY;
-  double sum = 0;
-  /* the direct sum walks up from q one step at a time: give up (NaN) far below 0 */
-  if (q < -1e7) return NAN;
-  if (s > 64) {
-    /* Euler-Maclaurin would need q > s (polygamma's n can be 2^31); for so large an s the
-    ** terms (q + k)^-s fall off so fast past 0 that the direct sum ends in a few steps */
-    for (;;) {
-      double t = pow(q, -s);
-      sum += t;
-      if (q > 0 && (t == 0 || fabs(t) < 1e-17 * fabs(sum) || sum != sum || isinf(sum))) return sum;
-      q += 1;
-    }
-  }
-  double lim = s > 16 ? s : 16;
-  while (q < lim) { sum += pow(q, -s); q += 1; }
-  double a = pow(q, -s);
-  double res = sum + q * a / (s - 1) + 0.5 * a;
-  double tf = s * a / q, fact = 1;   /* (s)_{2j-1} q^{-s-2j+1}, (2j)! */
-  for (int j = 1; j <= 8; j++) {
-    fact *= (2.0 * j - 1) * (2.0 * j);
-    double t = B[j - 1] / fact * tf;
-    res += t;
-    if (fabs(t) < 1e-17 * fabs(res)) break;
-    tf *= (s + 2.0 * j - 1) * (s + 2.0 * j) / (q * q);
-  }
-  return res;
-}
-
-static double polygamma_d(int64_t n, double x) {
-  if (n == 0) return digamma_d(x);
-  double sgn = (n & 1) ? 1 : -1;
-  return sgn * tgamma((double)n + 1) * hzeta_d((double)n + 1, x);
-}
-
-/* modified Bessel functions of the first kind, orders 0 and 1: the power series
-** up to |x| = 30, the asymptotic expansion of e^x / sqrt(2 pi x) beyond */
-static double bessel_i_d(int order, double x) {
-  double ax = fabs(x), r;
-  if (x != x) return x;
-  if (ax <= 30) {
-    double q = ax * ax / 4, t = order ? ax / 2 : 1, s = t;
-    for (int k = 1; k < 500; k++) {
-      t *= q / ((double)k * (double)(k + order));
-      s += t;
-      if (t < 1e-17 * s) break;
-    }
-    r = s;
-  } else {
-    double mu = order ? 4 : 0, t = 1, s = 1;
-    for (int k = 1; k < 30; k++) {
-      double nt = t * -(mu - (2.0 * k - 1) * (2.0 * k - 1)) / (k * 8 * ax);
-      if (fabs(nt) > fabs(t)) break;   /* the series is asymptotic: stop at its smallest term */
-      t = nt;
-      s += t;
-      if (fabs(t) < 1e-17 * fabs(s)) break;
-    }
-    /* two half exponentials so that the product overflows only when the value does */
-    double e = exp(ax / 2);
-    r = e * (e / sqrt(2 * PI_D * ax) * s);
-  }
-  return (order && x < 0) ? -r : r;
-}
-
-static double sinc_d(double x) {
-  if (x == 0) return 1;
-  double px = PI_D * x;
-  return sin(px) / px;
-}
 
 /* ---- loops ------------------------------------------------------------------ */
 
@@ -121,13 +25,43 @@ static double sinc_d(double x) {
 #define SF_DEF(E, T, CT, N, OP) EW_UNARY(OP##_##N, T, CT, LD_##N, T, ST_##N, EW_CTXDECL, (CT)SF_##OP)
 #define SF_UNARY(OP) EW_FLOATS(SF_DEF, OP) \
   static const lt_ew_loop OP##_tbl[LT_NUM_DTYPES] = { EW_FLOATS(EW_TBL, OP) };
-#define SF_lgamma lgamma_d((double)x)
-#define SF_digamma digamma_d((double)x)
-#define SF_polygamma polygamma_d(c_->i[0], (double)x)
-#define SF_i0 bessel_i_d(0, (double)x)
-#define SF_i1 bessel_i_d(1, (double)x)
-#define SF_sinc sinc_d((double)x)
+#define SF_lgamma lt_sm_lgamma((double)x)
+#define SF_digamma lt_sm_digamma((double)x)
+#define SF_polygamma lt_sm_polygamma(c_->i[0], (double)x)
+#define SF_i0 lt_sm_bessel_i(0, (double)x, 0)
+#define SF_i1 lt_sm_bessel_i(1, (double)x, 0)
+#define SF_sinc lt_sm_sinc((double)x)
 SF_UNARY(lgamma) SF_UNARY(digamma) SF_UNARY(polygamma) SF_UNARY(i0) SF_UNARY(i1) SF_UNARY(sinc)
+/* torch.special's own (src/ops/special.lua) */
+#define SF_erfcx lt_sm_erfcx((double)x)
+#define SF_i0e lt_sm_bessel_i(0, (double)x, 1)
+#define SF_i1e lt_sm_bessel_i(1, (double)x, 1)
+#define SF_ndtr lt_sm_ndtr((double)x)
+#define SF_ndtri lt_sm_ndtri((double)x)
+#define SF_log_ndtr lt_sm_log_ndtr((double)x)
+#define SF_entr lt_sm_entr((double)x)
+#define SF_bessel_j0 lt_sm_bessel_j0((double)x)
+#define SF_bessel_j1 lt_sm_bessel_j1((double)x)
+#define SF_bessel_y0 lt_sm_bessel_y0((double)x)
+#define SF_bessel_y1 lt_sm_bessel_y1((double)x)
+SF_UNARY(erfcx) SF_UNARY(i0e) SF_UNARY(i1e) SF_UNARY(ndtr) SF_UNARY(ndtri) SF_UNARY(log_ndtr) SF_UNARY(entr)
+#define SF_modified_bessel_k0 lt_sm_bessel_k(0, (double)x, 0)
+#define SF_modified_bessel_k1 lt_sm_bessel_k(1, (double)x, 0)
+#define SF_scaled_modified_bessel_k0 lt_sm_bessel_k(0, (double)x, 1)
+#define SF_scaled_modified_bessel_k1 lt_sm_bessel_k(1, (double)x, 1)
+SF_UNARY(bessel_j0) SF_UNARY(bessel_j1) SF_UNARY(bessel_y0) SF_UNARY(bessel_y1)
+SF_UNARY(modified_bessel_k0) SF_UNARY(modified_bessel_k1) SF_UNARY(scaled_modified_bessel_k0)
+SF_UNARY(scaled_modified_bessel_k1)
+
+/* special functions of two arguments, through double */
+#define SB_DEF(E, T, CT, N, OP) EW_BINARY(OP##_##N, T, CT, LD_##N, T, ST_##N, EW_NODECL, (CT)SB_##OP)
+#define SB_TABLE(OP) EW_FLOATS(SB_DEF, OP) \
+  static const lt_ew_loop OP##_tbl[LT_NUM_DTYPES] = { EW_FLOATS(EW_TBL, OP) };
+#define SB_xlog1py lt_sm_xlog1py((double)x, (double)y)
+#define SB_zeta lt_sm_zeta((double)x, (double)y)
+#define SB_igamma lt_sm_gammainc((double)x, (double)y, 0)
+#define SB_igammac lt_sm_gammainc((double)x, (double)y, 1)
+SB_TABLE(xlog1py) SB_TABLE(zeta) SB_TABLE(igamma) SB_TABLE(igammac)
 
 /* predicates, bool out */
 #define PB_DEF(E, T, CT, N, OP) EW_UNARY(OP##_##N, T, CT, LD_##N, bool, ST_BOOL, EW_NODECL, PB_##OP)
@@ -219,6 +153,15 @@ lt_tensor *lt_cpu__i1(lt_tensor *self) {
   return run_ew("_i1", 1, self, NULL, NULL, i1_tbl, promote_float(self), promote_float(self), NULL);
 }
 
+/* torch.special's: the op's name in errors is its Lua name, special.NAME */
+#define SPECIAL_NS(NAME) \
+lt_tensor *lt_cpu_special_##NAME(lt_tensor *self, lt_tensor *out) { \
+  return run_ew("special." #NAME, 1, self, NULL, out, NAME##_tbl, promote_float(self), promote_float(self), NULL); }
+SPECIAL_NS(erfcx) SPECIAL_NS(i0e) SPECIAL_NS(i1e) SPECIAL_NS(ndtr) SPECIAL_NS(ndtri) SPECIAL_NS(log_ndtr)
+SPECIAL_NS(entr) SPECIAL_NS(bessel_j0) SPECIAL_NS(bessel_j1) SPECIAL_NS(bessel_y0) SPECIAL_NS(bessel_y1)
+SPECIAL_NS(modified_bessel_k0) SPECIAL_NS(modified_bessel_k1) SPECIAL_NS(scaled_modified_bessel_k0)
+SPECIAL_NS(scaled_modified_bessel_k1)
+
 lt_tensor *lt_cpu_polygamma(int64_t n, lt_tensor *self, lt_tensor *out) {
   if (n < 0) return lt_error_null("polygamma: argument 'n' must be non-negative, got %lld", (long long)n);
   ew_ctx c = {0};
@@ -279,6 +222,13 @@ lt_tensor *lt_cpu_nextafter(lt_tensor *self, lt_tensor *other, lt_tensor *out) {
 lt_tensor *lt_cpu_xlogy(lt_tensor *self, lt_tensor *other, lt_tensor *out) {
   return promoting_binary("xlogy", self, other, out, xlogy_tbl);
 }
+
+/* the special functions of two arguments: lt_cpu_FN, the op LUA in errors */
+#define SPECIAL2(FN, LUA, TBL) \
+lt_tensor *lt_cpu_##FN(lt_tensor *self, lt_tensor *other, lt_tensor *out) { \
+  return promoting_binary(LUA, self, other, out, TBL); }
+SPECIAL2(special_xlog1py, "special.xlog1py", xlog1py_tbl) SPECIAL2(special_zeta, "special.zeta", zeta_tbl)
+SPECIAL2(igamma, "igamma", igamma_tbl) SPECIAL2(igammac, "igammac", igammac_tbl)
 
 lt_tensor *lt_cpu_fmax(lt_tensor *self, lt_tensor *other, lt_tensor *out) {
   lt_dtype dt = rtype2(self, other);

@@ -3,11 +3,11 @@
 -- helpers in src/autograd/formulas_nn_norm.c. Dims are 1-based in Lua.
 return {
   { "softmax(Tensor self, Dim dim, ScalarType? dtype=None) -> Tensor",
-    kernels = { cpu = "lt_cpu_softmax", cuda = "lt_cuda_softmax" }, out = true,
+    kernels = { cpu = "lt_cpu_softmax", cuda = "lt_cuda_softmax" }, out = true, alias = { "special.softmax" },
     derivatives = { self = "lt_softmax_backward(grad, result, dim)" },
     doc = "exp(x) / sum(exp(x)) along dim, computed stably; dtype= converts the input first." },
   { "log_softmax(Tensor self, Dim dim, ScalarType? dtype=None) -> Tensor",
-    kernels = { cpu = "lt_cpu_log_softmax", cuda = "lt_cuda_log_softmax" }, out = true,
+    kernels = { cpu = "lt_cpu_log_softmax", cuda = "lt_cuda_log_softmax" }, out = true, alias = { "special.log_softmax" },
     derivatives = { self = "lt_log_softmax_backward(grad, result, dim)" },
     doc = "x - log(sum(exp(x))) along dim, computed stably; dtype= converts the input first." },
   { "softmax_backward(Tensor grad_output, Tensor output, Dim dim) -> Tensor",

@@ -14,21 +14,26 @@
 local P = {}
 P.PY = "/usr/bin/python3"
 
-local have, why
-function P.available()
-  if have == nil then
-    local p = io.popen(P.PY .. " -c 'import torch' >/dev/null 2>&1; echo $?")
+-- whether /usr/bin/python3 imports the modules (a string such as "scipy.special, mpmath"),
+-- and if not, why: asked once per string
+local imports = {}
+function P.can_import(mods)
+  if imports[mods] == nil then
+    local p = io.popen(P.PY .. " -c 'import " .. mods .. "' >/dev/null 2>&1; echo $?")
     local rc = p and p:read("a") or "1"
     if p then p:close() end
-    have = rc:match("^0") ~= nil
-    why = have and nil or (P.PY .. " cannot import torch (apt-get install python3-torch)")
+    imports[mods] = rc:match("^0") ~= nil
   end
-  return have
+  return imports[mods], not imports[mods] and (P.PY .. " cannot import " .. mods) or nil
 end
-function P.why() P.available(); return why end
+function P.available() return (P.can_import("torch")) end
+function P.why()
+  local _, why = P.can_import("torch")
+  return why and why .. " (apt-get install python3-torch)"
+end
 
-local function flat(t)
-  local v = t:detach():to(torch.float64):contiguous():view(-1):totable()
+-- a Lua sequence of numbers as a Python list literal, exactly (%.17g; NaN and infinities kept)
+function P.pylist(v)
   local parts = {}
   for i, x in ipairs(v) do
     if x ~= x then parts[i] = "float('nan')"
@@ -37,6 +42,10 @@ local function flat(t)
     else parts[i] = ("%.17g"):format(x) end
   end
   return "[" .. table.concat(parts, ",") .. "]"
+end
+
+local function flat(t)
+  return P.pylist(t:detach():to(torch.float64):contiguous():view(-1):totable())
 end
 
 local function pyvalue(v)
@@ -98,6 +107,23 @@ local function back(v)
   return t:reshape(v.s)
 end
 
+-- runs the lines of a Python program that prints "return {...}" (Lua) and returns that
+-- table; an error with the program's output, naming who, when it fails
+function P.python(lines, who)
+  local path = os.tmpname()
+  local f = assert(io.open(path, "w"))
+  f:write(table.concat(lines, "\n"), "\n")
+  f:close()
+  local p = io.popen(P.PY .. " " .. path .. " 2>&1")
+  local out = p:read("a")
+  p:close()
+  os.remove(path)
+  local chunk = load(out, "=" .. who, "t", { math = math })
+  local ok, res = pcall(chunk or error, nil)
+  if not chunk or not ok or type(res) ~= "table" then error(who .. " failed:\n" .. out, 3) end
+  return res
+end
+
 -- inputs: name -> value; body: Python statements; outputs: Python expressions
 function P.run(inputs, body, outputs)
   local src = { PRELUDE }
@@ -109,17 +135,7 @@ function P.run(inputs, body, outputs)
   local outs = {}
   for i, e in ipairs(outputs) do outs[i] = "_lua(" .. e .. ")" end
   src[#src + 1] = "print('return {' + ','.join([" .. table.concat(outs, ",") .. "]) + '}')"
-  local path = os.tmpname()
-  local f = assert(io.open(path, "w"))
-  f:write(table.concat(src, "\n"), "\n")
-  f:close()
-  local p = io.popen(P.PY .. " " .. path .. " 2>&1")
-  local out = p:read("a")
-  p:close()
-  os.remove(path)
-  local chunk = load(out, "=pyref", "t", { math = math })
-  local ok, res = pcall(chunk or error, nil)
-  if not chunk or not ok or type(res) ~= "table" then error("PyTorch side failed:\n" .. out, 2) end
+  local res = P.python(src, "PyTorch side")
   local r = {}
   for i = 1, #outputs do r[i] = back(res[i]) end
   return r

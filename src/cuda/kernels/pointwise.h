@@ -57,11 +57,16 @@ extern "C" {
   X(isfinite, 1, LT_CK_PW_F, 1) X(isposinf, 1, LT_CK_PW_F, 1) X(isneginf, 1, LT_CK_PW_F, 1) \
   X(signbit, 1, LT_CK_PW_FI, 1)
 
-/* special.cu: special functions, computed in double */
+/* special.cu: special functions, computed in double (meta/special_math.h) */
 #define LT_CK_PW_SPECIAL(X) \
   X(erfinv, 1, LT_CK_PW_F, 0) X(lgamma, 1, LT_CK_PW_F, 0) X(digamma, 1, LT_CK_PW_F, 0) \
   X(polygamma, 1, LT_CK_PW_F, 0) X(i0, 1, LT_CK_PW_F, 0) X(i1, 1, LT_CK_PW_F, 0) \
-  X(sinc, 1, LT_CK_PW_F, 0)
+  X(sinc, 1, LT_CK_PW_F, 0) X(erfcx, 1, LT_CK_PW_F, 0) X(i0e, 1, LT_CK_PW_F, 0) X(i1e, 1, LT_CK_PW_F, 0) \
+  X(ndtr, 1, LT_CK_PW_F, 0) X(ndtri, 1, LT_CK_PW_F, 0) X(log_ndtr, 1, LT_CK_PW_F, 0) \
+  X(entr, 1, LT_CK_PW_F, 0) X(bessel_j0, 1, LT_CK_PW_F, 0) X(bessel_j1, 1, LT_CK_PW_F, 0) \
+  X(bessel_y0, 1, LT_CK_PW_F, 0) X(bessel_y1, 1, LT_CK_PW_F, 0) X(xlog1py, 2, LT_CK_PW_F, 0) \
+  X(zeta, 2, LT_CK_PW_F, 0) X(k0, 1, LT_CK_PW_F, 0) X(k1, 1, LT_CK_PW_F, 0) X(k0e, 1, LT_CK_PW_F, 0) \
+  X(k1e, 1, LT_CK_PW_F, 0) X(igamma, 2, LT_CK_PW_F, 0) X(igammac, 2, LT_CK_PW_F, 0)
 
 /* activation.cu: activations (one input) and their fused backward (grad, input) */
 #define LT_CK_PW_ACT(X) \
