@@ -38,7 +38,7 @@ lt_tensor *lt_grad_holomorphic(lt_tensor *grad, lt_tensor *z, lt_tensor *(*d)(lt
 static lt_tensor *from_parts(lt_tensor *re, lt_tensor *im) {
   pool p = {0};
   lt_tensor *z = keep(&p, lt_zeros_like(re ? re : im, -1, (lt_device){ -1, 0 }));
-  lt_tensor *r = p.failed ? NULL : lt_complex(re ? re : z, im ? im : z);
+  lt_tensor *r = p.failed ? NULL : keep(&p, lt_complex(re ? re : z, im ? im : z));
   return lt_tpool_finish(&p, r);
 }
 
@@ -52,21 +52,21 @@ lt_tensor *lt_grad_imag(lt_tensor *grad) { return from_parts(NULL, grad); }
 lt_tensor *lt_grad_view_as_real(lt_tensor *grad) {
   pool p = {0};
   lt_tensor *c = keep(&p, lt_contiguous(grad));
-  return lt_tpool_finish(&p, p.failed ? NULL : lt_view_as_complex(c));
+  return lt_tpool_finish(&p, p.failed ? NULL : keep(&p, lt_view_as_complex(c)));
 }
 
 lt_tensor *lt_grad_real_part(lt_tensor *grad) {
   if (!lt_dtype_is_complex((lt_dtype)grad->dtype)) return lt_grad_identity(grad);
   pool p = {0};
   lt_tensor *r = keep(&p, lt_real(grad));
-  return lt_tpool_finish(&p, p.failed ? NULL : lt_contiguous(r));
+  return lt_tpool_finish(&p, p.failed ? NULL : keep(&p, lt_contiguous(r)));
 }
 
 lt_tensor *lt_grad_imag_part(lt_tensor *grad) {
   if (!lt_dtype_is_complex((lt_dtype)grad->dtype)) return lt_zeros_like(grad, -1, (lt_device){ -1, 0 });
   pool p = {0};
   lt_tensor *r = keep(&p, lt_imag(grad));
-  return lt_tpool_finish(&p, p.failed ? NULL : lt_contiguous(r));
+  return lt_tpool_finish(&p, p.failed ? NULL : keep(&p, lt_contiguous(r)));
 }
 
 /* angle(z) = atan2(y, x): dL/d(conj z) = grad * i z / |z|^2 (0 at z = 0);
@@ -84,7 +84,7 @@ lt_tensor *lt_grad_angle(lt_tensor *grad, lt_tensor *self) {
   if (!p.failed) {
     lt_tensor *bad = keep(&p, lt_isnan(q));
     lt_tensor *zero = keep(&p, lt_zeros_like(q, -1, (lt_device){ -1, 0 }));
-    if (!p.failed) r = lt_where(bad, zero, q);
+    if (!p.failed) r = keep(&p, lt_where(bad, zero, q));
   }
   return lt_tpool_finish(&p, r);
 }
@@ -94,7 +94,7 @@ lt_tensor *lt_grad_polar_abs(lt_tensor *grad, lt_tensor *angle) {
   pool p = {0};
   lt_tensor *u = keep(&p, lt_polar(keep(&p, lt_ones_like(angle, -1, (lt_device){ -1, 0 })), angle));
   lt_tensor *g = p.failed ? NULL : keep(&p, lt_mul(grad, keep(&p, lt_grad_conj(u))));
-  return lt_tpool_finish(&p, p.failed ? NULL : lt_grad_real_part(g));
+  return lt_tpool_finish(&p, p.failed ? NULL : keep(&p, lt_grad_real_part(g)));
 }
 
 /* d out / d angle = i out: the real angle gets real(grad * conj(i out)) */
@@ -105,5 +105,5 @@ lt_tensor *lt_grad_polar_angle(lt_tensor *grad, lt_tensor *result) {
                                      keep(&p, lt_ones_like(result, rdt, (lt_device){ -1, 0 }))));
   lt_tensor *d = p.failed ? NULL : keep(&p, lt_mul(i, result));
   lt_tensor *g = p.failed ? NULL : keep(&p, lt_mul(grad, keep(&p, lt_grad_conj(d))));
-  return lt_tpool_finish(&p, p.failed ? NULL : lt_grad_real_part(g));
+  return lt_tpool_finish(&p, p.failed ? NULL : keep(&p, lt_grad_real_part(g)));
 }
