@@ -8,9 +8,9 @@
 ** Torch7 did; src/vm/lua/t7lapack.lua gives them Torch7's call forms.
 */
 #include <stdlib.h>
-#include <string.h>
 #include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
 #include "cpu/lapack.h"
+#include "cpu/lapack_batch.h"
 #include "meta/meta.h"
 
 /* a square float32/float64 matrix, or an error naming op and argument */
@@ -24,19 +24,10 @@ static int check_square(const char *op, const lt_tensor *a) {
   return 0;
 }
 
-/* a's elements in column-major order, as a new buffer of element size es:
-** the row-major copy of a's transpose */
-static void *column_major_copy(lt_tensor *a, size_t es) {
-  int64_t n = a->sizes[0], m = a->sizes[1];
-  lt_tensor *c = lt_tensor_contiguous(a);
-  if (!c) return NULL;
-  char *buf = malloc((size_t)(n * m > 0 ? n * m : 1) * es);
-  if (!buf) { lt_tensor_release(c); lt_error("out of memory"); return NULL; }
-  const char *src = lt_tensor_data(c);
-  for (int64_t i = 0; i < n; i++)
-    for (int64_t j = 0; j < m; j++) memcpy(buf + (size_t)(i + j * n) * es, src + (size_t)(i * m + j) * es, es);
-  lt_tensor_release(c);
-  return buf;
+/* self's one matrix in column-major order (lapack_batch.h), and its data */
+static void *column_major(lt_tensor *self, lt_lapack_batch *b) {
+  if (lt_lapack_batch_from(b, self, false, lt_tensor_dtype(self), 0, NULL) < 0) return NULL;
+  return lt_lapack_batch_at(b, 0);
 }
 
 /* ---- pivoted Cholesky ---- */
@@ -66,7 +57,8 @@ int lt_cpu__pstrf(lt_tensor *self, bool upper, double tol, lt_tensor **factor, l
   lt_lapack_int n = (lt_lapack_int)self->sizes[0], rank = 0, info = 0;
   char uplo = upper ? 'U' : 'L';
   int64_t sz[2] = { n, n }, pn = n;
-  void *buf = column_major_copy(self, lt_dtype_size(dt));
+  lt_lapack_batch b = {0};
+  void *buf = column_major(self, &b);
   lt_tensor *fac = lt_tensor_new(dt, lt_tensor_device(self), 2, sz);
   lt_tensor *piv_t = lt_tensor_new(LT_INT32, lt_tensor_device(self), 1, &pn);
   if (!buf || !fac || !piv_t) goto fail;
@@ -78,12 +70,12 @@ int lt_cpu__pstrf(lt_tensor *self, bool upper, double tol, lt_tensor **factor, l
   if (info == -1000) { lt_error("out of memory"); goto fail; }
   if (info < 0) { lt_error("%s: LAPACK ?pstrf rejected argument %d", op, -info); goto fail; }
   /* info > 0: the matrix is semi-definite of rank `rank`, which is the point */
-  free(buf);
+  lt_lapack_batch_release(&b);
   *factor = fac;
   *pivots = piv_t;
   return 0;
 fail:
-  free(buf);
+  lt_lapack_batch_release(&b);
   lt_tensor_release(fac);
   lt_tensor_release(piv_t);
   return -1;
@@ -123,7 +115,8 @@ int lt_cpu__eig_real(lt_tensor *self, bool eigenvectors, lt_tensor **eigenvalues
   bool vectors = eigenvectors;
   char jobvr = vectors ? 'V' : 'N';
   int64_t esz[2] = { n, 2 }, vsz[2] = { vectors ? n : 0, vectors ? n : 0 };
-  void *buf = column_major_copy(self, lt_dtype_size(dt));
+  lt_lapack_batch b = {0};
+  void *buf = column_major(self, &b);
   lt_tensor *ev = lt_tensor_new(dt, lt_tensor_device(self), 2, esz);
   lt_tensor *vv = lt_tensor_new(dt, lt_tensor_device(self), 2, vsz);
   if (!buf || !ev || !vv) goto fail;
@@ -137,12 +130,12 @@ int lt_cpu__eig_real(lt_tensor *self, bool eigenvectors, lt_tensor **eigenvalues
     lt_error("%s: the QR algorithm did not converge (eigenvalues %d..%d were not computed)", op, 1, info);
     goto fail;
   }
-  free(buf);
+  lt_lapack_batch_release(&b);
   *eigenvalues = ev;
   *vecs = vv;
   return 0;
 fail:
-  free(buf);
+  lt_lapack_batch_release(&b);
   lt_tensor_release(ev);
   lt_tensor_release(vv);
   return -1;
