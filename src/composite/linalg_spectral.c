@@ -129,12 +129,12 @@ int lt_composite_symeig(lt_tensor *self, bool eigenvectors, bool upper, lt_tenso
 
 int lt_composite_linalg_eig(lt_tensor *A, lt_tensor **eigenvalues, lt_tensor **eigenvectors) {
   (void)A; (void)eigenvalues; (void)eigenvectors;
-  return lt_error("linalg.eig: not implemented yet (needs the complex dtypes)");
+  return lt_error("linalg.eig: not implemented yet (its complex results are not wired to the complex dtypes yet)");
 }
 
 lt_tensor *lt_composite_linalg_eigvals(lt_tensor *A) {
   (void)A;
-  return lt_error_null("linalg.eigvals: not implemented yet (needs the complex dtypes)");
+  return lt_error_null("linalg.eigvals: not implemented yet (its complex results are not wired to the complex dtypes yet)");
 }
 
 /* ---- SVD ---- */

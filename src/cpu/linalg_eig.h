@@ -2,7 +2,7 @@
 ** linalg_eig.h — the general (non-symmetric) eigendecomposition of one real
 ** matrix through LAPACK's geev, with the results laid out as complex numbers
 ** ((re, im) pairs, the layout of C99 complex and of the complex64/complex128
-** dtypes), ready for torch.linalg.eig / eigvals once the complex dtypes land:
+** dtypes), ready for torch.linalg.eig / eigvals, which are not wired to it yet:
 ** their kernel is then a batch loop over this (linalg_spectral_batch.h).
 */
 #ifndef LT_CPU_LINALG_EIG_H

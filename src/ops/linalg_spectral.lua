@@ -47,9 +47,9 @@ return {
     doc = "PyTorch 1.13's deprecated torch.symeig (Torch7 had it): linalg.eigh reading the upper (upper = true) or lower triangle; without eigenvectors the second result is empty." },
   { "linalg_eig(Tensor A) -> (Tensor eigenvalues, Tensor eigenvectors)", lua = "linalg.eig",
     composite = "lt_composite_linalg_eig",
-    doc = "Eigenvalues and eigenvectors of general matrices: complex results, so not implemented until the complex dtypes land (the LAPACK plumbing, geev, is written and tested in C)." },
+    doc = "Eigenvalues and eigenvectors of general matrices: not implemented yet: its complex results are not wired to the complex dtypes yet (the LAPACK plumbing, geev, is written and tested in C)." },
   { "linalg_eigvals(Tensor A) -> Tensor", lua = "linalg.eigvals", composite = "lt_composite_linalg_eigvals",
-    doc = "Eigenvalues of general matrices: not implemented until the complex dtypes land." },
+    doc = "Eigenvalues of general matrices: not implemented yet, as linalg.eig." },
   -- ---- SVD ----
   { "_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor Vh)",
     variants = F, kernels = { cpu = "lt_cpu__linalg_svd" },
