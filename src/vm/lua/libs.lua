@@ -1,9 +1,10 @@
 -- libs.lua — the Lua libraries as fields of torch, loaded on first use:
--- torch.nn, torch.optim, torch.utils.data (PyTorch's spellings) are the same
--- tables `require "nn"`, `require "optim"` and `require "data"` return.
+-- torch.nn, torch.optim, torch.utils.data, torch.distributed, torch.amp
+-- (PyTorch's spellings) are the tables `require "nn"`, `require "optim"`,
+-- `require "data"`, `require "distributed"` and `require "amp"` return.
 local torch = ...
 
-local lazy = { nn = "nn", optim = "optim", data = "data", distributed = "distributed" }
+local lazy = { nn = "nn", optim = "optim", data = "data", distributed = "distributed", amp = "amp" }
 
 local function loader(t, k)
   local name = lazy[k]
