@@ -127,14 +127,17 @@ int lt_composite_symeig(lt_tensor *self, bool eigenvectors, bool upper, lt_tenso
   return 0;
 }
 
+/* ---- eig ---- */
+
 int lt_composite_linalg_eig(lt_tensor *A, lt_tensor **eigenvalues, lt_tensor **eigenvectors) {
-  (void)A; (void)eigenvalues; (void)eigenvectors;
-  return lt_error("linalg.eig: not implemented yet (its complex results are not wired to the complex dtypes yet)");
+  return lt__linalg_eig(A, true, eigenvalues, eigenvectors);
 }
 
 lt_tensor *lt_composite_linalg_eigvals(lt_tensor *A) {
-  (void)A;
-  return lt_error_null("linalg.eigvals: not implemented yet (its complex results are not wired to the complex dtypes yet)");
+  lt_tensor *L, *V;
+  if (lt__linalg_eig(A, wants_grad(A), &L, &V) < 0) return NULL;
+  lt_tensor_release(V);
+  return L;
 }
 
 /* ---- SVD ---- */
