@@ -43,6 +43,13 @@ static lt_tensor *mH(lt_tensor *t) {
 static lt_tensor *minus(lt_tensor *a, lt_tensor *b) { return lt_sub(a, b, lt_scalar_int(1)); }
 static lt_tensor *plus(lt_tensor *a, lt_tensor *b) { return lt_add(a, b, lt_scalar_int(1)); }
 
+/* x in like's dtype when like is complex and x real (matmul does not promote), else x
+** itself; a new reference either way */
+static lt_tensor *as_dtype_of(lt_tensor *x, const lt_tensor *like) {
+  if (x->dtype == like->dtype || !is_cx(like)) { lt_tensor_retain(x); return x; }
+  return lt_to(x, like->dtype, false);
+}
+
 /* X - X^H, a new reference */
 static lt_tensor *skew2(lt_tensor *X) {
   lt_tensor *t = mH(X);
@@ -174,6 +181,7 @@ lt_tensor *lt_grad_linalg_eigh(lt_tensor *gL, lt_tensor *gV, lt_tensor *L, lt_te
     if (inner) TRY(inner, plus(inner, d)); else inner = d;
   }
   if (!inner) { r = lt_zeros(lt_intlist_make(V->sizes, V->ndim), V->dtype, lt_tensor_device(V)); goto out; }
+  TRY(inner, as_dtype_of(inner, V));
   TRY(left, lt_matmul(V, inner));
   r = lt_matmul(left, vh);
 out:
@@ -323,6 +331,7 @@ lt_tensor *lt_grad_linalg_svd(lt_tensor *gU, lt_tensor *gS, lt_tensor *gVh, lt_t
   {
     lt_tensor *left, *core = NULL;
     if (inner) {
+      TRY(inner, as_dtype_of(inner, U));
       TRY(left, lt_matmul(U, inner));
       TRY(core, lt_matmul(left, Vh));
     }
