@@ -58,8 +58,17 @@ static lt_tensor *skew2(lt_tensor *X) {
   return r;
 }
 
-/* the diagonals of a batch of matrices, (..., n) */
-static lt_tensor *diag_of(lt_tensor *X) { return lt_diagonal(X, 0, -2, -1); }
+/* the diagonals of a batch of square matrices, (..., n): sum(X o I) over the rows, whose
+** derivatives (mul, sum) take complex tensors, so that double backward runs through them */
+static lt_tensor *diag_of(lt_tensor *X) {
+  int64_t n = X->sizes[X->ndim - 1], last = -1;
+  lt_tensor *eye = lt_eye(n, n, lt_dtype_to_real((lt_dtype)X->dtype), lt_tensor_device(X));
+  lt_tensor *m = eye ? lt_mul(X, eye) : NULL;
+  lt_tensor *r = m ? lt_sum(m, lt_intlist_make(&last, 1), false, -1) : NULL;
+  lt_tensor_release(eye);
+  lt_tensor_release(m);
+  return r;
+}
 
 /* 1 / (lj - li) off the diagonal, 0 on it: (..., n, n) from l (..., n) */
 static lt_tensor *inverse_gaps(lt_tensor *l) {
