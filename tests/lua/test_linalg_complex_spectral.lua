@@ -182,6 +182,12 @@ T.test("complex eigh, eigvalsh, symeig: real ascending eigenvalues, unitary vect
   T.eq(L.eigvalsh(h:to(c64)).dtype, f32)
   -- repeated eigenvalues: the identity
   T.ok(maxdiff(L.eigvalsh(torch.eye(3, { dtype = c128 })), torch.ones(3, { dtype = f64 })) < 1e-15)
+  local one = torch.complex(torch.tensor({ { 2.5 } }, { dtype = f64 }), torch.zeros(1, 1, { dtype = f64 }))
+  local l1, v1 = L.eigh(one)
+  T.ok(maxdiff(l1, torch.tensor({ 2.5 }, { dtype = f64 })) == 0)
+  T.ok(maxdiff(v1:abs(), torch.ones(1, 1, { dtype = f64 })) == 0)
+  local le = L.eigvalsh(torch.zeros(0, 2, 2, { dtype = c64 }))
+  T.eq(le.shape, { 0, 2 }); T.eq(le.dtype, f32)
 end)
 
 T.test("complex svd, svdvals, torch.svd: real descending S, unitary U and V", function()
@@ -202,6 +208,12 @@ T.test("complex svd, svdvals, torch.svd: real descending S, unitary U and V", fu
   local um, sm = a:svd()
   T.ok(maxdiff(sm, s) < 1e-12)
   T.eq(L.svdvals(a:to(c64)).dtype, f32)
+  -- non-contiguous inputs give what their contiguous copies give
+  local nc = crnd(3, 4):transpose(1, 2)
+  T.ok(not nc:is_contiguous())
+  T.ok(maxdiff(L.svdvals(nc), L.svdvals(nc:contiguous())) == 0)
+  local qn, rn = L.qr(nc)
+  T.ok(maxdiff(qn:matmul(rn), nc) < 1e-12)
   local ue, se, ve = L.svd(torch.zeros(3, 0, { dtype = c128 }))
   T.eq(se.shape, { 0 }); T.ok(maxdiff(ue, torch.eye(3, { dtype = c128 })) == 0)
   T.raises(function() L.svd(torch.complex(torch.tensor({ { 0 / 0 } }, { dtype = f64 }), torch.zeros(1, 1, { dtype = f64 }))) end,
