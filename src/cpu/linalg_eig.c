@@ -69,7 +69,7 @@ DEF_GEEV(lt_cpu_geev_f32, lt_cpu_geev_real_f32, float)
     if (n == 0) return 0;                                                                       \
     if (!(rwork = malloc(sizeof(R) * 2 * (size_t)n))) return LT_GEEV_NO_MEMORY;                 \
     P##geev_(&jl, &jr, &nn, (C *)a, &lda, (C *)w, dummy, &ldvl, v ? (C *)v : dummy, &ldvr, &q, &lw, rwork, &info, 1, 1); \
-    lw = (lint)crealf((float _Complex)q) > 1 ? (lint)crealf((float _Complex)q) : 1;             \
+    lw = (lint)creal(q) > 1 ? (lint)creal(q) : 1;                                               \
     if (!(work = malloc(sizeof(C) * (size_t)lw))) { free(rwork); return LT_GEEV_NO_MEMORY; }    \
     P##geev_(&jl, &jr, &nn, (C *)a, &lda, (C *)w, dummy, &ldvl, v ? (C *)v : dummy, &ldvr, work, &lw, rwork, &info, 1, 1); \
     free(work);                                                                                 \
