@@ -1,5 +1,5 @@
 """linalg_spectral.py - the PyTorch (argv[2] == "torch") or numpy (argv[2] == "numpy") side
-of bench/linalg_spectral.lua (same keys): svd, eigh and qr in float64."""
+of bench/linalg_spectral.lua (same keys): svd, eigh, qr and eig in float64."""
 import os
 import sys
 import time
@@ -24,12 +24,14 @@ for key, shape, n in cases:
         a, s = torch.from_numpy(a), torch.from_numpy(s)
         work = {"svd": lambda: torch.linalg.svd(a, full_matrices=False),
                 "eigh": lambda: torch.linalg.eigh(s),
-                "qr": lambda: torch.linalg.qr(a)}
+                "qr": lambda: torch.linalg.qr(a),
+                "eig": lambda: torch.linalg.eig(a)}
     else:
         work = {"svd": lambda: np.linalg.svd(a, full_matrices=False),
                 "eigh": lambda: np.linalg.eigh(s),
-                "qr": lambda: np.linalg.qr(a)}
-    for op in ("svd", "eigh", "qr"):
+                "qr": lambda: np.linalg.qr(a),
+                "eig": lambda: np.linalg.eig(a)}
+    for op in ("svd", "eigh", "qr") if n == 0 else ("svd", "eigh", "qr", "eig"):
         f = work[op]
         if n == 0:
             t0 = time.process_time()

@@ -1,5 +1,5 @@
 #!/bin/sh
-# svd, eigh and qr side by side: lutorch, PyTorch 1.13 and numpy (Debian's, under
+# svd, eigh, qr and eig side by side: lutorch, PyTorch 1.13 and numpy (Debian's, under
 # /usr/bin/python3), each pinned to one core and one thread, alternated ROUNDS times
 # (lutorch, PyTorch, numpy, lutorch, ...). Prints the median of each key and the ratio of
 # lutorch to the faster of the two others (below 1: lutorch is faster).

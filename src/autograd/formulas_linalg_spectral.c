@@ -2,14 +2,21 @@
 ** formulas_linalg_spectral.c — derivative helpers of the spectral linear algebra.
 ** Written with the ops' entry points so create_graph records the backward
 ** computation too (double backward); temporaries go into a pool released on
-** every path. The formulas (real case), with E_ij = L_j - L_i and
-** F_ij = 1 / (s_j^2 - s_i^2) off the diagonal:
-**   eigh: gA = V (diag(gL) + skew(V^T gV) / E) V^T
-**   svd:  gA = U [skew(U^T gU) F S + diag(gS) + S skew(V^T gV) F] V^T (x2 for the skews)
-**         + (I - U U^T) gU S^-1 V^T + U S^-1 gV^T (I - V V^T)
-**   qr:   M = R gR^T - gQ^T Q, gA = (gQ + Q copyltu(M)) R^-T (m >= n),
-**         copyltu(M) the symmetric matrix with M's lower triangle; a wide A = [X | Y]
-**         is X = Q U, square, and Y = Q V.
+** every path. The formulas hold for real and complex inputs alike, with X^H
+** the conjugate transpose (X^T for real X), skew(X) = X - X^H, E_ij = L_j - L_i
+** and F_ij = 1 / (s_j^2 - s_i^2) off the diagonal (0 on it); a gradient is
+** dL/d conj(z), PyTorch's convention:
+**   eigh: gA = V (diag(gL) + F o skew(V^H gV) / 2) V^H, F_ij = 1 / E_ij
+**   eig:  gA = V^-H (diag(gL) + (V^H gV - V^H V diag(re diag(V^H gV))) / conj(E)) V^H
+**   svd:  gA = U [F o skew(U^H gU) S + diag(gS) + S F o skew(V^H gV)
+**                 + i diag(im(U^H gU - V^H gV)) / (2 S)] V^H
+**         + (I - U U^H) gU S^-1 V^H + U S^-1 gV^H (I - V V^H)
+**   qr:   M = R gR^H - gQ^H Q, gA = (gQ + Q copyltu(M)) R^-H (m >= n),
+**         copyltu(M) the Hermitian matrix with M's strict lower triangle and the real
+**         part of its diagonal; a wide A = [X | Y] is X = Q U, square, and Y = Q V.
+** Eigenvectors of eig and eigh (complex) and singular vectors (complex) are defined up
+** to a phase each; a loss that depends on the phase has no gradient, and the im parts
+** above that would measure it must vanish (gauge_check), as PyTorch requires.
 */
 #include <string.h>
 #include "formulas_linalg_spectral.h"
@@ -21,17 +28,136 @@ typedef lt_tpool pool;
 #define TRY(var, e) do { if (!((var) = lt_tpool_keep(&P, (e)))) goto out; } while (0)
 
 static lt_tensor *num(double v) { return lt_tensor_wrapped_number(lt_scalar_float(v)); }
-static lt_tensor *mT(lt_tensor *t) { return lt_transpose(t, -2, -1); }
+static bool is_cx(const lt_tensor *t) { return lt_dtype_is_complex((lt_dtype)t->dtype); }
+
+/* t^H: the transpose of its last two dims, conjugated when complex */
+static lt_tensor *mH(lt_tensor *t) {
+  lt_tensor *tr = lt_transpose(t, -2, -1);
+  if (!tr || !is_cx(t)) return tr;
+  lt_tensor *c = lt_conj(tr);
+  lt_tensor_release(tr);
+  return c;
+}
 
 /* a - b */
 static lt_tensor *minus(lt_tensor *a, lt_tensor *b) { return lt_sub(a, b, lt_scalar_int(1)); }
 static lt_tensor *plus(lt_tensor *a, lt_tensor *b) { return lt_add(a, b, lt_scalar_int(1)); }
 
-/* X - X^T, a new reference */
+/* x in like's dtype when like is complex and x real (matmul does not promote), else x
+** itself; a new reference either way */
+static lt_tensor *as_dtype_of(lt_tensor *x, const lt_tensor *like) {
+  if (x->dtype == like->dtype || !is_cx(like)) { lt_tensor_retain(x); return x; }
+  return lt_to(x, like->dtype, false);
+}
+
+/* X - X^H, a new reference */
 static lt_tensor *skew2(lt_tensor *X) {
-  lt_tensor *t = mT(X);
+  lt_tensor *t = mH(X);
   lt_tensor *r = t ? minus(X, t) : NULL;
   lt_tensor_release(t);
+  return r;
+}
+
+/* the diagonals of a batch of square matrices, (..., n): sum(X o I) over the rows, whose
+** derivatives (mul, sum) take complex tensors, so that double backward runs through them */
+static lt_tensor *diag_of(lt_tensor *X) {
+  int64_t n = X->sizes[X->ndim - 1], last = -1;
+  lt_tensor *eye = lt_eye(n, n, lt_dtype_to_real((lt_dtype)X->dtype), lt_tensor_device(X));
+  lt_tensor *m = eye ? lt_mul(X, eye) : NULL;
+  lt_tensor *r = m ? lt_sum(m, lt_intlist_make(&last, 1), false, -1) : NULL;
+  lt_tensor_release(eye);
+  lt_tensor_release(m);
+  return r;
+}
+
+/* 1 / (lj - li) off the diagonal, 0 on it: (..., n, n) from l (..., n) */
+static lt_tensor *inverse_gaps(lt_tensor *l) {
+  pool P = {0};
+  lt_tensor *r = NULL, *li, *lj, *E, *eye, *E1, *one, *F;
+  int64_t n = l->sizes[l->ndim - 1];
+  TRY(li, lt_unsqueeze(l, -1));
+  TRY(lj, lt_unsqueeze(l, -2));
+  TRY(E, minus(lj, li));
+  TRY(eye, lt_eye(n, n, l->dtype, lt_tensor_device(l)));
+  TRY(E1, plus(E, eye));
+  TRY(one, num(1.0));
+  TRY(F, lt_div(one, E1, NULL));
+  r = minus(F, eye);
+out:
+  lt_tpool_drop(&P);
+  return r;
+}
+
+/* The phase of a complex vector is arbitrary, so a loss must not depend on it: the
+** imaginary parts d (real, any shape) that measure the dependence must vanish. As
+** PyTorch, a loose absolute tolerance (1e-2) only catches losses that plainly depend
+** on it. 0, or -1 with the error. */
+static int gauge_check(const char *op, const char *what, lt_tensor *d) {
+  lt_tensor *a = lt_abs(d);
+  lt_tensor *mx = a ? lt_amax(a, lt_intlist_make(NULL, 0), false) : NULL;
+  lt_scalar v = mx ? lt_tensor_item(mx) : lt_scalar_none();
+  lt_tensor_release(a);
+  lt_tensor_release(mx);
+  if (lt_scalar_is_none(v)) return -1;
+  double m = lt_scalar_to_double(v);
+  if (m > 1e-2 || m != m)
+    return lt_error("%s: the loss depends on the phase of the %s, which is arbitrary (each is defined up to a "
+                    "factor e^(i phi)): its gradient is not defined. Use a loss invariant to the phases, e.g. one of "
+                    "the eigenvalues, singular values or abs of the vectors", op, what);
+  return 0;
+}
+
+/* diag(d) as a complex matrix from the real vector d (..., n): i diag(d) */
+static lt_tensor *i_diag(lt_tensor *d) {
+  pool P = {0};
+  lt_tensor *r = NULL, *D, *zero, *Z;
+  TRY(D, lt_diag_embed(d, 0, -2, -1));
+  TRY(zero, num(0.0));
+  TRY(Z, lt_mul(D, zero));
+  r = lt_complex(Z, D);
+out:
+  lt_tpool_drop(&P);
+  return r;
+}
+
+/* diag(d) for a complex d (..., n): d as a column times the identity */
+static lt_tensor *diag_cx(lt_tensor *d) {
+  pool P = {0};
+  lt_tensor *r = NULL, *col, *eye;
+  int64_t n = d->sizes[d->ndim - 1];
+  TRY(col, lt_unsqueeze(d, -1));
+  TRY(eye, lt_eye(n, n, lt_dtype_to_real((lt_dtype)d->dtype), lt_tensor_device(d)));
+  r = lt_mul(col, eye);
+out:
+  lt_tpool_drop(&P);
+  return r;
+}
+
+/* X with M X = B for complex square M, through the real system of twice the size
+** [[re M, -im M], [im M, re M]] [re X; im X] = [re B; im B], so that the derivatives of
+** eig run on the real linalg.solve, whose own derivatives give double backward */
+static lt_tensor *solve_complex(lt_tensor *M, lt_tensor *B) {
+  pool P = {0};
+  int64_t n = M->sizes[M->ndim - 1];
+  lt_tensor *r = NULL, *mr, *mi, *nmi, *top, *bot, *big, *br, *bi, *rhs, *X, *xr, *xi;
+  TRY(mr, lt_real(M));
+  TRY(mi, lt_imag(M));
+  TRY(nmi, lt_neg(mi));
+  lt_tensor *t2[2] = {mr, nmi}, *b2[2] = {mi, mr};
+  TRY(top, lt_cat(t2, 2, -1));
+  TRY(bot, lt_cat(b2, 2, -1));
+  lt_tensor *g2[2] = {top, bot};
+  TRY(big, lt_cat(g2, 2, -2));
+  TRY(br, lt_real(B));
+  TRY(bi, lt_imag(B));
+  lt_tensor *r2[2] = {br, bi};
+  TRY(rhs, lt_cat(r2, 2, -2));
+  TRY(X, lt_linalg_solve(big, rhs, true));
+  TRY(xr, lt_narrow(X, -2, 0, n));
+  TRY(xi, lt_narrow(X, -2, n, n));
+  r = lt_complex(xr, xi);
+out:
+  lt_tpool_drop(&P);
   return r;
 }
 
@@ -41,20 +167,21 @@ lt_tensor *lt_grad_linalg_eigh(lt_tensor *gL, lt_tensor *gV, lt_tensor *L, lt_te
   if (V->ndim < 2)   /* _linalg_eigh called directly with compute_v = false */
     return lt_error_null("linalg.eigh: the derivative needs the eigenvectors: call it with compute_v = true");
   pool P = {0};
-  lt_tensor *inner = NULL, *r = NULL, *vt, *left;
+  lt_tensor *inner = NULL, *r = NULL, *vh, *left;
+  TRY(vh, mH(V));
   if (gV) {
-    lt_tensor *vtr, *vtg, *sk, *half, *li, *lj, *E, *eye, *E1, *q;
-    int64_t n = V->sizes[V->ndim - 1];
-    TRY(vtr, mT(V));
-    TRY(vtg, lt_matmul(vtr, gV));
-    TRY(sk, skew2(vtg));
+    lt_tensor *W, *sk, *half, *F, *q;
+    TRY(W, lt_matmul(vh, gV));
+    if (is_cx(V)) {
+      lt_tensor *d, *im;
+      TRY(d, diag_of(W));
+      TRY(im, lt_imag(d));
+      if (gauge_check("linalg.eigh", "eigenvectors", im) < 0) goto out;
+    }
+    TRY(sk, skew2(W));
     TRY(half, num(0.5));
-    TRY(li, lt_unsqueeze(L, -1));
-    TRY(lj, lt_unsqueeze(L, -2));
-    TRY(E, minus(lj, li));                                  /* E_ij = L_j - L_i */
-    TRY(eye, lt_eye(n, n, V->dtype, lt_tensor_device(V)));
-    TRY(E1, plus(E, eye));                                  /* 1 on the diagonal, where skew is 0 */
-    TRY(q, lt_div(sk, E1, NULL));
+    TRY(F, inverse_gaps(L));                                /* 1 / (L_j - L_i), 0 on the diagonal */
+    TRY(q, lt_mul(sk, F));
     TRY(inner, lt_mul(q, half));
   }
   if (gL) {
@@ -63,9 +190,49 @@ lt_tensor *lt_grad_linalg_eigh(lt_tensor *gL, lt_tensor *gV, lt_tensor *L, lt_te
     if (inner) TRY(inner, plus(inner, d)); else inner = d;
   }
   if (!inner) { r = lt_zeros(lt_intlist_make(V->sizes, V->ndim), V->dtype, lt_tensor_device(V)); goto out; }
+  TRY(inner, as_dtype_of(inner, V));
   TRY(left, lt_matmul(V, inner));
-  TRY(vt, mT(V));
-  r = lt_matmul(left, vt);
+  r = lt_matmul(left, vh);
+out:
+  lt_tpool_drop(&P);
+  return r;
+}
+
+/* ---- eig ---- */
+
+lt_tensor *lt_grad_linalg_eig(lt_tensor *gL, lt_tensor *gV, lt_tensor *L, lt_tensor *V) {
+  const char *op = "linalg.eig";
+  if (V->ndim < 2)   /* _linalg_eig called directly with compute_v = false */
+    return lt_error_null("%s: the derivative needs the eigenvectors: call it with compute_v = true", op);
+  int64_t n = V->sizes[V->ndim - 1];
+  pool P = {0};
+  lt_tensor *r = NULL, *inner = NULL, *vh, *right;
+  if (n == 0) { r = lt_zeros(lt_intlist_make(V->sizes, V->ndim), V->dtype, lt_tensor_device(V)); goto out; }
+  TRY(vh, mH(V));
+  if (gV) {
+    lt_tensor *W, *d, *im, *re, *vhv, *rerow, *t, *G, *lc, *F;
+    TRY(W, lt_matmul(vh, gV));
+    TRY(d, diag_of(W));
+    TRY(im, lt_imag(d));
+    if (gauge_check(op, "eigenvectors", im) < 0) goto out;
+    /* the unit norm of each vector is a constraint: the real part of W's diagonal goes */
+    TRY(re, lt_real(d));
+    TRY(vhv, lt_matmul(vh, V));
+    TRY(rerow, lt_unsqueeze(re, -2));
+    TRY(t, lt_mul(vhv, rerow));
+    TRY(G, minus(W, t));
+    TRY(lc, lt_conj(L));
+    TRY(F, inverse_gaps(lc));                               /* 1 / conj(L_j - L_i), 0 on the diagonal */
+    TRY(inner, lt_mul(G, F));
+  }
+  if (gL) {
+    lt_tensor *D;
+    TRY(D, diag_cx(gL));
+    if (inner) TRY(inner, plus(inner, D)); else inner = D;
+  }
+  if (!inner) { r = lt_zeros(lt_intlist_make(V->sizes, V->ndim), V->dtype, lt_tensor_device(V)); goto out; }
+  TRY(right, lt_matmul(inner, vh));
+  r = solve_complex(vh, right);                             /* V^-H (inner V^H) */
 out:
   lt_tpool_drop(&P);
   return r;
@@ -86,7 +253,7 @@ lt_tensor *lt_grad_linalg_svd(lt_tensor *gU, lt_tensor *gS, lt_tensor *gVh, lt_t
   if (U->ndim < 2 || Vh->ndim < 2)   /* _linalg_svd called directly with compute_uv = false */
     return lt_error_null("linalg.svd: the derivative needs U and Vh: call it with compute_uv = true");
   pool P = {0};
-  lt_tensor *r = NULL, *inner = NULL, *V, *sinv, *s2, *si, *sj, *F, *eye, *extra = NULL;
+  lt_tensor *r = NULL, *inner = NULL, *V, *sinv, *s2, *F = NULL, *extra = NULL;
   int64_t m = U->sizes[U->ndim - 2], n = Vh->sizes[Vh->ndim - 1], k = S->sizes[S->ndim - 1];
   if (k == 0) {   /* A is empty, and so is its gradient: shape (..., m, n) */
     int64_t sz[LT_MAX_DIMS];
@@ -99,24 +266,39 @@ lt_tensor *lt_grad_linalg_svd(lt_tensor *gU, lt_tensor *gS, lt_tensor *gVh, lt_t
   gU = lead(&P, gU, -1, k);
   gVh = lead(&P, gVh, -2, k);
   if (!U || !Vh) goto out;
-  TRY(V, mT(Vh));
+  TRY(V, mH(Vh));
   TRY(sinv, lt_reciprocal(S));
+  lt_tensor *utg = NULL, *vtg = NULL;   /* U^H gU, V^H gV */
   if (gU || gVh) {
-    lt_tensor *one, *E, *E1;
     TRY(s2, lt_mul(S, S));
-    TRY(si, lt_unsqueeze(s2, -1));
-    TRY(sj, lt_unsqueeze(s2, -2));
-    TRY(E, minus(sj, si));                                  /* s_j^2 - s_i^2 */
-    TRY(eye, lt_eye(k, k, S->dtype, lt_tensor_device(S)));
-    TRY(E1, plus(E, eye));
-    TRY(one, num(1.0));
-    TRY(F, lt_div(one, E1, NULL));
-    TRY(F, minus(F, eye));                                  /* 0 on the diagonal */
+    TRY(F, inverse_gaps(s2));                               /* 1 / (s_j^2 - s_i^2), 0 on the diagonal */
   }
   if (gU) {
-    lt_tensor *ut, *utg, *sk, *fs, *srow;
-    TRY(ut, mT(U));
+    lt_tensor *ut;
+    TRY(ut, mH(U));
     TRY(utg, lt_matmul(ut, gU));
+  }
+  if (gVh) {
+    lt_tensor *gV;
+    TRY(gV, mH(gVh));
+    TRY(vtg, lt_matmul(Vh, gV));
+  }
+  lt_tensor *phase = NULL;   /* complex: im diag(U^H gU - V^H gV) / 2 S, and the gauge */
+  if (is_cx(U) && (gU || gVh)) {
+    lt_tensor *du = NULL, *dv = NULL, *iu = NULL, *iv = NULL, *sum, *dif, *two, *den, *q;
+    if (utg) { TRY(du, diag_of(utg)); TRY(iu, lt_imag(du)); }
+    if (vtg) { TRY(dv, diag_of(vtg)); TRY(iv, lt_imag(dv)); }
+    if (iu && iv) { TRY(sum, plus(iu, iv)); TRY(dif, minus(iu, iv)); }
+    else if (iu) { sum = iu; dif = iu; }
+    else { sum = iv; TRY(dif, lt_neg(iv)); }
+    if (gauge_check("linalg.svd", "singular vectors", sum) < 0) goto out;
+    TRY(two, num(2.0));
+    TRY(den, lt_mul(S, two));
+    TRY(q, lt_div(dif, den, NULL));
+    TRY(phase, i_diag(q));
+  }
+  if (gU) {
+    lt_tensor *sk, *fs, *srow;
     TRY(sk, skew2(utg));
     TRY(fs, lt_mul(F, sk));
     TRY(srow, lt_unsqueeze(S, -2));
@@ -131,9 +313,7 @@ lt_tensor *lt_grad_linalg_svd(lt_tensor *gU, lt_tensor *gS, lt_tensor *gVh, lt_t
     }
   }
   if (gVh) {
-    lt_tensor *gV, *vtg, *sk, *fs, *scol, *t;
-    TRY(gV, mT(gVh));
-    TRY(vtg, lt_matmul(Vh, gV));
+    lt_tensor *sk, *fs, *scol, *t;
     TRY(sk, skew2(vtg));
     TRY(fs, lt_mul(F, sk));
     TRY(scol, lt_unsqueeze(S, -1));
@@ -156,9 +336,11 @@ lt_tensor *lt_grad_linalg_svd(lt_tensor *gU, lt_tensor *gS, lt_tensor *gVh, lt_t
     TRY(d, lt_diag_embed(gS, 0, -2, -1));
     if (inner) TRY(inner, plus(inner, d)); else inner = d;
   }
+  if (phase) { if (inner) TRY(inner, plus(inner, phase)); else inner = phase; }
   {
     lt_tensor *left, *core = NULL;
     if (inner) {
+      TRY(inner, as_dtype_of(inner, U));
       TRY(left, lt_matmul(U, inner));
       TRY(core, lt_matmul(left, Vh));
     }
@@ -179,25 +361,31 @@ static lt_tensor *qr_tall(lt_tensor *gQ, lt_tensor *gR, lt_tensor *Q, lt_tensor 
   lt_tensor *r = NULL, *M = NULL, *b, *lo, *lo1, *lo1t, *sym, *qs, *bt, *x;
   if (gR) {
     lt_tensor *grt;
-    TRY(grt, mT(gR));
+    TRY(grt, mH(gR));
     TRY(M, lt_matmul(R, grt));
   }
   if (gQ) {
     lt_tensor *gqt, *w;
-    TRY(gqt, mT(gQ));
+    TRY(gqt, mH(gQ));
     TRY(w, lt_matmul(gqt, Q));
     if (M) TRY(M, minus(M, w)); else TRY(M, lt_neg(w));
   }
   if (!M) { r = lt_zeros(lt_intlist_make(Q->sizes, Q->ndim), Q->dtype, lt_tensor_device(Q)); goto out; }
-  TRY(lo, lt_tril(M, 0));
   TRY(lo1, lt_tril(M, -1));
-  TRY(lo1t, mT(lo1));
-  TRY(sym, plus(lo, lo1t));                                 /* copyltu(M) */
+  TRY(lo1t, mH(lo1));
+  TRY(lo, plus(lo1, lo1t));
+  {
+    lt_tensor *d, *re, *D;
+    TRY(d, diag_of(M));
+    TRY(re, lt_real(d));
+    TRY(D, lt_diag_embed(re, 0, -2, -1));
+    TRY(sym, plus(lo, D));                                  /* copyltu(M) */
+  }
   TRY(qs, lt_matmul(Q, sym));
   if (gQ) TRY(b, plus(gQ, qs)); else b = qs;
-  TRY(bt, mT(b));
-  TRY(x, lt__linalg_spectral_trsolve(R, bt, true));         /* R^-1 b^T = (b R^-T)^T */
-  r = mT(x);
+  TRY(bt, mH(b));
+  TRY(x, lt__linalg_spectral_trsolve(R, bt, true));         /* R^-1 b^H = (b R^-H)^H */
+  r = mH(x);
 out:
   lt_tpool_drop(&P);
   return r;
@@ -216,7 +404,7 @@ static lt_tensor *qr_wide(lt_tensor *gQ, lt_tensor *gR, lt_tensor *Q, lt_tensor 
     TRY(gU, lt_narrow(gR, -1, 0, m));
     TRY(gV, lt_narrow(gR, -1, m, n - m));
     TRY(Y, lt_matmul(Q, V));
-    TRY(gvt, mT(gV));
+    TRY(gvt, mH(gV));
     TRY(t, lt_matmul(Y, gvt));
     if (gQ) TRY(gQ2, plus(gQ, t)); else gQ2 = t;
   }
@@ -245,7 +433,7 @@ lt_tensor *lt_grad_linalg_qr(lt_tensor *gQ, lt_tensor *gR, lt_tensor *Q, lt_tens
 /* ---- the triangular solve ---- */
 
 lt_tensor *lt_grad_spectral_trsolve_B(lt_tensor *grad, lt_tensor *A, bool upper) {
-  lt_tensor *at = mT(A);
+  lt_tensor *at = mH(A);
   lt_tensor *r = at ? lt__linalg_spectral_trsolve(at, grad, !upper) : NULL;
   lt_tensor_release(at);
   return r;
@@ -255,7 +443,7 @@ lt_tensor *lt_grad_spectral_trsolve_A(lt_tensor *grad, lt_tensor *A, lt_tensor *
   pool P = {0};
   lt_tensor *r = NULL, *gB, *xt, *p, *np;
   TRY(gB, lt_grad_spectral_trsolve_B(grad, A, upper));
-  TRY(xt, mT(X));
+  TRY(xt, mH(X));
   TRY(p, lt_matmul(gB, xt));
   TRY(np, lt_neg(p));
   r = upper ? lt_triu(np, 0) : lt_tril(np, 0);

@@ -22,6 +22,15 @@ typedef lt_tpool pool;
 static bool wants_grad(const lt_tensor *t) { return lt_grad_enabled() && t->requires_grad; }
 static lt_tensor *num(double v) { return lt_tensor_wrapped_number(lt_scalar_float(v)); }
 static lt_tensor *mT(lt_tensor *t) { return lt_transpose(t, -2, -1); }
+static bool is_cx(const lt_tensor *t) { return lt_dtype_is_complex((lt_dtype)t->dtype); }
+/* t^H: the transpose, conjugated when complex (a new reference) */
+static lt_tensor *mH(lt_tensor *t) {
+  lt_tensor *tr = mT(t);
+  if (!tr || !is_cx(t)) return tr;
+  lt_tensor *c = lt_conj(tr);
+  lt_tensor_release(tr);
+  return c;
+}
 static lt_intlist one_dim(const int64_t *d) { return lt_intlist_make(d, 1); }
 static const int64_t LAST[1] = {-1};
 
@@ -33,9 +42,9 @@ static lt_tensor *empty_of(const lt_tensor *t) {
 
 /* ---- QR ---- */
 
-/* The m x m product H_1 ... H_k of the reflectors H_i = I - tau_i v_i v_i^T, v_i column i
+/* The m x m product H_1 ... H_k of the reflectors H_i = I - tau_i v_i v_i^H, v_i column i
 ** of A below the diagonal with a 1 on it, built with differentiable ops (a gradient is
-** needed): Q starts as I and takes Q - tau_i (Q v_i) v_i^T, one reflector at a time. */
+** needed): Q starts as I and takes Q - tau_i (Q v_i) v_i^H, one reflector at a time. */
 static lt_tensor *reflector_product(lt_tensor *A, lt_tensor *tau) {
   int64_t m = A->sizes[A->ndim - 2], n = A->sizes[A->ndim - 1], k = tau->sizes[tau->ndim - 1];
   pool P = {0};
@@ -53,7 +62,7 @@ static lt_tensor *reflector_product(lt_tensor *A, lt_tensor *tau) {
     lt_tensor *t2 = t ? lt_tpool_keep(&S, lt_unsqueeze(t, -1)) : NULL;
     lt_tensor *qv = t2 ? lt_tpool_keep(&S, lt_matmul(Q, v)) : NULL;
     lt_tensor *qvt = qv ? lt_tpool_keep(&S, lt_mul(qv, t2)) : NULL;
-    lt_tensor *vt = qvt ? lt_tpool_keep(&S, mT(v)) : NULL;
+    lt_tensor *vt = qvt ? lt_tpool_keep(&S, mH(v)) : NULL;
     lt_tensor *upd = vt ? lt_tpool_keep(&S, lt_matmul(qvt, vt)) : NULL;
     lt_tensor *next = upd ? lt_sub(Q, upd, lt_scalar_int(1)) : NULL;
     lt_tpool_drop(&S);
@@ -95,7 +104,7 @@ lt_tensor *lt_composite_ormqr(lt_tensor *self, lt_tensor *input2, lt_tensor *inp
   if (lt_meta_ormqr("ormqr", self, input2, input3, left) < 0) return NULL;
   lt_tensor *Q = reflector_product(self, input2), *Qt = NULL, *r = NULL;
   if (!Q) return NULL;
-  if (transpose) { Qt = mT(Q); lt_tensor_release(Q); Q = Qt; if (!Q) return NULL; }
+  if (transpose) { Qt = mH(Q); lt_tensor_release(Q); Q = Qt; if (!Q) return NULL; }   /* Q^H for complex */
   r = left ? lt_matmul(Q, input3) : lt_matmul(input3, Q);
   lt_tensor_release(Q);
   return r;
@@ -127,14 +136,17 @@ int lt_composite_symeig(lt_tensor *self, bool eigenvectors, bool upper, lt_tenso
   return 0;
 }
 
+/* ---- eig ---- */
+
 int lt_composite_linalg_eig(lt_tensor *A, lt_tensor **eigenvalues, lt_tensor **eigenvectors) {
-  (void)A; (void)eigenvalues; (void)eigenvectors;
-  return lt_error("linalg.eig: not implemented yet (its complex results are not wired to the complex dtypes yet)");
+  return lt__linalg_eig(A, true, eigenvalues, eigenvectors);
 }
 
 lt_tensor *lt_composite_linalg_eigvals(lt_tensor *A) {
-  (void)A;
-  return lt_error_null("linalg.eigvals: not implemented yet (its complex results are not wired to the complex dtypes yet)");
+  lt_tensor *L, *V;
+  if (lt__linalg_eig(A, wants_grad(A), &L, &V) < 0) return NULL;
+  lt_tensor_release(V);
+  return L;
 }
 
 /* ---- SVD ---- */
@@ -164,7 +176,7 @@ int lt_composite_svd(lt_tensor *self, bool some, bool compute_uv, lt_tensor **U,
   if (compute_uv) {
     lt_tensor *Vh;
     if (lt__linalg_svd(self, !some, true, U, S, &Vh) < 0) return -1;
-    *V = mT(Vh);
+    *V = mH(Vh);
     lt_tensor_release(Vh);
     if (!*V) { lt_tensor_release(*U); lt_tensor_release(*S); *U = *S = NULL; return -1; }
     return 0;
@@ -176,14 +188,14 @@ int lt_composite_svd(lt_tensor *self, bool some, bool compute_uv, lt_tensor **U,
   return 0;
 }
 
-/* (C * w) @ R^T: the columns of C scaled by w (..., k), times R transposed — a matrix
-** rebuilt from its factors, as pinv (V diag(w) U^T) and the SVD inverse need it */
+/* (C * w) @ R^H: the columns of C scaled by w (..., k), times R's conjugate transpose — a
+** matrix rebuilt from its factors, as pinv (V diag(w) U^H) and the SVD inverse need it */
 static lt_tensor *scaled_product(lt_tensor *C, lt_tensor *w, lt_tensor *R) {
   pool P = {0};
   lt_tensor *u, *left, *rt, *res = NULL;
   KEEP(u, lt_unsqueeze(w, -2));
   KEEP(left, lt_mul(C, u));
-  KEEP(rt, mT(R));
+  KEEP(rt, mH(R));
   res = lt_matmul(left, rt);
 out:
   lt_tpool_drop(&P);
@@ -197,7 +209,7 @@ static void tolerances(const lt_tensor *A, lt_scalar atol, lt_scalar rtol, doubl
   *a = lt_scalar_is_none(atol) ? 0.0 : lt_scalar_to_double(atol);
   if (!lt_scalar_is_none(rtol)) { *r = lt_scalar_to_double(rtol); return; }
   int64_t m = A->sizes[A->ndim - 2], n = A->sizes[A->ndim - 1];
-  double eps = A->dtype == LT_FLOAT64 ? DBL_EPSILON : FLT_EPSILON;
+  double eps = A->dtype == LT_FLOAT64 || A->dtype == LT_COMPLEX128 ? DBL_EPSILON : FLT_EPSILON;
   *r = *a > 0.0 ? 0.0 : eps * (double)(m > n ? m : n);
 }
 
@@ -268,7 +280,7 @@ lt_tensor *lt_composite_linalg_pinv(lt_tensor *A, lt_scalar rcond, bool hermitia
   if (hermitian) res = scaled_product(s.V, w, s.V);    /* V diag(w) V^T */
   else {
     lt_tensor *v;
-    KEEP(v, mT(s.Vh));
+    KEEP(v, mH(s.Vh));
     res = scaled_product(v, w, s.U);                    /* V diag(w) U^T */
   }
 out:
@@ -315,14 +327,33 @@ static lt_tensor *with_dtype(lt_tensor *x, int dtype) {
   return lt_to(x, dtype, false);
 }
 
+/* The norms' input: floating or complex x, and a dtype (when given) of x's kind, float
+** for a real x and complex for a complex one (the norm itself is real either way) */
+static int norm_input(const char *op, const char *arg, lt_tensor *x, int dtype) {
+  if (!is_cx(x) && lt_meta_check_float(op, arg, x) < 0) return -1;
+  if (dtype < 0) return 0;
+  lt_dtype d = (lt_dtype)dtype;
+  if (is_cx(x) ? !lt_dtype_is_complex(d) : !lt_dtype_is_float(d))
+    return lt_error("%s: argument 'dtype' must be a %s dtype for a %s input, got %s", op,
+                    is_cx(x) ? "complex" : "floating point", lt_dtype_name(lt_tensor_dtype(x)), lt_dtype_name(d));
+  return 0;
+}
+
+/* the p-norm of x (the entry point lt_norm) over the moduli of a complex x */
+static lt_tensor *norm_of(lt_tensor *x, lt_scalar ord, lt_intlist dim, bool keepdim) {
+  if (!is_cx(x)) return lt_norm(x, ord, dim, keepdim, -1);
+  lt_tensor *a = lt_abs(x);
+  lt_tensor *r = a ? lt_norm(a, ord, dim, keepdim, -1) : NULL;
+  lt_tensor_release(a);
+  return r;
+}
+
 lt_tensor *lt_composite_linalg_vector_norm(lt_tensor *x, lt_scalar ord, lt_intlist dim, bool keepdim, int dtype) {
   const char *op = "linalg.vector_norm";
-  if (lt_meta_check_float(op, "x", x) < 0) return NULL;
-  if (dtype >= 0 && !lt_dtype_is_float((lt_dtype)dtype))
-    return lt_error_null("%s: argument 'dtype' must be a floating point dtype, got %s", op, lt_dtype_name((lt_dtype)dtype));
+  if (norm_input(op, "x", x, dtype) < 0) return NULL;
   lt_tensor *y = with_dtype(x, dtype);
   if (!y) return NULL;
-  lt_tensor *r = lt_norm(y, ord, dim, keepdim, -1);
+  lt_tensor *r = norm_of(y, ord, dim, keepdim);
   lt_tensor_release(y);
   return r;
 }
@@ -384,9 +415,10 @@ out:
 }
 
 static int matrix_norm_input(const char *op, lt_tensor *A, int dtype, lt_tensor **B) {
-  if (dtype >= 0 && dtype != LT_FLOAT32 && dtype != LT_FLOAT64)
-    return lt_error("%s: argument 'dtype' must be float32 or float64, got %s", op, lt_dtype_name((lt_dtype)dtype));
-  if (lt_meta_spectral_matrix(op, "A", A, false) < 0) return -1;
+  if (lt_meta_spectral_matrix(op, "A", A, false) < 0 || norm_input(op, "A", A, dtype) < 0) return -1;
+  if (dtype >= 0 && dtype != LT_FLOAT32 && dtype != LT_FLOAT64 && dtype != LT_COMPLEX64 && dtype != LT_COMPLEX128)
+    return lt_error("%s: argument 'dtype' must be float32, float64, complex64 or complex128, got %s", op,
+                    lt_dtype_name((lt_dtype)dtype));
   return (*B = with_dtype(A, dtype)) ? 0 : -1;
 }
 
@@ -409,7 +441,7 @@ static lt_tensor *matrix_norm_str(const char *op, lt_tensor *A, const char *ord,
   if (!fro && !nuc)
     return lt_error_null("%s: argument 'ord' must be \"fro\", \"nuc\", math.huge, -math.huge, 1, -1, 2 or -2, got \"%s\"", op, ord);
   if (matrix_dims(op, A, dim, d) < 0 || matrix_norm_input(op, A, dtype, &B) < 0) return NULL;
-  if (fro) r = lt_norm(B, lt_scalar_float(2.0), lt_intlist_make(d, 2), keepdim, -1);
+  if (fro) r = norm_of(B, lt_scalar_float(2.0), lt_intlist_make(d, 2), keepdim);
   else r = svd_norm(B, d, keepdim, 0);
   lt_tensor_release(B);
   return r;
@@ -435,10 +467,10 @@ lt_tensor *lt_composite_linalg_norm(lt_tensor *A, lt_scalar ord, lt_intlist dim,
     if (A->ndim != 1)
       return lt_error_null("%s: argument 'A' must be 1-D or 2-D when ord is given without dim, got %d dims", op, A->ndim);
   }
-  if (lt_meta_check_float(op, "A", A) < 0) return NULL;
+  if (norm_input(op, "A", A, dtype) < 0) return NULL;
   lt_tensor *y = with_dtype(A, dtype);
   if (!y) return NULL;
-  lt_tensor *r = lt_norm(y, lt_scalar_is_none(ord) ? lt_scalar_float(2.0) : ord, dim, keepdim, -1);
+  lt_tensor *r = norm_of(y, lt_scalar_is_none(ord) ? lt_scalar_float(2.0) : ord, dim, keepdim);
   lt_tensor_release(y);
   return r;
 }
@@ -461,7 +493,7 @@ static lt_tensor *svd_inverse(lt_tensor *A) {
   if (lt__linalg_svd(A, false, true, &U, &S, &Vh) < 0) return NULL;
   lt_tpool_keep(&P, U); lt_tpool_keep(&P, S); lt_tpool_keep(&P, Vh);
   KEEP(inv, lt_reciprocal(S));
-  KEEP(v, mT(Vh));
+  KEEP(v, mH(Vh));
   res = scaled_product(v, inv, U);
 out:
   lt_tpool_drop(&P);

@@ -2,15 +2,17 @@
 ** linalg_t7.c — the two LAPACK calls Torch7's names need and PyTorch has no
 ** op for (src/ops/linalg_t7.lua): pivoted Cholesky of a semi-definite matrix
 ** (?pstrf, Torch7's torch.pstrf) and the eigen decomposition of a general
-** real matrix with real outputs (?geev: eigenvalues as (re, im) rows and
-** LAPACK's real packing of the eigenvectors, Torch7's torch.eig and PyTorch
-** 1.13's deprecated torch.eig). Both take one 2-D float32/float64 matrix, as
+** real matrix with real outputs (?geev through linalg_eig.h, as
+** torch.linalg.eig: eigenvalues as (re, im) rows and LAPACK's real packing
+** of the eigenvectors, Torch7's torch.eig and PyTorch 1.13's deprecated
+** torch.eig). Both take one 2-D float32/float64 matrix, as
 ** Torch7 did; src/vm/lua/t7lapack.lua gives them Torch7's call forms.
 */
 #include <stdlib.h>
 #include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
 #include "cpu/lapack.h"
 #include "cpu/lapack_batch.h"
+#include "cpu/linalg_eig.h"
 #include "meta/meta.h"
 
 /* a square float32/float64 matrix, or an error naming op and argument */
@@ -83,17 +85,12 @@ fail:
 
 /* ---- eigen decomposition of a general real matrix ---- */
 
-#define GEEV_BODY(T, P) { \
-  T *a = buf, wq, *wr = NULL, *wi = NULL, *vr = NULL, *work = NULL; \
-  lt_lapack_int lwork = -1, ldvr = vectors ? n : 1; \
-  P##geev_("N", &jobvr, &n, a, &n, &wq, &wq, &wq, &one, &wq, &ldvr, &wq, &lwork, &info, 1, 1); \
-  if (info != 0) break; \
-  lwork = (lt_lapack_int)wq; \
-  wr = malloc(sizeof(T) * (size_t)n); wi = malloc(sizeof(T) * (size_t)n); \
-  work = malloc(sizeof(T) * (size_t)(lwork > 1 ? lwork : 1)); \
-  if (vectors) vr = malloc(sizeof(T) * (size_t)n * (size_t)n); \
-  if (!wr || !wi || !work || (vectors && !vr)) info = -1000; \
-  else P##geev_("N", &jobvr, &n, a, &n, wr, wi, &wq, &one, vectors ? vr : &wq, &ldvr, work, &lwork, &info, 1, 1); \
+/* geev's real form (linalg_eig.h, shared with torch.linalg.eig) into Torch7's layout:
+** eigenvalues as (re, im) rows, the packed vectors row-major */
+#define GEEV_BODY(T, GEEV) { \
+  T *wr = malloc(sizeof(T) * (size_t)n), *wi = malloc(sizeof(T) * (size_t)n); \
+  T *vr = vectors ? malloc(sizeof(T) * (size_t)n * (size_t)n) : NULL; \
+  info = wr && wi && (!vectors || vr) ? GEEV(n, buf, wr, wi, vr) : LT_GEEV_NO_MEMORY; \
   if (info == 0) { \
     T *e = lt_tensor_data(ev); \
     for (lt_lapack_int i = 0; i < n; i++) { e[2 * i] = wr[i]; e[2 * i + 1] = wi[i]; } \
@@ -103,7 +100,7 @@ fail:
         for (lt_lapack_int j = 0; j < n; j++) v[(size_t)i * n + j] = vr[i + (size_t)j * n]; \
     } \
   } \
-  free(wr); free(wi); free(work); free(vr); \
+  free(wr); free(wi); free(vr); \
 }
 
 int lt_cpu__eig_real(lt_tensor *self, bool eigenvectors, lt_tensor **eigenvalues, lt_tensor **vecs) {
@@ -111,9 +108,8 @@ int lt_cpu__eig_real(lt_tensor *self, bool eigenvectors, lt_tensor **eigenvalues
   *eigenvalues = *vecs = NULL;
   if (check_square(op, self) < 0) return -1;
   lt_dtype dt = lt_tensor_dtype(self);
-  lt_lapack_int n = (lt_lapack_int)self->sizes[0], info = 0, one = 1;
+  lt_lapack_int n = (lt_lapack_int)self->sizes[0], info = 0;
   bool vectors = eigenvectors;
-  char jobvr = vectors ? 'V' : 'N';
   int64_t esz[2] = { n, 2 }, vsz[2] = { vectors ? n : 0, vectors ? n : 0 };
   lt_lapack_batch b = {0};
   void *buf = column_major(self, &b);
@@ -122,9 +118,9 @@ int lt_cpu__eig_real(lt_tensor *self, bool eigenvectors, lt_tensor **eigenvalues
   if (!buf || !ev || !vv) goto fail;
   do {
     if (n == 0) break;
-    if (dt == LT_FLOAT64) GEEV_BODY(double, d) else GEEV_BODY(float, s)
+    if (dt == LT_FLOAT64) GEEV_BODY(double, lt_cpu_geev_real_f64) else GEEV_BODY(float, lt_cpu_geev_real_f32)
   } while (0);
-  if (info == -1000) { lt_error("out of memory"); goto fail; }
+  if (info == LT_GEEV_NO_MEMORY) { lt_error("out of memory"); goto fail; }
   if (info < 0) { lt_error("%s: LAPACK ?geev rejected argument %d", op, -info); goto fail; }
   if (info > 0) {
     lt_error("%s: the QR algorithm did not converge (eigenvalues %d..%d were not computed)", op, 1, info);

@@ -31,6 +31,7 @@ return {
   } },
 { why = "needs cuSOLVER (not bound yet): the spectral decompositions and the triangular solve of the QR derivative",
   ops = {
+    "_linalg_eig",
     "geqrf",
     "_linalg_householder_product",
     "_ormqr",

@@ -13,8 +13,8 @@ int lt_meta_spectral_matrix(const char *op, const char *arg, const lt_tensor *t,
   if (t->ndim < 2)
     return lt_error("%s: argument '%s' must have at least 2 dims (a batch of matrices), got %d", op, arg, t->ndim);
   lt_dtype d = lt_tensor_dtype(t);
-  if (d != LT_FLOAT32 && d != LT_FLOAT64)
-    return lt_error("%s: argument '%s' must be float32 or float64 (complex inputs wait for the complex dtypes), got %s",
+  if (d != LT_FLOAT32 && d != LT_FLOAT64 && d != LT_COMPLEX64 && d != LT_COMPLEX128)
+    return lt_error("%s: argument '%s' must be float32, float64, complex64 or complex128, got %s",
                     op, arg, lt_dtype_name(d));
   if (square && t->sizes[t->ndim - 1] != t->sizes[t->ndim - 2])
     return lt_error("%s: argument '%s' must be a batch of square matrices, got shape %s", op, arg,

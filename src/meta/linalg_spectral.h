@@ -9,7 +9,8 @@
 
 #include "core/tensor.h"
 
-/* t is a batch of matrices (ndim >= 2) of float32 or float64; square when asked */
+/* t is a batch of matrices (ndim >= 2) of float32, float64, complex64 or complex128;
+** square when asked */
 int lt_meta_spectral_matrix(const char *op, const char *arg, const lt_tensor *t, bool square);
 /* linalg.qr's mode: 0 reduced, 1 complete, 2 r; -1 and an error for another string */
 int lt_meta_qr_mode(const char *op, const char *mode);

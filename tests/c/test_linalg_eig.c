@@ -1,8 +1,8 @@
 /*
-** test_linalg_eig.c — the geev plumbing of src/cpu/linalg_eig.c (the part of
-** torch.linalg.eig written before the complex dtypes): eigenvalues of known
-** matrices, complex conjugate pairs unpacked into complex vectors, and the
-** residual A v - w v of random matrices in complex arithmetic.
+** test_linalg_eig.c — the geev plumbing of src/cpu/linalg_eig.c under
+** torch.linalg.eig and torch._eig_real: eigenvalues of known matrices, complex
+** conjugate pairs unpacked into complex vectors, LAPACK's real form, and the
+** residual A v - w v of random real and complex matrices in complex arithmetic.
 */
 #include <complex.h>
 #include <stdlib.h>
@@ -77,8 +77,56 @@ TEST(float32) {
 }
 
 TEST(empty_matrix) {
-  double w[2], v[2], a[1];
+  double w[2], v[2], a[2];
   CHECK_EQ_INT(lt_cpu_geev_f64(0, a, w, v), 0);
+  CHECK_EQ_INT(lt_cpu_geev_c128(0, a, w, v), 0);
+}
+
+TEST(real_form_matches_the_unpacked_one) {
+  /* the rotation block: one pair, vector (re, im) in columns 0 and 1 */
+  double a[4] = {0, 1, -1, 0}, b[4], wr[2], wi[2], vr[4], w[4], v[8];
+  memcpy(b, a, sizeof a);
+  CHECK_EQ_INT(lt_cpu_geev_real_f64(2, a, wr, wi, vr), 0);
+  CHECK_EQ_INT(lt_cpu_geev_f64(2, b, w, v), 0);
+  CHECK_NEAR(wi[0], 1, 1e-14);
+  CHECK_NEAR(wi[1], -1, 1e-14);
+  for (int i = 0; i < 2; i++) {
+    CHECK_NEAR(v[2 * i], vr[i], 0);
+    CHECK_NEAR(v[2 * i + 1], vr[2 + i], 0);
+    CHECK_NEAR(v[4 + 2 * i + 1], -vr[2 + i], 0);
+  }
+}
+
+/* max over j of |A v_j - w_j v_j| for complex column-major A */
+static double residual_complex(int n, const double complex *a, const double complex *w, const double complex *v) {
+  double worst = 0;
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < n; i++) {
+      double complex s = -w[j] * v[j * n + i];
+      for (int k = 0; k < n; k++) s += a[k * n + i] * v[j * n + k];
+      if (cabs(s) > worst) worst = cabs(s);
+    }
+  return worst;
+}
+
+TEST(complex_matrices_residual_and_unit_vectors) {
+  srand(11);
+  for (int n = 1; n <= 7; n += 3) {
+    double complex *a = malloc(sizeof *a * n * n), *keep = malloc(sizeof *a * n * n);
+    double complex *w = malloc(sizeof *w * n), *v = malloc(sizeof *v * n * n);
+    for (int i = 0; i < n * n; i++) a[i] = keep[i] = (rand() / (double)RAND_MAX - 0.5) + I * (rand() / (double)RAND_MAX - 0.5);
+    CHECK_EQ_INT(lt_cpu_geev_c128(n, (double *)a, (double *)w, (double *)v), 0);
+    CHECK(residual_complex(n, keep, w, v) < 1e-12);
+    for (int j = 0; j < n; j++) {
+      double s = 0;
+      for (int i = 0; i < n; i++) s += creal(v[j * n + i] * conj(v[j * n + i]));
+      CHECK_NEAR(s, 1, 1e-12);
+    }
+    free(a); free(keep); free(w); free(v);
+  }
+  float complex fa[4] = {1, 0, 0, 2 * I}, fw[2];   /* diag(1, 2i) */
+  CHECK_EQ_INT(lt_cpu_geev_c64(2, (float *)fa, (float *)fw, NULL), 0);
+  CHECK(cabsf(fw[0] - 1) < 1e-6 || cabsf(fw[1] - 1) < 1e-6);
 }
 
 int main(void) {
@@ -87,5 +135,7 @@ int main(void) {
   RUN(random_matrices_residual_and_unit_vectors);
   RUN(float32);
   RUN(empty_matrix);
+  RUN(real_form_matches_the_unpacked_one);
+  RUN(complex_matrices_residual_and_unit_vectors);
   return ctest_summary();
 }
