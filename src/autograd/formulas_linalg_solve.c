@@ -5,6 +5,10 @@
 ** below whose names end in _c consume their tensor arguments (release them,
 ** NULL-safe) and return a new reference or NULL, which keeps each formula a
 ** chain of calls without a release on every line.
+**
+** Complex inputs follow PyTorch's convention (the gradient of a real loss is
+** dL/d(conj z)): each formula is the real one with the transposes of its
+** factors made conjugate transposes (mH_c), and det's factor conjugated.
 */
 #include <string.h>
 #include "formulas_linalg_solve.h"
@@ -12,11 +16,22 @@
 
 static lt_tensor *ref(lt_tensor *t) { lt_tensor_retain(t); return t; }
 
-static lt_tensor *mT_c(lt_tensor *t) {
+static bool is_complex(const lt_tensor *t) { return lt_dtype_is_complex((lt_dtype)t->dtype); }
+
+/* the conjugate of a complex t (a real one itself) */
+static lt_tensor *conj_c(lt_tensor *t) {
+  if (!t || !is_complex(t)) return t;
+  lt_tensor *r = lt_conj(t);
+  lt_tensor_release(t);
+  return r;
+}
+
+/* the conjugate transpose t^H of the last two dims (t^T for real t: a view) */
+static lt_tensor *mH_c(lt_tensor *t) {
   if (!t) return NULL;
   lt_tensor *r = lt_transpose(t, t->ndim - 2, t->ndim - 1);
   lt_tensor_release(t);
-  return r;
+  return conj_c(r);
 }
 
 #define CONSUME2(NAME, CALL)                                                 \
@@ -43,8 +58,20 @@ static lt_tensor *unsqueeze_c(lt_tensor *a, int64_t d) {
   return r;
 }
 
+lt_tensor *lt_linalg_triangle(lt_tensor *t, bool upper, int64_t diag) {
+  if (!is_complex(t)) return upper ? lt_triu(t, diag) : lt_tril(t, diag);
+  /* tril and triu refuse complex: t times the real 0/1 mask of the triangle */
+  int64_t sz[2] = { t->sizes[t->ndim - 2], t->sizes[t->ndim - 1] };
+  lt_tensor *ones = lt_ones(lt_intlist_make(sz, 2), (int)lt_dtype_to_real((lt_dtype)t->dtype), lt_tensor_device(t));
+  lt_tensor *mask = ones ? (upper ? lt_triu(ones, diag) : lt_tril(ones, diag)) : NULL;
+  lt_tensor *r = mask ? lt_mul(t, mask) : NULL;
+  lt_tensor_release(ones);
+  lt_tensor_release(mask);
+  return r;
+}
+
 static lt_tensor *tri_c(lt_tensor *a, bool upper, int64_t diag) {
-  lt_tensor *r = a ? (upper ? lt_triu(a, diag) : lt_tril(a, diag)) : NULL;
+  lt_tensor *r = a ? lt_linalg_triangle(a, upper, diag) : NULL;
   lt_tensor_release(a);
   return r;
 }
@@ -65,35 +92,35 @@ static lt_tensor *trisolve_c(lt_tensor *A, lt_tensor *B, bool upper, bool left, 
   return r;
 }
 
-/* p q^T for matrices, or the outer product p q^T of vectors */
+/* p q^H for matrices, or the outer product p q^H of vectors */
 static lt_tensor *outer_c(lt_tensor *p, lt_tensor *q, bool vector) {
-  if (vector) return mm_c(unsqueeze_c(p, -1), unsqueeze_c(q, -2));
-  return mm_c(p, mT_c(q));
+  if (vector) return mm_c(unsqueeze_c(p, -1), unsqueeze_c(conj_c(q), -2));
+  return mm_c(p, mH_c(q));
 }
 
-/* A^-T with A's batch: the solve of A^T against the identity of A's shape */
-static lt_tensor *inv_mT(lt_tensor *A) {
+/* A^-H with A's batch: the solve of A^H against the identity of A's shape */
+static lt_tensor *inv_mH(lt_tensor *A) {
   int64_t n = A->sizes[A->ndim - 1];
   lt_tensor *eye = lt_eye(n, LT_NOINT, (int)A->dtype, lt_tensor_device(A));
   lt_tensor *I = eye ? lt_expand(eye, lt_intlist_make(A->sizes, A->ndim)) : NULL;
   lt_tensor_release(eye);
-  return solve_c(mT_c(ref(A)), I, true);
+  return solve_c(mH_c(ref(A)), I, true);
 }
 
 /* ---- solve ---- */
 
 lt_tensor *lt_grad_linalg_solve_B(lt_tensor *grad, lt_tensor *A, bool left) {
-  /* left: X = A^-1 B, so gB = A^-T gX; right: X = B A^-1, gB = gX A^-T */
-  return solve_c(mT_c(ref(A)), ref(grad), left);
+  /* left: X = A^-1 B, so gB = A^-H gX; right: X = B A^-1, gB = gX A^-H */
+  return solve_c(mH_c(ref(A)), ref(grad), left);
 }
 
 lt_tensor *lt_grad_linalg_solve_A(lt_tensor *grad, lt_tensor *A, lt_tensor *result, bool left) {
   bool vector = result->ndim == A->ndim - 1;
   lt_tensor *gB = lt_grad_linalg_solve_B(grad, A, left);
-  /* left: gA = -gB X^T; right: gA = -X^T gB */
+  /* left: gA = -gB X^H; right: gA = -X^H gB */
   if (left) return neg_c(outer_c(gB, ref(result), vector));
   if (vector) return neg_c(outer_c(ref(result), gB, true));
-  return neg_c(mm_c(mT_c(ref(result)), gB));
+  return neg_c(mm_c(mH_c(ref(result)), gB));
 }
 
 lt_tensor *lt_grad_lu_solve_B(lt_tensor *grad, lt_tensor *LU, lt_tensor *pivots, bool left, bool adjoint) {
@@ -106,13 +133,13 @@ static int unpack(lt_tensor *LU, lt_tensor *pivots, lt_tensor **P, lt_tensor **L
 }
 
 /* the gradient of packed LU from that of the A = P L U it stands for: with dA = P (dL U + L dU),
-** gL = tril(P^T gA U^T, -1) and gU = triu(L^T P^T gA) */
+** gL = tril(P^T gA U^H, -1) and gU = triu(L^H P^T gA) */
 static lt_tensor *lu_from_A(lt_tensor *gA, lt_tensor *LU, lt_tensor *pivots) {
   lt_tensor *P = NULL, *Lo = NULL, *Up = NULL;
   if (!gA || unpack(LU, pivots, &P, &Lo, &Up)) { lt_tensor_release(gA); return NULL; }
-  lt_tensor *PtgA = mm_c(mT_c(P), gA);
-  lt_tensor *gL = PtgA ? tri_c(mm_c(ref(PtgA), mT_c(ref(Up))), false, -1) : NULL;
-  lt_tensor *gU = PtgA ? tri_c(mm_c(mT_c(ref(Lo)), ref(PtgA)), true, 0) : NULL;
+  lt_tensor *PtgA = mm_c(mH_c(P), gA);
+  lt_tensor *gL = PtgA ? tri_c(mm_c(ref(PtgA), mH_c(ref(Up))), false, -1) : NULL;
+  lt_tensor *gU = PtgA ? tri_c(mm_c(mH_c(ref(Lo)), ref(PtgA)), true, 0) : NULL;
   lt_tensor_release(PtgA);
   lt_tensor_release(Lo);
   lt_tensor_release(Up);
@@ -122,9 +149,9 @@ static lt_tensor *lu_from_A(lt_tensor *gA, lt_tensor *LU, lt_tensor *pivots) {
 lt_tensor *lt_grad_lu_solve_LU(lt_tensor *grad, lt_tensor *LU, lt_tensor *pivots, lt_tensor *result, bool left,
                                bool adjoint) {
   lt_tensor *gB = lt_grad_lu_solve_B(grad, LU, pivots, left, adjoint);
-  /* the implied A's gradient, for A X = B, A^T X = B, X A = B and X A^T = B */
-  lt_tensor *gA = left ? (adjoint ? mm_c(ref(result), mT_c(gB)) : mm_c(gB, mT_c(ref(result))))
-                       : (adjoint ? mm_c(mT_c(gB), ref(result)) : mm_c(mT_c(ref(result)), gB));
+  /* the implied A's gradient, for A X = B, A^H X = B, X A = B and X A^H = B (A^T for real A) */
+  lt_tensor *gA = left ? (adjoint ? mm_c(ref(result), mH_c(gB)) : mm_c(gB, mH_c(ref(result))))
+                       : (adjoint ? mm_c(mH_c(gB), ref(result)) : mm_c(mH_c(ref(result)), gB));
   return lu_from_A(neg_c(gA), LU, pivots);
 }
 
@@ -134,12 +161,12 @@ lt_tensor *lt_grad_lu_factor(lt_tensor *grad, lt_tensor *LU, lt_tensor *pivots) 
   lt_tensor *P = NULL, *Lo = NULL, *Up = NULL;
   if (unpack(LU, pivots, &P, &Lo, &Up)) return NULL;
   /* A = P L U, P^T dA = dL U + L dU, and L^-1 P^T dA U^-1 = L^-1 dL + dU U^-1 splits into
-  ** its strictly lower and its upper part: so gA = P L^-T phi U^-T with phi below */
-  lt_tensor *phiL = tri_c(mm_c(mT_c(ref(Lo)), tri_c(ref(grad), false, -1)), false, -1);
-  lt_tensor *phiU = tri_c(mm_c(tri_c(ref(grad), true, 0), mT_c(ref(Up))), true, 0);
+  ** its strictly lower and its upper part: so gA = P L^-H phi U^-H with phi below */
+  lt_tensor *phiL = tri_c(mm_c(mH_c(ref(Lo)), tri_c(ref(grad), false, -1)), false, -1);
+  lt_tensor *phiU = tri_c(mm_c(tri_c(ref(grad), true, 0), mH_c(ref(Up))), true, 0);
   lt_tensor *phi = add_c(phiL, phiU);
-  lt_tensor *Y = trisolve_c(mT_c(ref(Lo)), phi, true, true, true);     /* L^-T phi */
-  lt_tensor *Z = trisolve_c(mT_c(ref(Up)), Y, false, false, false);    /* (L^-T phi) U^-T */
+  lt_tensor *Y = trisolve_c(mH_c(ref(Lo)), phi, true, true, true);     /* L^-H phi */
+  lt_tensor *Z = trisolve_c(mH_c(ref(Up)), Y, false, false, false);    /* (L^-H phi) U^-H */
   lt_tensor *r = mm_c(ref(P), Z);
   lt_tensor_release(P);
   lt_tensor_release(Lo);
@@ -150,13 +177,13 @@ lt_tensor *lt_grad_lu_factor(lt_tensor *grad, lt_tensor *LU, lt_tensor *pivots) 
 /* ---- triangular ---- */
 
 lt_tensor *lt_grad_solve_triangular_B(lt_tensor *grad, lt_tensor *A, bool upper, bool left, bool unitriangular) {
-  return trisolve_c(mT_c(ref(A)), ref(grad), !upper, left, unitriangular);
+  return trisolve_c(mH_c(ref(A)), ref(grad), !upper, left, unitriangular);
 }
 
 lt_tensor *lt_grad_solve_triangular_A(lt_tensor *grad, lt_tensor *A, lt_tensor *result, bool upper, bool left,
                                       bool unitriangular) {
   lt_tensor *gB = lt_grad_solve_triangular_B(grad, A, upper, left, unitriangular);
-  lt_tensor *g = left ? outer_c(gB, ref(result), false) : mm_c(mT_c(ref(result)), gB);
+  lt_tensor *g = left ? outer_c(gB, ref(result), false) : mm_c(mH_c(ref(result)), gB);
   /* only the triangle A's solve reads gets a gradient; not the diagonal when it is taken as ones */
   int64_t diag = unitriangular ? (upper ? 1 : -1) : 0;
   return neg_c(tri_c(g, upper, diag));
@@ -165,19 +192,19 @@ lt_tensor *lt_grad_solve_triangular_A(lt_tensor *grad, lt_tensor *A, lt_tensor *
 /* ---- Cholesky ---- */
 
 lt_tensor *lt_grad_cholesky(lt_tensor *grad, lt_tensor *L, bool upper) {
-  /* with lower L (upper: L = U^T, gL = gU^T), M = tril(L^T gL), and S the
-  ** symmetric matrix whose lower triangle is M with its diagonal halved,
-  ** gA = L^-T S L^-1 */
-  lt_tensor *l = upper ? mT_c(ref(L)) : ref(L);
-  lt_tensor *g = upper ? mT_c(ref(grad)) : ref(grad);
+  /* with lower L (upper: L = U^H, gL = gU^H), M = tril(L^H gL), and S the
+  ** Hermitian matrix whose lower triangle is M with its diagonal halved,
+  ** gA = L^-H S L^-1 */
+  lt_tensor *l = upper ? mH_c(ref(L)) : ref(L);
+  lt_tensor *g = upper ? mH_c(ref(grad)) : ref(grad);
   if (!l || !g) { lt_tensor_release(l); lt_tensor_release(g); return NULL; }
-  lt_tensor *M = tri_c(mm_c(mT_c(ref(l)), g), false, 0);
-  lt_tensor *S = M ? add_c(ref(M), mT_c(tri_c(ref(M), false, -1))) : NULL;
+  lt_tensor *M = tri_c(mm_c(mH_c(ref(l)), g), false, 0);
+  lt_tensor *S = M ? add_c(ref(M), mH_c(tri_c(ref(M), false, -1))) : NULL;
   lt_tensor_release(M);
   lt_tensor *half = S ? lt_grad_scale(S, lt_scalar_float(0.5)) : NULL;
   lt_tensor_release(S);
   lt_tensor *Y = trisolve_c(ref(l), half, false, false, false);    /* S L^-1 */
-  lt_tensor *r = trisolve_c(mT_c(ref(l)), Y, true, true, false);   /* L^-T (S L^-1) */
+  lt_tensor *r = trisolve_c(mH_c(ref(l)), Y, true, true, false);   /* L^-H (S L^-1) */
   lt_tensor_release(l);
   return r;
 }
@@ -185,19 +212,20 @@ lt_tensor *lt_grad_cholesky(lt_tensor *grad, lt_tensor *L, bool upper) {
 /* ---- determinants ---- */
 
 lt_tensor *lt_grad_slogdet(lt_tensor *grad, lt_tensor *A) {
-  return mul_c(unsqueeze_c(unsqueeze_c(ref(grad), -1), -1), inv_mT(A));
+  return mul_c(unsqueeze_c(unsqueeze_c(ref(grad), -1), -1), inv_mH(A));
 }
 
 lt_tensor *lt_grad_det(lt_tensor *grad, lt_tensor *A, lt_tensor *det) {
-  lt_tensor *gd = mul_c(ref(grad), ref(det));
-  return mul_c(unsqueeze_c(unsqueeze_c(gd, -1), -1), inv_mT(A));
+  /* d det = det tr(A^-1 dA): gA = grad conj(det) A^-H */
+  lt_tensor *gd = mul_c(ref(grad), conj_c(ref(det)));
+  return mul_c(unsqueeze_c(unsqueeze_c(gd, -1), -1), inv_mH(A));
 }
 
 /* ---- least squares (full column rank) ---- */
 
-/* G = (A^T A)^-1 gX */
+/* G = (A^H A)^-1 gX */
 static lt_tensor *normal_solve(lt_tensor *grad, lt_tensor *A) {
-  return solve_c(mm_c(mT_c(ref(A)), ref(A)), ref(grad), true);
+  return solve_c(mm_c(mH_c(ref(A)), ref(A)), ref(grad), true);
 }
 
 lt_tensor *lt_grad_lstsq_B(lt_tensor *grad, lt_tensor *A) {
@@ -205,10 +233,10 @@ lt_tensor *lt_grad_lstsq_B(lt_tensor *grad, lt_tensor *A) {
 }
 
 lt_tensor *lt_grad_lstsq_A(lt_tensor *grad, lt_tensor *A, lt_tensor *B, lt_tensor *solution) {
-  /* dX = A^+ (dB - dA X) + (A^T A)^-1 dA^T (B - A X): gA = -gB X^T + R G^T */
+  /* dX = A^+ (dB - dA X) + (A^H A)^-1 dA^H (B - A X): gA = -gB X^H + R G^H */
   lt_tensor *G = normal_solve(grad, A);
   if (!G) return NULL;
   lt_tensor *gB = mm_c(ref(A), ref(G));
   lt_tensor *R = sub_c(ref(B), mm_c(ref(A), ref(solution)));
-  return sub_c(mm_c(R, mT_c(G)), mm_c(gB, mT_c(ref(solution))));
+  return sub_c(mm_c(R, mH_c(G)), mm_c(gB, mH_c(ref(solution))));
 }

@@ -10,6 +10,10 @@
 
 #include "autograd.h"
 
+/* tril(t, diag) (triu when upper) for every dtype: a complex t is multiplied by
+** the triangle's real mask, since tril and triu refuse complex */
+lt_tensor *lt_linalg_triangle(lt_tensor *t, bool upper, int64_t diag);
+
 /* linalg.solve_ex: X = A^-1 B (left) or B A^-1 */
 lt_tensor *lt_grad_linalg_solve_A(lt_tensor *grad, lt_tensor *A, lt_tensor *result, bool left);
 lt_tensor *lt_grad_linalg_solve_B(lt_tensor *grad, lt_tensor *A, bool left);
@@ -26,7 +30,7 @@ lt_tensor *lt_grad_cholesky(lt_tensor *grad, lt_tensor *L, bool upper);
 lt_tensor *lt_grad_solve_triangular_A(lt_tensor *grad, lt_tensor *A, lt_tensor *result, bool upper, bool left,
                                       bool unitriangular);
 lt_tensor *lt_grad_solve_triangular_B(lt_tensor *grad, lt_tensor *A, bool upper, bool left, bool unitriangular);
-/* det: grad * det * A^-T; logabsdet: grad * A^-T (non-singular A) */
+/* det: grad * conj(det) * A^-H; logabsdet: grad * A^-H (non-singular A) */
 lt_tensor *lt_grad_det(lt_tensor *grad, lt_tensor *A, lt_tensor *det);
 lt_tensor *lt_grad_slogdet(lt_tensor *grad, lt_tensor *A);
 /* linalg.lstsq for A of full column rank: X = (A^T A)^-1 A^T B */
