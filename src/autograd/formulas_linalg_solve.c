@@ -119,7 +119,7 @@ lt_tensor *lt_grad_linalg_solve_A(lt_tensor *grad, lt_tensor *A, lt_tensor *resu
   lt_tensor *gB = lt_grad_linalg_solve_B(grad, A, left);
   /* left: gA = -gB X^H; right: gA = -X^H gB */
   if (left) return neg_c(outer_c(gB, ref(result), vector));
-  if (vector) return neg_c(outer_c(ref(result), gB, true));
+  if (vector) return neg_c(mm_c(unsqueeze_c(conj_c(ref(result)), -1), unsqueeze_c(gB, -2)));   /* x^H gB */
   return neg_c(mm_c(mH_c(ref(result)), gB));
 }
 
