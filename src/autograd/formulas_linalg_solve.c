@@ -52,6 +52,12 @@ static lt_tensor *neg_c(lt_tensor *a) {
   return r;
 }
 
+static lt_tensor *imag_c(lt_tensor *a) {
+  lt_tensor *r = a ? lt_imag(a) : NULL;
+  lt_tensor_release(a);
+  return r;
+}
+
 static lt_tensor *unsqueeze_c(lt_tensor *a, int64_t d) {
   lt_tensor *r = a ? lt_unsqueeze(a, d) : NULL;
   lt_tensor_release(a);
@@ -155,22 +161,50 @@ lt_tensor *lt_grad_lu_solve_LU(lt_tensor *grad, lt_tensor *LU, lt_tensor *pivots
   return lu_from_A(neg_c(gA), LU, pivots);
 }
 
+static lt_tensor *narrow_c(lt_tensor *a, int64_t dim, int64_t start, int64_t len) {
+  lt_tensor *r = a ? lt_narrow(a, dim, start, len) : NULL;
+  lt_tensor_release(a);
+  return r;
+}
+
+static lt_tensor *cat2_c(lt_tensor *a, lt_tensor *b, int64_t dim) {
+  lt_tensor *parts[2] = { a, b };
+  lt_tensor *r = a && b ? lt_cat(parts, 2, dim) : NULL;
+  lt_tensor_release(a);
+  lt_tensor_release(b);
+  return r;
+}
+
 lt_tensor *lt_grad_lu_factor(lt_tensor *grad, lt_tensor *LU, lt_tensor *pivots) {
-  if (LU->sizes[LU->ndim - 1] != LU->sizes[LU->ndim - 2])
-    return lt_error_null("linalg.lu_factor: the derivative for a non-square A is not implemented");
+  /* A = P L U with L m x k, U k x n, k = min(m, n); L1, U1 their leading k x k blocks,
+  ** L2 the rows of a tall L below it, U2 the columns of a wide U right of it. With
+  ** X = L1^-1 (P^T dA)_11 U1^-1 = L1^-1 dL1 + dU1 U1^-1, dL1 = L1 tril(X, -1) and
+  ** dU1 = triu(X) U1; the rest follow from the other block: dU2 = L1^-1 (dA_12 - dL1 U2)
+  ** (wide), dL2 = (dA_21 - L2 dU1) U1^-1 (tall). Collecting the terms in X:
+  **   phi = tril(L1^H gL1, -1) + triu(gU1 U1^H) - tril(gU2 U2^H, -1) - triu(L2^H gL2)
+  **   gA = P [L1^-H phi U1^-H, L1^-H gU2]  (wide)  or  P [L1^-H phi U1^-H; gL2 U1^-H]  (tall) */
+  int64_t m = LU->sizes[LU->ndim - 2], n = LU->sizes[LU->ndim - 1], k = m < n ? m : n;
   lt_tensor *P = NULL, *Lo = NULL, *Up = NULL;
   if (unpack(LU, pivots, &P, &Lo, &Up)) return NULL;
-  /* A = P L U, P^T dA = dL U + L dU, and L^-1 P^T dA U^-1 = L^-1 dL + dU U^-1 splits into
-  ** its strictly lower and its upper part: so gA = P L^-H phi U^-H with phi below */
-  lt_tensor *phiL = tri_c(mm_c(mH_c(ref(Lo)), tri_c(ref(grad), false, -1)), false, -1);
-  lt_tensor *phiU = tri_c(mm_c(tri_c(ref(grad), true, 0), mH_c(ref(Up))), true, 0);
-  lt_tensor *phi = add_c(phiL, phiU);
-  lt_tensor *Y = trisolve_c(mH_c(ref(Lo)), phi, true, true, true);     /* L^-H phi */
-  lt_tensor *Z = trisolve_c(mH_c(ref(Up)), Y, false, false, false);    /* (L^-H phi) U^-H */
+  lt_tensor *L1 = narrow_c(ref(Lo), -2, 0, k), *U1 = narrow_c(ref(Up), -1, 0, k);
+  lt_tensor *g11 = narrow_c(narrow_c(ref(grad), -2, 0, k), -1, 0, k);
+  lt_tensor *phiL = tri_c(mm_c(mH_c(ref(L1)), tri_c(ref(g11), false, -1)), false, -1);
+  lt_tensor *phiU = tri_c(mm_c(tri_c(g11, true, 0), mH_c(ref(U1))), true, 0);
+  lt_tensor *phi = add_c(phiL, phiU), *g2 = NULL;
+  if (n > k) {         /* wide: gU2 is the columns k.. of grad, all above the diagonal */
+    g2 = narrow_c(ref(grad), -1, k, n - k);
+    phi = sub_c(phi, tri_c(mm_c(ref(g2), mH_c(narrow_c(ref(Up), -1, k, n - k))), false, -1));
+  } else if (m > k) {  /* tall: gL2 is the rows k.., all below it */
+    g2 = narrow_c(ref(grad), -2, k, m - k);
+    phi = sub_c(phi, tri_c(mm_c(mH_c(narrow_c(ref(Lo), -2, k, m - k)), ref(g2)), true, 0));
+  }
+  lt_tensor *Y = trisolve_c(mH_c(ref(L1)), phi, true, true, true);     /* L1^-H phi */
+  lt_tensor *Z = trisolve_c(mH_c(ref(U1)), Y, false, false, false);    /* (L1^-H phi) U1^-H */
+  if (n > k) Z = cat2_c(Z, trisolve_c(mH_c(ref(L1)), g2, true, true, true), -1);
+  else if (m > k) Z = cat2_c(Z, trisolve_c(mH_c(ref(U1)), g2, false, false, false), -2);
   lt_tensor *r = mm_c(ref(P), Z);
-  lt_tensor_release(P);
-  lt_tensor_release(Lo);
-  lt_tensor_release(Up);
+  lt_tensor *all[] = { P, Lo, Up, L1, U1 };
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) lt_tensor_release(all[i]);
   return r;
 }
 
@@ -211,12 +245,78 @@ lt_tensor *lt_grad_cholesky(lt_tensor *grad, lt_tensor *L, bool upper) {
 
 /* ---- determinants ---- */
 
-lt_tensor *lt_grad_slogdet(lt_tensor *grad, lt_tensor *A) {
-  return mul_c(unsqueeze_c(unsqueeze_c(ref(grad), -1), -1), inv_mH(A));
+lt_tensor *lt_grad_slogdet(lt_tensor *grad_logabsdet, lt_tensor *grad_sign, lt_tensor *A, lt_tensor *sign) {
+  /* log det A = logabsdet + i theta (sign = e^(i theta)) moves by tr(A^-1 dA); a real
+  ** loss sees it through w = g_logabsdet + i Im(g_sign conj(sign)), so gA = w A^-H.
+  ** A real sign is locally constant: its gradient is dropped. */
+  lt_tensor *w;
+  if (is_complex(A) && grad_sign) {
+    lt_tensor *im = imag_c(mul_c(ref(grad_sign), conj_c(ref(sign))));
+    lt_tensor *re = !im ? NULL : grad_logabsdet ? ref(grad_logabsdet) : lt_zeros_like(im, -1, (lt_device){ .type = -1 });
+    w = re && im ? lt_complex(re, im) : NULL;
+    lt_tensor_release(re);
+    lt_tensor_release(im);
+  } else if (grad_logabsdet) {
+    w = ref(grad_logabsdet);
+  } else {
+    return lt_zeros_like(A, -1, (lt_device){ .type = -1 });
+  }
+  return mul_c(unsqueeze_c(unsqueeze_c(w, -1), -1), inv_mH(A));
+}
+
+/* the product of the other entries along the last dim, prod_{j != i} s_j, as the
+** product of an exclusive prefix and an exclusive suffix cumprod: no division, so
+** zeros in s are fine */
+static lt_tensor *prod_others(lt_tensor *s) {
+  int64_t n = s->sizes[s->ndim - 1], last = s->ndim - 1;
+  lt_tensor *first = lt_narrow(s, -1, 0, 1);
+  lt_tensor *one = first ? lt_ones_like(first, -1, (lt_device){ .type = -1 }) : NULL;
+  lt_tensor *head = one ? lt_narrow(s, -1, 0, n - 1) : NULL, *tail = head ? lt_narrow(s, -1, 1, n - 1) : NULL;
+  lt_tensor *pre_parts[2] = { one, head }, *suf_parts[2] = { tail, one };
+  lt_tensor *pre_in = tail ? lt_cat(pre_parts, 2, -1) : NULL, *suf_in = pre_in ? lt_cat(suf_parts, 2, -1) : NULL;
+  lt_tensor *pre = suf_in ? lt_cumprod(pre_in, -1, -1) : NULL;
+  lt_tensor *flipped = pre ? lt_flip(suf_in, lt_intlist_make(&last, 1)) : NULL;
+  lt_tensor *cp = flipped ? lt_cumprod(flipped, -1, -1) : NULL;
+  lt_tensor *suf = cp ? lt_flip(cp, lt_intlist_make(&last, 1)) : NULL;
+  lt_tensor *r = suf ? lt_mul(pre, suf) : NULL;
+  lt_tensor *all[] = { first, one, head, tail, pre_in, suf_in, pre, flipped, cp, suf };
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) lt_tensor_release(all[i]);
+  return r;
+}
+
+/* the cofactor form of det's gradient, finite at singular A: with A = U S V^H,
+** det A = det U det V^H prod S, so gA = U diag(grad conj(det U det V^H) prod_{j != i} S_j) V^H */
+static lt_tensor *det_grad_svd(lt_tensor *grad, lt_tensor *A) {
+  lt_tensor *U = NULL, *S = NULL, *Vh = NULL;
+  if (lt_linalg_svd(A, false, &U, &S, &Vh)) return NULL;
+  lt_tensor *alpha = conj_c(mul_c(lt_linalg_det(U), lt_linalg_det(Vh)));
+  lt_tensor *D = mul_c(unsqueeze_c(mul_c(ref(grad), alpha), -1), prod_others(S));
+  lt_tensor *r = mm_c(mul_c(ref(U), unsqueeze_c(D, -2)), ref(Vh));
+  lt_tensor_release(U);
+  lt_tensor_release(S);
+  lt_tensor_release(Vh);
+  return r;
+}
+
+/* whether some entry of det is exactly zero (an exactly singular matrix) */
+static int has_zero(lt_tensor *det) {
+  if (det->numel == 0) return 0;
+  lt_tensor *m = lt_abs(det);
+  lt_tensor *lo = m ? lt_min(m) : NULL;
+  lt_scalar v = lo ? lt_tensor_item(lo) : lt_scalar_none();
+  lt_tensor_release(m);
+  lt_tensor_release(lo);
+  if (lt_scalar_is_none(v)) return -1;
+  return lt_scalar_to_double(v) == 0;
 }
 
 lt_tensor *lt_grad_det(lt_tensor *grad, lt_tensor *A, lt_tensor *det) {
-  /* d det = det tr(A^-1 dA): gA = grad conj(det) A^-H */
+  /* d det = det tr(A^-1 dA): gA = grad conj(det) A^-H where A is invertible. Where a
+  ** det is exactly zero that is 0 * inf: the batch takes the SVD's cofactor form
+  ** instead (as PyTorch), which is finite there and the same elsewhere */
+  int z = has_zero(det);
+  if (z < 0) return NULL;
+  if (z) return det_grad_svd(grad, A);
   lt_tensor *gd = mul_c(ref(grad), conj_c(ref(det)));
   return mul_c(unsqueeze_c(unsqueeze_c(gd, -1), -1), inv_mH(A));
 }

@@ -253,6 +253,9 @@ T.test("gradcheck: solve, inv, det, slogdet", function()
   T.ok(gc(function(x) return L.inv(x) end, { a }))
   T.ok(gc(function(x) return L.det(x) end, { crandn(2, 3, 3):requires_grad_() }))
   T.ok(gc(function(x) local _, l = L.slogdet(x); return l end, { a }))
+  T.ok(gc(function(x) return (L.slogdet(x)) end, { a }))   -- the complex sign is differentiable
+  T.ok(gc(function(x) return L.slogdet(x) end, { crandn(2, 3, 3):requires_grad_() }))
+  T.ok(gc(function(x) return torch.logdet(x) end, { a }))
 end)
 
 T.test("gradcheck: cholesky, triangular, LU", function()
@@ -276,6 +279,31 @@ end)
 T.test("gradcheck: lstsq, matrix_exp", function()
   T.ok(gc(function(x, y) return (L.lstsq(x, y)) end, { crandn(5, 3):requires_grad_(), crandn(5, 2):requires_grad_() }))
   T.ok(gc(function(x) return L.matrix_exp(x) end, { (crandn(3, 3) * 0.3):requires_grad_() }))
+end)
+
+-- gradgradcheck on complex inputs: the complex function seen as a real one of the
+-- inputs' real views (view_as_real in and out), so the real gradgradcheck checks
+-- the complex double backward
+local ggc = torch.autograd.gradgradcheck
+local function realify(f)
+  return function(...)
+    local a = table.pack(...)
+    for i = 1, a.n do a[i] = torch.view_as_complex(a[i]) end
+    return torch.view_as_real(f(table.unpack(a, 1, a.n)))
+  end
+end
+local function rleaf(x) return torch.view_as_real(x):clone():requires_grad_() end
+
+T.test("gradgradcheck (complex, through the real views)", function()
+  local a, b = rleaf(wellcond(3, 3)), rleaf(crandn(3, 2))
+  T.ok(ggc(realify(function(x, y) return L.solve(x, y) end), { a, b }))
+  T.ok(ggc(realify(function(x) return L.det(x) end), { a }))
+  T.ok(ggc(function(x) local _, l = L.slogdet(torch.view_as_complex(x)); return l end, { a }))
+  T.ok(ggc(realify(function(x) return L.cholesky((x + mH(x)) * 0.5) end), { rleaf(hpd(3, 3)) }))
+  T.ok(ggc(realify(function(x, y) return L.solve_triangular(x, y, { upper = true }) end), { a, b }))
+  T.ok(ggc(realify(function(x, y) local lu, p = L.lu_factor(x); return L.lu_solve(lu, p, y, { adjoint = true }) end),
+           { a, b }))
+  T.ok(ggc(realify(function(x, y) return (L.lstsq(x, y)) end), { rleaf(crandn(4, 2)), rleaf(crandn(4, 1)) }))
 end)
 
 T.test("the gradient convention is PyTorch's (backward of |det|^2)", function()
