@@ -29,46 +29,47 @@ typedef struct lsq_ctx {
   void *sv;                     /* count x min(m, n), gelsd/gelss only */
 } lsq_ctx;
 
-/* T the element type, R its real type; RW: the routine takes a real workspace
-** (complex), whose size RWN gelsy and gelss fix and gelsd's query gives */
-#define LSQ_ONE(NAME, T, R, P, RW, HAS_RW)                                                                            \
-  static int NAME(lsq_ctx *c, int64_t i) {                                                                    \
+/* T the element type, R its real type. RW(x) passes the real workspace x to the
+** complex routines and nothing to the real ones; HAS_RW says whether there is
+** one: 2n for gelsy, 5 min(m, n) for gelss, what the query says for gelsd */
+#define LSQ_ONE(NAME, T, R, P, RW, HAS_RW)                                                                     \
+  static int NAME(lsq_ctx *c, int64_t i) {                                                                     \
     lt_lapack_int m = c->m, n = c->n, k = c->k, lda = m > 1 ? m : 1, ldb = c->b.rows > 1 ? (lt_lapack_int)c->b.rows : 1; \
-    lt_lapack_int info = 0, rank = 0, lwork = -1, mn = m < n ? m : n;                                         \
-    T *a = lt_lapack_batch_at(&c->a, i), *b = lt_lapack_batch_at(&c->b, i), q = 0;                            \
-    R rc = (R)c->rcond, rq = 0;                                                                               \
-    R *s = c->sv ? (R *)c->sv + i * mn : NULL;                                                                \
-    lt_lapack_int *iw = NULL, iq = 0;                                                                         \
-    R *rw = NULL;                                                                                             \
-    (void)rq;                                                                                                 \
-    if (m == 0 || n == 0) { if (c->rank) c->rank[i] = 0; c->info[i] = 0; return 0; }                          \
-    lt_lapack_int *jpvt = c->drv == GELSY ? calloc((size_t)n, sizeof *jpvt) : NULL;                           \
-    if (c->drv == GELSY && !jpvt) return -1;                                                                  \
-    /* a workspace query first, then the call */                                                              \
-    switch (c->drv) {                                                                                         \
-    case GELS: P##gels_("N", &m, &n, &k, a, &lda, b, &ldb, &q, &lwork, &info, 1); break;                      \
-    case GELSY: P##gelsy_(&m, &n, &k, a, &lda, b, &ldb, jpvt, &rc, &rank, &q, &lwork RW(&rq), &info); break;  \
+    lt_lapack_int info = 0, rank = 0, lwork = -1, mn = m < n ? m : n;                                          \
+    T *a = lt_lapack_batch_at(&c->a, i), *b = lt_lapack_batch_at(&c->b, i), q = 0;                             \
+    R rc = (R)c->rcond, rq = 0;                                                                                \
+    R *s = c->sv ? (R *)c->sv + i * mn : NULL;                                                                 \
+    lt_lapack_int *iw = NULL, iq = 0;                                                                          \
+    R *rw = NULL;                                                                                              \
+    (void)rq;                                                                                                  \
+    if (m == 0 || n == 0) { if (c->rank) c->rank[i] = 0; c->info[i] = 0; return 0; }                           \
+    lt_lapack_int *jpvt = c->drv == GELSY ? calloc((size_t)n, sizeof *jpvt) : NULL;                            \
+    if (c->drv == GELSY && !jpvt) return -1;                                                                   \
+    /* a workspace query first, then the call */                                                               \
+    switch (c->drv) {                                                                                          \
+    case GELS: P##gels_("N", &m, &n, &k, a, &lda, b, &ldb, &q, &lwork, &info, 1); break;                       \
+    case GELSY: P##gelsy_(&m, &n, &k, a, &lda, b, &ldb, jpvt, &rc, &rank, &q, &lwork RW(&rq), &info); break;   \
     case GELSD: P##gelsd_(&m, &n, &k, a, &lda, b, &ldb, s, &rc, &rank, &q, &lwork RW(&rq), &iq, &info); break; \
-    case GELSS: P##gelss_(&m, &n, &k, a, &lda, b, &ldb, s, &rc, &rank, &q, &lwork RW(&rq), &info); break;     \
-    }                                                                                                         \
-    lwork = (lt_lapack_int)creal(q) > 1 ? (lt_lapack_int)creal(q) : 1;                                        \
-    T *w = malloc(sizeof(T) * (size_t)lwork);                                                                 \
-    if (c->drv == GELSD) iw = malloc(sizeof(lt_lapack_int) * (size_t)(iq > 1 ? iq : 1));                     \
-    if (HAS_RW) {                                                                                          \
-      int64_t nrw = c->drv == GELSY ? 2 * (int64_t)n : c->drv == GELSS ? 5 * (int64_t)mn : (int64_t)rq;       \
-      rw = malloc(sizeof(R) * (size_t)(nrw > 1 ? nrw : 1));                                                   \
-    }                                                                                                         \
+    case GELSS: P##gelss_(&m, &n, &k, a, &lda, b, &ldb, s, &rc, &rank, &q, &lwork RW(&rq), &info); break;      \
+    }                                                                                                          \
+    lwork = (lt_lapack_int)creal(q) > 1 ? (lt_lapack_int)creal(q) : 1;                                         \
+    T *w = malloc(sizeof(T) * (size_t)lwork);                                                                  \
+    if (c->drv == GELSD) iw = malloc(sizeof(lt_lapack_int) * (size_t)(iq > 1 ? iq : 1));                       \
+    if (HAS_RW) {                                                                                              \
+      int64_t nrw = c->drv == GELSY ? 2 * (int64_t)n : c->drv == GELSS ? 5 * (int64_t)mn : (int64_t)rq;        \
+      rw = malloc(sizeof(R) * (size_t)(nrw > 1 ? nrw : 1));                                                    \
+    }                                                                                                          \
     if (!w || (c->drv == GELSD && !iw) || (HAS_RW && !rw)) { free(w); free(iw); free(rw); free(jpvt); return -1; } \
-    switch (c->drv) {                                                                                         \
-    case GELS: P##gels_("N", &m, &n, &k, a, &lda, b, &ldb, w, &lwork, &info, 1); break;                       \
-    case GELSY: P##gelsy_(&m, &n, &k, a, &lda, b, &ldb, jpvt, &rc, &rank, w, &lwork RW(rw), &info); break;    \
-    case GELSD: P##gelsd_(&m, &n, &k, a, &lda, b, &ldb, s, &rc, &rank, w, &lwork RW(rw), iw, &info); break;   \
-    case GELSS: P##gelss_(&m, &n, &k, a, &lda, b, &ldb, s, &rc, &rank, w, &lwork RW(rw), &info); break;       \
-    }                                                                                                         \
-    free(w); free(iw); free(rw); free(jpvt);                                                                  \
-    c->info[i] = info;                                                                                        \
-    if (c->rank) c->rank[i] = rank;                                                                           \
-    return 0;                                                                                                 \
+    switch (c->drv) {                                                                                          \
+    case GELS: P##gels_("N", &m, &n, &k, a, &lda, b, &ldb, w, &lwork, &info, 1); break;                        \
+    case GELSY: P##gelsy_(&m, &n, &k, a, &lda, b, &ldb, jpvt, &rc, &rank, w, &lwork RW(rw), &info); break;     \
+    case GELSD: P##gelsd_(&m, &n, &k, a, &lda, b, &ldb, s, &rc, &rank, w, &lwork RW(rw), iw, &info); break;    \
+    case GELSS: P##gelss_(&m, &n, &k, a, &lda, b, &ldb, s, &rc, &rank, w, &lwork RW(rw), &info); break;        \
+    }                                                                                                          \
+    free(w); free(iw); free(rw); free(jpvt);                                                                   \
+    c->info[i] = info;                                                                                         \
+    if (c->rank) c->rank[i] = rank;                                                                            \
+    return 0;                                                                                                  \
   }
 #define NO_RWORK(x)
 #define RWORK(x) , x
