@@ -10,6 +10,10 @@
 
 #include "autograd.h"
 
+/* tril(t, diag) (triu when upper) for every dtype: a complex t is multiplied by
+** the triangle's real mask, since tril and triu refuse complex */
+lt_tensor *lt_linalg_triangle(lt_tensor *t, bool upper, int64_t diag);
+
 /* linalg.solve_ex: X = A^-1 B (left) or B A^-1 */
 lt_tensor *lt_grad_linalg_solve_A(lt_tensor *grad, lt_tensor *A, lt_tensor *result, bool left);
 lt_tensor *lt_grad_linalg_solve_B(lt_tensor *grad, lt_tensor *A, bool left);
@@ -18,7 +22,8 @@ lt_tensor *lt_grad_lu_solve_B(lt_tensor *grad, lt_tensor *LU, lt_tensor *pivots,
 /* ... and with respect to LU: the gradient of the A = P L U it stands for, mapped onto L and U */
 lt_tensor *lt_grad_lu_solve_LU(lt_tensor *grad, lt_tensor *LU, lt_tensor *pivots, lt_tensor *result, bool left,
                                bool adjoint);
-/* linalg.lu_factor_ex, square A: gA = P L^-T (tril(L^T gL, -1) + triu(gU U^T)) U^-T */
+/* linalg.lu_factor_ex, any m x n A: for square A gA = P L^-H (tril(L^H gL, -1) + triu(gU U^H)) U^-H;
+** a wide or tall A adds the terms of U's extra columns or L's extra rows */
 lt_tensor *lt_grad_lu_factor(lt_tensor *grad, lt_tensor *LU, lt_tensor *pivots);
 /* linalg.cholesky_ex: the symmetric gradient of A = L L^T (Murray 2016) */
 lt_tensor *lt_grad_cholesky(lt_tensor *grad, lt_tensor *L, bool upper);
@@ -26,9 +31,10 @@ lt_tensor *lt_grad_cholesky(lt_tensor *grad, lt_tensor *L, bool upper);
 lt_tensor *lt_grad_solve_triangular_A(lt_tensor *grad, lt_tensor *A, lt_tensor *result, bool upper, bool left,
                                       bool unitriangular);
 lt_tensor *lt_grad_solve_triangular_B(lt_tensor *grad, lt_tensor *A, bool upper, bool left, bool unitriangular);
-/* det: grad * det * A^-T; logabsdet: grad * A^-T (non-singular A) */
+/* det: grad * conj(det) * A^-H; logabsdet: grad * A^-H (non-singular A) */
 lt_tensor *lt_grad_det(lt_tensor *grad, lt_tensor *A, lt_tensor *det);
-lt_tensor *lt_grad_slogdet(lt_tensor *grad, lt_tensor *A);
+/* slogdet: (g_logabsdet + i Im(g_sign conj(sign))) * A^-H; either gradient may be NULL */
+lt_tensor *lt_grad_slogdet(lt_tensor *grad_logabsdet, lt_tensor *grad_sign, lt_tensor *A, lt_tensor *sign);
 /* linalg.lstsq for A of full column rank: X = (A^T A)^-1 A^T B */
 lt_tensor *lt_grad_lstsq_A(lt_tensor *grad, lt_tensor *A, lt_tensor *B, lt_tensor *solution);
 lt_tensor *lt_grad_lstsq_B(lt_tensor *grad, lt_tensor *A);

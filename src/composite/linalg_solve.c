@@ -6,12 +6,16 @@
 ** the small ones (cross, vander, diagonal). Each is written with entry points,
 ** so autograd records every step and nothing here has a derivative of its own.
 ** An inner op's error is passed on under the name of the op the user called.
+** Complex matrices go through the same code: where a formula has A^T for
+** real A it has A^H for complex (cholesky_solve's factors), and triangles are
+** cut with lt_linalg_triangle (tril and triu refuse complex).
 */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "lt_ops.h"
+#include "autograd/formulas_linalg_solve.h"   /* lt_linalg_triangle */
 #include "core/backend.h"
 #include "meta/linalg_solve.h"
 
@@ -38,6 +42,15 @@ static int check_info(const char *op, lt_linalg_failure kind, lt_tensor *info, b
 }
 
 static lt_tensor *mT(lt_tensor *t) { return lt_transpose(t, t->ndim - 2, t->ndim - 1); }
+
+/* the conjugate transpose: mT for a real t */
+static lt_tensor *mH(lt_tensor *t) {
+  lt_tensor *r = mT(t);
+  if (!r || !lt_dtype_is_complex((lt_dtype)t->dtype)) return r;
+  lt_tensor *c = lt_conj(r);
+  lt_tensor_release(r);
+  return c;
+}
 
 /* the identity with A's shape (*, n, n): an expanded view */
 static lt_tensor *eye_like(lt_tensor *A) {
@@ -132,12 +145,12 @@ static lt_tensor *cholesky(const char *op, lt_tensor *A, bool upper) {
 lt_tensor *lt_composite_linalg_cholesky(lt_tensor *A, bool upper) { return cholesky("linalg.cholesky", A, upper); }
 lt_tensor *lt_composite_cholesky(lt_tensor *self, bool upper) { return cholesky("cholesky", self, upper); }
 
-/* A X = B with A = L L^T (or U^T U): two triangular solves */
+/* A X = B with A = L L^H (or U^H U): two triangular solves */
 static lt_tensor *cholesky_solve(const char *op, lt_tensor *B, lt_tensor *F, bool upper) {
   if (lt_meta_linalg_matrix(op, "input2", F, true)) return NULL;
-  lt_tensor *Ft = mT(F);
+  lt_tensor *Ft = mH(F);
   if (!Ft) return fail_null(op);
-  /* lower: L (L^T X) = B; upper: U^T (U X) = B */
+  /* lower: L (L^H X) = B; upper: U^H (U X) = B */
   lt_tensor *Y = lt_linalg_solve_triangular(upper ? Ft : F, B, false, true, false);
   lt_tensor *X = Y ? lt_linalg_solve_triangular(upper ? F : Ft, Y, true, true, false) : NULL;
   lt_tensor_release(Y);
@@ -161,6 +174,7 @@ int lt_composite_triangular_solve(lt_tensor *self, lt_tensor *A, bool upper, boo
                                   lt_tensor **solution, lt_tensor **cloned_coefficient) {
   const char *op = "triangular_solve";
   if (lt_meta_linalg_matrix(op, "A", A, true)) return -1;
+  /* transpose is A^T, not A^H, for complex A too (PyTorch's) */
   lt_tensor *At = transpose ? mT(A) : (lt_tensor_retain(A), A);
   lt_tensor *X = At ? lt_linalg_solve_triangular(At, self, transpose ? !upper : upper, true, unitriangular) : NULL;
   lt_tensor_release(At);
@@ -210,12 +224,12 @@ static int lu_unpack(const char *op, lt_tensor *LU, lt_tensor *pivots, bool unpa
   *P = *L = *U = NULL;
   if (unpack_data) {
     lt_tensor *low = lt_narrow(LU, nd - 1, 0, k);
-    lt_tensor *sl = low ? lt_tril(low, -1) : NULL;
+    lt_tensor *sl = low ? lt_linalg_triangle(low, false, -1) : NULL;
     lt_tensor *e = sl ? lt_eye(m, k, (int)LU->dtype, lt_tensor_device(LU)) : NULL;
     *L = e ? lt_add(sl, e, lt_scalar_int(1)) : NULL;
     lt_tensor_release(low); lt_tensor_release(sl); lt_tensor_release(e);
     lt_tensor *up = *L ? lt_narrow(LU, nd - 2, 0, k) : NULL;
-    *U = up ? lt_triu(up, 0) : NULL;
+    *U = up ? lt_linalg_triangle(up, true, 0) : NULL;
     lt_tensor_release(up);
   } else {
     *L = empty_of(LU);
@@ -311,14 +325,13 @@ lt_tensor *lt_composite_matrix_power(lt_tensor *self, int64_t n) { return matrix
 static lt_tensor *lincomb(int n, const double *c, lt_tensor *const *t) {
   lt_tensor *acc = NULL;
   for (int i = 0; i < n; i++) {
-    lt_tensor *next;
-    if (!acc) {
-      lt_tensor *s = scalar(c[i]);
-      next = s ? lt_mul(t[i], s) : NULL;
-      lt_tensor_release(s);
-    } else {
-      next = lt_add(acc, t[i], lt_scalar_float(c[i]));
-    }
+    /* c[i] * t[i] as a product with a wrapped number, not add's alpha: main's
+    ** add refuses a float alpha for complex tensors (meta's check takes them for integers) */
+    lt_tensor *s = scalar(c[i]);
+    lt_tensor *term = s ? lt_mul(t[i], s) : NULL;
+    lt_tensor_release(s);
+    lt_tensor *next = !term ? NULL : acc ? lt_add(acc, term, lt_scalar_int(1)) : (lt_tensor_retain(term), term);
+    lt_tensor_release(term);
     lt_tensor_release(acc);
     acc = next;
     if (!acc) return NULL;

@@ -157,4 +157,31 @@ LT_LAPACK_EIG_REAL(d, double)
 LT_LAPACK_EIG_COMPLEX(c, lt_cfloat, float)
 LT_LAPACK_EIG_COMPLEX(z, lt_cdouble, double)
 
+
+/* ---- complex: the solve family */
+/* The kernels of src/ops/linalg_solve.lua pick one of LAPACK's four
+** precisions from the dtype and call the routine of that letter with one
+** argument list: matrix arguments are void * (any of the four element types
+** converts), the integers and characters are the same for all four. */
+#include "core/dtype.h"
+
+typedef enum { LT_LAPACK_S, LT_LAPACK_D, LT_LAPACK_C, LT_LAPACK_Z } lt_lapack_kind;
+
+static inline lt_lapack_kind lt_lapack_kind_of(lt_dtype dt) {
+  return dt == LT_FLOAT64 ? LT_LAPACK_D : dt == LT_COMPLEX64 ? LT_LAPACK_C : dt == LT_COMPLEX128 ? LT_LAPACK_Z
+                                                                                                  : LT_LAPACK_S;
+}
+static inline bool lt_lapack_kind_complex(lt_lapack_kind k) { return k == LT_LAPACK_C || k == LT_LAPACK_Z; }
+
+/* ROUTINE_ of kind K: LT_LAPACK_CALL(k, getrf_, &m, &n, a, &lda, ipiv, &info) */
+#define LT_LAPACK_CALL(K, ROUTINE, ...)               \
+  do {                                                \
+    switch (K) {                                      \
+    case LT_LAPACK_S: s##ROUTINE(__VA_ARGS__); break; \
+    case LT_LAPACK_D: d##ROUTINE(__VA_ARGS__); break; \
+    case LT_LAPACK_C: c##ROUTINE(__VA_ARGS__); break; \
+    default: z##ROUTINE(__VA_ARGS__); break;          \
+    }                                                 \
+  } while (0)
+
 #endif

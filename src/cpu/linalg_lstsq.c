@@ -2,8 +2,11 @@
 ** linalg_lstsq.c — the CPU kernel of linalg.lstsq: LAPACK's gels (QR, full
 ** rank), gelsy (column-pivoted QR), gelsd and gelss (SVD) on each matrix of a
 ** broadcast batch, and the residuals, ranks and singular values PyTorch
-** returns for each driver.
+** returns for each driver. float32/float64 and complex64/complex128 (whose
+** routines take a real work array more; the singular values and residuals
+** are real).
 */
+#include <complex.h>
 #include <float.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,50 +23,69 @@ typedef struct lsq_ctx {
   lt_lapack_int m, n, k;
   driver_kind drv;
   double rcond;
-  bool dbl;
+  lt_lapack_kind kind;
   int32_t *info;
   int64_t *rank;                /* NULL for gels */
   void *sv;                     /* count x min(m, n), gelsd/gelss only */
 } lsq_ctx;
 
-#define LSQ_ONE(NAME, T, P)                                                                                   \
-  static int NAME(lsq_ctx *c, int64_t i) {                                                                    \
+/* T the element type, R its real type. RW(x) passes the real workspace x to the
+** complex routines and nothing to the real ones; HAS_RW says whether there is
+** one: 2n for gelsy, 5 min(m, n) for gelss, what the query says for gelsd */
+#define LSQ_ONE(NAME, T, R, P, RW, HAS_RW)                                                                     \
+  static int NAME(lsq_ctx *c, int64_t i) {                                                                     \
     lt_lapack_int m = c->m, n = c->n, k = c->k, lda = m > 1 ? m : 1, ldb = c->b.rows > 1 ? (lt_lapack_int)c->b.rows : 1; \
-    lt_lapack_int info = 0, rank = 0, lwork = -1, mn = m < n ? m : n;                                         \
-    T *a = lt_lapack_batch_at(&c->a, i), *b = lt_lapack_batch_at(&c->b, i), q = 0, rc = (T)c->rcond;          \
-    T *s = c->sv ? (T *)c->sv + i * mn : NULL;                                                                \
-    lt_lapack_int *iw = NULL, iq = 0;                                                                         \
-    if (m == 0 || n == 0) { if (c->rank) c->rank[i] = 0; c->info[i] = 0; return 0; }                          \
-    lt_lapack_int *jpvt = c->drv == GELSY ? calloc((size_t)n, sizeof *jpvt) : NULL;                           \
-    if (c->drv == GELSY && !jpvt) return -1;                                                                  \
-    /* a workspace query first, then the call */                                                              \
-    switch (c->drv) {                                                                                         \
-    case GELS: P##gels_("N", &m, &n, &k, a, &lda, b, &ldb, &q, &lwork, &info, 1); break;                      \
-    case GELSY: P##gelsy_(&m, &n, &k, a, &lda, b, &ldb, jpvt, &rc, &rank, &q, &lwork, &info); break;          \
-    case GELSD: P##gelsd_(&m, &n, &k, a, &lda, b, &ldb, s, &rc, &rank, &q, &lwork, &iq, &info); break;        \
-    case GELSS: P##gelss_(&m, &n, &k, a, &lda, b, &ldb, s, &rc, &rank, &q, &lwork, &info); break;             \
-    }                                                                                                         \
-    lwork = (lt_lapack_int)q > 1 ? (lt_lapack_int)q : 1;                                                      \
-    T *w = malloc(sizeof(T) * (size_t)lwork);                                                                 \
-    if (c->drv == GELSD) iw = malloc(sizeof(lt_lapack_int) * (size_t)(iq > 1 ? iq : 1));                     \
-    if (!w || (c->drv == GELSD && !iw)) { free(w); free(iw); free(jpvt); return -1; }                         \
-    switch (c->drv) {                                                                                         \
-    case GELS: P##gels_("N", &m, &n, &k, a, &lda, b, &ldb, w, &lwork, &info, 1); break;                       \
-    case GELSY: P##gelsy_(&m, &n, &k, a, &lda, b, &ldb, jpvt, &rc, &rank, w, &lwork, &info); break;           \
-    case GELSD: P##gelsd_(&m, &n, &k, a, &lda, b, &ldb, s, &rc, &rank, w, &lwork, iw, &info); break;          \
-    case GELSS: P##gelss_(&m, &n, &k, a, &lda, b, &ldb, s, &rc, &rank, w, &lwork, &info); break;              \
-    }                                                                                                         \
-    free(w); free(iw); free(jpvt);                                                                            \
-    c->info[i] = info;                                                                                        \
-    if (c->rank) c->rank[i] = rank;                                                                           \
-    return 0;                                                                                                 \
+    lt_lapack_int info = 0, rank = 0, lwork = -1, mn = m < n ? m : n;                                          \
+    T *a = lt_lapack_batch_at(&c->a, i), *b = lt_lapack_batch_at(&c->b, i), q = 0;                             \
+    R rc = (R)c->rcond, rq = 0;                                                                                \
+    R *s = c->sv ? (R *)c->sv + i * mn : NULL;                                                                 \
+    lt_lapack_int *iw = NULL, iq = 0;                                                                          \
+    R *rw = NULL;                                                                                              \
+    (void)rq;                                                                                                  \
+    if (m == 0 || n == 0) { if (c->rank) c->rank[i] = 0; c->info[i] = 0; return 0; }                           \
+    lt_lapack_int *jpvt = c->drv == GELSY ? calloc((size_t)n, sizeof *jpvt) : NULL;                            \
+    if (c->drv == GELSY && !jpvt) return -1;                                                                   \
+    /* a workspace query first, then the call */                                                               \
+    switch (c->drv) {                                                                                          \
+    case GELS: P##gels_("N", &m, &n, &k, a, &lda, b, &ldb, &q, &lwork, &info, 1); break;                       \
+    case GELSY: P##gelsy_(&m, &n, &k, a, &lda, b, &ldb, jpvt, &rc, &rank, &q, &lwork RW(&rq), &info); break;   \
+    case GELSD: P##gelsd_(&m, &n, &k, a, &lda, b, &ldb, s, &rc, &rank, &q, &lwork RW(&rq), &iq, &info); break; \
+    case GELSS: P##gelss_(&m, &n, &k, a, &lda, b, &ldb, s, &rc, &rank, &q, &lwork RW(&rq), &info); break;      \
+    }                                                                                                          \
+    lwork = (lt_lapack_int)creal(q) > 1 ? (lt_lapack_int)creal(q) : 1;                                         \
+    T *w = malloc(sizeof(T) * (size_t)lwork);                                                                  \
+    if (c->drv == GELSD) iw = malloc(sizeof(lt_lapack_int) * (size_t)(iq > 1 ? iq : 1));                       \
+    if (HAS_RW) {                                                                                              \
+      int64_t nrw = c->drv == GELSY ? 2 * (int64_t)n : c->drv == GELSS ? 5 * (int64_t)mn : (int64_t)rq;        \
+      rw = malloc(sizeof(R) * (size_t)(nrw > 1 ? nrw : 1));                                                    \
+    }                                                                                                          \
+    if (!w || (c->drv == GELSD && !iw) || (HAS_RW && !rw)) { free(w); free(iw); free(rw); free(jpvt); return -1; } \
+    switch (c->drv) {                                                                                          \
+    case GELS: P##gels_("N", &m, &n, &k, a, &lda, b, &ldb, w, &lwork, &info, 1); break;                        \
+    case GELSY: P##gelsy_(&m, &n, &k, a, &lda, b, &ldb, jpvt, &rc, &rank, w, &lwork RW(rw), &info); break;     \
+    case GELSD: P##gelsd_(&m, &n, &k, a, &lda, b, &ldb, s, &rc, &rank, w, &lwork RW(rw), iw, &info); break;    \
+    case GELSS: P##gelss_(&m, &n, &k, a, &lda, b, &ldb, s, &rc, &rank, w, &lwork RW(rw), &info); break;        \
+    }                                                                                                          \
+    free(w); free(iw); free(rw); free(jpvt);                                                                   \
+    c->info[i] = info;                                                                                         \
+    if (c->rank) c->rank[i] = rank;                                                                            \
+    return 0;                                                                                                  \
   }
-LSQ_ONE(lsq_one_d, double, d)
-LSQ_ONE(lsq_one_s, float, s)
+#define NO_RWORK(x)
+#define RWORK(x) , x
+LSQ_ONE(lsq_one_d, double, double, d, NO_RWORK, 0)
+LSQ_ONE(lsq_one_s, float, float, s, NO_RWORK, 0)
+LSQ_ONE(lsq_one_z, lt_cdouble, double, z, RWORK, 1)
+LSQ_ONE(lsq_one_c, lt_cfloat, float, c, RWORK, 1)
 
 static int lsq_one(void *p, int64_t i) {
   lsq_ctx *c = p;
-  return c->dbl ? lsq_one_d(c, i) : lsq_one_s(c, i);
+  switch (c->kind) {
+  case LT_LAPACK_S: return lsq_one_s(c, i);
+  case LT_LAPACK_D: return lsq_one_d(c, i);
+  case LT_LAPACK_C: return lsq_one_c(c, i);
+  default: return lsq_one_z(c, i);
+  }
 }
 
 static int driver_of(const char *op, const char *d, driver_kind *k) {
@@ -113,8 +135,9 @@ int lt_cpu_linalg_lstsq(lt_tensor *A, lt_tensor *B, lt_scalar rcond, const char 
   memset(&c, 0, sizeof c);
   c.m = (lt_lapack_int)m; c.n = (lt_lapack_int)n; c.k = (lt_lapack_int)k;
   c.drv = drv;
-  c.dbl = dt == LT_FLOAT64;
-  double eps = c.dbl ? DBL_EPSILON : FLT_EPSILON;
+  c.kind = lt_lapack_kind_of(dt);
+  lt_dtype rdt = lt_dtype_to_real(dt);   /* of the singular values and residuals */
+  double eps = rdt == LT_FLOAT64 ? DBL_EPSILON : FLT_EPSILON;
   c.rcond = lt_scalar_is_none(rcond) ? eps * (double)mx : lt_scalar_to_double(rcond);
   lt_tensor *inf = lt_lapack_int_tensor(dev, nb, batch, 0, NULL), *bv = NULL, *rk = NULL, *sv = NULL, *res = NULL;
   int rc = -1;
@@ -132,7 +155,7 @@ int lt_cpu_linalg_lstsq(lt_tensor *A, lt_tensor *B, lt_scalar rcond, const char 
     int64_t ssz[LT_MAX_DIMS];
     memcpy(ssz, batch, sizeof(int64_t) * (size_t)nb);
     ssz[nb] = mn;
-    if (!(sv = lt_tensor_new(dt, dev, nb + 1, ssz))) goto done;
+    if (!(sv = lt_tensor_new(rdt, dev, nb + 1, ssz))) goto done;
     c.sv = lt_tensor_data(sv);
   }
   if (lt_lapack_batch_run(c.a.count, mn, lsq_one, &c)) { lt_error("%s: out of memory for LAPACK's workspace", op); goto done; }
@@ -152,16 +175,18 @@ int lt_cpu_linalg_lstsq(lt_tensor *A, lt_tensor *B, lt_scalar rcond, const char 
   if (m > n && drv != GELSY && full) {
     lt_tensor *tail = rows_view(&c.b, n, m - n);
     if (!tail) goto done;
-    lt_tensor *sq = lt_mul(tail, tail);
+    lt_tensor *mag = lt_abs(tail);   /* |r|^2: real for complex r */
     lt_tensor_release(tail);
+    lt_tensor *sq = mag ? lt_mul(mag, mag) : NULL;
+    lt_tensor_release(mag);
     if (!sq) goto done;
     int64_t d = -2;
     res = lt_sum(sq, lt_intlist_make(&d, 1), false, -1);
     lt_tensor_release(sq);
     if (!res) goto done;
-  } else if (!(res = empty(dt, dev))) goto done;
+  } else if (!(res = empty(rdt, dev))) goto done;
   if (!rk && !(rk = empty(LT_INT64, dev))) goto done;
-  if (!sv && !(sv = empty(dt, dev))) goto done;
+  if (!sv && !(sv = empty(rdt, dev))) goto done;
   if (!(*solution = rows_view(&c.b, 0, n))) goto done;
   *residuals = res; *rank = rk; *singular_values = sv;
   res = rk = sv = NULL;

@@ -1,11 +1,13 @@
 /*
 ** linalg_solve.c — the CPU kernels of the LU family (src/ops/linalg_solve.lua):
 ** linalg.solve_ex, linalg.lu_factor_ex, linalg.lu_solve, linalg.det,
-** _linalg_slogdet and the permutation matrix of LU's pivots. Each copies its
-** matrices into column-major blocks (lapack_batch.h), calls LAPACK's getrf /
-** getrs on each, and returns the blocks as tensors; the checks and the
-** failure messages are meta/linalg_solve.c's.
+** _linalg_slogdet and the permutation matrix of LU's pivots, for float32,
+** float64, complex64 and complex128. Each copies its matrices into
+** column-major blocks (lapack_batch.h), calls LAPACK's getrf / getrs of the
+** dtype's letter on each, and returns the blocks as tensors; the checks and
+** the failure messages are meta/linalg_solve.c's.
 */
+#include <complex.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +36,7 @@ typedef struct solve_ctx {
   int32_t *info;
   lt_lapack_int n, k;
   char trans;                   /* 'N': A X = B; 'T': A^T X = B (the right-hand form) */
-  bool dbl;
+  lt_lapack_kind kind;
 } solve_ctx;
 
 static int solve_one(void *p, int64_t i) {
@@ -43,12 +45,10 @@ static int solve_one(void *p, int64_t i) {
   lt_lapack_int *ipiv = c->ipiv + i * n;
   void *A = lt_lapack_batch_at(&c->a, i), *B = lt_lapack_batch_at(&c->b, i);
   if (n == 0) { c->info[i] = 0; return 0; }
-  if (c->dbl) dgetrf_(&n, &n, A, &lda, ipiv, &info);
-  else sgetrf_(&n, &n, A, &lda, ipiv, &info);
+  LT_LAPACK_CALL(c->kind, getrf_, &n, &n, A, &lda, ipiv, &info);
   c->info[i] = info;
   if (info != 0 || k == 0) return 0;
-  if (c->dbl) dgetrs_(&c->trans, &n, &k, A, &lda, ipiv, B, &lda, &info, 1);
-  else sgetrs_(&c->trans, &n, &k, A, &lda, ipiv, B, &lda, &info, 1);
+  LT_LAPACK_CALL(c->kind, getrs_, &c->trans, &n, &k, A, &lda, ipiv, B, &lda, &info, 1);
   if (info) c->info[i] = info;
   return 0;
 }
@@ -63,10 +63,11 @@ int lt_cpu_linalg_solve_ex(lt_tensor *A, lt_tensor *B, bool left, bool check_err
   memset(&c, 0, sizeof c);
   c.n = (lt_lapack_int)g.n;
   c.k = (lt_lapack_int)g.k;
-  c.dbl = dt == LT_FLOAT64;
+  c.kind = lt_lapack_kind_of(dt);
   /* A's row-major memory is A^T in column-major order, so the block is a plain copy of it
   ** and getrf factors A^T; then A X = B is getrs with 'T', and X A = B (A^T X^T = B^T, B
-  ** read transposed) getrs with 'N' */
+  ** read transposed) getrs with 'N'. 'T' transposes without conjugating, so the same
+  ** holds for complex A. */
   c.trans = left ? 'T' : 'N';
   lt_tensor *bm = g.vector ? as_matrix(B, left) : (lt_tensor_retain(B), B);
   lt_tensor *inf = lt_lapack_int_tensor(lt_tensor_device(A), g.nbatch, g.batch, 0, NULL);
@@ -105,16 +106,13 @@ typedef struct lu_ctx {
   lt_lapack_int *piv;           /* count x min(m, n), LAPACK's 1-based swaps: PyTorch's too */
   int32_t *info;
   lt_lapack_int m, n, k;
-  bool dbl;
+  lt_lapack_kind kind;
 } lu_ctx;
 
 static int lu_one(void *p, int64_t i) {
   lu_ctx *c = p;
   lt_lapack_int m = c->m, n = c->n, lda = ld(m), info = 0;
-  if (m > 0 && n > 0) {
-    if (c->dbl) dgetrf_(&m, &n, lt_lapack_batch_at(&c->a, i), &lda, c->piv + i * c->k, &info);
-    else sgetrf_(&m, &n, lt_lapack_batch_at(&c->a, i), &lda, c->piv + i * c->k, &info);
-  }
+  if (m > 0 && n > 0) LT_LAPACK_CALL(c->kind, getrf_, &m, &n, lt_lapack_batch_at(&c->a, i), &lda, c->piv + i * c->k, &info);
   c->info[i] = info;
   return 0;
 }
@@ -131,7 +129,7 @@ int lt_cpu_linalg_lu_factor_ex(lt_tensor *A, bool pivot, bool check_errors, lt_t
   lu_ctx c;
   memset(&c, 0, sizeof c);
   c.m = (lt_lapack_int)m; c.n = (lt_lapack_int)n; c.k = (lt_lapack_int)k;
-  c.dbl = lt_tensor_dtype(A) == LT_FLOAT64;
+  c.kind = lt_lapack_kind_of(lt_tensor_dtype(A));
   lt_device dev = lt_tensor_device(A);
   lt_tensor *piv = lt_lapack_int_tensor(dev, nb, A->sizes, 1, &k);
   lt_tensor *inf = lt_lapack_int_tensor(dev, nb, A->sizes, 0, NULL);
@@ -159,17 +157,27 @@ typedef struct lus_ctx {
   const lt_lapack_int *piv;     /* count x n */
   lt_lapack_int n, k;
   char trans;
-  bool dbl;
+  bool conj;                    /* conjugate B before and X after: X A^H = B as A X^H = B^H */
+  lt_lapack_kind kind;
 } lus_ctx;
+
+/* the complex conjugate of n elements in place: negate every imaginary part */
+static void conj_inplace(void *p, int64_t n, lt_lapack_kind kind) {
+  if (kind == LT_LAPACK_C)
+    for (int64_t j = 0; j < n; j++) ((float *)p)[2 * j + 1] = -((float *)p)[2 * j + 1];
+  else if (kind == LT_LAPACK_Z)
+    for (int64_t j = 0; j < n; j++) ((double *)p)[2 * j + 1] = -((double *)p)[2 * j + 1];
+}
 
 static int lus_one(void *p, int64_t i) {
   lus_ctx *c = p;
   lt_lapack_int n = c->n, k = c->k, lda = ld(n), info = 0;
+  void *B = lt_lapack_batch_at(&c->b, i);
   if (n == 0 || k == 0) return 0;
-  if (c->dbl)
-    dgetrs_(&c->trans, &n, &k, lt_lapack_batch_at(&c->lu, i), &lda, c->piv + i * n, lt_lapack_batch_at(&c->b, i), &lda, &info, 1);
-  else
-    sgetrs_(&c->trans, &n, &k, lt_lapack_batch_at(&c->lu, i), &lda, c->piv + i * n, lt_lapack_batch_at(&c->b, i), &lda, &info, 1);
+  if (c->conj) conj_inplace(B, (int64_t)n * k, c->kind);
+  LT_LAPACK_CALL(c->kind, getrs_, &c->trans, &n, &k, lt_lapack_batch_at(&c->lu, i), &lda, c->piv + i * n, B, &lda,
+                 &info, 1);
+  if (c->conj) conj_inplace(B, (int64_t)n * k, c->kind);
   return 0;
 }
 
@@ -206,9 +214,14 @@ lt_tensor *lt_cpu_linalg_lu_solve(lt_tensor *LU, lt_tensor *pivots, lt_tensor *B
   memset(&c, 0, sizeof c);
   c.n = (lt_lapack_int)g.n;
   c.k = (lt_lapack_int)g.k;
-  c.dbl = lt_tensor_dtype(LU) == LT_FLOAT64;
-  /* X op(A) = B is op(A)^T X^T = B^T */
-  c.trans = left == !adjoint ? 'N' : 'T';
+  c.kind = lt_lapack_kind_of(lt_tensor_dtype(LU));
+  bool cplx = lt_lapack_kind_complex(c.kind);
+  /* X op(A) = B is op(A)^T X^T = B^T, with B^T in the block. Adjoint is A^H for complex
+  ** A ('C'); X A^H = B is conj(A) X^T = B^T, which getrs cannot say, so it is solved as
+  ** A conj(X^T) = conj(B^T) */
+  if (left) c.trans = adjoint ? (cplx ? 'C' : 'T') : 'N';
+  else c.trans = adjoint ? 'N' : 'T';
+  c.conj = !left && adjoint && cplx;
   lt_tensor *r = NULL, *piv = NULL;
   int64_t psz[LT_MAX_DIMS];
   memcpy(psz, batch, sizeof(int64_t) * (size_t)nb);
@@ -232,40 +245,55 @@ typedef struct det_ctx {
   lt_lapack_batch a;
   lt_lapack_int *ipiv;
   lt_lapack_int n;
-  bool dbl;
-  void *det;                    /* det[i], or logabsdet[i] with sign[i] */
+  lt_lapack_kind kind;
+  void *det;                    /* det[i], or logabsdet[i] (real) with sign[i] */
   void *sign;
 } det_ctx;
 
-#define DET_ONE(NAME, T, GETRF, LOG, FABS)                                                                   \
+/* T the element type, R its real type; SIGN(u) is u / |u| (a real u: its sign) */
+#define DET_ONE(NAME, T, R, LOG, ABS, SIGN)                                                                  \
   static void NAME(det_ctx *c, int64_t i) {                                                                  \
     lt_lapack_int n = c->n, lda = ld(n), info = 0, *ipiv = c->ipiv + i * n;                                  \
     T *a = lt_lapack_batch_at(&c->a, i);                                                                     \
-    if (n > 0) GETRF(&n, &n, a, &lda, ipiv, &info);                                                          \
+    if (n > 0) LT_LAPACK_CALL(c->kind, getrf_, &n, &n, (void *)a, &lda, ipiv, &info);                       \
     /* info > 0 leaves a zero on U's diagonal, which makes the product zero: no special case */              \
-    T prod = 1, logabs = 0, sgn = 1;                                                                         \
+    T prod = 1, sgn = 1;                                                                                     \
+    R logabs = 0;                                                                                            \
     for (lt_lapack_int j = 0; j < n; j++) {                                                                  \
       T u = a[(int64_t)j * lda + j];                                                                         \
+      R au = ABS(u);                                                                                         \
       if (ipiv[j] != j + 1) { prod = -prod; sgn = -sgn; }                                                    \
       prod *= u;                                                                                             \
-      if (u < 0) sgn = -sgn;                                                                                 \
-      logabs += LOG(FABS(u));                                                                                \
-      if (u == 0) sgn = 0;                                                                                   \
+      logabs += LOG(au);                                                                                     \
+      sgn = au == 0 ? 0 : sgn * SIGN(u, au);                                                                 \
     }                                                                                                        \
-    if (c->sign) { ((T *)c->det)[i] = logabs; ((T *)c->sign)[i] = sgn; }                                     \
-    else ((T *)c->det)[i] = prod;                                                                            \
+    if (c->sign) {                                                                                           \
+      /* a product of many unit numbers drifts off the unit circle: put it back */                          \
+      R as = ABS(sgn);                                                                                       \
+      ((R *)c->det)[i] = logabs;                                                                             \
+      ((T *)c->sign)[i] = as == 0 ? 0 : sgn / as;                                                            \
+    } else ((T *)c->det)[i] = prod;                                                                          \
   }
-DET_ONE(det_one_d, double, dgetrf_, log, fabs)
-DET_ONE(det_one_s, float, sgetrf_, logf, fabsf)
+#define REAL_SIGN(u, au) ((u) < 0 ? -1 : 1)
+#define COMPLEX_SIGN(u, au) ((u) / (au))
+DET_ONE(det_one_d, double, double, log, fabs, REAL_SIGN)
+DET_ONE(det_one_s, float, float, logf, fabsf, REAL_SIGN)
+DET_ONE(det_one_z, lt_cdouble, double, log, cabs, COMPLEX_SIGN)
+DET_ONE(det_one_c, lt_cfloat, float, logf, cabsf, COMPLEX_SIGN)
 
 static int det_one(void *p, int64_t i) {
   det_ctx *c = p;
-  if (c->dbl) det_one_d(c, i);
-  else det_one_s(c, i);
+  switch (c->kind) {
+  case LT_LAPACK_S: det_one_s(c, i); break;
+  case LT_LAPACK_D: det_one_d(c, i); break;
+  case LT_LAPACK_C: det_one_c(c, i); break;
+  default: det_one_z(c, i); break;
+  }
   return 0;
 }
 
-/* det (sign NULL) or slogdet into new batch-shaped tensors */
+/* det (sign NULL) or slogdet into new batch-shaped tensors: det and sign of A's
+** dtype, logabsdet of its real dtype (as PyTorch: a complex sign of modulus 1) */
 static int determinant(const char *op, lt_tensor *A, lt_tensor **det, lt_tensor **sign) {
   if (lt_meta_linalg_matrix(op, "A", A, true)) return -1;
   int nb = A->ndim - 2;
@@ -275,8 +303,8 @@ static int determinant(const char *op, lt_tensor *A, lt_tensor **det, lt_tensor 
   det_ctx c;
   memset(&c, 0, sizeof c);
   c.n = (lt_lapack_int)n;
-  c.dbl = dt == LT_FLOAT64;
-  lt_tensor *d = lt_tensor_new(dt, lt_tensor_device(A), nb, A->sizes);
+  c.kind = lt_lapack_kind_of(dt);
+  lt_tensor *d = lt_tensor_new(sign ? lt_dtype_to_real(dt) : dt, lt_tensor_device(A), nb, A->sizes);
   lt_tensor *s = sign ? lt_tensor_new(dt, lt_tensor_device(A), nb, A->sizes) : NULL;
   /* det A^T = det A: the block is a plain copy of A's row-major memory */
   if (!d || (sign && !s) || lt_lapack_batch_from(&c.a, A, true, dt, nb, A->sizes)) goto fail;
@@ -338,10 +366,15 @@ lt_tensor *lt_cpu__lu_permutation(lt_tensor *LU, lt_tensor *pivots) {
       perm[j] = perm[o];
       perm[o] = t;
     }
+    /* a one: the real part of a complex element */
     for (int64_t j = 0; j < m; j++) {
       int64_t at = b * m * m + perm[j] * m + j;
-      if (dt == LT_FLOAT64) ((double *)lt_tensor_data(P))[at] = 1;
-      else ((float *)lt_tensor_data(P))[at] = 1;
+      switch (dt) {
+      case LT_FLOAT64: ((double *)lt_tensor_data(P))[at] = 1; break;
+      case LT_COMPLEX128: ((double *)lt_tensor_data(P))[2 * at] = 1; break;
+      case LT_COMPLEX64: ((float *)lt_tensor_data(P))[2 * at] = 1; break;
+      default: ((float *)lt_tensor_data(P))[at] = 1; break;
+      }
     }
   }
   free(perm);

@@ -1,8 +1,9 @@
 /*
 ** linalg_solve_chol.c — the CPU kernels of linalg.cholesky_ex (LAPACK's
-** potrf) and linalg.solve_triangular (BLAS's trsm, which, as PyTorch's
-** kernel, divides by a zero diagonal rather than refusing it), over the
-** column-major batches of lapack_batch.h.
+** potrf: A = L L^H for Hermitian complex A) and linalg.solve_triangular
+** (BLAS's trsm, which, as PyTorch's kernel, divides by a zero diagonal rather
+** than refusing it), over the column-major batches of lapack_batch.h, for the
+** four dtypes LAPACK has.
 */
 #include <string.h>
 #include <cblas.h>
@@ -17,27 +18,25 @@ typedef struct chol_ctx {
   lt_lapack_batch a;
   int32_t *info;
   lt_lapack_int n;
-  bool upper, dbl;
+  size_t es;                    /* element size */
+  lt_lapack_kind kind;
+  bool upper;
 } chol_ctx;
 
 static int chol_one(void *p, int64_t i) {
   chol_ctx *c = p;
   lt_lapack_int n = c->n, lda = n > 1 ? n : 1, info = 0;
   char uplo = c->upper ? 'U' : 'L';
-  void *a = lt_lapack_batch_at(&c->a, i);
-  if (n > 0) {
-    if (c->dbl) dpotrf_(&uplo, &n, a, &lda, &info, 1);
-    else spotrf_(&uplo, &n, a, &lda, &info, 1);
-  }
+  char *a = lt_lapack_batch_at(&c->a, i);
+  if (n > 0) LT_LAPACK_CALL(c->kind, potrf_, &uplo, &n, (void *)a, &lda, &info, 1);
   c->info[i] = info;
   /* potrf leaves the other triangle as it was: the factor has zeros there.
-  ** Column-major: element (r, col) is at col * n + r. */
-  for (lt_lapack_int col = 0; col < n; col++)
-    for (lt_lapack_int r = 0; r < n; r++) {
-      if (c->upper ? r <= col : r >= col) continue;
-      if (c->dbl) ((double *)a)[(int64_t)col * n + r] = 0;
-      else ((float *)a)[(int64_t)col * n + r] = 0;
-    }
+  ** Column-major: element (r, col) is at col * n + r; the zeroed part of a
+  ** column is one run: rows col+1.. (upper) or rows ..col-1 (lower) */
+  for (lt_lapack_int col = 0; col < n; col++) {
+    int64_t r0 = c->upper ? col + 1 : 0, r1 = c->upper ? n : col;
+    if (r1 > r0) memset(a + ((int64_t)col * n + r0) * (int64_t)c->es, 0, (size_t)(r1 - r0) * c->es);
+  }
   return 0;
 }
 
@@ -51,7 +50,8 @@ int lt_cpu_linalg_cholesky_ex(lt_tensor *A, bool upper, bool check_errors, lt_te
   memset(&c, 0, sizeof c);
   c.n = (lt_lapack_int)n;
   c.upper = upper;
-  c.dbl = lt_tensor_dtype(A) == LT_FLOAT64;
+  c.kind = lt_lapack_kind_of(lt_tensor_dtype(A));
+  c.es = lt_dtype_size(lt_tensor_dtype(A));
   lt_tensor *inf = lt_lapack_int_tensor(lt_tensor_device(A), nb, A->sizes, 0, NULL);
   if (!inf || lt_lapack_batch_from(&c.a, A, false, lt_tensor_dtype(A), nb, A->sizes)) goto fail;
   c.info = lt_tensor_data(inf);
@@ -71,7 +71,8 @@ fail:
 
 typedef struct tri_ctx {
   lt_lapack_batch a, b;
-  bool upper, left, unit, dbl;
+  bool upper, left, unit;
+  lt_lapack_kind kind;
 } tri_ctx;
 
 static int tri_one(void *p, int64_t i) {
@@ -81,12 +82,15 @@ static int tri_one(void *p, int64_t i) {
   enum CBLAS_SIDE side = c->left ? CblasLeft : CblasRight;
   enum CBLAS_UPLO uplo = c->upper ? CblasUpper : CblasLower;
   enum CBLAS_DIAG diag = c->unit ? CblasUnit : CblasNonUnit;
-  if (c->dbl)
-    cblas_dtrsm(CblasColMajor, side, uplo, CblasNoTrans, diag, m, n, 1.0, lt_lapack_batch_at(&c->a, i), lda,
-                lt_lapack_batch_at(&c->b, i), m);
-  else
-    cblas_strsm(CblasColMajor, side, uplo, CblasNoTrans, diag, m, n, 1.0f, lt_lapack_batch_at(&c->a, i), lda,
-                lt_lapack_batch_at(&c->b, i), m);
+  void *a = lt_lapack_batch_at(&c->a, i), *b = lt_lapack_batch_at(&c->b, i);
+  static const float one_c[2] = { 1, 0 };
+  static const double one_z[2] = { 1, 0 };
+  switch (c->kind) {
+  case LT_LAPACK_S: cblas_strsm(CblasColMajor, side, uplo, CblasNoTrans, diag, m, n, 1.0f, a, lda, b, m); break;
+  case LT_LAPACK_D: cblas_dtrsm(CblasColMajor, side, uplo, CblasNoTrans, diag, m, n, 1.0, a, lda, b, m); break;
+  case LT_LAPACK_C: cblas_ctrsm(CblasColMajor, side, uplo, CblasNoTrans, diag, m, n, one_c, a, lda, b, m); break;
+  default: cblas_ztrsm(CblasColMajor, side, uplo, CblasNoTrans, diag, m, n, one_z, a, lda, b, m); break;
+  }
   return 0;
 }
 
@@ -101,7 +105,7 @@ lt_tensor *lt_cpu_linalg_solve_triangular(lt_tensor *A, lt_tensor *B, bool upper
   c.upper = upper;
   c.left = left;
   c.unit = unitriangular;
-  c.dbl = lt_tensor_dtype(A) == LT_FLOAT64;
+  c.kind = lt_lapack_kind_of(lt_tensor_dtype(A));
   lt_tensor *r = NULL;
   if (!lt_lapack_batch_from(&c.a, A, false, lt_tensor_dtype(A), g.nbatch, g.batch) &&
       !lt_lapack_batch_from(&c.b, B, false, lt_tensor_dtype(A), g.nbatch, g.batch)) {

@@ -9,8 +9,15 @@
 #include "meta/linalg_solve.h"
 #include "meta/meta.h"
 
+int lt_meta_linalg_floating(const char *op, const char *arg, const lt_tensor *a) {
+  lt_dtype d = lt_tensor_dtype(a);
+  if (d == LT_FLOAT32 || d == LT_FLOAT64 || d == LT_COMPLEX64 || d == LT_COMPLEX128) return 0;
+  return lt_error("%s: argument '%s' must be float32, float64, complex64 or complex128, got %s", op, arg,
+                  lt_dtype_name(d));
+}
+
 int lt_meta_linalg_matrix(const char *op, const char *arg, const lt_tensor *a, bool square) {
-  if (lt_meta_check_f32_or_f64(op, arg, a)) return -1;
+  if (lt_meta_linalg_floating(op, arg, a)) return -1;
   if (a->ndim < 2)
     return lt_error("%s: argument '%s' must have at least 2 dimensions (a matrix or a batch of them), got %d-D",
                     op, arg, a->ndim);
@@ -50,7 +57,7 @@ static bool vector_rhs(const lt_tensor *a, const lt_tensor *b) {
 int lt_meta_linalg_rhs(const char *op, const char *an, const lt_tensor *a, const char *bn, const lt_tensor *b,
                        bool left, bool matrix_only, lt_linalg_rhs *g) {
   if (lt_meta_linalg_matrix(op, an, a, true)) return -1;
-  if (lt_meta_check_f32_or_f64(op, bn, b) || lt_meta_linalg_same_dtype(op, an, a, bn, b)) return -1;
+  if (lt_meta_linalg_floating(op, bn, b) || lt_meta_linalg_same_dtype(op, an, a, bn, b)) return -1;
   memset(g, 0, sizeof *g);
   g->n = a->sizes[a->ndim - 1];
   g->vector = !matrix_only && vector_rhs(a, b);

@@ -12,7 +12,9 @@
 
 #include "core/tensor.h"
 
-/* arg is a float32/float64 tensor of >= 2 dims; square too when `square` */
+/* arg is float32, float64, complex64 or complex128: the dtypes LAPACK has */
+int lt_meta_linalg_floating(const char *op, const char *arg, const lt_tensor *a);
+/* arg is such a tensor of >= 2 dims; square too when `square` */
 int lt_meta_linalg_matrix(const char *op, const char *arg, const lt_tensor *a, bool square);
 /* b has a's dtype (argument names an and bn) */
 int lt_meta_linalg_same_dtype(const char *op, const char *an, const lt_tensor *a, const char *bn, const lt_tensor *b);

@@ -286,7 +286,7 @@ T.test("shape, dtype and option errors name the argument", function()
   T.raises(function() L.solve(a, torch.ones(3, 2, { dtype = f64 }), { left = false }) end, "linalg.solve", "'B'", "columns")
   T.raises(function() L.solve(a:expand(2, 3, 3), torch.ones(3, 3, 2, { dtype = f64 })) end, "linalg.solve", "batch dims", "'B'")
   T.raises(function() L.solve(a, torch.ones(3, { dtype = f32 })) end, "linalg.solve", "same dtype")
-  T.raises(function() L.inv(torch.ones(3, 3, { dtype = torch.int64 })) end, "linalg.inv", "'A'", "float32 or float64", "int64")
+  T.raises(function() L.inv(torch.ones(3, 3, { dtype = torch.int64 })) end, "linalg.inv", "'A'", "float32, float64, complex64 or complex128", "int64")
   T.raises(function() L.inv(torch.ones(3, { dtype = f64 })) end, "linalg.inv", "'A'", "2 dimensions")
   T.raises(function() L.det(torch.ones(2, 3, { dtype = f64 })) end, "linalg.det", "'A'", "square")
   T.raises(function() torch.det(torch.ones(2, 3, { dtype = f64 })) end, "det:", "square")
@@ -401,13 +401,52 @@ T.test("gradcheck lu_solve (B), lstsq (full rank), matrix_exp, matrix_power, mul
   T.ok(gc(function(x) return L.vander(x) end, { leaf(torch.randn({ 2, 3 }, { dtype = f64 })) }))
 end)
 
-T.test("gradcheck/gradgradcheck lu_factor and lu (square)", function()
+T.test("gradcheck/gradgradcheck lu_factor and lu (square, wide, tall)", function()
   local a = leaf(torch.randn({ 2, 4, 4 }, { dtype = f64 }))
   T.ok(gc(function(x) return (L.lu_factor(x)) end, { a }))
   T.ok(ggc(function(x) return (L.lu_factor(x)) end, { a }))
   T.ok(gc(function(x) local _, l, u = L.lu(x); return l, u end, { a }))
-  local w = leaf(torch.randn({ 3, 5 }, { dtype = f64 }))
-  T.raises(function() local lu = L.lu_factor(w); lu:sum():backward() end, "linalg.lu_factor", "non-square", "not implemented")
+  for _, sz in ipairs { { 3, 5 }, { 2, 5, 3 } } do
+    local w = leaf(torch.randn(sz, { dtype = f64 }))
+    T.ok(gc(function(x) return (L.lu_factor(x)) end, { w }))
+    T.ok(ggc(function(x) return (L.lu_factor(x)) end, { w }))
+    T.ok(gc(function(x) local _, l, u = L.lu(x); return l, u end, { w }))
+  end
+end)
+
+T.test("lu_factor's gradient for wide and tall A against PyTorch", function()
+  if not P.available() then return T.skip(P.why()) end
+  local w, t = torch.randn({ 3, 5 }, { dtype = f64 }), torch.randn({ 5, 3 }, { dtype = f64 })
+  local gw, gt = torch.randn({ 3, 5 }, { dtype = f64 }), torch.randn({ 5, 3 }, { dtype = f64 })
+  local r = P.run({ w = w, t = t, gw = gw, gt = gt }, table.concat({
+    "w.requires_grad_(); t.requires_grad_()",
+    "torch.linalg.lu_factor(w)[0].backward(gw)",
+    "P, Lo, U = torch.linalg.lu(t); (Lo * gt).sum().backward()",
+  }, "\n"), { "w.grad", "t.grad" })
+  local x = w:clone():requires_grad_()
+  L.lu_factor(x):backward(gw)
+  close(x.grad, r[1], 1e-10, "wide")
+  local y = t:clone():requires_grad_()
+  local _, lo = L.lu(y)
+  ;(lo * gt):sum():backward()
+  close(y.grad, r[2], 1e-10, "tall")
+end)
+
+T.test("det's gradient at singular A is the cofactor matrix", function()
+  -- rank n-1: the cofactors are finite and nonzero; rank n-2: all zero
+  local r1 = torch.tensor({ { 1, 2, 3 }, { 2, 4, 6 }, { 1, 0, 1 } }, { dtype = f64 })
+  local r2 = torch.tensor({ { 1, 2, 3 }, { 2, 4, 6 }, { 3, 6, 9 } }, { dtype = f64 })
+  local cof1 = torch.tensor({ { 4, 4, -4 }, { -2, -2, 2 }, { 0, 0, 0 } }, { dtype = f64 })
+  local x = torch.stack({ r1, r2, torch.eye(3, { dtype = f64 }) * 2 }):requires_grad_()
+  L.det(x):sum():backward()
+  close(x.grad[1], cof1, 1e-12, "rank n-1")
+  close(x.grad[2], torch.zeros(3, 3, { dtype = f64 }), 1e-12, "rank n-2")
+  close(x.grad[3], torch.eye(3, { dtype = f64 }) * 4, 1e-12, "the invertible one in the same batch")
+  T.ok(gc(function(a) return L.det(a) end, { r1:clone():requires_grad_() }))
+  T.ok(gc(function(a) return L.det(a) end, { r2:clone():requires_grad_() }))
+  local y = r1:clone():requires_grad_()
+  torch.det(y):backward()
+  close(y.grad, cof1, 1e-12, "torch.det")
 end)
 
 T.done()
