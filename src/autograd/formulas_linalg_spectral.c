@@ -133,34 +133,6 @@ out:
   return r;
 }
 
-/* X with M X = B for complex square M, through the real system of twice the size
-** [[re M, -im M], [im M, re M]] [re X; im X] = [re B; im B], so that the derivatives of
-** eig run on the real linalg.solve, whose own derivatives give double backward */
-static lt_tensor *solve_complex(lt_tensor *M, lt_tensor *B) {
-  pool P = {0};
-  int64_t n = M->sizes[M->ndim - 1];
-  lt_tensor *r = NULL, *mr, *mi, *nmi, *top, *bot, *big, *br, *bi, *rhs, *X, *xr, *xi;
-  TRY(mr, lt_real(M));
-  TRY(mi, lt_imag(M));
-  TRY(nmi, lt_neg(mi));
-  lt_tensor *t2[2] = {mr, nmi}, *b2[2] = {mi, mr};
-  TRY(top, lt_cat(t2, 2, -1));
-  TRY(bot, lt_cat(b2, 2, -1));
-  lt_tensor *g2[2] = {top, bot};
-  TRY(big, lt_cat(g2, 2, -2));
-  TRY(br, lt_real(B));
-  TRY(bi, lt_imag(B));
-  lt_tensor *r2[2] = {br, bi};
-  TRY(rhs, lt_cat(r2, 2, -2));
-  TRY(X, lt_linalg_solve(big, rhs, true));
-  TRY(xr, lt_narrow(X, -2, 0, n));
-  TRY(xi, lt_narrow(X, -2, n, n));
-  r = lt_complex(xr, xi);
-out:
-  lt_tpool_drop(&P);
-  return r;
-}
-
 /* ---- eigh ---- */
 
 lt_tensor *lt_grad_linalg_eigh(lt_tensor *gL, lt_tensor *gV, lt_tensor *L, lt_tensor *V) {
@@ -232,7 +204,7 @@ lt_tensor *lt_grad_linalg_eig(lt_tensor *gL, lt_tensor *gV, lt_tensor *L, lt_ten
   }
   if (!inner) { r = lt_zeros(lt_intlist_make(V->sizes, V->ndim), V->dtype, lt_tensor_device(V)); goto out; }
   TRY(right, lt_matmul(inner, vh));
-  r = solve_complex(vh, right);                             /* V^-H (inner V^H) */
+  r = lt_linalg_solve(vh, right, true);                             /* V^-H (inner V^H) */
 out:
   lt_tpool_drop(&P);
   return r;
