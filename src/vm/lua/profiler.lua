@@ -102,6 +102,41 @@ local function finish(raw, t_base)
       e.total_mem = m
     end
   end
+  -- the op that launched each kernel or copy: the innermost op open on the launching thread
+  -- when it was queued (the latest-started op holding that time)
+  local ops_of = {}
+  for _, e in ipairs(raw) do
+    if e.kind == "op" then
+      local l = ops_of[e.tid] or {}
+      ops_of[e.tid] = l
+      l[#l + 1] = e
+    end
+  end
+  for _, e in ipairs(raw) do
+    if e.launch_ns then
+      local l = ops_of[e.launch_tid] or {}
+      local lo, hi = 1, #l        -- the last op started at or before the launch
+      while lo <= hi do
+        local mid = (lo + hi) // 2
+        if l[mid].t0 <= e.launch_ns then lo = mid + 1 else hi = mid - 1 end
+      end
+      for i = hi, 1, -1 do
+        if l[i].t1 >= e.launch_ns then
+          e.launcher = l[i]
+          l[i].cuda_time = (l[i].cuda_time or 0) + e.dur
+          break
+        end
+      end
+    end
+  end
+  for i = #raw, 1, -1 do
+    local e = raw[i]
+    if timed[e.kind] then
+      local c = e.cuda_time or 0
+      for _, k in ipairs(e.children) do c = c + (k.total_cuda or 0) end
+      e.total_cuda = c
+    end
+  end
   -- which op made each backward node: the innermost op whose seq range holds the node's seq
   local maker = {}
   for _, e in ipairs(raw) do
@@ -153,6 +188,9 @@ function Profile:_save()
   if self._step_open then P.range_pop(); self._step_open = false end
   local raw = P.collect()
   if self._cuda_collect then self._cuda_collect(self, raw) end
+  for _, e in ipairs(raw) do
+    if e.kind == "kernel" or e.kind == "memcpy" then self._has_cuda_events = true; break end
+  end
   self._events = finish(raw, self._t_start)
   self._saved = true
   if self.on_trace_ready then self.on_trace_ready(self) end
@@ -285,7 +323,7 @@ function Profile:key_averages(opts)
         g.self_cpu_time_total = g.self_cpu_time_total + e.self_dur
         g.cpu_memory_usage = g.cpu_memory_usage + (e.total_mem or 0)
         g.self_cpu_memory_usage = g.self_cpu_memory_usage + (e.self_mem or 0)
-        g.cuda_time_total = g.cuda_time_total + (e.cuda_time or 0)
+        g.cuda_time_total = g.cuda_time_total + (e.total_cuda or 0)
         g.self_cuda_time_total = g.self_cuda_time_total + (e.cuda_time or 0)
       else   -- device work: its time is device time
         g.cuda_time_total = g.cuda_time_total + e.dur
@@ -365,7 +403,7 @@ function Averages:table(opts)
     namew = math.max(namew, math.min(#r.key, maxw))
   end
   local cols = { { "Name", namew } }
-  local function col(h) cols[#cols + 1] = { h, 12 } end
+  local function col(h) cols[#cols + 1] = { h, math.max(12, #h) } end
   for _, h in ipairs({ "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg" }) do col(h) end
   if self.cuda then for _, h in ipairs({ "Self CUDA", "Self CUDA %", "CUDA total", "CUDA time avg" }) do col(h) end end
   if self.memory then col("CPU Mem"); col("Self CPU Mem") end
@@ -501,6 +539,7 @@ function Profile:_trace()
       if e.kind == "backward" then args["Sequence number"] = e.seq end
       if e.kind == "op" and e.backward then args["Sequence number"] = e.backward.seq end
       if e.device then args.device = e.device; args.stream = e.stream end
+      if e.bytes and e.kind == "memcpy" then args.bytes = e.bytes end
       if e.correlation then args.correlation = e.correlation end
       evs[#evs + 1] = { ph = "X", cat = CATEGORY[e.kind] or e.kind, name = e.name, pid = e.pid, tid = e.tid,
         ts = us(e.ts), dur = us(e.dur), args = args }
@@ -523,9 +562,11 @@ function Profile:_trace()
       end
     end
   end
+  local gpu = {}
+  for _, e in ipairs(self._events) do if e.gpu then gpu[e.pid] = true end end
   for p in pairs(pids) do
-    evs[#evs + 1] = { ph = "M", name = "process_name", pid = p, tid = 0,
-      args = { name = p == pid and "lutorch" or ("lutorch worker " .. p) } }
+    local name = gpu[p] and ("CUDA device " .. p) or p == pid and "lutorch" or ("lutorch worker " .. p)
+    evs[#evs + 1] = { ph = "M", name = "process_name", pid = p, tid = 0, args = { name = name } }
   end
   for _, pt in pairs(tids) do
     evs[#evs + 1] = { ph = "M", name = "thread_name", pid = pt[1], tid = pt[2],
@@ -616,6 +657,29 @@ function profiler.profile(opts, fn)
     if not ok then error(err, 0) end
   end
   return self
+end
+
+-- ProfilerActivity.CUDA: the CUDA backend's events around its launches and copies
+-- (torch.cuda._trace, src/cuda/trace.c), on one track per device and stream
+function profiler._cuda_attach(self)
+  local ok, avail = pcall(function() return torch.cuda.is_available() end)
+  if not ok or not avail then
+    self.cuda_unavailable = torch.cuda.unavailable_reason and torch.cuda.unavailable_reason() or "not available"
+    return
+  end
+  local trace, collect = torch.cuda._trace, torch.cuda._trace_collect
+  if not trace then return end
+  self._cuda_on = function() trace(true) end
+  self._cuda_off = function() trace(false) end
+  self._cuda_collect = function(_, raw)
+    local n = 0
+    for _, k in ipairs(collect()) do
+      n = n + 1
+      raw[#raw + 1] = { name = k.name, kind = k.kind, t0 = k.t0, t1 = k.t1, id = -n, parent = -1, depth = 0,
+        pid = k.device, tid = k.stream, launch_ns = k.launch_ns, launch_tid = k.tid, device = k.device,
+        stream = k.stream, bytes = k.kind == "memcpy" and k.bytes or nil, gpu = true }
+    end
+  end
 end
 
 -- record_function(name): a range on the profiler's timeline, as a guard
