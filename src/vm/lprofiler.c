@@ -42,7 +42,7 @@ static const char *const kind_names[] = { "op", "backward", "user_annotation", "
 typedef struct pf_event {
   const char *name;       /* static (op and node names) unless owns_name */
   char *shapes;           /* "[[2, 3], []]" with record_shapes; owned */
-  char *dtypes;           /* "[float32, None]"; owned */
+  char *dtypes;           /* "[float32, None]": inside shapes' allocation */
   char *stack;            /* frames "file:line function" separated by '\n'; owned */
   int64_t t0, t1;         /* ns, CLOCK_MONOTONIC */
   int64_t self_mem;       /* bytes allocated minus freed while this was the innermost event */
@@ -162,30 +162,49 @@ static void sb_add(strbuf *b, const char *s, size_t len) {
   b->n += len;
   b->s[b->n] = 0;
 }
-static void sb_str(strbuf *b, const char *s) { sb_add(b, s, strlen(s)); }
 
+/* appending to a fixed buffer, truncating (no snprintf: this runs at every op) */
+typedef struct fixbuf { char *s; size_t n, cap; } fixbuf;
+static void fb_str(fixbuf *b, const char *s) {
+  while (*s && b->n + 1 < b->cap) b->s[b->n++] = *s++;
+  b->s[b->n] = 0;
+}
+static void fb_int(fixbuf *b, int64_t v) {
+  char tmp[24];
+  int k = 0;
+  uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+  do { tmp[k++] = (char)('0' + u % 10); u /= 10; } while (u);
+  if (v < 0) tmp[k++] = '-';
+  while (k > 0 && b->n + 1 < b->cap) b->s[b->n++] = tmp[--k];
+  b->s[b->n] = 0;
+}
+
+/* "[[2, 3], []]" and "[float32, None]" in one allocation (dtypes points into
+** shapes' block), built on the stack first */
 static void record_inputs(pf_event *e, const lt_tensor *const *in, int n) {
-  strbuf sh = {0}, dt = {0};
-  char num[32];
-  sb_str(&sh, "[");
-  sb_str(&dt, "[");
+  char shb[1024], dtb[512];
+  fixbuf sh = { shb, 0, sizeof shb }, dt = { dtb, 0, sizeof dtb };
+  fb_str(&sh, "[");
+  fb_str(&dt, "[");
   for (int i = 0; i < n; i++) {
-    if (i) { sb_str(&sh, ", "); sb_str(&dt, ", "); }
     const lt_tensor *x = in[i];
-    sb_str(&sh, "[");
-    if (x) {
-      for (int d = 0; d < x->ndim; d++) {
-        int k = snprintf(num, sizeof num, d ? ", %lld" : "%lld", (long long)x->sizes[d]);
-        sb_add(&sh, num, (size_t)k);
-      }
+    fb_str(&sh, i ? ", [" : "[");
+    for (int d = 0; x && d < x->ndim; d++) {
+      if (d) fb_str(&sh, ", ");
+      fb_int(&sh, x->sizes[d]);
     }
-    sb_str(&sh, "]");
-    sb_str(&dt, x ? lt_dtype_name(x->dtype) : "None");
+    fb_str(&sh, "]");
+    if (i) fb_str(&dt, ", ");
+    fb_str(&dt, x ? lt_dtype_name(x->dtype) : "None");
   }
-  sb_str(&sh, "]");
-  sb_str(&dt, "]");
-  e->shapes = sh.s;
-  e->dtypes = dt.s;
+  fb_str(&sh, "]");
+  fb_str(&dt, "]");
+  char *block = malloc(sh.n + dt.n + 2);
+  if (!block) return;
+  memcpy(block, shb, sh.n + 1);
+  memcpy(block + sh.n + 1, dtb, dt.n + 1);
+  e->shapes = block;
+  e->dtypes = block + sh.n + 1;
 }
 
 /* the Lua frames of the state that started the session, innermost first */
@@ -271,7 +290,6 @@ static void free_events(pf_thread *t) {
     pf_event *e = &t->ev[i];
     if (e->owns_name) free((char *)e->name);
     free(e->shapes);
-    free(e->dtypes);
     free(e->stack);
   }
   t->n = 0;
