@@ -637,6 +637,9 @@ function profiler.profile(opts, fn)
     if a == "CUDA" then self.cuda = true end
   end
   if opts.use_cuda then self.cuda = true end
+  for _, k in ipairs({ "with_flops", "with_modules", "experimental_config" }) do
+    if opts[k] then error(("profiler.profile: argument '%s' is not supported"):format(k), 2) end
+  end
   if opts.schedule ~= nil and type(opts.schedule) ~= "function" then
     error("profiler.profile: argument 'schedule' must be a function (torch.profiler.schedule{...})", 2)
   end
