@@ -87,6 +87,9 @@ local function worker_main(loader, id, nw, seed, sock)
   for fd in pairs(parent_socks) do D.close(fd) end
   parent_socks = {}
   collate.in_worker = true
+  -- a profiler running in the parent is not this process's: its hooks off, its events dropped
+  -- (the fetch times go back with each batch instead)
+  PF.stop(); PF.clear()
   worker_info = { id = id, num_workers = nw, seed = seed, dataset = loader.dataset }
   torch.set_num_threads(1)
   torch.manual_seed(seed)
