@@ -93,15 +93,6 @@ local function finish(raw, t_base)
       e.cpu_parent = e.parent >= 0 and by_id[e.parent] or nil
     end
   end
-  -- total memory: an event's own change and its descendants' (children come later in t0 order)
-  for i = #raw, 1, -1 do
-    local e = raw[i]
-    if timed[e.kind] then
-      local m = e.self_mem or 0
-      for _, c in ipairs(e.children) do m = m + (c.total_mem or 0) end
-      e.total_mem = m
-    end
-  end
   -- the op that launched each kernel or copy: the innermost op open on the launching thread
   -- when it was queued (the latest-started op holding that time)
   local ops_of = {}
@@ -129,12 +120,17 @@ local function finish(raw, t_base)
       end
     end
   end
+  -- totals of memory and device time: an event's own and its descendants' (children come
+  -- later in t0 order, so a backward walk sees them first)
   for i = #raw, 1, -1 do
     local e = raw[i]
     if timed[e.kind] then
-      local c = e.cuda_time or 0
-      for _, k in ipairs(e.children) do c = c + (k.total_cuda or 0) end
-      e.total_cuda = c
+      local m, c = e.self_mem or 0, e.cuda_time or 0
+      for _, k in ipairs(e.children) do
+        m = m + (k.total_mem or 0)
+        c = c + (k.total_cuda or 0)
+      end
+      e.total_mem, e.total_cuda = m, c
     end
   end
   -- which op made each backward node: the innermost op whose seq range holds the node's seq
@@ -540,25 +536,17 @@ function Profile:_trace()
       if e.kind == "op" and e.backward then args["Sequence number"] = e.backward.seq end
       if e.device then args.device = e.device; args.stream = e.stream end
       if e.bytes and e.kind == "memcpy" then args.bytes = e.bytes end
-      if e.correlation then args.correlation = e.correlation end
       evs[#evs + 1] = { ph = "X", cat = CATEGORY[e.kind] or e.kind, name = e.name, pid = e.pid, tid = e.tid,
         ts = us(e.ts), dur = us(e.dur), args = args }
-      if e.kind == "backward" and e.forward then
-        -- a flow from the forward op to its backward node: the start binds to the op's
-        -- slice, the end ("bp": "e") to the node's
+      -- flows: from a forward op to its backward node (fwdbwd), from an op to the kernel or
+      -- copy it launched (ac2g); the start binds to the source's slice, the end ("bp": "e")
+      -- to this one's
+      local from, cat = e.forward, "fwdbwd"
+      if e.launcher then from, cat = e.launcher, "ac2g" end
+      if from and (e.kind == "backward" or cat == "ac2g") then
         flow = flow + 1
-        local f = e.forward
-        evs[#evs + 1] = { ph = "s", id = flow, cat = "fwdbwd", name = "fwdbwd", pid = f.pid, tid = f.tid, ts = us(f.ts) }
-        evs[#evs + 1] = { ph = "f", bp = "e", id = flow, cat = "fwdbwd", name = "fwdbwd", pid = e.pid, tid = e.tid,
-          ts = us(e.ts) }
-      end
-      if e.launcher then
-        -- a kernel or copy: a flow from the op that launched it
-        flow = flow + 1
-        local f = e.launcher
-        evs[#evs + 1] = { ph = "s", id = flow, cat = "ac2g", name = "ac2g", pid = f.pid, tid = f.tid, ts = us(f.ts) }
-        evs[#evs + 1] = { ph = "f", bp = "e", id = flow, cat = "ac2g", name = "ac2g", pid = e.pid, tid = e.tid,
-          ts = us(e.ts) }
+        evs[#evs + 1] = { ph = "s", id = flow, cat = cat, name = cat, pid = from.pid, tid = from.tid, ts = us(from.ts) }
+        evs[#evs + 1] = { ph = "f", bp = "e", id = flow, cat = cat, name = cat, pid = e.pid, tid = e.tid, ts = us(e.ts) }
       end
     end
   end
