@@ -187,7 +187,16 @@ function Profile:_save()
   for _, e in ipairs(raw) do
     if e.kind == "kernel" or e.kind == "memcpy" then self._has_cuda_events = true; break end
   end
-  self._events = finish(raw, self._t_start)
+  local evs = finish(raw, self._t_start)
+  if not self.cpu then
+    -- CUDA alone: the host's events were needed to find each kernel's launcher, no more
+    local kept = {}
+    for _, e in ipairs(evs) do
+      if e.gpu then e.launcher = nil; kept[#kept + 1] = e end
+    end
+    evs = kept
+  end
+  self._events = evs
   self._saved = true
   if self.on_trace_ready then self.on_trace_ready(self) end
 end
@@ -622,9 +631,10 @@ function profiler.profile(opts, fn)
     if a ~= "CPU" and a ~= "CUDA" then
       error(("profiler.profile: activities: unknown activity %s (ProfilerActivity.CPU or .CUDA)"):format(tostring(a)), 2)
     end
-    if a == "CUDA" then self.cuda = true end
+    if a == "CUDA" then self.cuda = true else self.cpu = true end
   end
   if opts.use_cuda then self.cuda = true end
+  if not self.cuda then self.cpu = true end      -- an empty list: the default, CPU
   for _, k in ipairs({ "with_flops", "with_modules", "experimental_config" }) do
     if opts[k] then error(("profiler.profile: argument '%s' is not supported"):format(k), 2) end
   end

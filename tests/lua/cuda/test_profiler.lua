@@ -62,6 +62,16 @@ T.test("the trace: a CUDA device process and flows from ops to kernels", functio
   S.remove()
 end)
 
+T.test("CUDA only: the device's events alone", function()
+  local prof = P.profile({ activities = { P.ProfilerActivity.CUDA } }, function() local _ = torch.ones(4):cuda() * 2 end)
+  local n = 0
+  for _, e in ipairs(prof:events()) do
+    n = n + 1
+    T.ok(e.kind == "kernel" or e.kind == "memcpy", e.kind .. " " .. e.name)
+  end
+  T.ok(n >= 2, "the copy and the kernel")
+end)
+
 T.test("CPU only: no CUDA events", function()
   local prof = P.profile({}, function() local _ = torch.ones(4):cuda() * 2 end)
   for _, e in ipairs(prof:events()) do T.ok(e.kind ~= "kernel" and e.kind ~= "memcpy", e.name) end
