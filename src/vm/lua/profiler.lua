@@ -633,8 +633,8 @@ function profiler.profile(opts, fn)
     end
     if a == "CUDA" then self.cuda = true else self.cpu = true end
   end
-  if opts.use_cuda then self.cuda = true end
   if not self.cuda then self.cpu = true end      -- an empty list: the default, CPU
+  if opts.use_cuda then self.cuda = true end      -- the older spelling: CPU and CUDA
   for _, k in ipairs({ "with_flops", "with_modules", "experimental_config" }) do
     if opts[k] then error(("profiler.profile: argument '%s' is not supported"):format(k), 2) end
   end
