@@ -527,7 +527,7 @@ function Profile:_trace()
   local flow = 0
   for _, e in ipairs(self._events) do
     pids[e.pid] = true
-    tids[e.pid .. ":" .. e.tid] = { e.pid, e.tid }
+    tids[e.pid .. ":" .. e.tid] = { e.pid, e.tid, e.gpu }
     if e.kind == "memory" then
       evs[#evs + 1] = { ph = "i", s = "t", cat = "cpu_instant_event", name = "[memory]", pid = e.pid, tid = e.tid,
         ts = us(e.ts), args = { ["Addr"] = e.addr, ["Bytes"] = e.bytes, ["Total Allocated"] = e.total,
@@ -567,7 +567,7 @@ function Profile:_trace()
   end
   for _, pt in pairs(tids) do
     evs[#evs + 1] = { ph = "M", name = "thread_name", pid = pt[1], tid = pt[2],
-      args = { name = (type(pt[2]) == "string" and pt[2]) or ("thread " .. pt[2]) } }
+      args = { name = (pt[3] and "stream " or "thread ") .. pt[2] } }
   end
   return { schemaVersion = 1, displayTimeUnit = "ms", traceEvents = evs,
     otherData = { profiler = "lutorch", version = torch.__version__ } }
