@@ -303,8 +303,12 @@ static void clear_events(void) {
     /* keep the open events: move them to the front */
     pf_event keep[MAX_DEPTH];
     int nk = t->depth < MAX_DEPTH ? t->depth : MAX_DEPTH;
-    for (int k = 0; k < nk; k++) { keep[k] = t->ev[t->open[k]]; t->ev[t->open[k]].owns_name = false;
-      t->ev[t->open[k]].shapes = t->ev[t->open[k]].dtypes = t->ev[t->open[k]].stack = NULL; }
+    for (int k = 0; k < nk; k++) {
+      pf_event *e = &t->ev[t->open[k]];
+      keep[k] = *e;
+      e->owns_name = false;     /* what it owns moves with the copy */
+      e->shapes = e->dtypes = e->stack = NULL;
+    }
     free_events(t);
     for (int k = 0; k < nk; k++) { t->ev[k] = keep[k]; t->open[k] = k; }
     t->n = (size_t)nk;
