@@ -506,6 +506,17 @@ local function fail_value(op)
   else return "-1" end
 end
 
+-- The profiler hook's enter call (dispatch.h): the op's tensor arguments, so the
+-- profiler can record their shapes (Tensor[] lists are not passed)
+local function hook_enter(op)
+  local ts = {}
+  for _, a in ipairs(op.c_args) do
+    if a.type == "Tensor" or a.type == "Tensor?" then ts[#ts + 1] = a.name end
+  end
+  if #ts == 0 then return ("lt_dispatch_call_hook(LT_OP_%s, 0, NULL, 0)"):format(op.name) end
+  return ("lt_dispatch_call_hook(LT_OP_%s, 0, (const lt_tensor *const[]){ %s }, %d)"):format(op.name, join(ts), #ts)
+end
+
 c([[
 static inline lt_keyset lt_tensors_keys(lt_tensor *const *ts, int n) {
   lt_keyset k = 0;
@@ -532,9 +543,9 @@ for i, op in ipairs(ops) do
     c("}\n")
     -- profile wrapper
     c(("static %s profile_%s(%s) {"):format(rt, op.name, plist({ "lt_keyset ks", table.unpack(params) })))
-    c(("  lt_dispatch_call_hook(LT_OP_%s, 0);"):format(op.name))
+    c(("  %s;"):format(hook_enter(op)))
     c(("  %s lt__r = lt_%s_redispatch(%s);"):format(rt, op.name, join({ "ks", table.unpack(args) })))
-    c(("  lt_dispatch_call_hook(LT_OP_%s, 1);"):format(op.name))
+    c(("  lt_dispatch_call_hook(LT_OP_%s, 1, NULL, 0);"):format(op.name))
     c("  return lt__r;\n}\n")
   end
 end
@@ -664,6 +675,13 @@ for _, op in ipairs(ops) do
         -- the out slot is NULL for the functional form
         for j, a in ipairs(args) do if a == "out" then args[j] = "NULL" end end
       end
+      -- not dispatched, so no Profile key: the profiler sees it from here
+      c("  if (lt_tls_included & LT_KEYBIT(LT_KEY_PROFILE)) {")
+      c(("    %s;"):format(hook_enter(op)))
+      c(("    %s lt__r = %s(%s);"):format(rt, op.composite, join(args)))
+      c(("    lt_dispatch_call_hook(LT_OP_%s, 1, NULL, 0);"):format(op.name))
+      c("    return lt__r;")
+      c("  }")
       c(("  return %s(%s);"):format(op.composite, join(args)))
     elseif op.composite_inplace then
       c("  lt_tls_inplace_op = true;")

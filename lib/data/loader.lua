@@ -19,6 +19,7 @@
 -- through it, so no path leaves processes or zombies behind.
 local torch = torch or require("torch")
 local D = torch._data
+local PF = torch._profiler     -- torch.profiler's primitives: fetches become ranges while it records
 local class = require "torch_class"
 local dataset = require "data.dataset"
 local sampler = require "data.sampler"
@@ -86,6 +87,9 @@ local function worker_main(loader, id, nw, seed, sock)
   for fd in pairs(parent_socks) do D.close(fd) end
   parent_socks = {}
   collate.in_worker = true
+  -- a profiler running in the parent is not this process's: its hooks off, its events dropped
+  -- (the fetch times go back with each batch instead)
+  PF.stop(); PF.clear()
   worker_info = { id = id, num_workers = nw, seed = seed, dataset = loader.dataset }
   torch.set_num_threads(1)
   torch.manual_seed(seed)
@@ -107,12 +111,15 @@ local function worker_main(loader, id, nw, seed, sock)
     if not got or msg.stop then D.exit(0) end   -- EOF: the parent is done with us
     if msg.reset then f.reset()
     else
+      local t0 = msg.prof and PF.now_ns()
       local fok, res = xpcall(f.fetch, debug.traceback, msg.idx)
       local reply
       if not fok then reply = { id = msg.id, err = tostring(res) }
       elseif res == DONE then reply = { id = msg.id, done = true }
       elseif res == nil then reply = { id = msg.id, err = "collate_fn returned nil" }
       else reply = { id = msg.id, batch = res } end
+      -- the parent's profiler records this fetch on the worker's own track
+      if t0 then reply.prof_t0, reply.prof_t1, reply.prof_pid = t0, PF.now_ns(), D.getpid() end
       local sent, serr = D.send(sock, reply)
       if not sent then
         if serr:find("Broken pipe", 1, true) or serr:find("reset", 1, true) then D.exit(0) end
@@ -292,7 +299,7 @@ function Iter:_try_put()
     if idx == nil then self.exhausted = true; return end
   end
   self.send_idx = self.send_idx + 1
-  local ok = D.send(w.sock, { id = self.send_idx, idx = idx })
+  local ok = D.send(w.sock, { id = self.send_idx, idx = idx, prof = PF.recording() or nil })
   if not ok then self:_worker_gone(w) end
   self.task_worker[self.send_idx] = w
   w.outstanding = w.outstanding + 1
@@ -345,6 +352,10 @@ function Iter:_receive()
     local ok, msg = D.recv(w.sock)
     if not ok then self:_worker_gone(w) end
     self:_check(w, msg)
+    if msg.prof_t0 then
+      PF.add_event{ name = "DataLoader worker fetch", t0 = msg.prof_t0, t1 = msg.prof_t1, pid = msg.prof_pid,
+                    tid = msg.prof_pid }
+    end
     w.outstanding = w.outstanding - 1
     if msg.done then
       w.active = false
@@ -355,7 +366,18 @@ function Iter:_receive()
   end
 end
 
+-- the next batch; while torch.profiler records, each call is a range named as PyTorch's
 function Iter:next()
+  if not PF.recording() then return self:_next() end
+  PF.range_push(self.loader.num_workers == 0 and "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
+    or "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__")
+  local ok, b = pcall(self._next, self)
+  PF.range_pop()
+  if not ok then error(b, 0) end
+  return b
+end
+
+function Iter:_next()
   if self.finished then return nil end
   if self.loader.num_workers == 0 then
     local b

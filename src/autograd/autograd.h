@@ -166,4 +166,11 @@ lt_tensor *lt_grad_to_device(lt_tensor *grad, const lt_input_meta *self_meta);
 
 void lt_autograd_init(void);    /* installs the tensor free hook; idempotent */
 
+/* Profiling (vm/lprofiler.c). The engine calls the hook around each node's
+** apply, phase 0 before and 1 after (after a failure too); NULL, the default,
+** costs one branch per node. lt_node_seq_peek is the seq the next node will
+** get: read before and after an op, it says which nodes the op made. */
+extern void (*lt_autograd_node_hook)(const lt_node *n, int phase);
+uint64_t lt_node_seq_peek(void);
+
 #endif

@@ -19,6 +19,8 @@ bool lt_node_is_accumulator(const lt_node *n);
 
 static atomic_uint epoch_counter;
 
+void (*lt_autograd_node_hook)(const lt_node *n, int phase) = NULL;
+
 /* ---- a growable array of nodes ---- */
 typedef struct node_vec { lt_node **v; size_t n, cap; } node_vec;
 
@@ -282,7 +284,10 @@ static int run_backward(lt_tensor *const *roots, lt_tensor *const *grads, int n,
       free(grads_out);
       grads_out = calloc((size_t)(x->num_next > 0 ? x->num_next : 1), sizeof(lt_tensor *));
       if (!grads_out) { lt_error("backward: out of memory"); goto done; }
-      if (x->ops->apply(x, in, grads_out) < 0) {
+      if (lt_autograd_node_hook) lt_autograd_node_hook(x, 0);
+      int applied = x->ops->apply(x, in, grads_out);
+      if (lt_autograd_node_hook) lt_autograd_node_hook(x, 1);
+      if (applied < 0) {
         for (int j = 0; j < x->num_next; j++) lt_tensor_release(grads_out[j]);
         goto done;
       }

@@ -16,6 +16,7 @@ static atomic_ullong next_seq;
 static atomic_llong live_nodes;
 
 int64_t lt_node_live_count(void) { return atomic_load(&live_nodes); }
+uint64_t lt_node_seq_peek(void) { return atomic_load_explicit(&next_seq, memory_order_relaxed); }
 
 /* one allocation per node: header, edges, input metadata and the op's context */
 static size_t align16(size_t n) { return (n + 15) & ~(size_t)15; }

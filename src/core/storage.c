@@ -11,6 +11,7 @@
 #define INLINE_BYTES 64      /* storages up to this size live inside their header */
 
 void (*lt_storage_bytes_hook)(int64_t delta) = NULL;
+void (*lt_storage_trace_hook)(const lt_storage *s, int64_t delta) = NULL;
 
 typedef struct inline_storage {
   lt_storage s;
@@ -60,6 +61,7 @@ lt_storage *lt_storage_new(lt_device dev, size_t nbytes) {
   s->device = dev;
   s->release = NULL;
   s->release_ctx = NULL;
+  if (lt_storage_trace_hook) lt_storage_trace_hook(s, (int64_t)nbytes);
   return s;
 }
 
@@ -86,6 +88,7 @@ void lt_storage_retain(lt_storage *s) {
 void lt_storage_release(lt_storage *s) {
   if (!s) return;
   if (atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) != 1) return;
+  if (lt_storage_trace_hook && s->kind != LT_STORAGE_EXTERNAL) lt_storage_trace_hook(s, -(int64_t)s->nbytes);
   if (s->kind == LT_STORAGE_ALLOCATED) {
     s->allocator->free(s->allocator, s->data, s->nbytes);
     if (lt_storage_bytes_hook) lt_storage_bytes_hook(-(int64_t)s->nbytes);

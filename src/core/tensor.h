@@ -103,6 +103,10 @@ void lt_storage_retain(lt_storage *s);
 void lt_storage_release(lt_storage *s);
 /* Hook for the Lua binding: called with +bytes / -bytes as storages are made and freed. */
 extern void (*lt_storage_bytes_hook)(int64_t delta);
+/* Hook for the profiler (vm/lprofiler.c): every storage lutorch allocates, inline
+** ones included, as it is made (+nbytes) and freed (-nbytes); memory wrapped
+** with lt_storage_from_blob is not ours and is not reported. NULL when off. */
+extern void (*lt_storage_trace_hook)(const lt_storage *s, int64_t delta);
 
 /* ---- tensor ---- */
 struct lt_node;            /* autograd graph node (src/autograd) */

@@ -28,6 +28,7 @@
 #include "core/error.h"
 #include "cuda/alloc.h"
 #include "cuda/cuda.h"
+#include "cuda/trace.h"
 #include "dispatch/dispatch.h"
 #include "kernels_cuda.h"   /* generated: lt_cuda_kernel_table */
 
@@ -108,7 +109,9 @@ static int copy_to_host(void *dst, const lt_storage *src, size_t offset, size_t 
   if (lt_cuda_enter(dev, &g, op) < 0) return -1;
   const lt_cu_driver *drv = lt_cuda_driver();
   lt_cu_stream s = lt_cuda_current_stream(dev);
+  int tr = lt_cuda_tracing ? lt_cuda_trace_begin(dev, (void *)s, "Memcpy DtoH", LT_CUDA_TRACE_MEMCPY, nbytes) : -1;
   lt_cu_result r = drv->memcpy_dtoh_async(dst, storage_ptr(src, offset), nbytes, s);
+  lt_cuda_trace_end(tr);
   int rc = r != LT_CU_SUCCESS ? lt_cuda_fail(op, dev, "memcpy_dtoh_async", r) : 0;
   if (rc == 0 && (r = drv->stream_synchronize(s)) != LT_CU_SUCCESS) rc = lt_cuda_fail(op, dev, "stream_synchronize", r);
   lt_cuda_leave(&g);
@@ -126,7 +129,9 @@ static int copy_from_host(lt_storage *dst, size_t offset, const void *src, size_
   if (lt_cuda_enter(dev, &g, op) < 0) return -1;
   const lt_cu_driver *drv = lt_cuda_driver();
   lt_cu_stream s = lt_cuda_current_stream(dev);
+  int tr = lt_cuda_tracing ? lt_cuda_trace_begin(dev, (void *)s, "Memcpy HtoD", LT_CUDA_TRACE_MEMCPY, nbytes) : -1;
   lt_cu_result r = drv->memcpy_htod_async(storage_ptr(dst, offset), src, nbytes, s);
+  lt_cuda_trace_end(tr);
   int rc = r != LT_CU_SUCCESS ? lt_cuda_fail(op, dev, "memcpy_htod_async", r) : 0;
   if (rc == 0 && (r = drv->stream_synchronize(s)) != LT_CU_SUCCESS) rc = lt_cuda_fail(op, dev, "stream_synchronize", r);
   lt_cuda_leave(&g);
@@ -156,9 +161,12 @@ static int queue_dtod(const lt_tensor *dst, const lt_tensor *src) {
   int dev = lt_tensor_device(dst).index;
   lt_cuda_guard g;
   if (lt_cuda_enter(dev, &g, op) < 0) return -1;
+  lt_cu_stream s = lt_cuda_current_stream(dev);
+  int tr = lt_cuda_tracing ? lt_cuda_trace_begin(dev, (void *)s, "Memcpy DtoD", LT_CUDA_TRACE_MEMCPY, tensor_bytes(dst)) : -1;
   lt_cu_result r = lt_cuda_driver()->memcpy_dtod_async((lt_cu_ptr)(uintptr_t)lt_tensor_data(dst),
                                                        (lt_cu_ptr)(uintptr_t)lt_tensor_data(src),
-                                                       tensor_bytes(dst), lt_cuda_current_stream(dev));
+                                                       tensor_bytes(dst), s);
+  lt_cuda_trace_end(tr);
   lt_cuda_leave(&g);
   return r != LT_CU_SUCCESS ? lt_cuda_fail(op, dev, "memcpy_dtod_async", r) : 0;
 }

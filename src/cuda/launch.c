@@ -7,6 +7,7 @@
 #include <string.h>
 #include "core/error.h"
 #include "cuda/launch.h"
+#include "cuda/trace.h"
 #include "dispatch/dispatch.h"
 
 /* The nvcc build is linked into the module only where nvcc was found; a weak
@@ -40,10 +41,14 @@ int lt_cuda_launch_begin(lt_cuda_launch *l, int dev, bool have_device_build, con
   ** stream (a test knob of the fake) answers NOT_READY; the kernel runs
   ** anyway, as the CPU's kernels do under the fake. */
   if (l->host) (void)lt_cuda_driver()->stream_synchronize(s);
+  l->trace = lt_cuda_tracing ? lt_cuda_trace_begin(dev, l->stream, op, LT_CUDA_TRACE_KERNEL, 0) : -1;
   return 0;
 }
 
-void lt_cuda_launch_end(lt_cuda_launch *l) { lt_cuda_leave(&l->g); }
+void lt_cuda_launch_end(lt_cuda_launch *l) {
+  if (l->trace >= 0) lt_cuda_trace_end(l->trace);
+  lt_cuda_leave(&l->g);
+}
 
 int lt_cuda_launch_result(const lt_cuda_launch *l, const char *op, int rc, const char *(*errstr)(int)) {
   if (rc == LT_CK_OK) { atomic_fetch_add(&counts[l->host ? 0 : 1], 1); return 0; }

@@ -25,6 +25,7 @@ typedef struct lt_cuda_launch {
   void *stream;       /* the device's current stream (a CUstream) */
   int dev;
   bool host;          /* the host build runs (fake driver) */
+  int trace;          /* torch.profiler's record of this launch (cuda/trace.h), -1: none */
   lt_cuda_guard g;
 } lt_cuda_launch;
 

@@ -17,6 +17,7 @@
 #include "cuda/alloc.h"
 #include "cuda/blas.h"
 #include "cuda/cuda.h"
+#include "cuda/trace.h"
 
 int luaopen_lutorch_cuda(lua_State *L);
 
@@ -541,6 +542,36 @@ static int l_fake_hold_stream(lua_State *L) {
   return 1;
 }
 
+/* torch.profiler's CUDA activity (cuda/trace.h): _trace(true|false) starts or
+** stops the events around launches and copies; _trace_collect() returns them
+** as {name, kind = "kernel"|"memcpy", t0, t1, launch_ns (host ns), tid,
+** device, stream, bytes} */
+static int l_trace(lua_State *L) {
+  lt_cuda_trace_set(lua_toboolean(L, 1));
+  return 0;
+}
+
+static void push_trace_event(void *ud, const lt_cuda_trace_event *e) {
+  lua_State *L = ud;
+  lua_createtable(L, 0, 10);
+  lua_pushstring(L, e->name); lua_setfield(L, -2, "name");
+  lua_pushstring(L, e->kind == LT_CUDA_TRACE_MEMCPY ? "memcpy" : "kernel"); lua_setfield(L, -2, "kind");
+  lua_pushinteger(L, e->t0); lua_setfield(L, -2, "t0");
+  lua_pushinteger(L, e->t1 >= e->t0 ? e->t1 : e->t0); lua_setfield(L, -2, "t1");
+  lua_pushinteger(L, e->launch_ns); lua_setfield(L, -2, "launch_ns");
+  lua_pushinteger(L, e->tid); lua_setfield(L, -2, "tid");
+  lua_pushinteger(L, e->dev); lua_setfield(L, -2, "device");
+  lua_pushinteger(L, (lua_Integer)e->stream); lua_setfield(L, -2, "stream");
+  lua_pushinteger(L, (lua_Integer)e->bytes); lua_setfield(L, -2, "bytes");
+  lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+}
+
+static int l_trace_collect(lua_State *L) {
+  lua_newtable(L);
+  lt_cuda_trace_collect(push_trace_event, L);
+  return 1;
+}
+
 /* For tests: the cuBLAS GEMM calls made since the last reset (cuda/blas.h) */
 static int l_blas_calls(lua_State *L) {
   lua_pushinteger(L, lt_cuda_blas_calls(lua_toboolean(L, 1)));
@@ -550,6 +581,7 @@ static int l_blas_calls(lua_State *L) {
 static const luaL_Reg functions[] = {
   {"_kernel_counts", l_kernel_counts}, {"_pending_pinned_copies", l_pending_pinned},
   {"_fake_calls", l_fake_calls}, {"_fake_hold_stream", l_fake_hold_stream}, {"_blas_calls", l_blas_calls},
+  {"_trace", l_trace}, {"_trace_collect", l_trace_collect},
   {"Stream", l_stream_new}, {"Event", l_event_new}, {"current_stream", l_current_stream},
   {"default_stream", l_default_stream}, {"set_stream", l_set_stream}, {"stream", l_stream_guard},
   {"device", l_device_guard},

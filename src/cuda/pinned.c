@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include "core/error.h"
 #include "cuda/cuda.h"
+#include "cuda/trace.h"
 
 /* ---- pinned storages ---- */
 
@@ -119,8 +120,10 @@ int lt_cuda_copy_from_pinned_async(lt_storage *dst, size_t offset, lt_storage *s
   const lt_cu_driver *drv = lt_cuda_driver();
   lt_cu_stream s = lt_cuda_current_stream(dev);
   int rc = 0;
+  int tr = lt_cuda_tracing ? lt_cuda_trace_begin(dev, (void *)s, "Memcpy HtoD (Pinned)", LT_CUDA_TRACE_MEMCPY, nbytes) : -1;
   lt_cu_result r = drv->memcpy_htod_async((lt_cu_ptr)(uintptr_t)dst->data + offset, (const char *)src->data + src_offset,
                                           nbytes, s);
+  lt_cuda_trace_end(tr);
   if (r != LT_CU_SUCCESS) rc = lt_cuda_fail(op, dev, "memcpy_htod_async", r);
   p->e = NULL;
   if (rc == 0 && (r = drv->event_create(&p->e, LT_CU_EVENT_DISABLE_TIMING)) != LT_CU_SUCCESS)

@@ -124,7 +124,7 @@ void lt_dispatch_set_hook(lt_dispatch_hook_fn fn, void *ud) {
   else lt_tls_included &= ~LT_KEYBIT(LT_KEY_PROFILE);
 }
 
-void lt_dispatch_call_hook(int op, int phase) {
+void lt_dispatch_call_hook(int op, int phase, const lt_tensor *const *in, int n) {
   lt_dispatch_hook_fn fn = lt_dispatch_hook;
-  if (fn) fn(hook_ud, op, phase);
+  if (fn) fn(hook_ud, op, phase, in, n);
 }

@@ -108,11 +108,15 @@ int lt_dispatch_register(int op, lt_dispatch_key key, void *fn);
 ** backend's or a NULL table. */
 int lt_dispatch_register_backend(lt_dispatch_key key, void *const *table);
 
-/* Profiling: while a hook is set, the Profile key is in every thread's
-** included set... of the thread that set it; the hook sees every op call. */
-typedef void (*lt_dispatch_hook_fn)(void *ud, int op, int phase);   /* phase 0 enter, 1 exit */
+/* Profiling: while a hook is set, the Profile key is in the included set of
+** the thread that set it (only that one: the pool's threads run kernels'
+** loops, not entry points), and the hook sees every op call it makes: dispatched ops through
+** their Profile wrappers, composite ops from their entry points. Phase 0
+** (enter) passes the op's tensor arguments (NULL entries for absent optional
+** ones; Tensor[] lists are not passed), phase 1 (exit) none. */
+typedef void (*lt_dispatch_hook_fn)(void *ud, int op, int phase, const lt_tensor *const *in, int n);
 void lt_dispatch_set_hook(lt_dispatch_hook_fn fn, void *ud);         /* NULL removes it */
-void lt_dispatch_call_hook(int op, int phase);
+void lt_dispatch_call_hook(int op, int phase, const lt_tensor *const *in, int n);
 extern lt_dispatch_hook_fn lt_dispatch_hook;
 
 #endif

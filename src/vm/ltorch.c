@@ -358,16 +358,8 @@ static int l_ops(lua_State *L) {
   return 1;
 }
 
-/* ---- torch.profile(fn): every op call fn makes, counted and timed through
-** the dispatcher's Profile key ---- */
+/* ---- clocks (torch.profile and torch.profiler are src/vm/lua/profiler.lua) ---- */
 #include <time.h>
-#define PROFILE_DEPTH 64
-typedef struct profile_state {
-  int64_t *calls;
-  double *seconds;
-  double start[PROFILE_DEPTH];
-  int depth;
-} profile_state;
 
 static double now_seconds(void) {
   struct timespec ts;
@@ -381,46 +373,7 @@ static int l_time(lua_State *L) {
   return 1;
 }
 
-static void profile_hook(void *ud, int op, int phase) {
-  profile_state *ps = ud;
-  if (phase == 0) {
-    if (ps->depth < PROFILE_DEPTH) ps->start[ps->depth] = now_seconds();
-    ps->depth++;
-    ps->calls[op]++;
-  } else {
-    ps->depth--;
-    /* only outermost calls count time, so nested ops are not counted twice */
-    if (ps->depth == 0) ps->seconds[op] += now_seconds() - ps->start[0];
-  }
-}
-
-static int l_profile(lua_State *L) {
-  luaL_checktype(L, 1, LUA_TFUNCTION);
-  if (lt_dispatch_hook) return luaL_error(L, "profile: a profiler is already running");
-  profile_state *ps = lua_newuserdatauv(L, sizeof(profile_state), 0);
-  int64_t *calls = lua_newuserdatauv(L, sizeof(int64_t) * (size_t)lt_num_ops, 0);
-  double *secs = lua_newuserdatauv(L, sizeof(double) * (size_t)lt_num_ops, 0);
-  memset(calls, 0, sizeof(int64_t) * (size_t)lt_num_ops);
-  memset(secs, 0, sizeof(double) * (size_t)lt_num_ops);
-  ps->calls = calls; ps->seconds = secs; ps->depth = 0;
-  lt_dispatch_set_hook(profile_hook, ps);
-  lua_pushvalue(L, 1);
-  int status = lua_pcall(L, 0, 0, 0);
-  lt_dispatch_set_hook(NULL, NULL);
-  if (status != LUA_OK) return lua_error(L);
-  lua_createtable(L, 0, 8);
-  for (int i = 0; i < lt_num_ops; i++) {
-    if (!calls[i]) continue;
-    lua_createtable(L, 0, 2);
-    lua_pushinteger(L, calls[i]); lua_setfield(L, -2, "calls");
-    lua_pushnumber(L, secs[i]); lua_setfield(L, -2, "seconds");
-    lua_setfield(L, -2, lt_op_table[i].name);
-  }
-  return 1;
-}
-
 static const luaL_Reg core_functions[] = {
-  {"profile", l_profile},
   {"set_default_dtype", l_set_default_dtype}, {"get_default_dtype", l_get_default_dtype},
   {"is_tensor", l_is_tensor}, {"isTensor", l_is_tensor}, {"promote_types", l_promote_types},
   {"set_num_threads", l_set_num_threads}, {"get_num_threads", l_get_num_threads},

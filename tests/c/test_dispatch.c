@@ -24,9 +24,10 @@ static lt_tensor *fake_autograd_neg(lt_keyset ks, lt_tensor *self, lt_tensor *ou
 }
 
 static int hook_enter, hook_exit, hook_last_op;
-static void hook(void *ud, int op, int phase) {
-  (void)ud;
-  if (phase == 0) hook_enter++; else hook_exit++;
+static int hook_inputs = -1;
+static void hook(void *ud, int op, int phase, const lt_tensor *const *in, int n) {
+  (void)ud; (void)in;
+  if (phase == 0) { hook_enter++; hook_inputs = n; } else hook_exit++;
   hook_last_op = op;
 }
 
@@ -62,6 +63,7 @@ TEST(select_and_fallthrough) {
   CHECK_EQ_INT(hook_enter, 1);
   CHECK_EQ_INT(hook_exit, 1);
   CHECK_EQ_INT(hook_last_op, LT_OP_neg);
+  CHECK_EQ_INT(hook_inputs, 1);     /* neg's one tensor argument, for record_shapes */
   lt_tensor_release(r);
   lt_dispatch_register(LT_OP_neg, LT_KEY_AUTOGRAD, NULL);
   /* no kernel at all */
