@@ -398,10 +398,10 @@ static int l_profile(lua_State *L) {
   luaL_checktype(L, 1, LUA_TFUNCTION);
   if (lt_dispatch_hook) return luaL_error(L, "profile: a profiler is already running");
   profile_state *ps = lua_newuserdatauv(L, sizeof(profile_state), 0);
-  int64_t *calls = lua_newuserdatauv(L, sizeof(int64_t) * (size_t)lt_num_ops, 0);
-  double *secs = lua_newuserdatauv(L, sizeof(double) * (size_t)lt_num_ops, 0);
-  memset(calls, 0, sizeof(int64_t) * (size_t)lt_num_ops);
-  memset(secs, 0, sizeof(double) * (size_t)lt_num_ops);
+  int64_t *calls = lua_newuserdatauv(L, sizeof(int64_t) * (size_t)lt_dispatch_max_ops(), 0);
+  double *secs = lua_newuserdatauv(L, sizeof(double) * (size_t)lt_dispatch_max_ops(), 0);
+  memset(calls, 0, sizeof(int64_t) * (size_t)lt_dispatch_max_ops());
+  memset(secs, 0, sizeof(double) * (size_t)lt_dispatch_max_ops());
   ps->calls = calls; ps->seconds = secs; ps->depth = 0;
   lt_dispatch_set_hook(profile_hook, ps);
   lua_pushvalue(L, 1);
@@ -409,7 +409,7 @@ static int l_profile(lua_State *L) {
   lt_dispatch_set_hook(NULL, NULL);
   if (status != LUA_OK) return lua_error(L);
   lua_createtable(L, 0, 8);
-  for (int i = 0; i < lt_num_ops; i++) {
+  for (int i = 0; i < lt_dispatch_max_ops(); i++) {
     if (!calls[i]) continue;
     lua_createtable(L, 0, 2);
     lua_pushinteger(L, calls[i]); lua_setfield(L, -2, "calls");
