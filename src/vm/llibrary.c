@@ -648,6 +648,10 @@ static const luaL_Reg library_functions[] = {
   {"_schema", l_schema}, {"_parse", l_parse}, {"_list", l_list}, {NULL, NULL}
 };
 
+/* a C extension's luaopen_* whose registration failed (include/lutorch/extension.h) */
+int lt_ext_lua_error(lua_State *L);
+int lt_ext_lua_error(lua_State *L) { return luaL_error(L, "%s", lt_error_message()); }
+
 /* C extensions loaded by a stock lua5.4 resolve the core's symbols against the
 ** object holding it, which lua5.4 opened with RTLD_LOCAL: promote it to global. */
 static void export_core_symbols(void) {
