@@ -139,12 +139,16 @@ static const char *tag_name(int tag) {
   return tag >= 0 && tag <= LT_ARG_FLOAT_LIST ? names[tag] : "an unknown value";
 }
 
-int lt_custom_check_arg(const lt_custom_op *op, const lt_schema_arg *a, const lt_ivalue *v, const char *what) {
+static bool value_matches(const lt_schema_arg *a, const lt_ivalue *v) {
   bool ok = v->tag == (int)a->type || (v->tag == LT_ARG_NONE && a->optional);
   if (ok && v->tag == LT_ARG_TENSOR && !v->u.t) ok = a->optional;
   if (ok && v->tag == LT_ARG_TENSOR_LIST)
     for (int i = 0; i < v->u.tl.n; i++) if (!v->u.tl.v[i]) ok = false;
-  if (ok) return 0;
+  return ok;
+}
+
+int lt_custom_check_arg(const lt_custom_op *op, const lt_schema_arg *a, const lt_ivalue *v, const char *what) {
+  if (value_matches(a, v)) return 0;
   if (what) return lt_error("%s: %s must be %s, got %s", op->schema.qualname, what, lt_arg_type_name(a), tag_name(v->tag));
   return lt_error("%s: argument '%s' must be %s, got %s", op->schema.qualname, a->name, lt_arg_type_name(a), tag_name(v->tag));
 }
@@ -217,9 +221,11 @@ static int check_results(const lt_custom_op *op, const lt_ivalue *args, lt_ivalu
                           s->qualname, who, i + 1, r->alias, aname);
       }
     }
-    char what[64];
-    snprintf(what, sizeof what, "%s's result %d", who, i + 1);
-    if (lt_custom_check_arg(op, r, &rets[i], what) < 0) return -1;
+    if (!value_matches(r, &rets[i])) {   /* the message is made only when it is needed */
+      char what[64];
+      snprintf(what, sizeof what, "%s's result %d", who, i + 1);
+      return lt_custom_check_arg(op, r, &rets[i], what);
+    }
   }
   return 0;
 }
