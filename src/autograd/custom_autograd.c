@@ -135,6 +135,36 @@ static int autograd_kernel(void *ud, const lt_custom_op *op, lt_keyset ks, const
   return 0;
 }
 
+/* An op that writes into its inputs has no derivative: under grad mode, writing into a
+** tensor that requires grad would leave its graph silently wrong, so it is refused. */
+static int mutation_guard(void *ud, const lt_custom_op *op, lt_keyset ks, const lt_ivalue *args, lt_ivalue *rets) {
+  (void)ud;
+  const lt_schema *s = &op->schema;
+  for (int i = 0; lt_grad_enabled() && i < s->nargs; i++) {
+    if (!s->args[i].is_mutable) continue;
+    int n = args[i].tag == LT_ARG_TENSOR ? 1 : args[i].tag == LT_ARG_TENSOR_LIST ? args[i].u.tl.n : 0;
+    for (int k = 0; k < n; k++) {
+      lt_tensor *t = args[i].tag == LT_ARG_TENSOR ? args[i].u.t : args[i].u.tl.v[k];
+      if (lt_check_inplace(s->qualname, t) < 0) return -1;
+      if (t->requires_grad)
+        return lt_error("%s: argument '%s' requires grad, and the op writes into it (Tensor(%c!)) without a "
+                        "derivative; call it under torch.no_grad() or on a detached tensor",
+                        s->qualname, s->args[i].name, s->args[i].alias);
+    }
+  }
+  lt_keyset ex = lt_tls_excluded;
+  lt_tls_excluded |= LT_KEYBIT(LT_KEY_AUTOGRAD);
+  int rc = lt_custom_redispatch(op, ks, args, rets);
+  lt_tls_excluded = ex;
+  return rc;
+}
+
+int lt_custom_autograd_defaults(lt_custom_op *op) {
+  if (op->schema.mutates && !op->composite && !lt_op_table[op->id].kernel[LT_KEY_AUTOGRAD])
+    return lt_custom_set_kernel(op, LT_KEY_AUTOGRAD, mutation_guard, NULL);
+  return 0;
+}
+
 int lt_custom_register_autograd(lt_custom_op *op, const lt_custom_autograd *ag, const char *who) {
   const char *q = op->schema.qualname;
   if (op->composite)

@@ -14,6 +14,12 @@
 ** CompositeImplicitAutograd kernel (its autograd comes from the ops it calls). */
 int lt_custom_register_autograd(lt_custom_op *op, const lt_custom_autograd *ag, const char *who);
 
+/* What every op defined at run time gets at its Autograd key before anything is
+** registered: an op that writes into an input (Tensor(a!)) refuses, under grad mode,
+** a written-to tensor that requires grad (the leaf rules of in-place ops, and no
+** derivative to record). Called right after lt_custom_define. 0 or -1. */
+int lt_custom_autograd_defaults(lt_custom_op *op);
+
 /* The tensor inputs of a call in argument order, Tensor[] elements flattened: fills
 ** ts (at most max) and returns how many. */
 int lt_custom_tensor_inputs(const lt_custom_op *op, const lt_ivalue *args, lt_tensor **ts, int max);

@@ -31,7 +31,9 @@ static c_kernel *wrap(lt_ext_kernel fn, const char *who) {
 
 int lt_ext_define(const char *schema, const char *doc) {
   lt_init();
-  return lt_custom_define(schema, doc, "lt_ext_define", true);
+  int id = lt_custom_define(schema, doc, "lt_ext_define", true);
+  if (id < 0 || lt_custom_autograd_defaults(lt_custom_get(id)) < 0) return -1;
+  return id;
 }
 
 int lt_ext_impl(const char *qualname, const char *device, lt_ext_kernel fn) {

@@ -270,7 +270,7 @@ static int l_define(lua_State *L) {
   const char *schema = luaL_checkstring(L, 1);
   const char *doc = luaL_optstring(L, 2, NULL);
   int id = lt_custom_define(schema, doc, "torch.library.define", false);
-  if (id < 0) return luaL_error(L, "%s", lt_error_message());
+  if (id < 0 || lt_custom_autograd_defaults(lt_custom_get(id)) < 0) return luaL_error(L, "%s", lt_error_message());
   lua_pushstring(L, lt_op_table[id].name);
   return 1;
 }

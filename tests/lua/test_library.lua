@@ -157,6 +157,13 @@ T.test("mutation: Tensor(a!) returns its input and bumps its version", function(
   lib.impl("mylib::bad_", "cpu", function(x) return x:clone() end)
   T.raises(function() torch.ops.mylib.bad_(torch.zeros(2)) end, "it must return argument 'x' itself")
   T.raises(function() lib.register_autograd("mylib::fill7_", function() end) end, "writes into an input")
+  -- writing into a tensor that requires grad is refused under grad mode
+  local leaf = torch.zeros(2):requires_grad_(true)
+  T.raises(function() torch.ops.mylib.fill7_(leaf) end, "leaf Variable that requires grad")
+  local nonleaf = leaf * 1
+  T.raises(function() torch.ops.mylib.fill7_(nonleaf) end, "argument 'x' requires grad")
+  torch.no_grad(function() torch.ops.mylib.fill7_(leaf) end)
+  T.tensor(leaf:detach(), { 7, 7 })
   -- no result: the kernel may return nothing
   lib.define("mylib::zero_it(Tensor(a!) x) -> ()")
   lib.impl("mylib::zero_it", "cpu", function(x) x:zero_() end)
