@@ -41,7 +41,12 @@ int lt_ext_impl(const char *qualname, const char *device, lt_ext_kernel fn) {
   if (!op) return -1;
   c_kernel *k = fn ? wrap(fn, "lt_ext_impl") : NULL;
   if (fn && !k) return -1;
-  return lt_custom_impl(op, device, fn ? run_c_kernel : NULL, k, "lt_ext_impl");
+  lt_boxed_kernel old[LT_NUM_KEYS + 1];
+  memcpy(old, op->kernels, sizeof op->kernels);
+  old[LT_NUM_KEYS] = op->fake;
+  if (lt_custom_impl(op, device, fn ? run_c_kernel : NULL, k, "lt_ext_impl") < 0) { free(k); return -1; }
+  lt_custom_release_unused(op, old, LT_NUM_KEYS + 1, run_c_kernel, free);   /* what was replaced */
+  return 0;
 }
 
 int lt_ext_register_fake(const char *qualname, lt_ext_kernel fn) {
@@ -49,7 +54,10 @@ int lt_ext_register_fake(const char *qualname, lt_ext_kernel fn) {
   if (!op) return -1;
   c_kernel *k = fn ? wrap(fn, "lt_ext_register_fake") : NULL;
   if (fn && !k) return -1;
-  return lt_custom_set_fake(op, fn ? run_c_kernel : NULL, k);
+  lt_boxed_kernel old = op->fake;
+  lt_custom_set_fake(op, fn ? run_c_kernel : NULL, k);
+  lt_custom_release_unused(op, &old, 1, run_c_kernel, free);
+  return 0;
 }
 
 static int c_setup(void *ud, const lt_custom_op *op, lt_node *node, const lt_ivalue *args, const lt_ivalue *rets,
@@ -96,7 +104,11 @@ int lt_ext_register_autograd(const char *qualname, lt_ext_setup setup, lt_ext_ba
   d->setup = setup;
   d->backward = backward;
   lt_custom_autograd ag = { c_setup, c_backward, c_free_ctx, d };
+  lt_custom_autograd old = op->autograd;
   if (lt_custom_register_autograd(op, &ag, who) < 0) { free(d); return -1; }
+  /* nodes recorded with the old derivative read op->autograd when they run, so the
+  ** old context may be freed now */
+  if (old.setup == c_setup) free(old.ud);
   return 0;
 }
 

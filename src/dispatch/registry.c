@@ -100,6 +100,17 @@ int lt_custom_set_kernel(lt_custom_op *op, lt_dispatch_key key, lt_boxed_fn fn, 
   return 0;
 }
 
+void lt_custom_release_unused(const lt_custom_op *op, const lt_boxed_kernel *old, int n, lt_boxed_fn fn,
+                              void (*release)(void *ud)) {
+  for (int i = 0; i < n; i++) {
+    if (old[i].fn != fn || !old[i].ud) continue;
+    bool used = op->fake.fn == fn && op->fake.ud == old[i].ud;
+    for (int k = 0; k < LT_NUM_KEYS; k++) used |= op->kernels[k].fn == fn && op->kernels[k].ud == old[i].ud;
+    for (int j = 0; j < i; j++) used |= old[j].fn == fn && old[j].ud == old[i].ud;   /* released once */
+    if (!used) release(old[i].ud);
+  }
+}
+
 int lt_custom_set_fake(lt_custom_op *op, lt_boxed_fn fn, void *ud) {
   op->fake = (lt_boxed_kernel){ fn, ud };
   op->has_fake = fn != NULL;

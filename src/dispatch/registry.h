@@ -139,6 +139,11 @@ int lt_custom_set_kernel(lt_custom_op *op, lt_dispatch_key key, lt_boxed_fn fn, 
 ** Autograd key too: the kernel calls other ops, which record the graph), "Meta" (the
 ** fake kernel). Names are case-insensitive. 0, or -1 with an error naming who. */
 int lt_custom_impl(lt_custom_op *op, const char *device, lt_boxed_fn fn, void *ud, const char *who);
+/* After a registration replaced kernels: the contexts (ud) of the kernels in old[0..n-1]
+** whose function is fn and that no key (nor the fake slot) of op uses any more are given,
+** each once, to release. How the Lua binding and the C API free what they wrapped. */
+void lt_custom_release_unused(const lt_custom_op *op, const lt_boxed_kernel *old, int n, lt_boxed_fn fn,
+                              void (*release)(void *ud));
 /* register_fake: kept for shape inference (opcheck now; the Meta key's kernel) */
 int lt_custom_set_fake(lt_custom_op *op, lt_boxed_fn fn, void *ud);
 /* run the fake kernel: as a kernel call, results to rets */

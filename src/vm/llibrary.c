@@ -297,20 +297,16 @@ static int l_define(lua_State *L) {
   return 1;
 }
 
-/* the registration being replaced at key: its Lua function is dropped */
-static void drop_old(const lt_custom_op *op, const lt_boxed_kernel *k) {
-  if (k->fn == lua_kernel) free_fn(k->ud);
-  (void)op;
-}
+static void free_fn_ud(void *ud) { free_fn(ud); }
 
 /* torch.library._impl(qualname, device, fn|nil) */
 static int l_impl(lua_State *L) {
   lt_custom_op *op = check_op(L, 1, "torch.library.impl");
   const char *dev = luaL_checkstring(L, 2);
   if (!lua_isnil(L, 3)) luaL_checktype(L, 3, LUA_TFUNCTION);
-  lt_boxed_kernel old[LT_NUM_KEYS];
-  memcpy(old, op->kernels, sizeof old);
-  lt_boxed_kernel old_fake = op->fake;
+  lt_boxed_kernel old[LT_NUM_KEYS + 1];
+  memcpy(old, op->kernels, sizeof op->kernels);
+  old[LT_NUM_KEYS] = op->fake;
   char what[48];
   snprintf(what, sizeof what, "%s kernel", dev);
   lua_fn *f = lua_isnil(L, 3) ? NULL : new_fn(L, 3, 0, what);
@@ -318,20 +314,8 @@ static int l_impl(lua_State *L) {
     free_fn(f);
     return luaL_error(L, "%s", lt_error_message());
   }
-  /* a kernel replaced everywhere it was is freed (one lua_fn may sit at several keys) */
-  for (int k = 0; k < LT_NUM_KEYS; k++) {
-    if (old[k].fn != lua_kernel || old[k].ud == f) continue;
-    bool still = false;
-    for (int j = 0; j < LT_NUM_KEYS; j++) still |= op->kernels[j].ud == old[k].ud;
-    still |= op->fake.ud == old[k].ud;
-    for (int j = 0; j < k; j++) still |= old[j].ud == old[k].ud;   /* freed once */
-    if (!still) drop_old(op, &old[k]);
-  }
-  if (old_fake.fn == lua_kernel && old_fake.ud != op->fake.ud) {
-    bool still = false;
-    for (int j = 0; j < LT_NUM_KEYS; j++) still |= op->kernels[j].ud == old_fake.ud;
-    if (!still) drop_old(op, &old_fake);
-  }
+  /* a function replaced everywhere it was registered is dropped */
+  lt_custom_release_unused(op, old, LT_NUM_KEYS + 1, lua_kernel, free_fn_ud);
   return 0;
 }
 
@@ -342,7 +326,7 @@ static int l_register_fake(lua_State *L) {
   lt_boxed_kernel old = op->fake;
   lua_fn *f = new_fn(L, 2, 0, "fake kernel");
   lt_custom_set_fake(op, lua_kernel, f);
-  if (old.fn == lua_kernel) drop_old(op, &old);
+  lt_custom_release_unused(op, &old, 1, lua_kernel, free_fn_ud);
   return 0;
 }
 
@@ -450,8 +434,9 @@ static int l_register_autograd(lua_State *L) {
     free_fn(f);
     return luaL_error(L, "%s", lt_error_message());
   }
-  /* nodes recorded before keep pointing at the op's current derivative: the old one stays */
-  (void)old; (void)had;
+  /* nodes recorded before run the op's current derivative (op->autograd), so the old
+  ** functions can go */
+  if (had && old.setup == lua_setup && old.ud) free_fn(old.ud);
   return 0;
 }
 
