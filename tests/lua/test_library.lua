@@ -52,6 +52,8 @@ T.test("save_for_backward and several inputs", function()
   local a = torch.randn(3, f64):requires_grad_(true)
   local b = torch.randn(3, f64):requires_grad_(true)
   T.ok(torch.autograd.gradcheck(torch.ops.mylib.mulsin, { a, b }))
+  -- the backward is written with ops, so it is differentiable: double backward works
+  T.ok(torch.autograd.gradgradcheck(torch.ops.mylib.mulsin, { a, b }))
   -- only one input wants a gradient
   local c = torch.randn(3, f64)
   torch.ops.mylib.mulsin(a, c):sum():backward()
