@@ -38,6 +38,11 @@ else bad "cc tests/ext/relu_ext.c" "$(cat "$tmp/cc.log")"; finish; fi
 # the module leaves the core's symbols to its host: no liblutorch of its own
 if ldd "$tmp/swish_ext.so" 2>/dev/null | grep -q liblutorch; then bad "swish_ext.so does not link liblutorch"; else ok; fi
 
+# lua5.4 itself is not sanitized: under a sanitizer build the runtime comes first, preloaded
+LUA54="lua5.4"
+asan=$(ldd "$BUILD/torch.so" 2>/dev/null | awk '/libasan/ { print $3 }')
+[ -n "$asan" ] && LUA54="env LD_PRELOAD=$asan${LD_PRELOAD:+:$LD_PRELOAD} lua5.4"
+
 LP="$ROOT/tests/lua/?.lua;$ROOT/examples/extension/?.lua;$ROOT/lib/?.lua;$ROOT/lib/?/init.lua;;"
 CP="$tmp/?.so;;"
 
@@ -48,10 +53,10 @@ contains "ext_checks.lua under build/lutorch ran every test" " 0 failed" "$out"
 
 # -- from a stock lua5.4, which loads torch.so itself
 if command -v lua5.4 >/dev/null 2>&1; then
-  out=$(LUA_PATH="$LP" LUA_CPATH="$BUILD/?.so;$CP" $TO lua5.4 tests/ext/ext_checks.lua 2>&1); rc=$?
+  out=$(LUA_PATH="$LP" LUA_CPATH="$BUILD/?.so;$CP" $TO $LUA54 tests/ext/ext_checks.lua 2>&1); rc=$?
   if [ $rc -eq 0 ]; then ok; else bad "ext_checks.lua under lua5.4" "rc=$rc: $out"; fi
   # require "swish_ext" before require "torch" says what is missing rather than crashing
-  out=$(LUA_PATH="$LP" LUA_CPATH="$CP" $TO lua5.4 -e 'print(pcall(require, "swish_ext"))' 2>&1)
+  out=$(LUA_PATH="$LP" LUA_CPATH="$CP" $TO $LUA54 -e 'print(pcall(require, "swish_ext"))' 2>&1)
   contains "lua5.4: the extension without torch fails cleanly" "false" "$out"
 else
   echo "SKIP lua5.4 checks: no lua5.4"
@@ -68,7 +73,7 @@ contains "ext_save.lua saves" "saved" "$out"
 out=$(LUA_PATH="$LP" LUA_CPATH="$CP" $TO "$BUILD/lutorch" tests/ext/ext_load.lua "$tmp/net.lt" 2>&1)
 contains "ext_load.lua loads in another process" "loaded: same output" "$out"
 if command -v lua5.4 >/dev/null 2>&1; then
-  out=$(LUA_PATH="$LP" LUA_CPATH="$BUILD/?.so;$CP" $TO lua5.4 tests/ext/ext_load.lua "$tmp/net.lt" 2>&1)
+  out=$(LUA_PATH="$LP" LUA_CPATH="$BUILD/?.so;$CP" $TO $LUA54 tests/ext/ext_load.lua "$tmp/net.lt" 2>&1)
   contains "ext_load.lua loads under lua5.4" "loaded: same output" "$out"
 fi
 # without the extension's class the load says which class is missing
