@@ -265,7 +265,8 @@ DATADIR = $(PREFIX)/share/lutorch
 LUA_LMOD = $(PREFIX)/share/lua/5.4
 LUA_CMOD = $(PREFIX)/lib/lua/5.4
 PUB_HDRS := core/tensor.h core/dtype.h core/alloc.h core/error.h core/rng.h core/backend.h core/views.h \
-            cpu/parallel.h cpu/cpu.h dispatch/dispatch.h autograd/autograd.h
+            cpu/parallel.h cpu/cpu.h dispatch/dispatch.h autograd/autograd.h \
+            dispatch/registry.h autograd/custom_autograd.h autograd/extension.h
 PUB_INC = $(BUILD)/include/lutorch
 PUB_FILES = $(addprefix $(PUB_INC)/,$(PUB_HDRS)) $(PUB_INC)/lt_ops.h
 LUA_MODS := $(sort $(shell find lib -name '*.lua' 2>/dev/null))
@@ -315,6 +316,7 @@ install: all $(BUILD)/liblutorch.so.$(VERSION)
 	if [ -f $(BUILD)/lutorch_cuda.so ]; then install -m 755 $(BUILD)/lutorch_cuda.so $(DESTDIR)$(LUA_CMOD)/lutorch_cuda.so && \
 	  install -d $(DESTDIR)$(LIBDIR)/lutorch && ln -sf ../lua/5.4/lutorch_cuda.so $(DESTDIR)$(LIBDIR)/lutorch/lutorch_cuda.so; fi
 	install -m 644 include/lutorch.h $(DESTDIR)$(INCDIR)/lutorch.h
+	install -m 644 include/lutorch/extension.h $(DESTDIR)$(INCDIR)/lutorch/extension.h
 	for h in lt_ops.h $(PUB_HDRS); do install -D -m 644 $(PUB_INC)/$$h $(DESTDIR)$(INCDIR)/lutorch/$$h || exit 1; done
 	for f in $(LUA_MODS); do install -D -m 644 $$f $(DESTDIR)$(LUA_LMOD)/$${f#lib/} || exit 1; done
 	for f in man/*.md; do [ -f "$$f" ] && install -m 644 $$f $(DESTDIR)$(DATADIR)/man/ || true; done
@@ -328,7 +330,7 @@ uninstall:
 	  $(DESTDIR)$(LIBDIR)/liblutorch.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/liblutorch.so.$(VERSION) \
 	  $(DESTDIR)$(LUA_CMOD)/torch.so $(DESTDIR)$(LUA_CMOD)/lutorch_dist.so $(DESTDIR)$(LIBDIR)/lutorch/lutorch_dist.so \
 	  $(DESTDIR)$(LUA_CMOD)/lutorch_cuda.so $(DESTDIR)$(LIBDIR)/lutorch/lutorch_cuda.so \
-	  $(DESTDIR)$(INCDIR)/lutorch.h $(DESTDIR)$(PCDIR)/lutorch.pc
+	  $(DESTDIR)$(INCDIR)/lutorch.h $(DESTDIR)$(INCDIR)/lutorch/extension.h $(DESTDIR)$(PCDIR)/lutorch.pc
 	rm -f $(addprefix $(DESTDIR)$(INCDIR)/lutorch/,lt_ops.h $(PUB_HDRS))
 	rm -f $(patsubst lib/%,$(DESTDIR)$(LUA_LMOD)/%,$(LUA_MODS))
 	rm -f $(DESTDIR)$(DATADIR)/man/*.md

@@ -1007,7 +1007,8 @@ for _, op in ipairs(ops) do
 end
 
 -- the table
-c("lt_op_entry lt_op_table[] = {")
+-- room after the generated ops for the ops defined at run time (src/dispatch/registry.h)
+c("lt_op_entry lt_op_table[LT_NUM_OPS + LT_MAX_CUSTOM_OPS] = {")
 for _, op in ipairs(ops) do
   local flags = {}
   if op.inplace_of or op.mutates then flags[#flags + 1] = "LT_OPF_INPLACE" end

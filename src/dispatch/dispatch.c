@@ -5,6 +5,7 @@
 #include <string.h>
 #include "dispatch.h"
 #include "core/backend.h"
+#include "registry.h"
 
 _Thread_local lt_keyset lt_tls_included = 0;
 _Thread_local lt_keyset lt_tls_excluded = 0;
@@ -21,7 +22,7 @@ _Static_assert(LT_NUM_KEYS == 5, "a new dispatch key needs its name in key_names
 int lt_dispatch_find(const char *name) {
   for (int i = 0; i < lt_num_ops; i++)
     if (strcmp(lt_op_table[i].name, name) == 0) return i;
-  return -1;
+  return lt_custom_find_id(name);   /* the ops defined at run time (registry.c) */
 }
 
 int lt_dispatch_register(int op, lt_dispatch_key key, void *fn) {

@@ -29,6 +29,7 @@ enum {
   LT_OPF_NONDIFF = 16,    /* no derivative (integer results, comparisons, ...) */
   LT_OPF_COMPLEX = 32,    /* its kernels take complex tensors (`complex = true`) */
   LT_OPF_COMPLEX_ANY = 64,/* ... on every backend: one device-neutral kernel (views, copies) */
+  LT_OPF_CUSTOM = 128,    /* defined at run time (registry.h): its kernels are boxed */
 };
 
 typedef struct lt_op_entry {
@@ -41,6 +42,11 @@ typedef struct lt_op_entry {
 
 extern lt_op_entry lt_op_table[];
 extern const int lt_num_ops;
+/* The table has room after the generated ops for ops defined at run time
+** (torch.library, C extensions: dispatch/registry.h), so op ids run from 0 to
+** lt_dispatch_max_ops() - 1; a slot not defined yet has a NULL name. */
+#define LT_MAX_CUSTOM_OPS 1024
+static inline int lt_dispatch_max_ops(void) { return lt_num_ops + LT_MAX_CUSTOM_OPS; }
 
 /* thread-local include/exclude sets */
 extern _Thread_local lt_keyset lt_tls_included;

@@ -96,6 +96,11 @@ contains "pkg-config --static --libs has the private libraries" "-lopenblas" "$(
 printf '#include <lutorch.h>\nint main(void) { lt_tensor *t = lt_tensor_new_zeros(LT_FLOAT32, lt_device_cpu(), 0, 0); lt_tensor_release(t); return lutorch_version() == 0; }\n' >"$tmp/h.c"
 if cc -std=c11 $SANFLAGS -Wall -Wextra -Werror -fsyntax-only -I"$P/include" "$tmp/h.c" 2>"$tmp/h.log"; then ok
 else bad "lutorch.h compiles on its own (C11)" "$(cat "$tmp/h.log")"; fi
+# the C extension API: lutorch/extension.h is installed and the example extension compiles
+# against it alone (C11, no Lua headers: a module needs none)
+if cc -std=c11 $SANFLAGS -Wall -Wextra -Werror -fsyntax-only -I"$P/include" "$ROOT/examples/extension/swish.c" \
+     2>"$tmp/x.log"; then ok
+else bad "examples/extension/swish.c compiles against the installed lutorch/extension.h" "$(cat "$tmp/x.log")"; fi
 cp "$ROOT/examples/embed/embed.c" "$ROOT/examples/embed/model.lua" "$ROOT/examples/embed/Makefile" "$tmp/cwd/"
 if make -s PKG_CONFIG="$PC" CFLAGS="-O2 -Wall -Werror $SANFLAGS" LDFLAGS="$SANFLAGS" >"$tmp/make.log" 2>&1; then ok
 else bad "examples/embed builds against the install" "$(cat "$tmp/make.log")"; fi
