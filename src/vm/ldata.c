@@ -176,16 +176,21 @@ static int l_sleep(lua_State *L) {
   return 0;
 }
 
-/* count_fds([dir]): entries of a directory, by default this process's open
-** descriptors (tests check that loaders leak no descriptor and nothing in /dev/shm) */
+/* count_fds([dir [, prefix]]): entries of a directory (those whose names start
+** with prefix, when given), by default this process's open descriptors. Tests
+** check that loaders leak no descriptor, and nothing of lutorch's in /dev/shm:
+** other programs' entries there (OpenMPI's, a test running beside) are not ours. */
 static int l_count_fds(lua_State *L) {
   const char *dir = luaL_optstring(L, 1, "/proc/self/fd");
+  const char *prefix = luaL_optstring(L, 2, "");
+  size_t plen = strlen(prefix);
   int self = lua_isnoneornil(L, 1);
   DIR *d = opendir(dir);
   if (!d) return push_errno(L, "count_fds");
   int n = 0;
   struct dirent *e;
-  while ((e = readdir(d)) != NULL) if (e->d_name[0] != '.') n++;
+  while ((e = readdir(d)) != NULL)
+    if (e->d_name[0] != '.' && strncmp(e->d_name, prefix, plen) == 0) n++;
   closedir(d);
   lua_pushinteger(L, self ? n - 1 : n);   /* not the directory's own descriptor */
   return 1;

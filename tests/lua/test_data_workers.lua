@@ -15,12 +15,13 @@ end
 
 -- every test must leave no child process and no extra descriptor behind
 local base_fds = D.count_fds()
-local base_shm = D.count_fds("/dev/shm")
+-- lutorch's shared memory is memfds (no name in /dev/shm); a named segment would start "lutorch"
+local base_shm = D.count_fds("/dev/shm", "lutorch")
 local function clean(name)
   collectgarbage(); collectgarbage()
   T.eq(#children(), 0, name .. ": child processes left")
   T.eq(D.count_fds(), base_fds, name .. ": descriptors left")
-  if base_shm then T.eq(D.count_fds("/dev/shm"), base_shm, name .. ": /dev/shm entries left") end
+  if base_shm then T.eq(D.count_fds("/dev/shm", "lutorch"), base_shm, name .. ": /dev/shm entries left") end
 end
 
 local function batches(loader, iter)
