@@ -52,7 +52,7 @@ HDRS := $(wildcard src/*/*.h) $(BUILD)/gen/lt_ops.h $(BUILD)/gen/kernels_cpu.h $
 
 all: $(BUILD)/lutorch $(BUILD)/liblutorch.a $(BUILD)/liblutorch.so $(BUILD)/torch.so
 
-$(GEN_OUT) &: tools/gen.lua tools/gen_t7.lua tools/decl.lua $(OPS_DECL)
+$(GEN_OUT) &: tools/gen.lua tools/gen_t7.lua tools/gen_meta.lua tools/decl.lua $(OPS_DECL)
 	@mkdir -p $(BUILD)/gen
 	$(LUA) tools/gen.lua $(BUILD)/gen $(OPS_DECL)
 

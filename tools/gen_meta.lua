@@ -121,7 +121,9 @@ local function factory(dflt)
     local size = find(op, function(a) return a.name == "size" end)
     local dev = find(op, function(a) return a.type == "Device?" end)
     if not size or not dev or op.rkind ~= "tensor" then return nil, "no size or device argument" end
-    return { ("  return lt_metadev_factory(%q, %s, %s, %s, %s);"):format(op.name, size.name, dtype_arg(op), dflt, dev.name) }
+    -- full: without dtype= the fill value's type (an integer gives int64)
+    local d = find(op, function(a) return a.name == "fill_value" end) and "(int)lt_scalar_dtype(fill_value)" or dflt
+    return { ("  return lt_metadev_factory(%q, %s, %s, %s, %s);"):format(op.name, size.name, dtype_arg(op), d, dev.name) }
   end
 end
 RULES.factory = factory("-1")
