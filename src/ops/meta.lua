@@ -4,7 +4,7 @@
 -- families whose shape function is one C function of src/metadev/metadev.h;
 -- tools/gen_meta.lua writes each op's meta kernel, with the op's kernel type,
 -- calling it. `meta_kernels` names the hand-written ones (src/metadev/
--- kernels.c). An op in neither has no meta kernel: it raises "OP: not
+-- kernels.c, nn.c). An op in neither has no meta kernel: it raises "OP: not
 -- implemented for meta tensors" (tests/lua/test_meta.lua lists them). The
 -- in-place form of an op with `out = true` follows it.
 return {
@@ -70,6 +70,13 @@ return {
     softmax_backward = "lt_metadev_softmax_backward", log_softmax_backward = "lt_metadev_log_softmax_backward",
     index_select = "lt_metadev_index_select", gather = "lt_metadev_gather", embedding = "lt_metadev_embedding",
     histc = "lt_metadev_histc", one_hot = "lt_metadev_one_hot", _linear = "lt_metadev__linear",
+    conv2d = "lt_metadev_conv2d", conv2d_backward_input = "lt_metadev_conv2d_backward_input",
+    conv2d_backward_weight = "lt_metadev_conv2d_backward_weight",
+    max_pool2d_with_indices = "lt_metadev_max_pool2d_with_indices", adaptive_max_pool2d = "lt_metadev_adaptive_max_pool2d",
+    avg_pool2d = "lt_metadev_avg_pool2d", adaptive_avg_pool2d = "lt_metadev_adaptive_avg_pool2d",
+    native_layer_norm = "lt_metadev_native_layer_norm", nll_loss_forward = "lt_metadev_nll_loss_forward",
+    native_dropout = "lt_metadev_native_dropout", _dropout_mask = "lt_metadev__dropout_mask",
+    cumsum = "lt_metadev_cumsum", cumprod = "lt_metadev_cumprod", argsort = "lt_metadev_argsort", topk = "lt_metadev_topk",
     -- the result's shape or value is the data's: PyTorch's meta refuses them too
     nonzero = "lt_metadev_nonzero", masked_select = "lt_metadev_masked_select", unique = "lt_metadev_unique",
     bincount = "lt_metadev_bincount", equal = "lt_metadev_equal", allclose = "lt_metadev_allclose",

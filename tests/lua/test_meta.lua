@@ -16,6 +16,7 @@ local function inputs(dev)
     x = torch.randn(2, 3), v = torch.randn(3), m = torch.randn(3, 3), b3 = torch.randn(2, 3, 3),
     x4 = torch.randn(1, 2, 4, 4), w4 = torch.randn(3, 2, 3, 3),
     i = torch.tensor({{1, 3, 2}, {2, 1, 3}}), iv = torch.tensor({3, 1, 2}),
+    t = torch.tensor({1, 3}),
     mask = torch.tensor({{true, false, true}, {false, true, false}}),
     d = torch.randn(2, 3, {dtype = torch.float64}),
   }
@@ -70,6 +71,13 @@ local PATTERNS = {
   function(f, I) return f(5) end,
   function(f, I) return f(1, 4, 2) end,
   function(f, I) return f("ij,jk->ik", {I.x, I.m}) end,
+  function(f, I) return f(I.x, 3, 2) end,
+  function(f, I) return f(I.x, {3, 2}) end,
+  function(f, I) return f(I.x, {3}) end,
+  function(f, I) return f(I.x, I.t) end,
+  function(f, I) return f(I.x, 0.5) end,
+  function(f, I) return f(I.x, 2, 1, 2) end,
+  function(f, I) return f(I.x4, 2, 2) end,
 }
 
 local function callable(name)
