@@ -187,3 +187,11 @@ int lt_metadev_topk(lt_tensor *self, int64_t k, int64_t dim, bool largest, bool 
   if (self->ndim) sz[d] = k;
   return pair(values, new_meta((lt_dtype)self->dtype, self->ndim, sz), indices, new_meta(LT_INT64, self->ndim, sz));
 }
+
+/* the input's gradient has the input's shape and dtype */
+lt_tensor *lt_metadev_nll_loss_backward(lt_tensor *grad_output, lt_tensor *self, lt_tensor *target, lt_tensor *weight,
+                                        const char *reduction, int64_t ignore_index, lt_tensor *total_weight) {
+  (void)grad_output; (void)target; (void)weight; (void)ignore_index; (void)total_weight;
+  if (lt_meta_loss_reduction("nll_loss_backward", reduction, false) < 0) return NULL;
+  return new_meta((lt_dtype)self->dtype, self->ndim, self->sizes);
+}

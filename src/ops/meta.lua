@@ -75,6 +75,7 @@ return {
     max_pool2d_with_indices = "lt_metadev_max_pool2d_with_indices", adaptive_max_pool2d = "lt_metadev_adaptive_max_pool2d",
     avg_pool2d = "lt_metadev_avg_pool2d", adaptive_avg_pool2d = "lt_metadev_adaptive_avg_pool2d",
     native_layer_norm = "lt_metadev_native_layer_norm", nll_loss_forward = "lt_metadev_nll_loss_forward",
+    nll_loss_backward = "lt_metadev_nll_loss_backward",
     native_dropout = "lt_metadev_native_dropout", _dropout_mask = "lt_metadev__dropout_mask",
     cumsum = "lt_metadev_cumsum", cumprod = "lt_metadev_cumprod", argsort = "lt_metadev_argsort", topk = "lt_metadev_topk",
     -- the result's shape or value is the data's: PyTorch's meta refuses them too

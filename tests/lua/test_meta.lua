@@ -80,6 +80,13 @@ local PATTERNS = {
   function(f, I) return f(I.x4, 2, 2) end,
 }
 
+-- sizes as text, "2,3"
+local function dims(t)
+  local r = {}
+  for i = 1, t:dim() do r[i] = t:size(i) end
+  return table.concat(r, ",")
+end
+
 local function callable(name)
   local f = torch
   for part in name:gmatch("[^.]+") do f = type(f) == "table" and f[part] or nil end
@@ -161,6 +168,121 @@ T.test("every op: the meta result's shape, dtype and strides are the CPU's", fun
   for i = 1, math.min(#bad, 40) do print("  MISMATCH " .. bad[i]) end
   T.eq(#bad, 0)
   T.ok(covered > 300, "covered " .. covered)
+end)
+
+T.test("meta tensors: device, is_meta, printing, factories, x:to(\"meta\")", function()
+  local x = torch.empty(2, 3, {device = "meta"})
+  T.eq(x.device.type, "meta")
+  T.eq(tostring(x.device), "meta")
+  T.eq(x.device.index, nil)
+  T.ok(x.is_meta)
+  T.ok(not torch.ones(1).is_meta)
+  T.eq(tostring(x), "tensor(..., device='meta', size=(2, 3))")
+  T.eq(tostring(torch.zeros(4, {dtype = torch.int64, device = "meta"})), "tensor(..., device='meta', size=(4,), dtype=torch.int64)")
+  T.eq(tostring(torch.device("meta")), "meta")
+  for _, f in ipairs({ torch.zeros, torch.ones, torch.empty, torch.rand, torch.randn }) do
+    local t = f(3, 4, {device = torch.device("meta")})
+    T.ok(t.is_meta); T.eq(dims(t), "3,4")
+  end
+  T.eq(torch.randint(0, 5, {2, 2}, {device = "meta"}).dtype, torch.int64)
+  T.eq(dims(torch.arange(10, {device = "meta"})), "10")
+  local c = torch.randn(3, 4):t()
+  local m = c:to("meta")
+  T.ok(m.is_meta); T.eq(dims(m), dims(c)); T.eq(m.dtype, c.dtype)
+  -- views keep their geometry on meta
+  local v = torch.empty(4, 6, {device = "meta"}):t():narrow(1, 2, 3)
+  local vc = torch.empty(4, 6):t():narrow(1, 2, 3)
+  T.eq(dims(v), "3,4"); T.eq(v:stride(), vc:stride()); T.eq(v:storage_offset(), vc:storage_offset())
+end)
+
+T.test("memory is untouched: a 10^12-element meta tensor costs nothing", function()
+  collectgarbage(); collectgarbage()
+  local before = torch.memory_allocated and torch.memory_allocated() or nil
+  local big = torch.empty(1000000, 1000000, {device = "meta"})
+  T.eq(big:numel(), 1000000000000)
+  local y = (big * 2 + 1):sum(1)
+  T.eq(dims(y), "1000000")
+  local z = torch.randn(100000, 100000, {device = "meta"}):mm(torch.randn(100000, 100000, {device = "meta"}))
+  T.eq(dims(z), "100000,100000")
+  if before then T.eq(torch.memory_allocated(), before) end
+end)
+
+T.test("errors: reading data, copying out, mixing devices, data-dependent ops", function()
+  local x = torch.ones(1, {device = "meta"})
+  T.raises(function() return x:item() end, "item() cannot be called on meta tensors")
+  T.raises(function() return x:to("cpu") end, "cannot copy out of meta tensor")
+  T.raises(function() return x:tolist() end, "meta")
+  T.raises(function() return torch.ones(2, 3, {device = "meta"}) + torch.ones(2, 3) end,
+           "add: expected all tensors to be on the same device, but found tensors on cpu and meta")
+  T.raises(function() return torch.mm(torch.ones(2, 2), torch.ones(2, 2, {device = "meta"})) end, "cpu and meta")
+  T.raises(function() return torch.nonzero(torch.ones(3, {device = "meta"})) end, "nonzero: cannot run on meta tensors")
+  T.raises(function() return torch.ones(3, {device = "meta"}):masked_select(torch.ones(3, {dtype = torch.bool, device = "meta"})) end,
+           "depends on the data")
+  T.raises(function() return torch.unique(torch.ones(3, {device = "meta"})) end, "unique")
+  -- shape errors still come, with the CPU's words
+  T.raises(function() return torch.ones(2, 3, {device = "meta"}) + torch.ones(4, {device = "meta"}) end, "add")
+  T.raises(function() return torch.mm(torch.ones(2, 3, {device = "meta"}), torch.ones(2, 3, {device = "meta"})) end, "mm")
+  local path = os.tmpname()
+  T.raises(function() torch.save(torch.ones(2, {device = "meta"}), path) end, "meta")
+  os.remove(path)
+end)
+
+T.test("the default device: guard and function forms, restored on error", function()
+  T.eq(torch.get_default_device().type, "cpu")
+  local cpu = torch.ones(2)
+  do
+    local _ <close> = torch.default_device("meta")
+    T.ok(torch.zeros(2).is_meta)
+    T.ok(torch.randn(2, 2).is_meta)
+    T.ok(not torch.zeros_like(cpu).is_meta)   -- *_like follow their tensor
+    T.eq(torch.get_default_device().type, "meta")
+  end
+  T.ok(not torch.zeros(2).is_meta)
+  T.raises(function() torch.with_default_device("meta", function() error("boom") end) end, "boom")
+  T.ok(not torch.zeros(2).is_meta)
+  local a, b = torch.with_default_device("meta", function(n) return torch.ones(n), 7 end, 3)
+  T.ok(a.is_meta); T.eq(b, 7)
+end)
+
+T.test("nn.Module on meta, to_empty, load_state_dict", function()
+  local make = function() return nn.Sequential(nn.Linear(16, 8), nn.ReLU(), nn.Linear(8, 4)) end
+  local big = torch.with_default_device("meta", function() return nn.Linear(4096, 4096) end)
+  T.ok(big.weight.is_meta); T.eq(dims(big.weight), "4096,4096"); T.ok(big.weight.requires_grad)
+  local m = torch.with_default_device("meta", make)
+  for _, p in ipairs(m:parameters()) do T.ok(p.is_meta) end
+  local y = m:forward(torch.randn(5, 16, {device = "meta"}))
+  T.ok(y.is_meta); T.eq(dims(y), "5,4")
+  local w = m:parameters()[1]
+  T.eq(m:to_empty({device = "cpu"}), m)
+  T.ok(rawequal(m:parameters()[1], w))   -- parameters keep their identity
+  for _, p in ipairs(m:parameters()) do T.eq(p.device.type, "cpu"); T.ok(p.requires_grad) end
+  local ref = make()
+  m:load_state_dict(ref:state_dict())
+  local x = torch.randn(3, 16)
+  T.ok((m:forward(x) - ref:forward(x)):abs():max():item() < 1e-6)
+  T.raises(function() m:to_empty() end, "to_empty")
+  -- a CPU model moved to meta, and back through to_empty
+  local c = make():to("meta")
+  T.ok(c:parameters()[1].is_meta)
+  c:to_empty({device = "cpu"})
+  T.eq(c:parameters()[1].device.type, "cpu")
+end)
+
+T.test("autograd through meta tensors gives meta gradients", function()
+  local w = torch.randn(3, 4, {device = "meta", requires_grad = true})
+  local b = torch.zeros(3, {device = "meta", requires_grad = true})
+  local x = torch.randn(5, 4, {device = "meta"})
+  local loss = (x:matmul(w:t()) + b):tanh():pow(2):mean()
+  T.ok(loss.is_meta); T.eq(loss:dim(), 0)
+  loss:backward()
+  T.ok(w.grad.is_meta); T.eq(dims(w.grad), dims(w))
+  T.ok(b.grad.is_meta); T.eq(dims(b.grad), dims(b))
+  -- a model's training step on meta
+  local m = torch.with_default_device("meta", function() return nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2)) end)
+  local out = m:forward(torch.randn(6, 4, {device = "meta"}))
+  local l = nn.functional.cross_entropy(out, torch.zeros(6, {dtype = torch.int64, device = "meta"}))
+  l:backward()
+  for _, p in ipairs(m:parameters()) do T.ok(p.grad.is_meta); T.eq(dims(p.grad), dims(p)) end
 end)
 
 T.done()
