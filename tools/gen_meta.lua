@@ -81,6 +81,19 @@ function RULES.returns_self(op)
   return { ("  return lt_metadev_same(%q, %s);"):format(op.name, op.c_args[1].name) }
 end
 
+-- in-place updates with no result (foreach lists, fused optimizer steps): on meta there is
+-- nothing to write, and the lists' values are not read
+function RULES.updates(op)
+  if op.rkind ~= "none" then return nil, "has a result" end
+  local pre = {}
+  for _, a in ipairs(op.c_args) do
+    pre[#pre + 1] = ("  (void)%s;"):format(a.name)
+    if a.type:find("%[%]$") then pre[#pre + 1] = ("  (void)%s_n;"):format(a.name) end
+  end
+  pre[#pre + 1] = "  return 0;"
+  return pre
+end
+
 local function reduce(mode)
   return function(op)
     local pre = {}

@@ -232,13 +232,11 @@ lt_tensor *lt_metadev_histc(lt_tensor *self, int64_t bins, lt_scalar min, lt_sca
   return lt_metadev_result("histc", out, (lt_dtype)self->dtype, 1, &bins);
 }
 
-/* _linear: the product ops' entry points, which run on meta too */
+/* _linear: input [N, in] times weight [out, in] transposed, plus bias: [N, out] in the promoted dtype */
 lt_tensor *lt_metadev__linear(lt_tensor *input, lt_tensor *weight, lt_tensor *bias) {
   if (input->ndim != 2 || weight->ndim != 2 || input->sizes[1] != weight->sizes[1])
     return lt_error_null("_linear: arguments 'input' [N, in] and 'weight' [out, in] do not match");
-  lt_tensor *wt = lt_t(weight);
-  if (!wt) return NULL;
-  lt_tensor *y = bias ? lt_addmm(bias, input, wt, lt_scalar_int(1), lt_scalar_int(1)) : lt_mm(input, wt);
-  lt_tensor_release(wt);
-  return y;
+  lt_tensor *ts[3] = {input, weight, bias};
+  int64_t sz[2] = {input->sizes[0], weight->sizes[0]};
+  return lt_tensor_new((lt_dtype)lt_result_type(bias ? 3 : 2, ts), lt_metadev_device(), 2, sz);
 }

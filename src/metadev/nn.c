@@ -14,6 +14,9 @@
 #include "meta/loss.h"
 #include "meta/reduce.h"
 #include "meta/creation.h"
+#include "meta/resample.h"
+#include "meta/index.h"
+#include "meta/foreach.h"
 
 static lt_tensor *new_meta(lt_dtype dt, int nd, const int64_t *sz) {
   return lt_tensor_new(dt, lt_metadev_device(), nd, sz);
@@ -194,4 +197,163 @@ lt_tensor *lt_metadev_nll_loss_backward(lt_tensor *grad_output, lt_tensor *self,
   (void)grad_output; (void)target; (void)weight; (void)ignore_index; (void)total_weight;
   if (lt_meta_loss_reduction("nll_loss_backward", reduction, false) < 0) return NULL;
   return new_meta((lt_dtype)self->dtype, self->ndim, self->sizes);
+}
+
+/* ---- more backwards, batch norm, padding, resampling ---- */
+
+lt_tensor *lt_metadev_conv_transpose2d(lt_tensor *input, lt_tensor *weight, lt_tensor *bias, lt_intlist stride,
+                                       lt_intlist padding, lt_intlist output_padding, int64_t groups,
+                                       lt_intlist dilation) {
+  lt_conv_geom g;
+  if (lt_meta_conv_transpose2d("conv_transpose2d", input, weight, bias, stride, padding, output_padding, groups,
+                               dilation, &g))
+    return NULL;
+  return conv_out(&g, (lt_dtype)weight->dtype, g.C, g.H, g.W);
+}
+
+/* a gradient of the input's shape, input_size, in grad_output's dtype */
+static lt_tensor *sized(lt_tensor *grad_output, lt_intlist input_size) {
+  return new_meta((lt_dtype)grad_output->dtype, input_size.n, input_size.v);
+}
+
+lt_tensor *lt_metadev_max_pool2d_backward(lt_tensor *grad_output, lt_tensor *indices, lt_intlist input_size) {
+  lt_pool_geom g;
+  if (lt_meta_max_pool2d_backward("max_pool2d_backward", grad_output, indices, input_size, &g)) return NULL;
+  return sized(grad_output, input_size);
+}
+
+lt_tensor *lt_metadev_avg_pool2d_backward(lt_tensor *grad_output, lt_intlist input_size, lt_intlist kernel_size,
+                                          lt_intlist stride, lt_intlist padding, bool ceil_mode, bool count_include_pad,
+                                          int64_t divisor_override) {
+  lt_pool_geom g;
+  if (lt_meta_avg_pool2d_backward("avg_pool2d_backward", grad_output, input_size, kernel_size, stride, padding,
+                                  ceil_mode, count_include_pad, divisor_override, &g))
+    return NULL;
+  return sized(grad_output, input_size);
+}
+
+lt_tensor *lt_metadev_adaptive_avg_pool2d_backward(lt_tensor *grad_output, lt_intlist input_size) {
+  lt_pool_geom g;
+  if (lt_meta_adaptive_avg_pool2d_backward("adaptive_avg_pool2d_backward", grad_output, input_size, &g)) return NULL;
+  return sized(grad_output, input_size);
+}
+
+lt_tensor *lt_metadev_pad(lt_tensor *self, lt_intlist pad, const char *mode, double value) {
+  (void)value;
+  lt_pad_geom p;
+  if (lt_meta_pad("pad", self, pad, mode, &p)) return NULL;
+  return new_meta((lt_dtype)self->dtype, p.ndim, p.out);
+}
+
+lt_tensor *lt_metadev_pad_backward(lt_tensor *grad_output, lt_intlist input_size, lt_intlist pad, const char *mode) {
+  lt_pad_geom p;
+  if (lt_meta_pad_backward("pad_backward", grad_output, input_size, pad, mode, &p)) return NULL;
+  return sized(grad_output, input_size);
+}
+
+lt_tensor *lt_metadev_upsample_nearest2d(lt_tensor *self, lt_intlist output_size, double scales_h, double scales_w) {
+  lt_upsample_geom g;
+  if (lt_meta_upsample2d("upsample_nearest2d", self, output_size, false, scales_h, scales_w, &g)) return NULL;
+  return new_meta((lt_dtype)self->dtype, 4, g.out_sizes);
+}
+
+lt_tensor *lt_metadev_upsample_bilinear2d(lt_tensor *self, lt_intlist output_size, bool align_corners, double scales_h,
+                                          double scales_w) {
+  lt_upsample_geom g;
+  if (lt_meta_upsample2d("upsample_bilinear2d", self, output_size, align_corners, scales_h, scales_w, &g)) return NULL;
+  return new_meta((lt_dtype)self->dtype, 4, g.out_sizes);
+}
+
+lt_tensor *lt_metadev_upsample_nearest2d_backward(lt_tensor *grad_output, lt_intlist output_size, lt_intlist input_size,
+                                                  double scales_h, double scales_w) {
+  lt_upsample_geom g;
+  if (lt_meta_upsample2d_backward("upsample_nearest2d_backward", grad_output, output_size, input_size, false, scales_h,
+                                  scales_w, &g))
+    return NULL;
+  return new_meta((lt_dtype)grad_output->dtype, 4, g.in_sizes);
+}
+
+lt_tensor *lt_metadev_upsample_bilinear2d_backward(lt_tensor *grad_output, lt_intlist output_size,
+                                                   lt_intlist input_size, bool align_corners, double scales_h,
+                                                   double scales_w) {
+  lt_upsample_geom g;
+  if (lt_meta_upsample2d_backward("upsample_bilinear2d_backward", grad_output, output_size, input_size, align_corners,
+                                  scales_h, scales_w, &g))
+    return NULL;
+  return new_meta((lt_dtype)grad_output->dtype, 4, g.in_sizes);
+}
+
+int lt_metadev_native_batch_norm(lt_tensor *input, lt_tensor *weight, lt_tensor *bias, lt_tensor *running_mean,
+                                 lt_tensor *running_var, bool training, double momentum, double eps,
+                                 lt_tensor **output, lt_tensor **save_mean, lt_tensor **save_invstd) {
+  (void)momentum; (void)eps;   /* the running statistics are updated in place: nothing to write */
+  int64_t N, C, S;
+  *output = *save_mean = *save_invstd = NULL;
+  if (lt_meta_batch_norm("batch_norm", input, weight, bias, running_mean, running_var, training, &N, &C, &S) < 0)
+    return -1;
+  lt_dtype dt = (lt_dtype)input->dtype;
+  *output = new_meta(dt, input->ndim, input->sizes);
+  if (pair(save_mean, new_meta(dt, 1, &C), save_invstd, new_meta(dt, 1, &C)) < 0 || !*output) {
+    lt_tensor_release(*output), lt_tensor_release(*save_mean), lt_tensor_release(*save_invstd);
+    *output = *save_mean = *save_invstd = NULL;
+    return -1;
+  }
+  return 0;
+}
+
+/* which: 0 the input's gradient, 1 the weight's, 2 the bias's (one value per channel) */
+static lt_tensor *bn_backward(const char *op, int which, lt_tensor *grad_output, lt_tensor *input, lt_tensor *weight,
+                              lt_tensor *save_mean, lt_tensor *save_invstd) {
+  int64_t N, C, S;
+  if (lt_meta_batch_norm_backward(op, grad_output, input, weight, save_mean, save_invstd, &N, &C, &S) < 0) return NULL;
+  if (which == 0) return new_meta((lt_dtype)input->dtype, input->ndim, input->sizes);
+  return new_meta((lt_dtype)input->dtype, 1, &C);
+}
+
+lt_tensor *lt_metadev_batch_norm_backward(lt_tensor *grad_output, lt_tensor *input, lt_tensor *weight,
+                                          lt_tensor *save_mean, lt_tensor *save_invstd, bool training) {
+  (void)training;
+  return bn_backward("batch_norm_backward", 0, grad_output, input, weight, save_mean, save_invstd);
+}
+
+lt_tensor *lt_metadev_batch_norm_backward_weight(lt_tensor *grad_output, lt_tensor *input, lt_tensor *save_mean,
+                                                 lt_tensor *save_invstd) {
+  return bn_backward("batch_norm_backward_weight", 1, grad_output, input, NULL, save_mean, save_invstd);
+}
+
+lt_tensor *lt_metadev_batch_norm_backward_bias(lt_tensor *grad_output, lt_tensor *input) {
+  return bn_backward("batch_norm_backward_bias", 2, grad_output, input, NULL, NULL, NULL);
+}
+
+lt_tensor *lt_metadev_layer_norm_backward(lt_tensor *grad_output, lt_tensor *input, lt_tensor *mean, lt_tensor *rstd,
+                                          lt_tensor *weight, lt_intlist normalized_shape) {
+  int64_t M, D;
+  if (lt_meta_layer_norm_backward("layer_norm_backward", grad_output, input, mean, rstd, weight, normalized_shape, &M,
+                                  &D) < 0)
+    return NULL;
+  return new_meta((lt_dtype)input->dtype, input->ndim, input->sizes);
+}
+
+lt_tensor *lt_metadev_layer_norm_backward_weight(lt_tensor *grad_output, lt_tensor *input, lt_tensor *mean,
+                                                 lt_tensor *rstd, lt_intlist normalized_shape) {
+  int64_t M, D;
+  if (lt_meta_layer_norm_backward("layer_norm_backward_weight", grad_output, input, mean, rstd, NULL, normalized_shape,
+                                  &M, &D) < 0)
+    return NULL;
+  return new_meta((lt_dtype)input->dtype, normalized_shape.n, normalized_shape.v);
+}
+
+lt_tensor *lt_metadev__embedding_backward(lt_tensor *grad, lt_tensor *indices, int64_t num_weights,
+                                          int64_t padding_idx) {
+  if (lt_meta_embedding_backward(grad, indices, num_weights, padding_idx) < -1) return NULL;
+  int64_t sz[2] = {num_weights, grad->sizes[grad->ndim - 1]};
+  return new_meta((lt_dtype)grad->dtype, 2, sz);
+}
+
+lt_tensor *lt_metadev__foreach_norm(lt_tensor *const *tensors, int tensors_n, double ord) {
+  (void)ord;
+  lt_dtype dt;
+  if (lt_meta_foreach_norm(tensors, tensors_n, &dt) < 0) return NULL;
+  int64_t n = tensors_n;
+  return new_meta(dt, 1, &n);
 }

@@ -42,6 +42,11 @@ return {
     },
     -- the tensor written, as it is (a random fill has nothing to compute)
     returns_self = { "bernoulli_", "bernoulli_tensor_", "uniform_", "normal_", "exponential_", "random_" },
+    -- in-place updates of tensor lists with no result (foreach ops, fused optimizer steps): nothing to write
+    updates = {
+      "_foreach_mul_", "_foreach_add_", "_foreach_zero_", "_fused_sgd_", "_fused_adam_", "_fused_adamax_",
+      "_fused_nadam_", "_fused_radam_", "_fused_rmsprop_", "_fused_adagrad_", "_fused_adadelta_",
+    },
     reduce_sum = { "sum", "nansum", "prod" },
     reduce_mean = { "mean", "nanmean" },
     reduce_self = { "amax", "amin", "max", "min", "median", "nanmedian" },
@@ -78,6 +83,19 @@ return {
     nll_loss_backward = "lt_metadev_nll_loss_backward",
     native_dropout = "lt_metadev_native_dropout", _dropout_mask = "lt_metadev__dropout_mask",
     cumsum = "lt_metadev_cumsum", cumprod = "lt_metadev_cumprod", argsort = "lt_metadev_argsort", topk = "lt_metadev_topk",
+    conv_transpose2d = "lt_metadev_conv_transpose2d", max_pool2d_backward = "lt_metadev_max_pool2d_backward",
+    avg_pool2d_backward = "lt_metadev_avg_pool2d_backward",
+    adaptive_avg_pool2d_backward = "lt_metadev_adaptive_avg_pool2d_backward", pad = "lt_metadev_pad",
+    pad_backward = "lt_metadev_pad_backward", upsample_nearest2d = "lt_metadev_upsample_nearest2d",
+    upsample_bilinear2d = "lt_metadev_upsample_bilinear2d",
+    upsample_nearest2d_backward = "lt_metadev_upsample_nearest2d_backward",
+    upsample_bilinear2d_backward = "lt_metadev_upsample_bilinear2d_backward",
+    native_batch_norm = "lt_metadev_native_batch_norm", batch_norm_backward = "lt_metadev_batch_norm_backward",
+    batch_norm_backward_weight = "lt_metadev_batch_norm_backward_weight",
+    batch_norm_backward_bias = "lt_metadev_batch_norm_backward_bias",
+    layer_norm_backward = "lt_metadev_layer_norm_backward",
+    layer_norm_backward_weight = "lt_metadev_layer_norm_backward_weight",
+    _embedding_backward = "lt_metadev__embedding_backward", _foreach_norm = "lt_metadev__foreach_norm",
     -- the result's shape or value is the data's: PyTorch's meta refuses them too
     nonzero = "lt_metadev_nonzero", masked_select = "lt_metadev_masked_select", unique = "lt_metadev_unique",
     bincount = "lt_metadev_bincount", equal = "lt_metadev_equal", allclose = "lt_metadev_allclose",

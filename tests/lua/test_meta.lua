@@ -285,4 +285,36 @@ T.test("autograd through meta tensors gives meta gradients", function()
   for _, p in ipairs(m:parameters()) do T.ok(p.grad.is_meta); T.eq(dims(p.grad), dims(p)) end
 end)
 
+T.test("layers: forward, backward and an optimizer step on meta give the CPU's shapes", function()
+  local optim = require "optim"
+  local function build()
+    torch.manual_seed(3)
+    return nn.Sequential(
+      nn.Conv2d(3, 4, 3, {padding = 1}), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2),
+      nn.Upsample({scale_factor = 2}), nn.AdaptiveAvgPool2d({2, 2}), nn.Flatten(), nn.LayerNorm(16),
+      nn.Dropout(0.5), nn.Linear(16, 5))
+  end
+  local function step(dev)
+    local m = dev == "meta" and torch.with_default_device("meta", build) or build()
+    m:train()
+    local opt = optim.Adam(m:parameters(), {lr = 1e-3})
+    local x = torch.randn(2, 3, 8, 8):to(dev)
+    local y = m:forward(x)
+    local loss = nn.functional.cross_entropy(y, torch.tensor({1, 4}):to(dev))
+    opt:zero_grad()
+    loss:backward()
+    opt:step()
+    local shapes = { dims(y), y.dtype.name }
+    for _, p in ipairs(m:parameters()) do shapes[#shapes + 1] = dims(p.grad) .. "/" .. p.grad.device.type end
+    return table.concat(shapes, " ")
+  end
+  T.eq(step("meta"), (step("cpu"):gsub("/cpu", "/meta")))
+  -- embeddings: forward and backward
+  local e = torch.with_default_device("meta", function() return nn.Embedding(10, 3) end)
+  local out = e:forward(torch.tensor({{1, 2}, {3, 4}}):to("meta"))
+  T.eq(dims(out), "2,2,3")
+  out:sum():backward()
+  T.ok(e.weight.grad.is_meta); T.eq(dims(e.weight.grad), "10,3")
+end)
+
 T.done()
