@@ -240,3 +240,31 @@ lt_tensor *lt_metadev__linear(lt_tensor *input, lt_tensor *weight, lt_tensor *bi
   int64_t sz[2] = {input->sizes[0], weight->sizes[0]};
   return lt_tensor_new((lt_dtype)lt_result_type(bias ? 3 : 2, ts), lt_metadev_device(), 2, sz);
 }
+
+/* ---- searches and takes: the input's (index's) shape; the values are not looked at ---- */
+
+lt_tensor *lt_metadev_searchsorted(lt_tensor *sorted_sequence, lt_tensor *input, bool out_int32, bool right,
+                                   const char *side, lt_tensor *sorter) {
+  if (lt_meta_search_side("searchsorted", side, &right) < 0) return NULL;
+  if (lt_meta_search_check("searchsorted", "sorted_sequence", sorted_sequence, input, sorter) < 0) return NULL;
+  return lt_tensor_new(out_int32 ? LT_INT32 : LT_INT64, lt_metadev_device(), input->ndim, input->sizes);
+}
+
+lt_tensor *lt_metadev_bucketize(lt_tensor *self, lt_tensor *boundaries, bool out_int32, bool right) {
+  (void)right;
+  if (boundaries->ndim != 1)
+    return lt_error_null("bucketize: argument 'boundaries' must be 1-D, got %d dims", boundaries->ndim);
+  if (lt_meta_search_check("bucketize", "boundaries", boundaries, self, NULL) < 0) return NULL;
+  return lt_tensor_new(out_int32 ? LT_INT32 : LT_INT64, lt_metadev_device(), self->ndim, self->sizes);
+}
+
+lt_tensor *lt_metadev_take(lt_tensor *self, lt_tensor *index, lt_tensor *out) {
+  if (lt_meta_check_index_dtype("take", "index", index) < 0) return NULL;
+  return lt_meta_result("take", out, out ? (lt_dtype)out->dtype : (lt_dtype)self->dtype, lt_metadev_device(),
+                        index->ndim, index->sizes);
+}
+
+lt_tensor *lt_metadev_isin(lt_tensor *elements, lt_tensor *test_elements, bool assume_unique, bool invert) {
+  (void)test_elements; (void)assume_unique; (void)invert;
+  return lt_tensor_new(LT_BOOL, lt_metadev_device(), elements->ndim, elements->sizes);
+}

@@ -96,6 +96,8 @@ return {
     layer_norm_backward = "lt_metadev_layer_norm_backward",
     layer_norm_backward_weight = "lt_metadev_layer_norm_backward_weight",
     _embedding_backward = "lt_metadev__embedding_backward", _foreach_norm = "lt_metadev__foreach_norm",
+    searchsorted = "lt_metadev_searchsorted", bucketize = "lt_metadev_bucketize", take = "lt_metadev_take",
+    isin = "lt_metadev_isin",
     -- the result's shape or value is the data's: PyTorch's meta refuses them too
     nonzero = "lt_metadev_nonzero", masked_select = "lt_metadev_masked_select", unique = "lt_metadev_unique",
     bincount = "lt_metadev_bincount", equal = "lt_metadev_equal", allclose = "lt_metadev_allclose",
