@@ -195,6 +195,14 @@ T.test("meta tensors: device, is_meta, printing, factories, x:to(\"meta\")", fun
   T.eq(dims(v), "3,4"); T.eq(v:stride(), vc:stride()); T.eq(v:storage_offset(), vc:storage_offset())
 end)
 
+T.test("complex tensors on meta", function()
+  local z = torch.zeros(2, 3, {dtype = torch.cfloat, device = "meta"})
+  local y = (z * z + 1):exp()
+  T.ok(y.is_meta); T.eq(y.dtype, torch.cfloat); T.eq(dims(y), "2,3")
+  T.eq((z:abs()).dtype, torch.float32)
+  T.raises(function() return z:max() end, "no ordering")
+end)
+
 T.test("memory is untouched: a 10^12-element meta tensor costs nothing", function()
   collectgarbage(); collectgarbage()
   local before = torch.memory_allocated and torch.memory_allocated() or nil
