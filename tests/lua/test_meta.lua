@@ -325,4 +325,22 @@ T.test("layers: forward, backward and an optimizer step on meta give the CPU's s
   T.ok(e.weight.grad.is_meta); T.eq(dims(e.weight.grad), "10,3")
 end)
 
+T.test("meta kernels release what they make (no live tensor left)", function()
+  local function run()
+    local x = torch.randn(5, 4, {device = "meta", requires_grad = true})
+    local outs = { x:max(2), x:sort(2), x:topk(2, 2), x:var_mean(2), torch.pdist(x), torch.diag_embed(x),
+                   x:cumsum(2), x:mm(x:t()), x:softmax(2), x:amax(2) }
+    x:amax(2):sum():backward()
+    pcall(function() return x:nonzero() end)
+    pcall(function() return torch.unique(x) end)
+    pcall(function() return x:item() end)
+    return #outs
+  end
+  run(); collectgarbage(); collectgarbage()
+  local before = torch._live_tensors()
+  for _ = 1, 3 do run() end
+  collectgarbage(); collectgarbage()
+  T.eq(torch._live_tensors(), before)
+end)
+
 T.done()
