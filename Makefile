@@ -29,9 +29,9 @@ LIBS = $(PKG_LIBS) -lz -lpthread -lm -ldl
 LUA = lua5.4
 
 # the library, layer by layer (ARCHITECTURE.md): core, dispatcher, shape inference, the CPU
-# backend, composite ops, autograd, file formats; then the Lua binding
+# backend, the meta device, composite ops, autograd, file formats; then the Lua binding
 CORE_SRC := $(wildcard src/core/*.c) $(wildcard src/dispatch/*.c) $(wildcard src/meta/*.c) \
-            $(wildcard src/cpu/*.c) $(wildcard src/composite/*.c) $(wildcard src/autograd/*.c) \
+            $(wildcard src/cpu/*.c) $(wildcard src/metadev/*.c) $(wildcard src/composite/*.c) $(wildcard src/autograd/*.c) \
             $(wildcard src/serial/*.c)
 # the program's main and its REPL are the program's, not the library's
 REPL_SRC := $(wildcard src/repl/*.c)
@@ -40,19 +40,19 @@ OPS_DECL := $(sort $(wildcard src/ops/*.lua))
 EMBED_LUA := $(sort $(wildcard src/vm/lua/*.lua))
 # the generator's output (tools/gen.lua): the op table and entry points, each backend's
 # kernel table (kernels_B.{h,c}), the Lua bindings, the op reference
-GEN_BACKENDS := cpu cuda
+GEN_BACKENDS := cpu cuda meta
 GEN_OUT := $(BUILD)/gen/lt_ops.h $(BUILD)/gen/lt_ops.c $(BUILD)/gen/lua_ops.c $(BUILD)/gen/lua_t7_ops.c $(BUILD)/gen/ops.md \
            $(foreach b,$(GEN_BACKENDS),$(BUILD)/gen/kernels_$(b).h $(BUILD)/gen/kernels_$(b).c)
 # kernels_cpu.c goes into the library with the CPU backend; kernels_cuda.c belongs to the
 # CUDA backend's own module (make check-gen compiles it)
-GEN_SRC := $(BUILD)/gen/lt_ops.c $(BUILD)/gen/kernels_cpu.c $(BUILD)/gen/lua_ops.c $(BUILD)/gen/lua_t7_ops.c $(BUILD)/gen/embedded.c
+GEN_SRC := $(BUILD)/gen/lt_ops.c $(BUILD)/gen/kernels_cpu.c $(BUILD)/gen/kernels_meta.c $(BUILD)/gen/lua_ops.c $(BUILD)/gen/lua_t7_ops.c $(BUILD)/gen/embedded.c
 OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRC) $(VM_SRC)) \
        $(patsubst $(BUILD)/gen/%.c,$(BUILD)/obj/gen/%.o,$(GEN_SRC))
-HDRS := $(wildcard src/*/*.h) $(BUILD)/gen/lt_ops.h $(BUILD)/gen/kernels_cpu.h
+HDRS := $(wildcard src/*/*.h) $(BUILD)/gen/lt_ops.h $(BUILD)/gen/kernels_cpu.h $(BUILD)/gen/kernels_meta.h
 
 all: $(BUILD)/lutorch $(BUILD)/liblutorch.a $(BUILD)/liblutorch.so $(BUILD)/torch.so
 
-$(GEN_OUT) &: tools/gen.lua tools/gen_t7.lua tools/decl.lua $(OPS_DECL)
+$(GEN_OUT) &: tools/gen.lua tools/gen_t7.lua tools/gen_meta.lua tools/decl.lua $(OPS_DECL)
 	@mkdir -p $(BUILD)/gen
 	$(LUA) tools/gen.lua $(BUILD)/gen $(OPS_DECL)
 

@@ -10,10 +10,10 @@
 --   D.status(decl, backend)   "kernel", "any", "composite" or nil (no kernel there)
 local M = {}
 
--- the backends, in dispatch-key order (LT_KEY_CPU, LT_KEY_CUDA); `any` is a
+-- the backends, in dispatch-key order (LT_KEY_CPU, LT_KEY_CUDA, LT_KEY_META); `any` is a
 -- device-neutral kernel that every backend's table holds
-M.BACKENDS = { "cpu", "cuda" }
-M.KERNEL_KEYS = { cpu = true, cuda = true, any = true }
+M.BACKENDS = { "cpu", "cuda", "meta" }
+M.KERNEL_KEYS = { cpu = true, cuda = true, meta = true, any = true }
 
 -- every field a declaration may have, with the Lua type of its value; the
 -- schema is element [1]. Anything else is a typo and an error.

@@ -446,6 +446,8 @@ local function lua_call(op, method)
 end
 
 -- declarations as gen.lua reads them: schema text, fields; in-place forms
+-- the ops with a meta kernel from src/ops/meta.lua's lists (tools/gen_meta.lua), by name
+local META = {}
 local function load_ops(files)
   local fams, order = {}, {}
   table.sort(files)
@@ -453,7 +455,10 @@ local function load_ops(files)
     local fam = f:match("([%w_]+)%.lua$")
     order[#order + 1] = fam
     fams[fam] = {}
-    for _, d in ipairs(dofile(f)) do
+    local decls = dofile(f)
+    for _, names in pairs(decls.meta_rules or {}) do for _, n in ipairs(names) do META[n] = true end end
+    for n in pairs(decls.meta_kernels or {}) do META[n] = true end
+    for _, d in ipairs(decls) do
       D.check(d)
       local name, args, ret = d[1]:match("^%s*([%w_]+)%s*%((.*)%)%s*%->%s*(.-)%s*$")
       assert(name, "bad schema " .. d[1])
@@ -522,7 +527,9 @@ local function op_entry(out, op, fam)
   if d.composite then facts[#facts + 1] = "Kernels: composite."
   else
     local ks = {}
-    for _, b in ipairs(D.BACKENDS) do ks[#ks + 1] = b .. " " .. (D.status(d, b) and "✓" or "—") end
+    for _, b in ipairs(D.BACKENDS) do
+      ks[#ks + 1] = b .. " " .. ((D.status(d, b) or (b == "meta" and META[op.name])) and "✓" or "—")
+    end
     facts[#facts + 1] = esc("Kernels: " .. word_list(ks) .. ".")
   end
   out:raw(".br")
@@ -548,7 +555,7 @@ Generated from the op declarations in src/ops/ (the same tables the bindings and
 autograd nodes are generated from). Each entry gives the Lua call forms, a line of
 description, the schema, other Lua names (Torch7 spellings), the in-place form, dtypes
 where the op narrows or widens them, broadcasting, whether the op is differentiable, and
-its kernels: ✓ for each backend (cpu, cuda) that has one, — where none is written yet;
+its kernels: ✓ for each backend (cpu, cuda, meta) that has one, — where none is written yet;
 a composite op is written with other ops and runs wherever they do.]])
   out:raw(".SS Reading a schema")
   out:raw(".IP \\(bu 2")

@@ -808,6 +808,22 @@ function Module:double() return self:to(torch.float64) end
 function Module:half() return self:to(torch.float16) end
 function Module:bfloat16() return self:to(torch.bfloat16) end
 function Module:cpu() return self:to("cpu") end
+
+-- to_empty{device = D}: every parameter and buffer replaced by an uninitialised
+-- tensor of its shape and dtype on D (PyTorch's Module.to_empty): how a model
+-- built on the meta device gets memory, before reset_parameters() or
+-- load_state_dict() gives it values. Parameters keep their identity.
+local TO_EMPTY_OPTS = { device = true, recurse = true }
+function Module:to_empty(opts)
+  if type(opts) ~= "table" or getmetatable(opts) ~= nil then
+    error(("%s: to_empty: expected an options table {device = ...}"):format(self:_get_name()), 2)
+  end
+  method_options(self, "to_empty", opts, TO_EMPTY_OPTS)
+  if opts.device == nil then error(("%s: to_empty: argument 'device' is required"):format(self:_get_name()), 2) end
+  local ok, err = pcall(torch.empty, 0, { device = opts.device })
+  if not ok then error(("%s: to_empty(): %s"):format(self:_get_name(), tostring(err):gsub("^empty: ", "")), 2) end
+  return self:_apply(function(t) return torch.empty_like(t, { device = opts.device }) end)
+end
 function Module:cuda() return self:to("cuda") end
 
 ------------------------------------------------------------------------------

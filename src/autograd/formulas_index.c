@@ -151,6 +151,10 @@ static int64_t broadcast_count(lt_tensor *self, lt_tensor *mask) {
   lt_tensor *c = e ? lt_tensor_contiguous(e) : NULL;
   lt_tensor_release(e);
   if (!c) return -1;
+  if (LT_IS_META(c)) {   /* how many elements the mask keeps is its data's */
+    lt_tensor_release(c);
+    return lt_error("masked_fill: cannot run on meta tensors: the count of the mask's elements depends on the data");
+  }
   const bool *m = lt_tensor_data(c);
   int64_t k = 0;
   for (int64_t i = 0; i < c->numel; i++) k += m[i];

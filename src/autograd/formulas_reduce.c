@@ -178,7 +178,13 @@ static lt_tensor *first_slice_mask(const lt_tensor *x, int64_t d) {
   int64_t sz[LT_MAX_DIMS];
   for (int i = 0; i < x->ndim; i++) sz[i] = i == d ? x->sizes[d] : 1;
   lt_tensor *m = lt_zeros(lt_intlist_make(sz, x->ndim), LT_BOOL, lt_tensor_device(x));
-  if (m && m->numel > 0) *(bool *)lt_tensor_data(m) = true;   /* a fresh constant, not data of the graph */
+  if (!m || m->numel == 0) return m;
+  /* a fresh constant, not data of the graph: its first element set through its device's fill */
+  int64_t one[LT_MAX_DIMS];
+  for (int i = 0; i < m->ndim; i++) one[i] = 1;
+  lt_tensor *first = lt_tensor_alias(m, 0, m->ndim, one, m->strides);
+  if (!first || lt_tensor_fill_(first, lt_scalar_bool(true)) < 0) { lt_tensor_release(first); lt_tensor_release(m); return NULL; }
+  lt_tensor_release(first);
   return m;
 }
 

@@ -13,6 +13,7 @@
 #include "core/tensor.h"
 #include "lt_ops.h"
 #include "core/tpool.h"
+#include "core/backend.h"
 
 typedef lt_tpool pool;
 static inline lt_tensor *keep(pool *p, lt_tensor *t) { return lt_tpool_keep(p, t); }
@@ -255,14 +256,18 @@ lt_tensor *lt_pdist_impl(lt_tensor *self, double pv) {
   if (check_p("pdist", pv) < 0) return NULL;
   int64_t n = self->sizes[0], m = n * (n - 1) / 2;
   if (n < 2) m = 0;
-  lt_tensor *ii = lt_tensor_new(LT_INT64, lt_tensor_device(self), 1, &m);
-  lt_tensor *jj = ii ? lt_tensor_new(LT_INT64, lt_tensor_device(self), 1, &m) : NULL;
-  if (!jj) { lt_tensor_release(ii); return NULL; }
-  int64_t *iv = (int64_t *)lt_tensor_data(ii), *jv = (int64_t *)lt_tensor_data(jj), k = 0;
+  /* the pairs' indices are written on the host, then moved to self's device (meta, cuda) */
+  lt_tensor *hi = lt_tensor_new(LT_INT64, lt_device_cpu(), 1, &m);
+  lt_tensor *hj = hi ? lt_tensor_new(LT_INT64, lt_device_cpu(), 1, &m) : NULL;
+  if (!hj) { lt_tensor_release(hi); return NULL; }
+  int64_t *iv = (int64_t *)lt_tensor_data(hi), *jv = (int64_t *)lt_tensor_data(hj), k = 0;
   for (int64_t i = 0; i < n; i++)
     for (int64_t j = i + 1; j < n; j++) { iv[k] = i + 1; jv[k] = j + 1; k++; }   /* 1-based indices */
   pool p = {0};
-  keep(&p, ii); keep(&p, jj);
+  keep(&p, hi); keep(&p, hj);
+  lt_tensor *ii = keep(&p, lt_tensor_to_device(hi, lt_tensor_device(self)));
+  lt_tensor *jj = keep(&p, lt_tensor_to_device(hj, lt_tensor_device(self)));
+  if (!ii || !jj) return finish(&p, NULL);
   lt_tensor *a = keep(&p, lt_index_select(self, 0, ii)), *b = keep(&p, lt_index_select(self, 0, jj));
   lt_tensor *d = sub(&p, a, b);
   int64_t last = -1;

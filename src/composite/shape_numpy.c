@@ -601,13 +601,16 @@ lt_tensor *lt_composite_triu_indices(int64_t row, int64_t col, int64_t offset, i
 
 /* ---- diagonals ---- */
 
-/* int64 [n] holding first, first + step, ... as 1-based indices (index_copy's), on the CPU */
-static lt_tensor *index_run(const char *op, int64_t n, int64_t first, int64_t step) {
+/* int64 [n] holding first, first + step, ... as 1-based indices (index_copy's), on dev:
+** written on the host, then moved (a cuda or meta self gets its indices there) */
+static lt_tensor *index_run(const char *op, int64_t n, int64_t first, int64_t step, lt_device dev) {
   lt_tensor *r = lt_tensor_new(LT_INT64, lt_device_cpu(), 1, &n);
   if (!r) return fail_as(op);
   int64_t *v = lt_tensor_data(r);
   for (int64_t i = 0; i < n; i++) v[i] = first + i * step + 1;
-  return r;
+  lt_tensor *d = lt_tensor_to_device(r, dev);
+  lt_tensor_release(r);
+  return d ? d : fail_as(op);
 }
 
 /* The diagonal is written with index_copy into zeros seen as [..., m * m], then the two
@@ -629,7 +632,7 @@ lt_tensor *lt_composite_diag_embed(lt_tensor *self, int64_t offset, int64_t dim1
   memcpy(sz, self->sizes, sizeof(int64_t) * (size_t)self->ndim);
   sz[self->ndim - 1] = mm;
   /* element k goes to row k, column k + offset (offset >= 0) or row k - offset, column k */
-  lt_tensor *idx = index_run(op, n, offset >= 0 ? offset : -offset * m, m + 1);
+  lt_tensor *idx = index_run(op, n, offset >= 0 ? offset : -offset * m, m + 1, lt_tensor_device(self));
   lt_tensor *z = idx ? lt_zeros(lt_intlist_make(sz, self->ndim), self->dtype, lt_tensor_device(self)) : NULL;
   lt_tensor *w = z ? lt_index_copy(z, self->ndim - 1, idx, self) : NULL;
   sz[self->ndim - 1] = m;
@@ -716,7 +719,7 @@ static lt_tensor *scatter_run(const char *op, lt_tensor *self, lt_tensor *src, i
     return lt_error_null("%s: argument 'src' has shape %s but the slice it replaces has shape %s", op,
                          lt_shape_str(src->ndim, src->sizes, b1, sizeof b1), lt_shape_str(k, sz, b2, sizeof b2));
   }
-  lt_tensor *idx = index_run(op, count, first, step);
+  lt_tensor *idx = index_run(op, count, first, step, lt_tensor_device(self));
   if (!idx) return NULL;
   lt_tensor *s = drop ? lt_unsqueeze(src, d) : src;
   lt_tensor *r = s ? lt_index_copy(self, d, idx, s) : NULL;

@@ -10,7 +10,7 @@
 #define MAX_DEVICE_TYPES 8
 
 static const lt_backend *backends[MAX_DEVICE_TYPES];
-static const char *type_names[MAX_DEVICE_TYPES] = {"cpu", "cuda"};
+static const char *type_names[MAX_DEVICE_TYPES] = {"cpu", "cuda", "meta"};
 
 const char *lt_device_type_name(int device_type) {
   if (device_type < 0 || device_type >= MAX_DEVICE_TYPES || !type_names[device_type]) return "?";

@@ -97,6 +97,8 @@ lt_alias lt_alias_status(const lt_tensor *a, const lt_tensor *b) {
   if (a->numel == 0 || b->numel == 0) return LT_ALIAS_NONE;
   if (a == b) return LT_ALIAS_FULL;
   if (!lt_device_eq(lt_tensor_device(a), lt_tensor_device(b))) return LT_ALIAS_NONE;
+  /* storages without bytes (the meta device's) share nothing unless they are one storage */
+  if (a->storage != b->storage && (!a->storage->data || !b->storage->data)) return LT_ALIAS_NONE;
   layout ga, gb;
   get_layout(a, true, &ga);
   get_layout(b, true, &gb);

@@ -29,6 +29,8 @@ static _Thread_local int inline_cache_n = 0;
 
 lt_storage *lt_storage_new(lt_device dev, size_t nbytes) {
   lt_storage *s;
+  /* a meta storage has a size and no bytes: data stays NULL and nothing is counted */
+  if (dev.type == LT_DEV_META) return lt_storage_from_blob(NULL, nbytes, dev, NULL, NULL);
   if (dev.type == LT_DEV_CPU && nbytes <= INLINE_BYTES) {
     inline_storage *is = inline_cache;
     if (is) {

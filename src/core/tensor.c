@@ -29,6 +29,7 @@ void lt_device_set_current(int type, int index) {
 
 int lt_device_parse(const char *s, lt_device *out) {
   if (strcmp(s, "cpu") == 0) { out->type = LT_DEV_CPU; out->index = 0; return 0; }
+  if (strcmp(s, "meta") == 0 || strcmp(s, "meta:0") == 0) { out->type = LT_DEV_META; out->index = 0; return 0; }
   if (strncmp(s, "cuda", 4) == 0) {
     out->type = LT_DEV_CUDA; out->index = current_index[LT_DEV_CUDA];
     if (s[4] == 0) return 0;
@@ -37,11 +38,12 @@ int lt_device_parse(const char *s, lt_device *out) {
       if (end != s + 5 && *end == 0 && i >= 0 && i < 128) { out->index = (int8_t)i; return 0; }
     }
   }
-  return lt_error("invalid device '%s' (expected \"cpu\", \"cuda\" or \"cuda:N\")", s);
+  return lt_error("invalid device '%s' (expected \"cpu\", \"cuda\", \"cuda:N\" or \"meta\")", s);
 }
 
 void lt_device_format(lt_device d, char *buf, size_t n) {
   if (d.type == LT_DEV_CPU) snprintf(buf, n, "cpu");
+  else if (d.type == LT_DEV_META) snprintf(buf, n, "meta");
   else snprintf(buf, n, "cuda:%d", d.index);
 }
 
@@ -254,17 +256,25 @@ static int64_t linear_to_offset(const lt_tensor *t, int64_t linear) {
   return off;
 }
 
+/* a storage without bytes (the meta device's) reads as zeros: the composites'
+** data-dependent checks pass over it instead of dereferencing NULL */
 double lt_tensor_get_double(const lt_tensor *t, int64_t linear) {
+  if (!t->storage->data) return 0;
   size_t es = lt_dtype_size((lt_dtype)t->dtype);
   return lt_dtype_load_double((lt_dtype)t->dtype, (char *)t->storage->data + linear_to_offset(t, linear) * es);
 }
 
 int64_t lt_tensor_get_int64(const lt_tensor *t, int64_t linear) {
+  if (!t->storage->data) return 0;
   size_t es = lt_dtype_size((lt_dtype)t->dtype);
   return lt_dtype_load_int64((lt_dtype)t->dtype, (char *)t->storage->data + linear_to_offset(t, linear) * es);
 }
 
 lt_scalar lt_tensor_item(const lt_tensor *t) {
+  if (LT_IS_META(t)) {   /* PyTorch's words: there is no value to read */
+    lt_error("item: Tensor.item() cannot be called on meta tensors");
+    return lt_scalar_none();
+  }
   if (t->numel != 1) {
     lt_error("item: a tensor with %lld elements cannot be converted to a number (need exactly 1)",
              (long long)t->numel);

@@ -25,7 +25,8 @@
 #define LT_MAX_DIMS 16
 
 /* ---- devices ---- */
-typedef enum lt_device_type { LT_DEV_CPU = 0, LT_DEV_CUDA = 1 } lt_device_type;
+/* meta: tensors with sizes, strides and dtype but no data (src/metadev) */
+typedef enum lt_device_type { LT_DEV_CPU = 0, LT_DEV_CUDA = 1, LT_DEV_META = 2 } lt_device_type;
 typedef struct lt_device { int8_t type; int8_t index; } lt_device;
 static inline lt_device lt_device_cpu(void) { lt_device d = {LT_DEV_CPU, 0}; return d; }
 static inline bool lt_device_eq(lt_device a, lt_device b) { return a.type == b.type && a.index == b.index; }
@@ -33,6 +34,8 @@ static inline bool lt_device_eq(lt_device a, lt_device b) { return a.type == b.t
 ** without an index is the current cuda device (lt_device_current) at the
 ** time of the call, as PyTorch resolves torch.device("cuda") when used. */
 int lt_device_parse(const char *s, lt_device *out);
+/* whether t lives on the meta device (no data: every data access refuses it) */
+#define LT_IS_META(t) (lt_tensor_device(t).type == LT_DEV_META)
 /* The current device index of a device type, per thread, as
 ** torch.cuda.set_device keeps it: 0 until set. The caller checks the index
 ** against the backend's devices (set only what exists). */
@@ -45,6 +48,7 @@ typedef uint32_t lt_keyset;
 typedef enum lt_dispatch_key {
   LT_KEY_CPU = 0,        /* backends first */
   LT_KEY_CUDA,
+  LT_KEY_META,           /* the meta device: shape functions only (src/metadev) */
   LT_KEY_AUTOGRAD,       /* wrappers above: they receive the keyset and redispatch */
   LT_KEY_AUTOCAST,
   LT_KEY_PROFILE,
@@ -53,10 +57,10 @@ typedef enum lt_dispatch_key {
 #define LT_FIRST_WRAPPER_KEY LT_KEY_AUTOGRAD
 #define LT_KEYBIT(k) ((lt_keyset)1u << (k))
 /* keyset bits that name backends */
-#define LT_BACKEND_KEYS (LT_KEYBIT(LT_KEY_CPU) | LT_KEYBIT(LT_KEY_CUDA))
+#define LT_BACKEND_KEYS (LT_KEYBIT(LT_KEY_CPU) | LT_KEYBIT(LT_KEY_CUDA) | LT_KEYBIT(LT_KEY_META))
 /* the backend key of a device (an absent device, type -1, is the CPU) */
 static inline lt_keyset lt_device_keys(lt_device d) {
-  return LT_KEYBIT(d.type == LT_DEV_CUDA ? LT_KEY_CUDA : LT_KEY_CPU);
+  return LT_KEYBIT(d.type == LT_DEV_CUDA ? LT_KEY_CUDA : d.type == LT_DEV_META ? LT_KEY_META : LT_KEY_CPU);
 }
 
 /* ---- scalars ---- */

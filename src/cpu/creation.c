@@ -176,7 +176,7 @@ static void lin_range(void *vctx, int64_t b, int64_t e) {
 
 static lt_tensor *make_lin(const char *op, lt_scalar start, lt_scalar end, int64_t steps, int dtype,
                            lt_device device, bool log, double base) {
-  if (steps < 0) return lt_error_null("%s: argument 'steps' must be non-negative, got %lld", op, (long long)steps);
+  if (lt_meta_check_steps(op, steps) < 0) return NULL;
   lt_tensor *t = lt_creation_new(op, 1, &steps, dtype, DFLT, device);
   if (!t) return NULL;
   lin_ctx c;
@@ -198,10 +198,9 @@ lt_tensor *lt_cpu_logspace(lt_scalar start, lt_scalar end, int64_t steps, double
 }
 
 lt_tensor *lt_cpu_eye(int64_t n, int64_t m, int dtype, lt_device device) {
-  if (m == LT_NOINT) m = n;
-  if (n < 0) return lt_error_null("eye: argument 'n' must be non-negative, got %lld", (long long)n);
-  if (m < 0) return lt_error_null("eye: argument 'm' must be non-negative, got %lld", (long long)m);
-  int64_t sizes[2] = { n, m };
+  int64_t sizes[2];
+  if (lt_meta_eye_shape(n, m, sizes) < 0) return NULL;
+  m = sizes[1];
   lt_tensor *t = make_filled("eye", 2, sizes, lt_scalar_int(0), dtype, DFLT, device);
   if (!t) return NULL;
   lt_dtype dt = (lt_dtype)t->dtype;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include "cpu/iter.h"
 #include "cpu/parallel.h"
+#include "meta/ew.h"
 
 /* ---- raw iteration ------------------------------------------------------ */
 
@@ -128,57 +129,16 @@ static void run1d_chunk(void *p, int64_t begin, int64_t end) {
 }
 
 static int broadcast_all(const lt_ew *e, int64_t *shape) {
-  int nd = e->in[0]->ndim;
-  memcpy(shape, e->in[0]->sizes, sizeof(int64_t) * (size_t)nd);
-  for (int k = 1; k < e->nin; k++) {
-    const lt_tensor *t = e->in[k];
-    if (t->ndim == nd && memcmp(t->sizes, shape, sizeof(int64_t) * (size_t)nd) == 0) continue;
-    int64_t tmp[LT_MAX_DIMS];
-    nd = lt_broadcast_shapes(e->op, nd, shape, t->ndim, t->sizes, tmp);
-    if (nd < 0) return -1;
-    memcpy(shape, tmp, sizeof(int64_t) * (size_t)nd);
-  }
-  return nd;
+  return lt_meta_ew_shape(e->op, e->in, e->nin, shape);
 }
 
-/* A new result where the tensor inputs live (a Lua number is a host 0-d tensor
-** that goes with any device). Numbers combined only with numbers (a derivative's
-** `exponent - 1`) give a number again, which still goes with any device. */
+/* the result's geometry is the meta layer's (meta/ew.h), which the meta device shares */
 static lt_tensor *new_result(const lt_ew *e, lt_dtype dt, int nd, const int64_t *shape) {
-  for (int k = 0; k < e->nin; k++)
-    if (!e->in[k]->is_wrapped_number) return lt_tensor_new(dt, lt_tensor_device(e->in[k]), nd, shape);
-  lt_tensor *r = lt_tensor_new(dt, lt_device_cpu(), nd, shape);
-  if (r && e->nin > 0 && nd == 0) { r->is_wrapped_number = true; r->keys &= ~LT_BACKEND_KEYS; }
-  return r;
+  return lt_meta_ew_new(dt, nd, shape, e->in, e->nin);
 }
 
-/* a new tensor laid out like `ref` when ref is a dense permutation of
-** contiguous (a transposed input gives a transposed, still dense, result) */
 static lt_tensor *alloc_result(lt_dtype dt, int nd, const int64_t *shape, const lt_ew *e) {
-  for (int k = 0; k < e->nin; k++) {
-    const lt_tensor *t = e->in[k];
-    if (t->ndim != nd || t->numel <= 1 || memcmp(t->sizes, shape, sizeof(int64_t) * (size_t)nd) != 0) continue;
-    if (lt_tensor_is_contiguous(t)) break;
-    int perm[LT_MAX_DIMS], n = 0;
-    for (int d = 0; d < nd; d++) if (shape[d] != 1) perm[n++] = d;
-    for (int i = 1; i < n; i++)   /* by stride, smallest first */
-      for (int j = i; j > 0 && t->strides[perm[j - 1]] > t->strides[perm[j]]; j--) {
-        int x = perm[j]; perm[j] = perm[j - 1]; perm[j - 1] = x;
-      }
-    int64_t want = 1;
-    bool dense = true;
-    for (int i = 0; i < n && dense; i++) {
-      dense = t->strides[perm[i]] == want;
-      want *= shape[perm[i]];
-    }
-    if (!dense) break;
-    lt_storage *s = lt_storage_new(lt_tensor_device(t), (size_t)t->numel * lt_dtype_size(dt));
-    if (!s) return NULL;
-    lt_tensor *r = lt_tensor_new_view(s, dt, 0, nd, shape, t->strides);
-    lt_storage_release(s);
-    return r;
-  }
-  return new_result(e, dt, nd, shape);
+  return lt_meta_ew_result(dt, nd, shape, e->in, e->nin);
 }
 
 /* 16-byte slots for inputs read once (one element broadcast everywhere) */

@@ -193,15 +193,7 @@ static void embb_rows(void *ctx, int64_t b, int64_t e) {
 
 lt_tensor *lt_cpu__embedding_backward(lt_tensor *grad, lt_tensor *indices, int64_t num_weights, int64_t padding_idx) {
   const char *op = "embedding_backward";
-  if (lt_meta_check_float(op, "grad", grad) < 0) return NULL;
-  if (num_weights < 0) return lt_error_null("%s: argument 'num_weights' must be non-negative", op);
-  if (grad->ndim != indices->ndim + 1)
-    return lt_error_null("%s: argument 'grad' must have one more dim than 'indices' (%d), got %d", op,
-                         indices->ndim, grad->ndim);
-  for (int i = 0; i < indices->ndim; i++)
-    if (grad->sizes[i] != indices->sizes[i])
-      return lt_error_null("%s: argument 'grad' does not match the shape of 'indices'", op);
-  int64_t pad = padding_row(op, padding_idx, num_weights);
+  int64_t pad = lt_meta_embedding_backward(grad, indices, num_weights, padding_idx);
   if (pad < -1) return NULL;
   lt_dtype dt = (lt_dtype)grad->dtype, ct = dt == LT_FLOAT64 ? LT_FLOAT64 : LT_FLOAT32;
   int64_t d = grad->sizes[grad->ndim - 1];

@@ -14,10 +14,10 @@ lt_dispatch_hook_fn lt_dispatch_hook = NULL;
 static void *hook_ud = NULL;
 
 static const char *key_names[LT_NUM_KEYS] = {
-  [LT_KEY_CPU] = "CPU", [LT_KEY_CUDA] = "CUDA", [LT_KEY_AUTOGRAD] = "Autograd",
+  [LT_KEY_CPU] = "CPU", [LT_KEY_CUDA] = "CUDA", [LT_KEY_META] = "Meta", [LT_KEY_AUTOGRAD] = "Autograd",
   [LT_KEY_AUTOCAST] = "Autocast", [LT_KEY_PROFILE] = "Profile",
 };
-_Static_assert(LT_NUM_KEYS == 5, "a new dispatch key needs its name in key_names");
+_Static_assert(LT_NUM_KEYS == 6, "a new dispatch key needs its name in key_names");
 
 int lt_dispatch_find(const char *name) {
   for (int i = 0; i < lt_num_ops; i++)
@@ -41,19 +41,26 @@ int lt_dispatch_register_backend(lt_dispatch_key key, void *const *table) {
   return 0;
 }
 
+/* the device type of a backend key */
+static int key_device(int k) { return k == LT_KEY_CUDA ? LT_DEV_CUDA : k == LT_KEY_META ? LT_DEV_META : LT_DEV_CPU; }
+
 int lt_dispatch_no_kernel(int op, lt_keyset ks) {
-  const char *dev = (ks & LT_KEYBIT(LT_KEY_CUDA)) ? "cuda" : "cpu";
+  lt_keyset b = ks & LT_BACKEND_KEYS;
+  int k = b ? 31 - __builtin_clz(b) : LT_KEY_CPU;
+  const char *dev = lt_device_type_name(key_device(k));
   /* no kernel because the device's whole backend is missing: say that */
-  if (!lt_backend_get((ks & LT_KEYBIT(LT_KEY_CUDA)) ? LT_DEV_CUDA : LT_DEV_CPU))
+  if (!lt_backend_get(key_device(k)))
     return lt_error("%s: %s: backend not loaded", lt_op_table[op].name, dev);
   return lt_error("%s: not implemented for %s tensors (no kernel registered for %s)",
-                  lt_op_table[op].name, dev, (ks & LT_KEYBIT(LT_KEY_CUDA)) ? key_names[LT_KEY_CUDA] : key_names[LT_KEY_CPU]);
+                  lt_op_table[op].name, dev, key_names[k]);
 }
 
 int lt_dispatch_device_mismatch(int op, lt_keyset ks) {
-  (void)ks;
-  return lt_error("%s: expected all tensors to be on the same device, but found tensors on cpu and cuda",
-                  lt_op_table[op].name);
+  /* name two of the backends in the call, the lower key first (cpu and cuda, cpu and meta) */
+  lt_keyset b = ks & LT_BACKEND_KEYS;
+  int lo = b ? __builtin_ctz(b) : LT_KEY_CPU, hi = b ? 31 - __builtin_clz(b) : LT_KEY_CUDA;
+  return lt_error("%s: expected all tensors to be on the same device, but found tensors on %s and %s",
+                  lt_op_table[op].name, lt_device_type_name(key_device(lo)), lt_device_type_name(key_device(hi)));
 }
 
 int lt_dispatch_same_device(int op, int *dev, const lt_tensor *const *ts, int n) {
@@ -113,7 +120,8 @@ int lt_dispatch_complex_refused(int op, lt_keyset ks, int complex_dtype) {
       return lt_error("%s: %s is not supported: complex numbers have no ordering", e->name, dt);
     return lt_error("%s: %s is not supported", e->name, dt);
   }
-  if ((ks & LT_BACKEND_KEYS & ~LT_KEYBIT(LT_KEY_CPU)) && !(e->flags & LT_OPF_COMPLEX_ANY))
+  /* CUDA's kernels are real-only; the meta device's shape functions take any dtype */
+  if ((ks & LT_KEYBIT(LT_KEY_CUDA)) && !(e->flags & LT_OPF_COMPLEX_ANY))
     return lt_error("%s: cuda: %s not supported yet", e->name, dt);
   return 0;
 }

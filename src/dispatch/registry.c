@@ -119,9 +119,8 @@ void lt_custom_release_unused(const lt_custom_op *op, const lt_boxed_kernel *old
 int lt_custom_set_fake(lt_custom_op *op, lt_boxed_fn fn, void *ud) {
   op->fake = (lt_boxed_kernel){ fn, ud };
   op->has_fake = fn != NULL;
-  /* the Meta key, where it exists, runs the same function:
-  **   lt_custom_set_kernel(op, LT_KEY_META, fn, ud); */
-  return 0;
+  /* the meta device runs it: a call on meta tensors gets the fake kernel's shapes */
+  return lt_custom_set_kernel(op, LT_KEY_META, fn, ud);
 }
 
 int lt_custom_impl(lt_custom_op *op, const char *device, lt_boxed_fn fn, void *ud, const char *who) {
@@ -203,8 +202,7 @@ static int prepare_args(const lt_custom_op *op, const lt_ivalue *in, int nargs, 
       for (int k = 0; k < v.u.tl.n; k++) *ks |= v.u.tl.v[k]->keys;
     args[i] = v;
   }
-  if (lt_keyset_mixed_backends(*ks))
-    return lt_error("%s: expected all tensors to be on the same device, but found tensors on cpu and cuda", s->qualname);
+  if (lt_keyset_mixed_backends(*ks)) return lt_dispatch_device_mismatch(op->id, *ks);
   return 0;
 }
 
@@ -212,6 +210,9 @@ int lt_custom_redispatch(const lt_custom_op *op, lt_keyset ks, const lt_ivalue *
   const lt_op_entry *e = &lt_op_table[op->id];
   int k = lt_dispatch_select(e, ks);
   if (k < 0) {
+    if (ks & LT_KEYBIT(LT_KEY_META))   /* the meta device runs the fake kernel */
+      return lt_error("%s: no kernel for meta tensors (register one with torch.library.register_fake(\"%s\", fn))",
+                      op->schema.qualname, op->schema.qualname);
     const char *dev = (ks & LT_KEYBIT(LT_KEY_CUDA)) ? "cuda" : "cpu";
     return lt_error("%s: no kernel for %s tensors (register one with torch.library.impl(\"%s\", \"%s\", fn))",
                     op->schema.qualname, dev, op->schema.qualname, dev);

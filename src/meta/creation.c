@@ -139,3 +139,16 @@ lt_tensor *lt_meta_dropout_mask_new(const char *op, lt_tensor *self, double p, l
   }
   return m;
 }
+
+int lt_meta_eye_shape(int64_t n, int64_t m, int64_t sizes[2]) {
+  if (m == LT_NOINT) m = n;
+  if (n < 0) return lt_error("eye: argument 'n' must be non-negative, got %lld", (long long)n);
+  if (m < 0) return lt_error("eye: argument 'm' must be non-negative, got %lld", (long long)m);
+  sizes[0] = n; sizes[1] = m;
+  return 0;
+}
+
+int lt_meta_check_steps(const char *op, int64_t steps) {
+  if (steps < 0) return lt_error("%s: argument 'steps' must be non-negative, got %lld", op, (long long)steps);
+  return 0;
+}

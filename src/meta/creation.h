@@ -31,6 +31,10 @@ typedef struct lt_meta_seq {
 } lt_meta_seq;
 int lt_meta_range(const char *op, lt_scalar start, lt_scalar end, lt_scalar step, bool inclusive, lt_meta_seq *s);
 
+/* eye's sizes {n, m} (m absent: n), both non-negative; linspace and logspace's steps, non-negative */
+int lt_meta_eye_shape(int64_t n, int64_t m, int64_t sizes[2]);
+int lt_meta_check_steps(const char *op, int64_t steps);
+
 /* [low, high) must be non-empty and representable in dt (randint, random_) */
 int lt_meta_int_bounds(const char *op, lt_dtype dt, int64_t low, int64_t high);
 

@@ -3,6 +3,7 @@
 */
 #include <string.h>
 #include "meta/index.h"
+#include "meta/meta.h"
 
 int lt_meta_check_index_dtype(const char *op, const char *arg, const lt_tensor *index) {
   if (index->dtype != LT_INT64 && index->dtype != LT_INT32)
@@ -147,4 +148,21 @@ int lt_meta_histc_check(const lt_tensor *self, int64_t bins, double lo, double h
 
 int lt_meta_histc_range(double lo, double hi) {
   return lt_error("histc: range of [%g, %g] is not finite", lo, hi);
+}
+
+int64_t lt_meta_embedding_backward(const lt_tensor *grad, const lt_tensor *indices, int64_t num_weights,
+                                   int64_t padding_idx) {
+  const char *op = "embedding_backward";
+  if (lt_meta_check_float(op, "grad", grad) < 0) return -2;
+  if (num_weights < 0) { lt_error("%s: argument 'num_weights' must be non-negative", op); return -2; }
+  if (grad->ndim != indices->ndim + 1) {
+    lt_error("%s: argument 'grad' must have one more dim than 'indices' (%d), got %d", op, indices->ndim, grad->ndim);
+    return -2;
+  }
+  for (int i = 0; i < indices->ndim; i++)
+    if (grad->sizes[i] != indices->sizes[i]) {
+      lt_error("%s: argument 'grad' does not match the shape of 'indices'", op);
+      return -2;
+    }
+  return lt_meta_padding_row(op, padding_idx, num_weights);
 }

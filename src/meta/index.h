@@ -33,6 +33,10 @@ int lt_meta_embedding_range(const char *op, int64_t x, int64_t rows);
 /* padding_idx (1-based, negative from the end, LT_NOINT absent) as a 0-based
 ** row, -1 when absent; -2 with the error set when out of range */
 int64_t lt_meta_padding_row(const char *op, int64_t padding_idx, int64_t rows);
+/* _embedding_backward's checks: a floating point grad of indices' shape plus one dim,
+** num_weights >= 0; the padding row as lt_meta_padding_row gives it (< -1: error) */
+int64_t lt_meta_embedding_backward(const lt_tensor *grad, const lt_tensor *indices, int64_t num_weights,
+                                   int64_t padding_idx);
 
 /* searchsorted/bucketize: the sequence (seq_name) and input shapes and dtypes, sorter's */
 int lt_meta_search_check(const char *op, const char *seq_name, const lt_tensor *seq, const lt_tensor *input,

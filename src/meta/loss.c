@@ -63,7 +63,8 @@ int lt_meta_loss_same_shape(const char *op, const lt_tensor *self, const lt_tens
 }
 
 int lt_meta_nll_targets(const char *op, const lt_tensor *target, int64_t C, int64_t ignore_index) {
-  if (target->numel == 0) return 0;
+  /* meta targets have no values to check: only their shape is known */
+  if (target->numel == 0 || LT_IS_META(target)) return 0;
   lt_tensor *h = lt_tensor_to_host((lt_tensor *)target);
   lt_tensor *t = h ? lt_tensor_to_dtype_contig(h, LT_INT64) : NULL;
   lt_tensor_release(h);

@@ -50,6 +50,16 @@ typedef struct pctx {
   char msg[256];
 } pctx;
 
+_Thread_local lt_device lt_vm_default_device = {-1, 0};
+
+static bool spec_has_tensor(const lt_opspec *spec) {
+  for (int i = 0; i < spec->nargs; i++) {
+    int k = spec->args[i].kind;
+    if (k == LT_ARG_TENSOR || k == LT_ARG_TENSOR_OPT || k == LT_ARG_TENSOR_LIST) return true;
+  }
+  return false;
+}
+
 static int fail(pctx *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(pctx *p, const char *fmt, ...) {
   va_list ap;
@@ -251,7 +261,12 @@ static int parse_value(pctx *p, int idx, int top, bool positional, lt_argval *v)
       return 1;
     }
     case LT_ARG_DEVICE_OPT:
-      if (t == LUA_TNIL) { v->dev.type = -1; v->dev.index = 0; return 1; }
+      if (t == LUA_TNIL) {
+        /* a factory (no tensor argument to take the device from) follows torch.set_default_device */
+        v->dev.type = -1; v->dev.index = 0;
+        if (lt_vm_default_device.type >= 0 && !spec_has_tensor(p->spec)) v->dev = lt_vm_default_device;
+        return 1;
+      }
       if (lt_vm_todevice(L, idx, &v->dev) < 0) {
         if (t == LUA_TSTRING) return fail(p, "%s: argument '%s': %s", p->spec->name, s->name, lt_error_message());
         return mismatch(p, idx);

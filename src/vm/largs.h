@@ -23,6 +23,11 @@ typedef enum lt_argkind {
   LT_ARG_DTYPE, LT_ARG_DTYPE_OPT, LT_ARG_DEVICE_OPT, LT_ARG_GENERATOR_OPT,
 } lt_argkind;
 
+/* The device factory functions (ops with a Device? argument and no tensor
+** one) use when none is given: type -1 for none (the CPU), else what
+** torch.set_default_device set, per thread (src/vm/lmeta.c). */
+extern _Thread_local lt_device lt_vm_default_device;
+
 typedef struct lt_argspec {
   const char *name;
   int kind;          /* lt_argkind */

@@ -583,7 +583,7 @@ static int l_schema(lua_State *L) {
   for (int i = 0; i < s->nrets; i++) { push_arg_info(L, &s->rets[i]); lua_rawseti(L, -2, i + 1); }
   lua_setfield(L, -2, "rets");
   lua_createtable(L, 0, 4);
-  static const char *const keys[] = { [LT_KEY_CPU] = "cpu", [LT_KEY_CUDA] = "cuda", [LT_KEY_AUTOGRAD] = "autograd" };
+  static const char *const keys[] = { [LT_KEY_CPU] = "cpu", [LT_KEY_CUDA] = "cuda", [LT_KEY_META] = "meta", [LT_KEY_AUTOGRAD] = "autograd" };
   for (int k = 0; k <= LT_KEY_AUTOGRAD; k++) {
     lua_pushboolean(L, lt_op_table[op->id].kernel[k] != NULL);
     lua_setfield(L, -2, keys[k]);

@@ -339,11 +339,34 @@ static void tensor_text(sbuf *b, const lt_tensor *t, const lt_tensor *data) {
   sb_adds(b, ")");
 }
 
+/* a meta tensor has no values to print: PyTorch's tensor(..., device='meta', size=(2, 3)) */
+static int meta_text(lua_State *L, const lt_tensor *t) {
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  luaL_addstring(&b, "tensor(..., device='meta', size=(");
+  for (int d = 0; d < t->ndim; d++) {
+    lua_pushfstring(L, d ? ", %I" : "%I", (lua_Integer)t->sizes[d]);
+    luaL_addvalue(&b);
+  }
+  luaL_addstring(&b, t->ndim == 1 ? ",)" : ")");
+  if (t->dtype != lt_get_default_dtype()) {
+    lua_pushfstring(L, ", dtype=torch.%s", lt_dtype_name((lt_dtype)t->dtype));
+    luaL_addvalue(&b);
+  }
+  const char *gf = t->grad_fn && t->grad_fn->ops ? t->grad_fn->ops->name : NULL;
+  if (gf) { lua_pushfstring(L, ", grad_fn=<%s>", gf); luaL_addvalue(&b); }
+  else if (t->requires_grad) luaL_addstring(&b, ", requires_grad=True");
+  luaL_addstring(&b, ")");
+  luaL_pushresult(&b);
+  return 1;
+}
+
 /* __tostring of tensors (and x:__tostring for the REPL) */
 static int l_tostring(lua_State *L) {
   lt_ud *u = lt_vm_toud(L, 1);
   if (!u) return luaL_error(L, "tostring: argument 'self' must be a tensor");
   if (!u->t) { lua_pushstring(L, "tensor (freed)"); return 1; }
+  if (lt_tensor_device(u->t).type == LT_DEV_META) return meta_text(L, u->t);
   lt_tensor *t = u->t, *host = NULL;
   if (lt_tensor_device(t).type != LT_DEV_CPU && t->numel > 0) {
     /* device memory is not readable here: print a host copy with t's identity */

@@ -189,7 +189,8 @@ static void push_device_obj(lua_State *L, const char *key, const char *type, int
 void lt_vm_push_device(lua_State *L, lt_device d) {
   char buf[32];
   lt_device_format(d, buf, sizeof buf);
-  push_device_obj(L, buf, d.type == LT_DEV_CPU ? "cpu" : "cuda", d.index);
+  /* the meta device has no index (PyTorch's torch.device("meta").index is None) */
+  push_device_obj(L, buf, lt_device_type_name(d.type), d.type == LT_DEV_META ? -1 : d.index);
 }
 
 int lt_vm_todevice(lua_State *L, int idx, lt_device *out) {
@@ -315,7 +316,8 @@ static bool push_field(lua_State *L, lt_tensor *t, const char *k) {
       if (strcmp(k, "is_cpu") == 0) { lua_pushboolean(L, lt_tensor_device(t).type == LT_DEV_CPU); return true; }
       if (strcmp(k, "itemsize") == 0) { lua_pushinteger(L, (lua_Integer)lt_dtype_size((lt_dtype)t->dtype)); return true; }
       /* what lutorch has no kind of: code that asks gets a true answer */
-      if (strcmp(k, "is_sparse") == 0 || strcmp(k, "is_quantized") == 0 || strcmp(k, "is_meta") == 0) {
+      if (strcmp(k, "is_meta") == 0) { lua_pushboolean(L, lt_tensor_device(t).type == LT_DEV_META); return true; }
+      if (strcmp(k, "is_sparse") == 0 || strcmp(k, "is_quantized") == 0) {
         lua_pushboolean(L, 0);
         return true;
       }

@@ -268,4 +268,21 @@ T.test("torch.ops.aten reaches the built-in ops", function()
   close(torch.ops.aten.relu(x), torch.relu(x), 0)
 end)
 
+T.test("on meta tensors the fake kernel runs (register_fake is the meta device's kernel)", function()
+  local m = torch.ops.mylib.scale(torch.empty(3, 4, { device = "meta" }), 2)
+  T.eq(tostring(m.device), "meta"); T.eq(m.shape, { 3, 4 })
+  -- autograd through the custom op on meta: the derivative runs on meta tensors too
+  local x = torch.empty(5, { device = "meta", requires_grad = true })
+  torch.ops.mylib.scale(x, 3):sum():backward()
+  T.eq(tostring(x.grad.device), "meta"); T.eq(x.grad.shape, { 5 })
+  lib.define("mylib::nofake(Tensor x) -> Tensor")
+  lib.impl("mylib::nofake", "cpu", function(a) return a + 1 end)
+  T.raises(function() torch.ops.mylib.nofake(torch.empty(2, { device = "meta" })) end,
+    "mylib::nofake: no kernel for meta tensors", "register_fake")
+  lib.define("mylib::two(Tensor a, Tensor b) -> Tensor")
+  lib.impl("mylib::two", "cpu", function(a, b) return a + b end)
+  T.raises(function() torch.ops.mylib.two(torch.empty(2, { device = "meta" }), torch.zeros(2)) end,
+    "mylib::two: expected all tensors to be on the same device, but found tensors on cpu and meta")
+end)
+
 T.done()

@@ -23,10 +23,13 @@ rule "src/cpu does not include src/cuda" "$(incl src/cpu | grep '#include "cuda/
 rule "src/cuda does not include src/cpu" "$(incl src/cuda | grep '#include "cpu/')"
 rule "only src/cpu includes kernels_cpu.h" "$(incl src | grep 'kernels_cpu.h' | grep -v '^src/cpu/')"
 rule "only src/cuda includes kernels_cuda.h" "$(incl src | grep 'kernels_cuda.h' | grep -v '^src/cuda/')"
+rule "only src/metadev includes kernels_meta.h" "$(incl src | grep 'kernels_meta.h' | grep -v '^src/metadev/')"
+rule "src/metadev includes no other backend" "$(incl src/metadev | grep '#include "cpu/\|#include "cuda/')"
+rule "no lt_cpu_ call in src/metadev" "$(grep -rn 'lt_cpu_' src/metadev 2>/dev/null)"
 rule "autograd, composite and serial include no backend header but the CPU's public face" \
   "$(incl src/autograd src/composite src/serial | grep '#include "cpu/\|#include "cuda/')"
 rule "nothing below src/vm includes a Lua header" \
-  "$(grep -rn '#include <l\(ua\|auxlib\|ualib\)\.h>' src/core src/meta src/cpu src/dispatch src/autograd src/composite src/serial 2>/dev/null)"
+  "$(grep -rn '#include <l\(ua\|auxlib\|ualib\)\.h>' src/core src/meta src/cpu src/metadev src/dispatch src/autograd src/composite src/serial 2>/dev/null)"
 rule "in src/cuda only the module's Lua face (lcuda.c) includes a Lua header" \
   "$(grep -rn '#include <l\(ua\|auxlib\|ualib\)\.h>' src/cuda 2>/dev/null | grep -v '^src/cuda/lcuda.c:')"
 rule "no source file left in the old src/tensor" "$(ls src/tensor 2>/dev/null)"

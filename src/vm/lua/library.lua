@@ -277,6 +277,17 @@ local function clone_arg(a)
   return a
 end
 
+-- the argument with its tensors moved to the meta device (shapes, dtypes, no data)
+local function meta_arg(a)
+  if torch.is_tensor(a) then return a:to("meta") end
+  if type(a) == "table" then
+    local t = {}
+    for i, v in ipairs(a) do t[i] = meta_arg(v) end
+    return t
+  end
+  return a
+end
+
 local function tensors_of(v, out)
   out = out or {}
   if torch.is_tensor(v) then out[#out + 1] = v
@@ -385,6 +396,19 @@ function lib.opcheck(op, args, kwargs, opts)
         for d = 1, #t.shape do same = same and t.shape[d] == u.shape[d] end
         if not same then
           fail("test_faketensor", ("result %d: the kernel gives %s, the fake kernel %s"):format(r, describe(t), describe(u)))
+        end
+      end
+    end
+    -- and through the dispatcher on meta tensors, where the fake kernel is the meta device's kernel
+    local onmeta = call(meta_arg(args))
+    for r = 1, real.n do
+      for k, t in ipairs(tensors_of(real[r])) do
+        local u = tensors_of(onmeta[r])[k]
+        local same = u ~= nil and u.is_meta and #t.shape == #u.shape and t.dtype == u.dtype
+        for d = 1, #t.shape do same = same and t.shape[d] == u.shape[d] end
+        if not same then
+          fail("test_faketensor", ("result %d: the kernel gives %s, the op on meta tensors %s"):format(r, describe(t),
+            u and describe(u) or "nothing"))
         end
       end
     end
