@@ -270,12 +270,16 @@ static lt_tensor *log_hd(lt_tensor *grad, lt_tensor *self) {
   return lt_div(grad, self, NULL);
 }
 
-lt_tensor *lt_ew_grad_log2(lt_tensor *grad, lt_tensor *self) {
+static lt_tensor *log2_hd(lt_tensor *grad, lt_tensor *self);
+lt_tensor *lt_ew_grad_log2(lt_tensor *grad, lt_tensor *self) { return lt_grad_holomorphic(grad, self, log2_hd); }
+static lt_tensor *log2_hd(lt_tensor *grad, lt_tensor *self) {
   pool P = {0}, *p = &P;
   return finish(p, dv(p, grad, mul(p, self, num(p, LN2))));
 }
 
-lt_tensor *lt_ew_grad_log10(lt_tensor *grad, lt_tensor *self) {
+static lt_tensor *log10_hd(lt_tensor *grad, lt_tensor *self);
+lt_tensor *lt_ew_grad_log10(lt_tensor *grad, lt_tensor *self) { return lt_grad_holomorphic(grad, self, log10_hd); }
+static lt_tensor *log10_hd(lt_tensor *grad, lt_tensor *self) {
   pool P = {0}, *p = &P;
   return finish(p, dv(p, grad, mul(p, self, num(p, LN10))));
 }

@@ -36,6 +36,7 @@ local ops = {
   { "vdot(Tensor self, Tensor other) -> Tensor", composite = "lt_vdot_impl", variants = "function",
     doc = "sum(conj(self) * other) of two 1-D tensors: dot with the first conjugated (dot itself for real tensors)." },
   { "_sgn_complex(Tensor self) -> Tensor", variants = "function", complex = true,
+    derivatives = { self = "lt_grad_sgn(grad, self, result)" },
     doc = "z / |z| (0 at 0) of a complex tensor: sgn's complex kernel." },
 }
 
@@ -52,7 +53,7 @@ ops.complex_ops = {
     -- elementwise (src/cpu/ew_binary.c, ew_unary.c: the C99 complex loops)
     "add", "sub", "mul", "div", "neg", "pow", "reciprocal", "square", "abs", "eq", "ne",
     "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
-    "sigmoid", "isnan", "isinf", "isfinite", "where",
+    "sigmoid", "isnan", "isinf", "isfinite", "where", "log2", "log10",
     -- reductions (src/cpu/reduce.c)
     "sum", "mean", "prod",
     -- products (src/cpu/la_gemm.c: BLAS's c and z routines)
