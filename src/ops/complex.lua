@@ -57,7 +57,22 @@ ops.complex_ops = {
     -- reductions (src/cpu/reduce.c)
     "sum", "mean", "prod",
     -- products (src/cpu/la_gemm.c: BLAS's c and z routines)
-    "mm", "bmm", "mv", "dot", "matmul", "addmm", "outer",
+    "mm", "bmm", "mv", "dot", "matmul", "addmm", "outer", "inner", "kron", "einsum_fast",
+    -- indexing (src/cpu/index.c moves elements by width, complex128 as 16 bytes;
+    -- the accumulating ones have complex loops)
+    "index_select", "gather", "scatter", "scatter_value", "scatter_add", "index_add", "index_copy",
+    "index_fill", "masked_fill", "masked_select", "masked_scatter", "nonzero", "take", "put",
+    -- tril, triu (src/cpu/shape.c: zeroing by width)
+    "tril", "triu",
   }
+
+-- ops whose Scalar arguments may be complex values (torch.complex_number, or a
+-- 1-element complex tensor): true, or the tensor arguments of which one must be
+-- complex then (a complex value is never stored into a real tensor). Every
+-- other op refuses a complex Scalar, naming the argument (tools/gen.lua).
+ops.complex_scalar_ops = {
+  fill_ = { "self" }, masked_fill = { "self" }, index_fill = { "self" }, scatter_value = { "self" },
+  index_add = { "self" }, full = true, full_like = true, new_full = true,
+}
 
 return ops
