@@ -5,6 +5,7 @@
 */
 #include "formulas_complex_more.h"
 #include "formulas_complex.h"
+#include "formulas_reduce.h"
 #include "lt_ops.h"
 #include "core/tpool.h"
 
@@ -37,6 +38,14 @@ static lt_tensor *atanh_hd(lt_tensor *grad, lt_tensor *z) {
 lt_tensor *lt_grad_asinh(lt_tensor *grad, lt_tensor *self) { return lt_grad_holomorphic(grad, self, asinh_hd); }
 lt_tensor *lt_grad_acosh(lt_tensor *grad, lt_tensor *self) { return lt_grad_holomorphic(grad, self, acosh_hd); }
 lt_tensor *lt_grad_atanh(lt_tensor *grad, lt_tensor *self) { return lt_grad_holomorphic(grad, self, atanh_hd); }
+
+lt_tensor *lt_grad_cumprod_cx(lt_tensor *grad, lt_tensor *self, lt_tensor *result, int64_t dim) {
+  if (!lt_dtype_is_complex((lt_dtype)self->dtype)) return lt_grad_cumprod(grad, self, result, dim);
+  pool P = {0}, *p = &P;
+  lt_tensor *gc = keep(p, lt_grad_conj(grad));
+  lt_tensor *d = gc ? keep(p, lt_grad_cumprod(gc, self, result, dim)) : NULL;
+  return lt_tpool_finish(p, d ? keep(p, lt_conj(d)) : NULL);
+}
 
 /* With s = z/|z| = z^(1/2) conj(z)^(-1/2): ds/dz = 1/(2|z|) and
 ** ds/dconj(z) = -s^2/(2|z|), so the gradient grad * conj(ds/dz) +

@@ -53,9 +53,10 @@ ops.complex_ops = {
     -- elementwise (src/cpu/ew_binary.c, ew_unary.c: the C99 complex loops)
     "add", "sub", "mul", "div", "neg", "pow", "reciprocal", "square", "abs", "eq", "ne",
     "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
-    "sigmoid", "isnan", "isinf", "isfinite", "where", "log2", "log10",
-    -- reductions (src/cpu/reduce.c)
-    "sum", "mean", "prod",
+    "sigmoid", "isnan", "isinf", "isfinite", "where", "log2", "log10", "isclose", "allclose", "equal",
+    -- reductions (src/cpu/reduce.c), scans (red_scan.c: _Complex loops), var and std
+    -- (red_stats.c: by parts, real results)
+    "sum", "mean", "prod", "cumsum", "cumprod", "var", "std", "var_mean", "std_mean", "trace",
     -- products (src/cpu/la_gemm.c: BLAS's c and z routines)
     "mm", "bmm", "mv", "dot", "matmul", "addmm", "outer", "inner", "kron", "einsum_fast",
     -- indexing (src/cpu/index.c moves elements by width, complex128 as 16 bytes;
