@@ -114,7 +114,8 @@ static void scan_geom(scan_ctx *c, const lt_line *g) {
 static lt_tensor *accum_scan(const char *op, bool prod, lt_tensor *self, int64_t dim, int dtype, lt_tensor *out) {
   lt_dtype in = (lt_dtype)self->dtype;
   lt_dtype rdt;
-  lt_meta_reduce_dtype(op, in, dtype, false, &rdt);   /* the sum's rule; fails only for mean */
+  /* the sum's rule; it refuses a real dtype= for a complex input (the parts would be lost) */
+  if (lt_meta_reduce_dtype(op, in, dtype, false, &rdt) < 0) return NULL;
   lt_tensor *x = self;
   if (dtype >= 0 && dtype != (int)in) { if (!(x = lt_tensor_clone_as(self, (lt_dtype)dtype))) return NULL; }
   else lt_tensor_retain(x);
