@@ -52,6 +52,7 @@ lt_tensor *lt_ew_grad_zeros(lt_tensor *grad) {
 }
 
 lt_tensor *lt_ew_grad_neg_scale(lt_tensor *grad, lt_scalar alpha) {
+  if (alpha.type == LT_SCALAR_COMPLEX) return lt_grad_scale(grad, lt_scalar_complex(-alpha.v.f, -alpha.im));
   if (alpha.type != LT_SCALAR_FLOAT && alpha.v.i == 1) return lt_neg(grad);
   return lt_grad_scale(grad, lt_scalar_float(-lt_scalar_to_double(alpha)));
 }

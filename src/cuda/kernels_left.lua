@@ -60,5 +60,8 @@ return {
     "asinh",
     "acosh",
     "atanh",
+    "asinh_",
+    "acosh_",
+    "atanh_",
   } },
 }

@@ -73,7 +73,7 @@ ops.complex_ops = {
 -- other op refuses a complex Scalar, naming the argument (tools/gen.lua).
 ops.complex_scalar_ops = {
   fill_ = { "self" }, masked_fill = { "self" }, index_fill = { "self" }, scatter_value = { "self" },
-  index_add = { "self" }, full = true, full_like = true, new_full = true,
+  index_add = { "self" }, add = { "self", "other" }, sub = { "self", "other" }, full = true, full_like = true, new_full = true,
 }
 
 return ops
