@@ -35,6 +35,8 @@ local ops = {
     doc = "real + i imag from two float32 or two float64 tensors (complex64, complex128)." },
   { "vdot(Tensor self, Tensor other) -> Tensor", composite = "lt_vdot_impl", variants = "function",
     doc = "sum(conj(self) * other) of two 1-D tensors: dot with the first conjugated (dot itself for real tensors)." },
+  { "adjoint(Tensor self) -> Tensor", composite = "lt_adjoint_impl",
+    doc = "The conjugate transpose of the last two dims (x.mH): transpose(-2, -1) and conj; a copy for complex (conj is eager), a view for real." },
   { "_sgn_complex(Tensor self) -> Tensor", variants = "function", complex = true,
     derivatives = { self = "lt_grad_sgn(grad, self, result)" },
     doc = "z / |z| (0 at 0) of a complex tensor: sgn's complex kernel." },
@@ -57,6 +59,7 @@ ops.complex_ops = {
     -- reductions (src/cpu/reduce.c), scans (red_scan.c: _Complex loops), var and std
     -- (red_stats.c: by parts, real results)
     "sum", "mean", "prod", "cumsum", "cumprod", "var", "std", "var_mean", "std_mean", "trace",
+    "all", "any", "count_nonzero",
     -- products (src/cpu/la_gemm.c: BLAS's c and z routines)
     "mm", "bmm", "mv", "dot", "matmul", "addmm", "outer", "inner", "kron", "einsum_fast",
     -- indexing (src/cpu/index.c moves elements by width, complex128 as 16 bytes;

@@ -116,6 +116,20 @@ iz = [torch.isclose(x, y), torch.isclose(x, y, rtol=0, atol=1e-9)]
   T.eq(X:to(torch.cfloat):cumsum(1).dtype, torch.complex64)
 end)
 
+T.test("all, any, count_nonzero (a nonzero part is nonzero), mH and adjoint", function()
+  local x = torch.tensor({{C(1, 2), C(0, -1)}, {C(0, 0), C(2, 0)}}, {dtype = torch.cdouble})
+  T.eq(x:all():item(), false)
+  T.eq(x:any(2):totable(), {true, true})
+  T.eq(x:count_nonzero(1):totable(), {1, 2})
+  T.eq(torch.zeros(3, {dtype = torch.cfloat}):any():item(), false)
+  T.eq(x.mH:totable(), {{C(1, -2), C(0, -0.0)}, {C(0, 1), C(2, -0.0)}})
+  T.eq(x:adjoint():totable(), x.mH:totable())
+  T.eq(torch.ones(2, 3).mH:size(1), 3)
+  T.ok(torch.autograd.gradcheck(function(a) return a.mH end, {x:clone():requires_grad_()}))
+  T.raises(function() return torch.ones(2).mH end, "mH: the tensor must have at least 2 dims")
+  T.raises(function() return torch.adjoint(torch.ones(2)) end, "adjoint: the tensor must have at least 2 dims")
+end)
+
 T.test("derivatives of the complex scans and statistics", function()
   local x = X:clone():requires_grad_()
   local fs = {
