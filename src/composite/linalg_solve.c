@@ -494,7 +494,8 @@ lt_tensor *lt_composite_linalg_vander(lt_tensor *x, int64_t N) {
   int64_t sz[LT_MAX_DIMS];
   memcpy(sz, x->sizes, sizeof(int64_t) * (size_t)x->ndim);
   sz[x->ndim] = N - 1;
-  lt_dtype dt = lt_dtype_is_float((lt_dtype)x->dtype) ? (lt_dtype)x->dtype : LT_INT64;
+  lt_dtype xdt = (lt_dtype)x->dtype;   /* complex too: cumprod takes it */
+  lt_dtype dt = lt_dtype_is_float(xdt) || lt_dtype_is_complex(xdt) ? xdt : LT_INT64;
   lt_tensor *xu = lt_unsqueeze(x, -1);
   lt_tensor *xe = xu ? lt_expand(xu, lt_intlist_make(sz, x->ndim + 1)) : NULL;
   sz[x->ndim] = 1;
