@@ -310,11 +310,21 @@ for _, f in ipairs(files) do
   if decls.meta_rules or decls.meta_kernels then
     meta_lists[#meta_lists + 1] = { file = f, rules = decls.meta_rules, kernels = decls.meta_kernels }
   end
+  if decls.complex_scalar_ops then complex_lists[#complex_lists + 1] = { file = f, scalar = decls.complex_scalar_ops } end
 end
 local GM = dofile((arg[0]:match("^(.*)[/\\]") or ".") .. "/gen_meta.lua")
 GM.assign(ops, by_name, meta_lists, die)
+-- `complex_scalar_ops`: op name -> true (any Scalar argument may be complex) or a
+-- list of tensor arguments of which one must be complex when a Scalar argument
+-- is. Every other op refuses a complex Scalar in its entry point (scalar_guard).
 for _, l in ipairs(complex_lists) do
-  for _, name in ipairs(l.names) do
+  for name, need in pairs(l.scalar or {}) do
+    local op = by_name[name]
+    if not op then die(("%s: complex_scalar_ops names %s, which is not an op"):format(l.file, name)) end
+    op.complex_scalar = need
+    if by_name[name .. "_"] and by_name[name .. "_"].inplace_of == op then by_name[name .. "_"].complex_scalar = need end
+  end
+  for _, name in ipairs(l.names or {}) do
     local op = by_name[name]
     if not op then die(("%s: complex_ops names %s, which is not an op"):format(l.file, name)) end
     op.complex = true
@@ -670,12 +680,35 @@ local function complex_guard(op, with_out)
     op.name, fail_value(op)))
 end
 
+-- A complex Scalar (LT_SCALAR_COMPLEX) reaches only the ops of
+-- complex_scalar_ops, and those whose entry names tensors only with one of them
+-- complex; the kernels of every other op read Scalars as real numbers.
+local function scalar_guard(op)
+  local need = op.complex_scalar
+  for _, a in ipairs(op.c_args) do
+    if a.type == "Scalar" or a.type == "Scalar?" then
+      local why
+      if not need then
+        why = ("must be a real number, got a complex value")
+        c(("  if (%s.type == LT_SCALAR_COMPLEX) { lt_error(\"%s: argument '%s' %s\"); return %s; }"):format(
+          a.name, op.lua, a.name, why, fail_value(op)))
+      elseif type(need) == "table" then
+        local tests = {}
+        for _, t in ipairs(need) do tests[#tests + 1] = ("!(%s && LT_IS_COMPLEX_T(%s))"):format(t, t) end
+        c(("  if (%s.type == LT_SCALAR_COMPLEX && %s) { lt_error(\"%s: argument '%s' is complex, which needs a complex %s\"); return %s; }"):format(
+          a.name, join(tests, " && "), op.lua, a.name, table.concat(need, " or "), fail_value(op)))
+      end
+    end
+  end
+end
+
 for _, op in ipairs(ops) do
   local rt = RET_CTYPE[op.rkind]
   local function entry(name, with_out, pass_out)
     local params = full_params(op, with_out)
     c(("%s lt_%s(%s) {"):format(rt, name, plist(params)))
     overlap_checks(op, with_out)
+    scalar_guard(op)
     if op.composite then
       local args = full_args(op, op.out)
       if op.out and not with_out then

@@ -57,7 +57,12 @@ lt_tensor *lt_grad_to_meta(lt_tensor *g, const lt_input_meta *meta) {
 
 /* d(self + alpha * other)/d other = alpha * grad */
 lt_tensor *lt_grad_scale(lt_tensor *grad, lt_scalar alpha) {
-  if (alpha.type != LT_SCALAR_FLOAT && alpha.v.i == 1) { lt_tensor_retain(grad); return grad; }
+  if (alpha.type != LT_SCALAR_FLOAT && alpha.type != LT_SCALAR_COMPLEX && alpha.v.i == 1) {
+    lt_tensor_retain(grad);
+    return grad;
+  }
+  /* a complex alpha: the gradient is grad * conj(alpha) (conjugate Wirtinger) */
+  if (alpha.type == LT_SCALAR_COMPLEX) alpha = lt_scalar_complex(alpha.v.f, -alpha.im);
   lt_tensor *a = lt_tensor_wrapped_number(alpha);
   if (!a) return NULL;
   lt_tensor *r = lt_mul(grad, a);

@@ -21,5 +21,6 @@
 #include "formulas_linalg_solve.h"
 #include "formulas_fft.h"
 #include "formulas_complex.h"
+#include "formulas_complex_more.h"
 
 #endif

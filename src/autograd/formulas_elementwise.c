@@ -52,6 +52,7 @@ lt_tensor *lt_ew_grad_zeros(lt_tensor *grad) {
 }
 
 lt_tensor *lt_ew_grad_neg_scale(lt_tensor *grad, lt_scalar alpha) {
+  if (alpha.type == LT_SCALAR_COMPLEX) return lt_grad_scale(grad, lt_scalar_complex(-alpha.v.f, -alpha.im));
   if (alpha.type != LT_SCALAR_FLOAT && alpha.v.i == 1) return lt_neg(grad);
   return lt_grad_scale(grad, lt_scalar_float(-lt_scalar_to_double(alpha)));
 }
@@ -270,12 +271,16 @@ static lt_tensor *log_hd(lt_tensor *grad, lt_tensor *self) {
   return lt_div(grad, self, NULL);
 }
 
-lt_tensor *lt_ew_grad_log2(lt_tensor *grad, lt_tensor *self) {
+static lt_tensor *log2_hd(lt_tensor *grad, lt_tensor *self);
+lt_tensor *lt_ew_grad_log2(lt_tensor *grad, lt_tensor *self) { return lt_grad_holomorphic(grad, self, log2_hd); }
+static lt_tensor *log2_hd(lt_tensor *grad, lt_tensor *self) {
   pool P = {0}, *p = &P;
   return finish(p, dv(p, grad, mul(p, self, num(p, LN2))));
 }
 
-lt_tensor *lt_ew_grad_log10(lt_tensor *grad, lt_tensor *self) {
+static lt_tensor *log10_hd(lt_tensor *grad, lt_tensor *self);
+lt_tensor *lt_ew_grad_log10(lt_tensor *grad, lt_tensor *self) { return lt_grad_holomorphic(grad, self, log10_hd); }
+static lt_tensor *log10_hd(lt_tensor *grad, lt_tensor *self) {
   pool P = {0}, *p = &P;
   return finish(p, dv(p, grad, mul(p, self, num(p, LN10))));
 }

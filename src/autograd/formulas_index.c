@@ -173,7 +173,7 @@ lt_tensor *lt_composite_masked_fill_t(lt_tensor *self, lt_tensor *mask, lt_tenso
   lt_tls_inplace_op = false;
   lt_tensor *r = NULL;
   if (!(lt_grad_enabled() && value->requires_grad)) {
-    lt_scalar s = lt_tensor_item(value);
+    lt_scalar s = lt_tensor_item_complex(value);
     if (!lt_scalar_is_none(s))
       r = inplace ? lt_masked_fill_(self, mask, s) : out ? lt_masked_fill_out(self, mask, s, out)
                                                          : lt_masked_fill(self, mask, s);

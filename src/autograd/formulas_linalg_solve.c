@@ -64,20 +64,8 @@ static lt_tensor *unsqueeze_c(lt_tensor *a, int64_t d) {
   return r;
 }
 
-lt_tensor *lt_linalg_triangle(lt_tensor *t, bool upper, int64_t diag) {
-  if (!is_complex(t)) return upper ? lt_triu(t, diag) : lt_tril(t, diag);
-  /* tril and triu refuse complex: t times the real 0/1 mask of the triangle */
-  int64_t sz[2] = { t->sizes[t->ndim - 2], t->sizes[t->ndim - 1] };
-  lt_tensor *ones = lt_ones(lt_intlist_make(sz, 2), (int)lt_dtype_to_real((lt_dtype)t->dtype), lt_tensor_device(t));
-  lt_tensor *mask = ones ? (upper ? lt_triu(ones, diag) : lt_tril(ones, diag)) : NULL;
-  lt_tensor *r = mask ? lt_mul(t, mask) : NULL;
-  lt_tensor_release(ones);
-  lt_tensor_release(mask);
-  return r;
-}
-
 static lt_tensor *tri_c(lt_tensor *a, bool upper, int64_t diag) {
-  lt_tensor *r = a ? lt_linalg_triangle(a, upper, diag) : NULL;
+  lt_tensor *r = a ? (upper ? lt_triu(a, diag) : lt_tril(a, diag)) : NULL;
   lt_tensor_release(a);
   return r;
 }

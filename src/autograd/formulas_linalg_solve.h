@@ -10,9 +10,6 @@
 
 #include "autograd.h"
 
-/* tril(t, diag) (triu when upper) for every dtype: a complex t is multiplied by
-** the triangle's real mask, since tril and triu refuse complex */
-lt_tensor *lt_linalg_triangle(lt_tensor *t, bool upper, int64_t diag);
 
 /* linalg.solve_ex: X = A^-1 B (left) or B A^-1 */
 lt_tensor *lt_grad_linalg_solve_A(lt_tensor *grad, lt_tensor *A, lt_tensor *result, bool left);

@@ -1,7 +1,7 @@
 /*
 ** complex.c — the composite ops of src/ops/complex.lua: conj (eager: the
 ** conjugate is computed by conj_physical; lutorch has no lazy conjugate bit),
-** resolve_conj and is_conj, which follow from that choice; vdot.
+** resolve_conj and is_conj, which follow from that choice; vdot; adjoint (mH).
 */
 #include "core/tensor.h"
 #include "lt_ops.h"
@@ -26,5 +26,15 @@ lt_tensor *lt_vdot_impl(lt_tensor *self, lt_tensor *other) {
   if (!c) return NULL;
   lt_tensor *r = lt_dot(c, other);
   lt_tensor_release(c);
+  return r;
+}
+
+lt_tensor *lt_adjoint_impl(lt_tensor *self) {
+  if (self->ndim < 2)
+    return lt_error_null("adjoint: the tensor must have at least 2 dims, got %d", self->ndim);
+  lt_tensor *t = lt_transpose(self, -2, -1);
+  if (!t) return NULL;
+  lt_tensor *r = lt_conj(t);
+  lt_tensor_release(t);
   return r;
 }

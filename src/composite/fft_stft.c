@@ -1,13 +1,26 @@
 /*
 ** fft_stft.c — torch.stft and torch.istft (src/ops/fft.lua), composites over pad,
-** unfold, the window's product, the real transforms and index_add (the overlap-add),
-** so autograd sees every step. Real signals only for now: a complex signal's frames
-** times the window need complex multiplication, which lutorch does not have yet.
+** unfold, the window's product, the transforms and index_add (the overlap-add),
+** so autograd sees every step. A real signal and window take the real transforms
+** (onesided by default); a complex signal or window, or onesided=false, the complex
+** one over all n_fft frequencies, as PyTorch.
 */
 #include <string.h>
 #include "lt_ops.h"
 #include "core/backend.h"
 #include "composite/composite.h"
+
+/* pad for a real or complex x: pad has no complex kernel, so a complex x is padded
+** part by part (real, imag, complex: autograd follows each step) */
+static lt_tensor *pad_any(lt_tensor *x, int64_t *pad, const char *mode) {
+  if (!lt_dtype_is_complex(x->dtype)) return lt_pad(x, lt_intlist_make(pad, 2), mode, 0);
+  lt_tensor *re = lt_real(x), *im = re ? lt_imag(x) : NULL;
+  lt_tensor *pr = im ? lt_pad(re, lt_intlist_make(pad, 2), mode, 0) : NULL;
+  lt_tensor *pi = pr ? lt_pad(im, lt_intlist_make(pad, 2), mode, 0) : NULL;
+  lt_tensor *r = pi ? lt_complex(pr, pi) : NULL;
+  lt_tensor_release(re); lt_tensor_release(im); lt_tensor_release(pr); lt_tensor_release(pi);
+  return r;
+}
 
 /* the window padded with zeros on both sides to n_fft (centred), in dtype dt, or NULL
 ** with *none set when there is no window at all (every weight 1) */
@@ -18,8 +31,8 @@ static lt_tensor *full_window(const char *op, lt_tensor *window, int64_t n_fft, 
   if (window) {
     if (window->ndim != 1 || window->sizes[0] != win_length)
       return lt_error_null("%s: argument 'window' must be 1-D with win_length (%lld) values", op, (long long)win_length);
-    if (lt_dtype_is_complex(window->dtype))
-      return lt_error_null("%s: argument 'window' must be real, got %s", op, lt_dtype_name(window->dtype));
+    if (lt_dtype_is_complex(window->dtype) && !lt_dtype_is_complex(dt))
+      return lt_error_null("%s: argument 'window' must be real here, got %s", op, lt_dtype_name(window->dtype));
     w = lt_to(window, dt, false);
   } else if (win_length == n_fft) {
     *none = true;
@@ -29,7 +42,7 @@ static lt_tensor *full_window(const char *op, lt_tensor *window, int64_t n_fft, 
   }
   if (!w || win_length == n_fft) return w ? w : lt_composite_fail_as(op);
   int64_t left = (n_fft - win_length) / 2, pad[2] = { left, n_fft - win_length - left };
-  lt_tensor *p = lt_pad(w, lt_intlist_make(pad, 2), "constant", 0);
+  lt_tensor *p = pad_any(w, pad, "constant");
   lt_tensor_release(w);
   return p ? p : lt_composite_fail_as(op);
 }
@@ -56,18 +69,20 @@ lt_tensor *lt_composite_stft(lt_tensor *self, int64_t n_fft, int64_t hop_length,
     return lt_error_null("%s: argument 'return_complex' must be true: the result is complex (as PyTorch 2 requires)", op);
   if (self->ndim != 1 && self->ndim != 2)
     return lt_error_null("%s: argument 'self' must be 1-D (a signal) or 2-D (a batch of signals), got %d dims", op, self->ndim);
-  if (lt_dtype_is_complex(self->dtype))
-    return lt_error_null("%s: argument 'self' must be real: complex signals are not supported yet", op);
-  if (onesided == 0)
-    return lt_error_null("%s: onesided=false is not supported yet for real signals (the other half is the conjugate of the first)", op);
-  /* float32 and float64 as they are; other dtypes in the default float dtype */
-  int dt = self->dtype == LT_FLOAT64 || self->dtype == LT_FLOAT32 ? self->dtype
-         : lt_get_default_dtype() == LT_FLOAT64 ? LT_FLOAT64 : LT_FLOAT32;
-  lt_tensor *x = lt_to(self, dt, false), *t;
+  /* a complex signal or window: all n_fft frequencies, through the complex transform */
+  bool cx = lt_dtype_is_complex(self->dtype) || (window && lt_dtype_is_complex(window->dtype));
+  if (cx && onesided == 1)
+    return lt_error_null("%s: onesided=true needs a real signal and a real window (a complex one has no symmetric half)", op);
+  bool twosided = cx || onesided == 0;
+  /* float32 and float64 (complex64, complex128) as they are; other dtypes in the default float dtype */
+  int rdt = lt_dtype_to_real(self->dtype);
+  int dt = rdt == LT_FLOAT64 || rdt == LT_FLOAT32 ? rdt : lt_get_default_dtype() == LT_FLOAT64 ? LT_FLOAT64 : LT_FLOAT32;
+  if (twosided) dt = lt_dtype_to_complex(dt);
+  lt_tensor *x = lt_to(self, lt_dtype_is_complex(self->dtype) ? dt : (int)lt_dtype_to_real(dt), false), *t;
   if (x && self->ndim == 1) { t = lt_unsqueeze(x, 0); lt_tensor_release(x); x = t; }
   if (x && center) {
     int64_t pad[2] = { n_fft / 2, n_fft / 2 };
-    t = lt_pad(x, lt_intlist_make(pad, 2), pad_mode, 0);
+    t = pad_any(x, pad, pad_mode);
     lt_tensor_release(x); x = t;
   }
   if (!x) return lt_composite_fail_as(op);
@@ -84,7 +99,12 @@ lt_tensor *lt_composite_stft(lt_tensor *self, int64_t n_fft, int64_t hop_length,
   if (!frames || (!w && !none)) { lt_tensor_release(frames); return lt_composite_fail_as(op); }
   if (w) { t = lt_mul(frames, w); lt_tensor_release(frames); lt_tensor_release(w); frames = t; }
   int64_t last = 2;
-  lt_tensor *spec = frames ? lt__fft_r2c(frames, lt_intlist_make(&last, 1), normalized ? 1 : 0, true) : NULL;
+  if (frames && twosided && !lt_dtype_is_complex(frames->dtype)) {   /* a real signal, all frequencies */
+    t = lt_to(frames, dt, false); lt_tensor_release(frames); frames = t;
+  }
+  lt_tensor *spec = !frames ? NULL
+                  : twosided ? lt__fft_c2c(frames, lt_intlist_make(&last, 1), normalized ? 1 : 0, true)
+                  : lt__fft_r2c(frames, lt_intlist_make(&last, 1), normalized ? 1 : 0, true);
   lt_tensor_release(frames);
   t = spec ? lt_transpose(spec, 1, 2) : NULL;                     /* (B, freq, frames) */
   lt_tensor_release(spec);
@@ -97,29 +117,35 @@ lt_tensor *lt_composite_istft(lt_tensor *self, int64_t n_fft, int64_t hop_length
                               int64_t length, bool return_complex) {
   const char *op = "istft";
   if (frame_args(op, n_fft, &hop_length, &win_length) < 0) return NULL;
-  if (return_complex)
-    return lt_error_null("%s: return_complex=true is not supported yet (a complex signal's inverse needs complex multiplication)", op);
   if (!lt_dtype_is_complex(self->dtype))
     return lt_error_null("%s: argument 'self' must be complex (stft's result), got %s", op, lt_dtype_name(self->dtype));
   if (self->ndim != 2 && self->ndim != 3)
     return lt_error_null("%s: argument 'self' must be 2-D (freq, frames) or 3-D (batch, freq, frames), got %d dims", op, self->ndim);
   int64_t nfreq = self->sizes[self->ndim - 2], nframes = self->sizes[self->ndim - 1];
   if (onesided < 0) onesided = nfreq != n_fft;
-  if (!onesided)
-    return lt_error_null("%s: onesided=false is not supported yet: give the n_fft/2+1 frequencies of a real signal", op);
-  if (nfreq != n_fft / 2 + 1)
-    return lt_error_null("%s: argument 'self' has %lld frequencies; n_fft = %lld needs %lld", op,
-                         (long long)nfreq, (long long)n_fft, (long long)(n_fft / 2 + 1));
+  /* return_complex: the complex inverse over all n_fft frequencies (a complex signal);
+  ** else a real signal from the first n_fft/2+1, as PyTorch (a two-sided input is cut) */
+  if (return_complex && onesided)
+    return lt_error_null("%s: return_complex=true needs the two-sided spectrum (onesided=false, n_fft frequencies)", op);
+  if (!return_complex && window && lt_dtype_is_complex(window->dtype))
+    return lt_error_null("%s: a complex window needs return_complex=true", op);
+  int64_t need = onesided ? n_fft / 2 + 1 : n_fft;
+  if (nfreq != need)
+    return lt_error_null("%s: argument 'self' has %lld frequencies; n_fft = %lld needs %lld (%s)", op,
+                         (long long)nfreq, (long long)n_fft, (long long)need, onesided ? "onesided" : "two-sided");
   if (nframes < 1) return lt_error_null("%s: argument 'self' has no frames", op);
   if (length != LT_NOINT && length < 0)
     return lt_error_null("%s: argument 'length' must be non-negative, got %lld", op, (long long)length);
   lt_tensor *X = self, *t;
   lt_tensor_retain(X);
   if (self->ndim == 2) { t = lt_unsqueeze(X, 0); lt_tensor_release(X); X = t; }
+  if (X && !return_complex && !onesided) { t = lt_narrow(X, 1, 0, n_fft / 2 + 1); lt_tensor_release(X); X = t; }
   t = X ? lt_transpose(X, 1, 2) : NULL;                          /* (B, frames, freq) */
   lt_tensor_release(X);
   int64_t last = 2;
-  lt_tensor *frames = t ? lt__fft_c2r(t, lt_intlist_make(&last, 1), normalized ? 1 : 2, n_fft, false) : NULL;
+  lt_tensor *frames = !t ? NULL
+                    : return_complex ? lt__fft_c2c(t, lt_intlist_make(&last, 1), normalized ? 1 : 2, false)
+                    : lt__fft_c2r(t, lt_intlist_make(&last, 1), normalized ? 1 : 2, n_fft, false);
   lt_tensor_release(t);
   if (!frames) return lt_composite_fail_as(op);
   int dt = frames->dtype;
@@ -165,7 +191,10 @@ lt_tensor *lt_composite_istft(lt_tensor *self, int64_t n_fft, int64_t hop_length
   int64_t have = (end < full ? end : full) - start;
   if (have < 0) have = 0;
   lt_tensor *yn = lt_narrow(y, 1, start, have), *en = yn ? lt_narrow(env, 0, start, have) : NULL;
-  lt_tensor *mn = en && have > 0 ? lt_min(en) : NULL;
+  /* a complex window's envelope is complex (w^2, as PyTorch): its modulus must stay away from 0 */
+  lt_tensor *ea = en && have > 0 ? (lt_dtype_is_complex(en->dtype) ? lt_abs(en) : (lt_tensor_retain(en), en)) : NULL;
+  lt_tensor *mn = ea ? lt_min(ea) : NULL;
+  lt_tensor_release(ea);
   if (en && have > 0) {
     double m = mn ? lt_scalar_to_double(lt_tensor_item(mn)) : 0;
     if (!mn || m < 1e-11) {
@@ -179,7 +208,7 @@ lt_tensor *lt_composite_istft(lt_tensor *self, int64_t n_fft, int64_t hop_length
   lt_tensor_release(yn); lt_tensor_release(en);
   if (res && end - start > have) {                               /* a longer length: zeros */
     int64_t pad[2] = { 0, end - start - have };
-    t = lt_pad(res, lt_intlist_make(pad, 2), "constant", 0);
+    t = pad_any(res, pad, "constant");
     lt_tensor_release(res); res = t;
   }
   if (res && self->ndim == 2) { t = lt_squeeze(res, 0); lt_tensor_release(res); res = t; }

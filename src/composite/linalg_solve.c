@@ -7,15 +7,13 @@
 ** so autograd records every step and nothing here has a derivative of its own.
 ** An inner op's error is passed on under the name of the op the user called.
 ** Complex matrices go through the same code: where a formula has A^T for
-** real A it has A^H for complex (cholesky_solve's factors), and triangles are
-** cut with lt_linalg_triangle (tril and triu refuse complex).
+** real A it has A^H for complex (cholesky_solve's factors).
 */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "lt_ops.h"
-#include "autograd/formulas_linalg_solve.h"   /* lt_linalg_triangle */
 #include "core/backend.h"
 #include "meta/linalg_solve.h"
 
@@ -224,12 +222,12 @@ static int lu_unpack(const char *op, lt_tensor *LU, lt_tensor *pivots, bool unpa
   *P = *L = *U = NULL;
   if (unpack_data) {
     lt_tensor *low = lt_narrow(LU, nd - 1, 0, k);
-    lt_tensor *sl = low ? lt_linalg_triangle(low, false, -1) : NULL;
+    lt_tensor *sl = low ? lt_tril(low, -1) : NULL;
     lt_tensor *e = sl ? lt_eye(m, k, (int)LU->dtype, lt_tensor_device(LU)) : NULL;
     *L = e ? lt_add(sl, e, lt_scalar_int(1)) : NULL;
     lt_tensor_release(low); lt_tensor_release(sl); lt_tensor_release(e);
     lt_tensor *up = *L ? lt_narrow(LU, nd - 2, 0, k) : NULL;
-    *U = up ? lt_linalg_triangle(up, true, 0) : NULL;
+    *U = up ? lt_triu(up, 0) : NULL;
     lt_tensor_release(up);
   } else {
     *L = empty_of(LU);
@@ -507,7 +505,8 @@ lt_tensor *lt_composite_linalg_vander(lt_tensor *x, int64_t N) {
   int64_t sz[LT_MAX_DIMS];
   memcpy(sz, x->sizes, sizeof(int64_t) * (size_t)x->ndim);
   sz[x->ndim] = N - 1;
-  lt_dtype dt = lt_dtype_is_float((lt_dtype)x->dtype) ? (lt_dtype)x->dtype : LT_INT64;
+  lt_dtype xdt = (lt_dtype)x->dtype;   /* complex too: cumprod takes it */
+  lt_dtype dt = lt_dtype_is_float(xdt) || lt_dtype_is_complex(xdt) ? xdt : LT_INT64;
   lt_tensor *xu = lt_unsqueeze(x, -1);
   lt_tensor *xe = xu ? lt_expand(xu, lt_intlist_make(sz, x->ndim + 1)) : NULL;
   sz[x->ndim] = 1;

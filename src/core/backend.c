@@ -108,6 +108,9 @@ int lt_tensor_copy_(lt_tensor *dst, const lt_tensor *src) {
 }
 
 int lt_tensor_fill_(lt_tensor *dst, lt_scalar v) {
+  if (v.type == LT_SCALAR_COMPLEX && !lt_dtype_is_complex((lt_dtype)dst->dtype))
+    return lt_error("fill_: a complex value cannot be stored in a %s tensor (its imaginary part would be lost)",
+                    lt_dtype_name((lt_dtype)dst->dtype));
   const lt_backend *b = lt_backend_of(lt_tensor_device(dst));
   return b ? b->fill(dst, v) : -1;
 }

@@ -51,6 +51,7 @@ lt_dtype lt_scalar_dtype(lt_scalar s) {
   switch (s.type) {
     case LT_SCALAR_INT: return LT_INT64;
     case LT_SCALAR_BOOL: return LT_BOOL;
+    case LT_SCALAR_COMPLEX: return lt_dtype_to_complex(lt_get_default_dtype());
     default: return lt_get_default_dtype();
   }
 }
@@ -184,13 +185,17 @@ lt_tensor *lt_tensor_from_blob(void *data, lt_dtype dt, int ndim, const int64_t 
 lt_tensor *lt_tensor_from_scalar(lt_scalar v, lt_dtype dt) {
   lt_tensor *t = lt_tensor_new(dt, lt_device_cpu(), 0, NULL);
   if (!t) return NULL;
-  if (v.type == LT_SCALAR_FLOAT) lt_dtype_store_double(dt, t->storage->data, v.v.f);
+  if (v.type == LT_SCALAR_COMPLEX) lt_dtype_store_complex(dt, t->storage->data, v.v.f, v.im);
+  else if (v.type == LT_SCALAR_FLOAT) lt_dtype_store_double(dt, t->storage->data, v.v.f);
   else lt_dtype_store_int64(dt, t->storage->data, v.v.i);
   return t;
 }
 
 lt_tensor *lt_tensor_wrapped_number(lt_scalar v) {
-  lt_tensor *t = lt_tensor_from_scalar(v, v.type == LT_SCALAR_FLOAT ? LT_FLOAT64 : lt_scalar_dtype(v));
+  /* a complex value is wrapped as complex128, as a float one as float64: wrapped
+  ** numbers promote by category, so the width never decides a result's dtype */
+  lt_tensor *t = lt_tensor_from_scalar(v, v.type == LT_SCALAR_FLOAT ? LT_FLOAT64
+                                          : v.type == LT_SCALAR_COMPLEX ? LT_COMPLEX128 : lt_scalar_dtype(v));
   /* a Lua number goes with tensors on any device: it carries no backend key */
   if (t) { t->is_wrapped_number = true; t->keys &= ~LT_BACKEND_KEYS; }
   return t;
@@ -293,6 +298,17 @@ lt_scalar lt_tensor_item(const lt_tensor *t) {
   else r = lt_scalar_float(lt_tensor_get_double(h, 0));
   lt_tensor_release(h);
   return r;
+}
+
+lt_scalar lt_tensor_item_complex(const lt_tensor *t) {
+  lt_dtype dt = (lt_dtype)t->dtype;
+  if (!lt_dtype_is_complex(dt) || t->numel != 1) return lt_tensor_item(t);
+  lt_tensor *h = lt_tensor_to_host((lt_tensor *)t);
+  if (!h) return lt_scalar_none();
+  double re, im;
+  lt_dtype_load_complex(dt, (char *)h->storage->data + h->offset * lt_dtype_size(dt), &re, &im);
+  lt_tensor_release(h);
+  return lt_scalar_complex(re, im);
 }
 
 /* ---- shape helpers ---- */

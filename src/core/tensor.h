@@ -64,17 +64,29 @@ static inline lt_keyset lt_device_keys(lt_device d) {
 }
 
 /* ---- scalars ---- */
-typedef enum lt_scalar_type { LT_SCALAR_NONE = 0, LT_SCALAR_INT, LT_SCALAR_FLOAT, LT_SCALAR_BOOL } lt_scalar_type;
+/* A complex Scalar (LT_SCALAR_COMPLEX) has its real part in v.f and its imaginary
+** part in im. Only the ops named in complex_scalar_ops (src/ops/complex.lua) get one:
+** every other op's generated entry point refuses it, naming the argument, so code
+** that reads v.i or lt_scalar_to_double never meets it (man/complex.md). */
+typedef enum lt_scalar_type { LT_SCALAR_NONE = 0, LT_SCALAR_INT, LT_SCALAR_FLOAT, LT_SCALAR_BOOL,
+                              LT_SCALAR_COMPLEX } lt_scalar_type;
 typedef struct lt_scalar {
   int type;
   union { int64_t i; double f; } v;
+  double im;
 } lt_scalar;
-static inline lt_scalar lt_scalar_int(int64_t i) { lt_scalar s; s.type = LT_SCALAR_INT; s.v.i = i; return s; }
-static inline lt_scalar lt_scalar_float(double f) { lt_scalar s; s.type = LT_SCALAR_FLOAT; s.v.f = f; return s; }
-static inline lt_scalar lt_scalar_bool(bool b) { lt_scalar s; s.type = LT_SCALAR_BOOL; s.v.i = b; return s; }
-static inline lt_scalar lt_scalar_none(void) { lt_scalar s; s.type = LT_SCALAR_NONE; s.v.i = 0; return s; }
+static inline lt_scalar lt_scalar_int(int64_t i) { lt_scalar s; s.type = LT_SCALAR_INT; s.v.i = i; s.im = 0; return s; }
+static inline lt_scalar lt_scalar_float(double f) { lt_scalar s; s.type = LT_SCALAR_FLOAT; s.v.f = f; s.im = 0; return s; }
+static inline lt_scalar lt_scalar_bool(bool b) { lt_scalar s; s.type = LT_SCALAR_BOOL; s.v.i = b; s.im = 0; return s; }
+static inline lt_scalar lt_scalar_none(void) { lt_scalar s; s.type = LT_SCALAR_NONE; s.v.i = 0; s.im = 0; return s; }
+static inline lt_scalar lt_scalar_complex(double re, double im) {
+  lt_scalar s; s.type = LT_SCALAR_COMPLEX; s.v.f = re; s.im = im; return s;
+}
+static inline bool lt_scalar_is_complex(lt_scalar s) { return s.type == LT_SCALAR_COMPLEX; }
 static inline bool lt_scalar_is_none(lt_scalar s) { return s.type == LT_SCALAR_NONE; }
-static inline double lt_scalar_to_double(lt_scalar s) { return s.type == LT_SCALAR_FLOAT ? s.v.f : (double)s.v.i; }
+static inline double lt_scalar_to_double(lt_scalar s) {
+  return s.type == LT_SCALAR_FLOAT || s.type == LT_SCALAR_COMPLEX ? s.v.f : (double)s.v.i;
+}
 static inline int64_t lt_scalar_to_int64(lt_scalar s) { return s.type == LT_SCALAR_FLOAT ? (int64_t)s.v.f : s.v.i; }
 /* dtype a scalar takes on its own: int64, the default float dtype, bool */
 lt_dtype lt_scalar_dtype(lt_scalar s);
@@ -189,6 +201,8 @@ static inline void lt_tensor_bump_version(lt_tensor *t) { atomic_fetch_add_expli
 double lt_tensor_get_double(const lt_tensor *t, int64_t linear);
 int64_t lt_tensor_get_int64(const lt_tensor *t, int64_t linear);
 lt_scalar lt_tensor_item(const lt_tensor *t);       /* 1 element required (any device); type NONE + error otherwise */
+/* item, with a complex tensor's element as a complex Scalar (item refuses it) */
+lt_scalar lt_tensor_item_complex(const lt_tensor *t);
 
 /* ---- shape helpers ---- */
 /* wrap a 0-based (or negative) dim into [0, ndim); -1 with "op: dim d out of range" otherwise.

@@ -186,8 +186,10 @@ int lt_cpu_fill(lt_tensor *dst, lt_scalar v) {
   /* the value converted once into dst's dtype, then stored everywhere */
   _Alignas(16) char slot[16], val[16];
   lt_dtype dt = (lt_dtype)dst->dtype;
-  lt_dtype sdt = v.type == LT_SCALAR_FLOAT ? LT_FLOAT64 : v.type == LT_SCALAR_BOOL ? LT_BOOL : LT_INT64;
-  if (v.type == LT_SCALAR_FLOAT) memcpy(val, &v.v.f, sizeof(double));
+  lt_dtype sdt = v.type == LT_SCALAR_FLOAT ? LT_FLOAT64 : v.type == LT_SCALAR_BOOL ? LT_BOOL
+                : v.type == LT_SCALAR_COMPLEX ? LT_COMPLEX128 : LT_INT64;
+  if (v.type == LT_SCALAR_COMPLEX) lt_dtype_store_complex(LT_COMPLEX128, val, v.v.f, v.im);
+  else if (v.type == LT_SCALAR_FLOAT) memcpy(val, &v.v.f, sizeof(double));
   else if (v.type == LT_SCALAR_BOOL) val[0] = v.v.i != 0;
   else memcpy(val, &v.v.i, sizeof(int64_t));
   char *d[2] = {slot, val};

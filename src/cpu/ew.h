@@ -109,7 +109,7 @@ typedef struct ew_ctx {
 #define EW_C(CT, k) (EW_ISFLT(CT) ? (CT)c_->f[k] : (CT)c_->i[k])
 #define EW_SETERR(c) __atomic_store_n(&(c)->err, 1, __ATOMIC_RELAXED)
 static inline void ew_ctx_set(ew_ctx *c, int k, lt_scalar s) {
-  if (s.type == LT_SCALAR_FLOAT) {
+  if (s.type == LT_SCALAR_FLOAT || s.type == LT_SCALAR_COMPLEX) {   /* complex: the real part (k + 1: the op's) */
     c->f[k] = s.v.f;
     /* the integer form only serves integer loops, which never get float scalars */
     c->i[k] = (s.v.f >= -9.2e18 && s.v.f <= 9.2e18) ? (int64_t)s.v.f : 0;

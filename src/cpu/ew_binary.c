@@ -22,13 +22,17 @@ lt_ew_loop lt_ew_pick(const char *op, const lt_ew_loop *tbl, lt_dtype dt) {
 #define DEF_ADD_I(E, T, CT, N, X) \
   EW_BINARY(add_##N, T, CT, LD_##N, T, ST_##N, EW_CTXDECL, (CT)((UT_##N)x + (UT_##N)EW_C(CT, 0) * (UT_##N)y))
 #define DEF_ADD_B(E, T, CT, N, X) EW_BINARY(add_##N, T, CT, LD_##N, T, ST_##N, EW_CTXDECL, x | (c_->i[0] != 0 && y))
-EW_FLOATS(DEF_ADD_F, _) EW_INTS(DEF_ADD_I, _) EW_BOOL(DEF_ADD_B, _) EW_COMPLEX(DEF_ADD_F, _)
+/* complex: alpha may be complex, f[0] + i f[1] (f[1] is 0 for a real alpha) */
+#define EW_CALPHA(CT) ((CT)c_->f[0] + (CT)c_->f[1] * (CT)_Complex_I)
+#define DEF_ADD_C(E, T, CT, N, X) EW_BINARY(add_##N, T, CT, LD_##N, T, ST_##N, EW_CTXDECL, x + EW_CALPHA(CT) * y)
+EW_FLOATS(DEF_ADD_F, _) EW_INTS(DEF_ADD_I, _) EW_BOOL(DEF_ADD_B, _) EW_COMPLEX(DEF_ADD_C, _)
 static const lt_ew_loop add_tbl[LT_NUM_DTYPES] = { EW_ALL(EW_TBL, add) EW_COMPLEX(EW_TBL, add) };
 
 #define DEF_SUB_F(E, T, CT, N, X) EW_BINARY(sub_##N, T, CT, LD_##N, T, ST_##N, EW_CTXDECL, x - EW_C(CT, 0) * y)
 #define DEF_SUB_I(E, T, CT, N, X) \
   EW_BINARY(sub_##N, T, CT, LD_##N, T, ST_##N, EW_CTXDECL, (CT)((UT_##N)x - (UT_##N)EW_C(CT, 0) * (UT_##N)y))
-EW_FLOATS(DEF_SUB_F, _) EW_INTS(DEF_SUB_I, _) EW_COMPLEX(DEF_SUB_F, _)
+#define DEF_SUB_C(E, T, CT, N, X) EW_BINARY(sub_##N, T, CT, LD_##N, T, ST_##N, EW_CTXDECL, x - EW_CALPHA(CT) * y)
+EW_FLOATS(DEF_SUB_F, _) EW_INTS(DEF_SUB_I, _) EW_COMPLEX(DEF_SUB_C, _)
 static const lt_ew_loop sub_tbl[LT_NUM_DTYPES] = { EW_FLOATS(EW_TBL, sub) EW_INTS(EW_TBL, sub) EW_COMPLEX(EW_TBL, sub) };
 
 #define DEF_MUL_F(E, T, CT, N, X) EW_BINARY(mul_##N, T, CT, LD_##N, T, ST_##N, EW_NODECL, x * y)
@@ -179,6 +183,7 @@ lt_tensor *lt_cpu_add(lt_tensor *self, lt_tensor *other, lt_scalar alpha, lt_ten
   if (lt_meta_check_alpha("add", dt, alpha) < 0) return NULL;
   ew_ctx c; c.err = 0;
   ew_ctx_set(&c, 0, alpha);
+  c.f[1] = alpha.type == LT_SCALAR_COMPLEX ? alpha.im : 0;
   return binary("add", self, other, out, add_tbl, dt, dt, &c);
 }
 
@@ -189,6 +194,7 @@ lt_tensor *lt_cpu_sub(lt_tensor *self, lt_tensor *other, lt_scalar alpha, lt_ten
   if (lt_meta_check_alpha("sub", dt, alpha) < 0) return NULL;
   ew_ctx c; c.err = 0;
   ew_ctx_set(&c, 0, alpha);
+  c.f[1] = alpha.type == LT_SCALAR_COMPLEX ? alpha.im : 0;
   return binary("sub", self, other, out, sub_tbl, dt, dt, &c);
 }
 

@@ -73,7 +73,15 @@ static const lt_ew_loop addcdiv_tbl[LT_NUM_DTYPES] = { EW_FLOATS(EW_TBL, addcdiv
   x == y || (c_->mode && x != x && y != y) || \
   ({ CT d_ = fabs(x - y); d_ == d_ && d_ != (CT)INFINITY && d_ <= (CT)c_->f[1] + fabs((CT)c_->f[0] * y); }))
 EW_FLOATS(ISCLOSE_F, _)
-static const lt_ew_loop isclose_tbl[LT_NUM_DTYPES] = { EW_FLOATS(EW_TBL, isclose) };
+/* complex: |x - y| and |y| are moduli; NaN in either part makes an element NaN, and
+** with equal_nan two such elements are close (PyTorch's rule) */
+#define CX_ISNAN(v) (creal(v) != creal(v) || cimag(v) != cimag(v))
+#define ISCLOSE_CX(E, T, CT, N, X) EW_BINARY(isclose_##N, T, CT, LD_##N, bool, ST_BOOL, EW_CTXDECL, \
+  x == y || (c_->mode && CX_ISNAN(x) && CX_ISNAN(y)) || \
+  ({ __typeof__(creal(x)) d_ = fabs(x - y); \
+     d_ == d_ && d_ != INFINITY && d_ <= (__typeof__(d_))c_->f[1] + (__typeof__(d_))c_->f[0] * fabs(y); }))
+EW_COMPLEX(ISCLOSE_CX, _)
+static const lt_ew_loop isclose_tbl[LT_NUM_DTYPES] = { EW_FLOATS(EW_TBL, isclose) EW_COMPLEX(EW_TBL, isclose) };
 
 /* ---- drivers ------------------------------------------------------------ */
 
@@ -179,7 +187,7 @@ static lt_tensor *isclose_impl(const char *op, lt_tensor *self, lt_tensor *other
   if (atol < 0) return lt_error_null("%s: argument 'atol' must be non-negative, got %g", op, atol);
   lt_tensor *ts[2] = {self, other};
   lt_dtype dt = (lt_dtype)lt_result_type(2, ts);
-  if (!lt_dtype_is_float(dt)) dt = LT_FLOAT64;   /* integers compare exactly in float64 */
+  if (!lt_dtype_is_float(dt) && !lt_dtype_is_complex(dt)) dt = LT_FLOAT64;   /* integers compare exactly in float64 */
   ew_ctx c = {0};
   c.f[0] = rtol; c.f[1] = atol; c.mode = equal_nan;
   lt_tensor *in[2] = {self, other};

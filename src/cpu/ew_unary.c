@@ -95,7 +95,7 @@ EW_SIMD float (powf)(float, float); EW_SIMD double (pow)(double, double);
 #define FU_cube (x * x * x)
 #define FU_powsc pow(x, (TY(x))c_->f[0])
 
-FLOAT_UNARY(exp2) FLOAT_UNARY(log2) FLOAT_UNARY(log10) FLOAT_UNARY(log1p) FLOAT_UNARY(expm1)
+FLOAT_UNARY(exp2) FLOAT_UNARY(log1p) FLOAT_UNARY(expm1)
 FLOAT_UNARY(erf) FLOAT_UNARY(erfc) FLOAT_UNARY(erfinv) FLOAT_UNARY(floor) FLOAT_UNARY(ceil)
 FLOAT_UNARY(trunc) FLOAT_UNARY(round) FLOAT_UNARY(frac) FLOAT_UNARY(roundd) FLOAT_UNARY(logit)
 FLOAT_UNARY(silu) FLOAT_UNARY(gelu) FLOAT_UNARY(gelut) FLOAT_UNARY(softplus) FLOAT_UNARY(elu)
@@ -109,6 +109,14 @@ FLOAT_UNARY(leaky) FLOAT_UNARY(nan2num)
 CX_UNARY(sqrt) CX_UNARY(rsqrt) CX_UNARY(exp) CX_UNARY(log) CX_UNARY(sin) CX_UNARY(cos) CX_UNARY(tan)
 CX_UNARY(asin) CX_UNARY(acos) CX_UNARY(atan) CX_UNARY(sinh) CX_UNARY(cosh) CX_UNARY(tanh)
 CX_UNARY(sigmoid) CX_UNARY(reciprocal) CX_UNARY(cube) CX_UNARY(powsc)
+/* log2 and log10: C has no complex forms, so complex z takes log(z) / log(base),
+** as PyTorch; the real loops keep the C library's exact functions */
+#define CXL_DEF(E, T, CT, N, OP) EW_UNARY(OP##_##N, T, CT, LD_##N, T, ST_##N, EW_NODECL, CXL_##OP)
+#define CXL_log2 (log(x) * (__typeof__(creal(x)))1.44269504088896340736)
+#define CXL_log10 (log(x) * (__typeof__(creal(x)))0.43429448190325182765)
+#define CX_LOGB(OP) EW_FLOATS(FU_DEF, OP) EW_COMPLEX(CXL_DEF, OP) \
+  static const lt_ew_loop OP##_tbl[LT_NUM_DTYPES] = { EW_FLOATS(EW_TBL, OP) EW_COMPLEX(EW_TBL, OP) };
+CX_LOGB(log2) CX_LOGB(log10)
 
 /* ops on every numeric dtype: a float and an integer expression */
 #define NU_DEF_F(E, T, CT, N, OP) EW_UNARY(OP##_##N, T, CT, LD_##N, T, ST_##N, EW_CTXDECL, NF_##OP)

@@ -5,9 +5,11 @@
 ** index never leaves a half-modified tensor.
 **
 ** Moving elements does not depend on the dtype, only on its size: those loops
-** are instantiated per element width (1, 2, 4, 8 bytes). Only the
-** accumulating ops (scatter_add, index_add, put with accumulate) are per dtype.
+** are instantiated per element width (1, 2, 4, 8, 16 bytes: complex128 moves
+** as a pair of words). Only the accumulating ops (scatter_add, index_add, put
+** with accumulate) are per dtype, the complex ones included.
 */
+#include <complex.h>
 #include <string.h>
 #include <stdlib.h>
 #include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
@@ -15,12 +17,21 @@
 #include "meta/meta.h"
 #include "meta/index.h"
 
+/* a 16-byte element (complex128), moved whole */
+typedef struct el16 { uint64_t w[2]; } el16;
+/* one element's bytes, of any dtype: a fill value converted to self's dtype */
+typedef struct elbits { _Alignas(16) uint64_t w[2]; } elbits;
+
+/* the complex dtypes of the accumulating loops: _(ENUM, C complex type) */
+#define IX_COMPLEX(_) _(LT_COMPLEX64, float _Complex) _(LT_COMPLEX128, double _Complex)
+
 /* run BODY with E the unsigned type of the element width `es` */
 #define BY_WIDTH(es, ...) do { \
     switch (es) { \
       case 1: { typedef uint8_t E; __VA_ARGS__ } break; \
       case 2: { typedef uint16_t E; __VA_ARGS__ } break; \
       case 4: { typedef uint32_t E; __VA_ARGS__ } break; \
+      case 16: { typedef el16 E; __VA_ARGS__ } break; \
       default: { typedef uint64_t E; __VA_ARGS__ } break; \
     } } while (0)
 
@@ -92,16 +103,20 @@ static int begin_update(const char *op, lt_tensor *self, lt_tensor *out, int ndi
 
 /* value converted to dtype dt, as raw bits in *bits */
 /* (converted as fill_ does: integers saturate from floats) */
-static int scalar_bits(const char *op, lt_scalar v, lt_dtype dt, uint64_t *bits) {
-  (void)op;
-  *bits = 0;
-  if (v.type == LT_SCALAR_FLOAT) lt_dtype_store_double(dt, bits, v.v.f);
-  else lt_dtype_store_int64(dt, bits, v.v.i);
+static int scalar_bits(const char *op, lt_scalar v, lt_dtype dt, elbits *bits) {
+  memset(bits, 0, sizeof *bits);
+  if (v.type == LT_SCALAR_COMPLEX) {
+    if (!lt_dtype_is_complex(dt))
+      return lt_error("%s: argument 'value' is complex but self is %s (its imaginary part would be lost)", op,
+                      lt_dtype_name(dt));
+    lt_dtype_store_complex(dt, bits->w, v.v.f, v.im);
+  } else if (v.type == LT_SCALAR_FLOAT) lt_dtype_store_double(dt, bits->w, v.v.f);
+  else lt_dtype_store_int64(dt, bits->w, v.v.i);
   return 0;
 }
 
-static inline void put_bits(char *p, uint64_t bits, size_t es) {
-  memcpy(p, &bits, es);   /* scalar_bits stored the value at the start of `bits` */
+static inline void put_bits(char *p, elbits bits, size_t es) {
+  memcpy(p, bits.w, es);   /* scalar_bits stored the value at the start of `bits` */
 }
 
 /* ---- index_select ---- */
@@ -172,7 +187,7 @@ typedef struct walk {
   char *dst; char *oth;           /* element 0 of each */
   size_t es;
   int mode;                       /* 0 gather: oth = dst[idx]; 1 scatter: dst[idx] = oth; 2 value; 3 add */
-  uint64_t bits;
+  elbits bits;
   lt_dtype dt;
 } walk;
 
@@ -194,6 +209,9 @@ static void walk_init(walk *w, const lt_tensor *index, int d, const lt_tensor *d
       T *q = pd + j * dst_in + norm_index(ix[j], w->S) * dst_d; \
       *q = LT_FROMC_##NAME((CT)LT_TOC_##NAME(*q) + (CT)LT_TOC_##NAME(ps[j * oth_in])); \
     } } break;
+#define SCATTER_ADD_CX(E_, T) \
+  case E_: { T *pd = (T *)db; const T *ps = (const T *)ob; \
+    for (int64_t j = 0; j < inner; j++) pd[j * dst_in + norm_index(ix[j], w->S) * dst_d] += ps[j * oth_in]; } break;
 
 static void walk_rows(void *vc, int64_t begin, int64_t end) {
   walk *w = vc;
@@ -225,7 +243,7 @@ static void walk_rows(void *vc, int64_t begin, int64_t end) {
           put_bits(db + (j * dst_in + norm_index(ix[j], w->S) * dst_d) * es, w->bits, w->es);
         break;
       default:
-        switch (w->dt) { LT_FORALL_DTYPES(SCATTER_ADD_CASE) default: break; }
+        switch (w->dt) { LT_FORALL_DTYPES(SCATTER_ADD_CASE) IX_COMPLEX(SCATTER_ADD_CX) default: break; }
         break;
     }
   }
@@ -272,13 +290,13 @@ static lt_tensor *scatter_common(const char *op, lt_tensor *self, int64_t dim, l
   if (d < 0) return NULL;
   if (check_index_shape(op, index, self, d, "self") < 0) return NULL;
   if (src && src->ndim == 0 && index->ndim > 0 && mode == 1) {   /* a number as src */
-    value = lt_tensor_item(src);
+    value = lt_tensor_item_complex(src);
     if (lt_scalar_is_none(value)) return NULL;
     mode = 2;
     src = NULL;
   }
   if (src && check_index_shape(op, index, src, -1, "src") < 0) return NULL;
-  uint64_t bits = 0;
+  elbits bits = {{0, 0}};
   if (mode == 2 && scalar_bits(op, value, (lt_dtype)self->dtype, &bits) < 0) return NULL;
   lt_tensor *idx = index_arg(op, "index", index);
   if (!idx) return NULL;
@@ -337,9 +355,10 @@ typedef struct slice_ctx {
   int64_t n, S, inner;
   size_t es;
   int mode;             /* 0 copy, 1 fill, 2 add */
-  uint64_t bits;
+  elbits bits;
   lt_dtype dt;
   double alpha_f; int64_t alpha_i;
+  double alpha_im;      /* a complex alpha's imaginary part (complex self only) */
 } slice_ctx;
 
 #define AXPY_CASE(E_, T, CT, NAME) \
@@ -347,6 +366,10 @@ typedef struct slice_ctx {
     CT a = lt_dtype_is_float(E_) ? (CT)c->alpha_f : (CT)c->alpha_i; \
     for (int64_t j = 0; j < c->inner; j++) \
       pd[j] = LT_FROMC_##NAME((CT)LT_TOC_##NAME(pd[j]) + a * (CT)LT_TOC_##NAME(ps[j])); } break;
+#define AXPY_CX(E_, T) \
+  case E_: { T *pd = (T *)d; const T *ps = (const T *)s; \
+    T a = (T)(c->alpha_f + c->alpha_im * _Complex_I); \
+    for (int64_t j = 0; j < c->inner; j++) pd[j] += a * ps[j]; } break;
 
 /* one outer block at a time: slices of one outer block never collide with another's */
 static void slice_outer(void *vc, int64_t begin, int64_t end) {
@@ -362,7 +385,7 @@ static void slice_outer(void *vc, int64_t begin, int64_t end) {
         BY_WIDTH(c->es, E val; memcpy(&val, &c->bits, sizeof val);
                  for (int64_t j = 0; j < c->inner; j++) ((E *)d)[j] = val;);
       } else {
-        switch (c->dt) { LT_FORALL_DTYPES(AXPY_CASE) default: break; }
+        switch (c->dt) { LT_FORALL_DTYPES(AXPY_CASE) IX_COMPLEX(AXPY_CX) default: break; }
       }
     }
   }
@@ -382,8 +405,11 @@ static lt_tensor *index_slices(const char *op, lt_tensor *self, int64_t dim, lt_
   if (mode == 2) {
     if (!lt_dtype_is_float(dt) && alpha.type == LT_SCALAR_FLOAT)
       return lt_error_null("%s: argument 'alpha' must be an integer for %s tensors", op, lt_dtype_name(dt));
+    if (alpha.type == LT_SCALAR_COMPLEX && !lt_dtype_is_complex(dt))
+      return lt_error_null("%s: argument 'alpha' is complex but self is %s", op, lt_dtype_name(dt));
     c.alpha_f = lt_scalar_to_double(alpha);
-    c.alpha_i = alpha.type == LT_SCALAR_FLOAT ? 0 : alpha.v.i;
+    c.alpha_i = alpha.type == LT_SCALAR_FLOAT || alpha.type == LT_SCALAR_COMPLEX ? 0 : alpha.v.i;
+    c.alpha_im = alpha.type == LT_SCALAR_COMPLEX ? alpha.im : 0;
   }
   lt_tensor *idx = index_arg(op, "index", index);
   if (!idx) return NULL;
@@ -443,7 +469,7 @@ static lt_tensor *expand_contig(const char *op, lt_tensor *t, int nd, const int6
   return c;
 }
 
-typedef struct mfill_ctx { char *dst; const bool *m; uint64_t bits; size_t es; } mfill_ctx;
+typedef struct mfill_ctx { char *dst; const bool *m; elbits bits; size_t es; } mfill_ctx;
 
 static void mfill_range(void *vc, int64_t begin, int64_t end) {
   mfill_ctx *c = vc;
@@ -453,7 +479,7 @@ static void mfill_range(void *vc, int64_t begin, int64_t end) {
 
 lt_tensor *lt_cpu_masked_fill(lt_tensor *self, lt_tensor *mask, lt_scalar value, lt_tensor *out) {
   if (check_mask("masked_fill", mask) < 0) return NULL;
-  uint64_t bits;
+  elbits bits;
   if (scalar_bits("masked_fill", value, (lt_dtype)self->dtype, &bits) < 0) return NULL;
   int64_t bs[LT_MAX_DIMS];
   int nd = lt_broadcast_shapes("masked_fill", self->ndim, self->sizes, mask->ndim, mask->sizes, bs);
@@ -535,6 +561,8 @@ lt_tensor *lt_cpu_masked_scatter(lt_tensor *self, lt_tensor *mask, lt_tensor *so
 #define NZ_MARK(E_, T, CT, NAME) \
   case E_: { const T *p = (const T *)data; \
     for (int64_t i = 0; i < n; i++) flags[i] = (CT)LT_TOC_##NAME(p[i]) != (CT)0; } break;
+#define NZ_MARK_CX(E_, T) \
+  case E_: { const T *p = (const T *)data; for (int64_t i = 0; i < n; i++) flags[i] = p[i] != 0; } break;
 
 lt_tensor *lt_cpu_nonzero(lt_tensor *self, lt_tensor *out) {
   lt_tensor *c = lt_tensor_contiguous(self);
@@ -543,7 +571,7 @@ lt_tensor *lt_cpu_nonzero(lt_tensor *self, lt_tensor *out) {
   bool *flags = malloc((size_t)(n > 0 ? n : 1));
   if (!flags) { lt_tensor_release(c); return lt_error_null("nonzero: out of memory"); }
   const void *data = lt_tensor_data(c);
-  switch ((lt_dtype)c->dtype) { LT_FORALL_DTYPES(NZ_MARK) default: break; }
+  switch ((lt_dtype)c->dtype) { LT_FORALL_DTYPES(NZ_MARK) IX_COMPLEX(NZ_MARK_CX) default: break; }
   int64_t k = count_true(flags, n);
   int nd = self->ndim;
   int64_t sz[2] = {k, nd};
@@ -595,6 +623,9 @@ lt_tensor *lt_cpu_take(lt_tensor *self, lt_tensor *index, lt_tensor *out) {
       T *q = pd + norm_index(iv[i], N); \
       *q = LT_FROMC_##NAME((CT)LT_TOC_##NAME(*q) + (CT)LT_TOC_##NAME(ps[i])); \
     } } break;
+#define PUT_ADD_CX(E_, T) \
+  case E_: { T *pd = (T *)dp; const T *ps = (const T *)sp; \
+    for (int64_t i = 0; i < m; i++) pd[norm_index(iv[i], N)] += ps[i]; } break;
 
 lt_tensor *lt_cpu_put(lt_tensor *self, lt_tensor *index, lt_tensor *source, bool accumulate, lt_tensor *out) {
   if (source->numel != index->numel)
@@ -618,7 +649,7 @@ lt_tensor *lt_cpu_put(lt_tensor *self, lt_tensor *index, lt_tensor *source, bool
   int64_t m = idx->numel;
   size_t es = lt_dtype_size((lt_dtype)self->dtype);
   if (accumulate) {
-    switch ((lt_dtype)self->dtype) { LT_FORALL_DTYPES(PUT_ADD_CASE) default: break; }
+    switch ((lt_dtype)self->dtype) { LT_FORALL_DTYPES(PUT_ADD_CASE) IX_COMPLEX(PUT_ADD_CX) default: break; }
   } else {
     BY_WIDTH(es, for (int64_t i = 0; i < m; i++) ((E *)dp)[norm_index(iv[i], N)] = ((const E *)sp)[i];);
   }

@@ -62,6 +62,14 @@ lt_tensor *lt_cpu_trace(lt_tensor *self) {
   int64_t st = self->strides[0] + self->strides[1];
   const char *p = lt_tensor_data(self);
   size_t es = lt_dtype_size(dt);
+  if (lt_dtype_is_complex(dt)) {   /* complex: both parts summed in double */
+    double sr = 0, si = 0, re, im;
+    for (int64_t i = 0; i < n; i++) {
+      lt_dtype_load_complex(dt, p + i * st * (int64_t)es, &re, &im);
+      sr += re; si += im;
+    }
+    return lt_tensor_from_scalar(lt_scalar_complex(sr, si), dt);
+  }
   if (lt_dtype_is_float(dt)) {
     double s = 0;
     for (int64_t i = 0; i < n; i++) s += lt_dtype_load_double(dt, p + i * st * (int64_t)es);

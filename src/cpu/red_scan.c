@@ -86,13 +86,22 @@ static void OPN##_task_##NAME(void *vc, int64_t b, int64_t e) { \
 #define SCAN_AT_uint8 uint64_t
 #define SCAN_AT_bool uint64_t
 LT_FORALL_DTYPES(SCAN_FAMILY)
+/* cumsum and cumprod of complex: the storage read as C's _Complex (one layout),
+** accumulated in the input's own precision as PyTorch does; no cummax/cummin
+** (no ordering) */
+#define LT_TOC_cx64(v) (v)
+#define LT_TOC_cx128(v) (v)
+DEF_SCAN(csum, cx64, float _Complex, float _Complex, 0, SC_ADD)
+DEF_SCAN(cprod, cx64, float _Complex, float _Complex, 1, SC_MUL)
+DEF_SCAN(csum, cx128, double _Complex, double _Complex, 0, SC_ADD)
+DEF_SCAN(cprod, cx128, double _Complex, double _Complex, 1, SC_MUL)
 
-#define SCAN_ENTRY(OPN) \
+#define SCAN_ENTRY(OPN, ...) \
   static const lt_parallel_fn OPN##_tab[LT_NUM_DTYPES] = { \
     OPN##_task_float64, OPN##_task_float32, OPN##_task_float16, OPN##_task_bfloat16, OPN##_task_int64, \
-    OPN##_task_int32, OPN##_task_int16, OPN##_task_int8, OPN##_task_uint8, OPN##_task__Bool };
-SCAN_ENTRY(csum)
-SCAN_ENTRY(cprod)
+    OPN##_task_int32, OPN##_task_int16, OPN##_task_int8, OPN##_task_uint8, OPN##_task__Bool, __VA_ARGS__ };
+SCAN_ENTRY(csum, [LT_COMPLEX64] = csum_task_cx64, [LT_COMPLEX128] = csum_task_cx128)
+SCAN_ENTRY(cprod, [LT_COMPLEX64] = cprod_task_cx64, [LT_COMPLEX128] = cprod_task_cx128)
 SCAN_ENTRY(cmax)
 SCAN_ENTRY(cmin)
 
@@ -105,7 +114,8 @@ static void scan_geom(scan_ctx *c, const lt_line *g) {
 static lt_tensor *accum_scan(const char *op, bool prod, lt_tensor *self, int64_t dim, int dtype, lt_tensor *out) {
   lt_dtype in = (lt_dtype)self->dtype;
   lt_dtype rdt;
-  lt_meta_reduce_dtype(op, in, dtype, false, &rdt);   /* the sum's rule; fails only for mean */
+  /* the sum's rule; it refuses a real dtype= for a complex input (the parts would be lost) */
+  if (lt_meta_reduce_dtype(op, in, dtype, false, &rdt) < 0) return NULL;
   lt_tensor *x = self;
   if (dtype >= 0 && dtype != (int)in) { if (!(x = lt_tensor_clone_as(self, (lt_dtype)dtype))) return NULL; }
   else lt_tensor_retain(x);
@@ -114,7 +124,7 @@ static lt_tensor *accum_scan(const char *op, bool prod, lt_tensor *self, int64_t
   lt_tensor_release(x);
   if (rc < 0) return NULL;
   lt_dtype xdt = (lt_dtype)g.src->dtype;
-  lt_dtype adt = xdt == LT_FLOAT64 ? LT_FLOAT64 : lt_dtype_is_float(xdt) ? LT_FLOAT32 : LT_INT64;
+  lt_dtype adt = xdt == LT_FLOAT64 || lt_dtype_is_complex(xdt) ? xdt : lt_dtype_is_float(xdt) ? LT_FLOAT32 : LT_INT64;
   lt_tensor *y = lt_tensor_new(adt, lt_tensor_device(g.src), g.src->ndim, g.src->sizes);
   if (!y) { lt_tensor_release(g.src); return NULL; }
   scan_ctx c = {0};

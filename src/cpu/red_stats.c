@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
+#include "core/complex_views.h"
 #include "cpu/red.h"
 
 #define LANES 8
@@ -189,8 +190,41 @@ static int stats_run(const char *op, st_ctx *c, lt_tensor *self, lt_intlist dim,
 }
 
 static int var_impl(const char *op, bool sq, lt_tensor *self, lt_intlist dim, int unbiased, bool keepdim,
+                    lt_scalar correction, lt_tensor *out, lt_tensor **r1, lt_tensor **r2);
+
+/* The variance of complex z is the mean of |z - mean z|^2, which is the sum of
+** the variances of the real and imaginary parts: a real result, as PyTorch's.
+** The mean of var_mean/std_mean stays complex. */
+static int var_complex(const char *op, bool sq, lt_tensor *self, lt_intlist dim, int unbiased, bool keepdim,
+                       lt_scalar correction, lt_tensor *out, lt_tensor **r1, lt_tensor **r2) {
+  lt_tensor *re = lt_core_real(self), *im = re ? lt_core_imag(self) : NULL, *vr = NULL, *vi = NULL, *v = NULL;
+  int rc = -1;
+  if (!im || var_impl(op, false, re, dim, unbiased, keepdim, correction, NULL, &vr, NULL) < 0 ||
+      var_impl(op, false, im, dim, unbiased, keepdim, correction, NULL, &vi, NULL) < 0) goto done;
+  v = lt_cpu_add(vr, vi, lt_scalar_int(1), sq ? NULL : out);
+  if (!v) goto done;
+  if (sq) {
+    lt_tensor *s = lt_cpu_sqrt(v, out);
+    lt_tensor_release(v);
+    if (!(v = s)) goto done;
+  }
+  if (r2 && !(*r2 = lt_cpu_mean(self, dim, keepdim, -1, NULL))) goto done;
+  *r1 = v;
+  v = NULL;
+  rc = 0;
+done:
+  lt_tensor_release(v);
+  lt_tensor_release(vi);
+  lt_tensor_release(vr);
+  lt_tensor_release(im);
+  lt_tensor_release(re);
+  return rc;
+}
+
+static int var_impl(const char *op, bool sq, lt_tensor *self, lt_intlist dim, int unbiased, bool keepdim,
                     lt_scalar correction, lt_tensor *out, lt_tensor **r1, lt_tensor **r2) {
   lt_dtype dt = (lt_dtype)self->dtype;
+  if (lt_dtype_is_complex(dt)) return var_complex(op, sq, self, dim, unbiased, keepdim, correction, out, r1, r2);
   st_ctx c;
   memset(&c, 0, sizeof c);
   if (lt_meta_var_correction(op, dt, unbiased, correction, &c.corr) < 0) return -1;

@@ -298,6 +298,9 @@ DEF_FOLD(sum, complex64, red_cf, red_cf, 0, ST_SUM, ADD)
 DEF_FOLD(sum, complex128, red_cd, red_cd, 0, ST_SUM, ADD)
 DEF_FOLD(prod, complex64, red_cf, red_cf, 1, ST_PROD, MUL)
 DEF_FOLD(prod, complex128, red_cd, red_cd, 1, ST_PROD, MUL)
+/* nonzero: either part (all, any, count_nonzero) */
+DEF_FOLD(cnz, complex64, red_cf, uint64_t, 0, ST_CNZ, ADD)
+DEF_FOLD(cnz, complex128, red_cd, uint64_t, 0, ST_CNZ, ADD)
 
 #define FOLD_ENTRY(OPN) \
   static const fold_fn OPN##_tab[LT_NUM_DTYPES] = { \
@@ -311,7 +314,7 @@ DEF_FOLD(prod, complex128, red_cd, red_cd, 1, ST_PROD, MUL)
 FOLD_ENTRY_CX(sum)
 FOLD_ENTRY(nansum)
 FOLD_ENTRY_CX(prod)
-FOLD_ENTRY(cnz)
+FOLD_ENTRY_CX(cnz)
 FOLD_ENTRY(cnn)
 
 static lt_dtype acc_dtype(lt_dtype dt) {

@@ -20,6 +20,7 @@ static void zero_run(char *p, int64_t stride, int64_t n, size_t es) {
     case 1: for (int64_t i = 0; i < n; i++) p[i * sb] = 0; break;
     case 2: for (int64_t i = 0; i < n; i++) *(uint16_t *)(p + i * sb) = 0; break;
     case 4: for (int64_t i = 0; i < n; i++) *(uint32_t *)(p + i * sb) = 0; break;
+    case 16: for (int64_t i = 0; i < n; i++) memset(p + i * sb, 0, 16); break;   /* complex128 */
     default: for (int64_t i = 0; i < n; i++) *(uint64_t *)(p + i * sb) = 0; break;
   }
 }

@@ -9,6 +9,8 @@ int lt_meta_check_prob(const char *op, const char *arg, double p) {
 }
 
 int lt_meta_check_alpha(const char *op, lt_dtype dt, lt_scalar alpha) {
+  if (alpha.type == LT_SCALAR_COMPLEX && !lt_dtype_is_complex(dt))
+    return lt_error("%s: argument 'alpha' is complex but the result is %s", op, lt_dtype_name(dt));
   if (!lt_dtype_is_float(dt) && alpha.type == LT_SCALAR_FLOAT)
     return lt_error("%s: argument 'alpha' must be an integer for integral tensors, got %g", op, alpha.v.f);
   if (dt == LT_BOOL && alpha.type == LT_SCALAR_INT && alpha.v.i != 0 && alpha.v.i != 1)

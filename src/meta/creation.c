@@ -21,6 +21,13 @@ lt_tensor *lt_meta_creation_new(const char *op, int ndim, const int64_t *sizes, 
 }
 
 int lt_meta_fill_value(const char *op, lt_scalar v, lt_dtype dt, void *elem) {
+  if (v.type == LT_SCALAR_COMPLEX) {
+    if (!lt_dtype_is_complex(dt))
+      return lt_error("%s: a complex value cannot be converted to type %s (its imaginary part would be lost)", op,
+                      lt_dtype_name(dt));
+    lt_dtype_store_complex(dt, elem, v.v.f, v.im);
+    return 0;
+  }
   if (lt_dtype_is_integral(dt) && dt != LT_BOOL) {
     static const int64_t lo[] = { [LT_INT64] = INT64_MIN, [LT_INT32] = INT32_MIN, [LT_INT16] = INT16_MIN,
                                   [LT_INT8] = INT8_MIN, [LT_UINT8] = 0 };

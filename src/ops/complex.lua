@@ -35,7 +35,10 @@ local ops = {
     doc = "real + i imag from two float32 or two float64 tensors (complex64, complex128)." },
   { "vdot(Tensor self, Tensor other) -> Tensor", composite = "lt_vdot_impl", variants = "function",
     doc = "sum(conj(self) * other) of two 1-D tensors: dot with the first conjugated (dot itself for real tensors)." },
+  { "adjoint(Tensor self) -> Tensor", composite = "lt_adjoint_impl",
+    doc = "The conjugate transpose of the last two dims (x.mH): transpose(-2, -1) and conj; a copy for complex (conj is eager), a view for real." },
   { "_sgn_complex(Tensor self) -> Tensor", variants = "function", complex = true,
+    derivatives = { self = "lt_grad_sgn(grad, self, result)" },
     doc = "z / |z| (0 at 0) of a complex tensor: sgn's complex kernel." },
 }
 
@@ -52,11 +55,28 @@ ops.complex_ops = {
     -- elementwise (src/cpu/ew_binary.c, ew_unary.c: the C99 complex loops)
     "add", "sub", "mul", "div", "neg", "pow", "reciprocal", "square", "abs", "eq", "ne",
     "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
-    "sigmoid", "isnan", "isinf", "isfinite", "where",
-    -- reductions (src/cpu/reduce.c)
-    "sum", "mean", "prod",
+    "sigmoid", "isnan", "isinf", "isfinite", "where", "log2", "log10", "isclose", "allclose", "equal",
+    -- reductions (src/cpu/reduce.c), scans (red_scan.c: _Complex loops), var and std
+    -- (red_stats.c: by parts, real results)
+    "sum", "mean", "prod", "cumsum", "cumprod", "var", "std", "var_mean", "std_mean", "trace",
+    "all", "any", "count_nonzero",
     -- products (src/cpu/la_gemm.c: BLAS's c and z routines)
-    "mm", "bmm", "mv", "dot", "matmul", "addmm", "outer",
+    "mm", "bmm", "mv", "dot", "matmul", "addmm", "outer", "inner", "kron", "einsum_fast",
+    -- indexing (src/cpu/index.c moves elements by width, complex128 as 16 bytes;
+    -- the accumulating ones have complex loops)
+    "index_select", "gather", "scatter", "scatter_value", "scatter_add", "index_add", "index_copy",
+    "index_fill", "masked_fill", "masked_select", "masked_scatter", "nonzero", "take", "put",
+    -- tril, triu (src/cpu/shape.c: zeroing by width)
+    "tril", "triu",
   }
+
+-- ops whose Scalar arguments may be complex values (torch.complex_number, or a
+-- 1-element complex tensor): true, or the tensor arguments of which one must be
+-- complex then (a complex value is never stored into a real tensor). Every
+-- other op refuses a complex Scalar, naming the argument (tools/gen.lua).
+ops.complex_scalar_ops = {
+  fill_ = { "self" }, masked_fill = { "self" }, index_fill = { "self" }, scatter_value = { "self" },
+  index_add = { "self" }, add = { "self", "other" }, sub = { "self", "other" }, full = true, full_like = true, new_full = true,
+}
 
 return ops

@@ -85,10 +85,10 @@ local ops = {
 local stft = {
   { "stft(Tensor self, int n_fft, int? hop_length=None, int? win_length=None, Tensor? window=None, bool center=True, str pad_mode=\"reflect\", bool normalized=False, bool? onesided=None, bool? return_complex=None) -> Tensor",
     composite = "lt_composite_stft", complex = true,
-    doc = "The short-time Fourier transform of a real signal (L) or batch (B, L): frames of n_fft samples every hop_length (default n_fft/4), times the window (win_length long, centred in n_fft; default all ones), padded by n_fft/2 at both ends (pad_mode) when center; the complex (B,) n_fft/2+1 x frames result. return_complex must be true or nil (man/fft.md)." },
+    doc = "The short-time Fourier transform of a signal (L) or batch (B, L): frames of n_fft samples every hop_length (default n_fft/4), times the window (win_length long, centred in n_fft; default all ones), padded by n_fft/2 at both ends (pad_mode) when center; the complex (B,) freq x frames result, with n_fft/2+1 frequencies for a real signal and window (onesided) and n_fft for a complex one or onesided=false. return_complex must be true or nil (man/fft.md)." },
   { "istft(Tensor self, int n_fft, int? hop_length=None, int? win_length=None, Tensor? window=None, bool center=True, bool normalized=False, bool? onesided=None, int? length=None, bool return_complex=False) -> Tensor",
     composite = "lt_composite_istft", complex = true,
-    doc = "The inverse of stft: each frame's inverse transform times the window, overlap-added and divided by the overlap-added squared window; length trims or pads the result. Onesided input only." },
+    doc = "The inverse of stft: each frame's inverse transform times the window, overlap-added and divided by the overlap-added squared window; length trims or pads the result. A real signal from a onesided (n_fft/2+1) or two-sided spectrum; with return_complex=true a complex signal from a two-sided one." },
 }
 
 for _, list in ipairs { prims, transforms, stft } do

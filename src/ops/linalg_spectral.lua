@@ -106,8 +106,4 @@ local ops = {
     doc = "X with A X = B for triangular A (upper or lower), batched over equal leading dims (LAPACK trtrs); used by the QR derivative." },
 }
 
--- ops of other files that the complex paths above use (their kernels copy elements
--- whatever their type)
-ops.complex_ops = { "tril", "triu" }
-
 return ops

@@ -106,7 +106,7 @@ return {
   { "cumprod(Tensor self, Dim dim, *, ScalarType? dtype=None) -> Tensor",
     kernels = { cpu = "lt_cpu_cumprod", cuda = "lt_cuda_cumprod" }, out = true,
     t7 = { forms = { "cumprod(Tensor self, Dim dim=1)" } },
-    derivatives = { self = "lt_grad_cumprod(grad, self, result, dim)" },
+    derivatives = { self = "lt_grad_cumprod_cx(grad, self, result, dim)" },
     doc = "Cumulative product along dim; integer and bool inputs give int64." },
   { "cummax(Tensor self, Dim dim) -> (Tensor values, Tensor indices)",
     kernels = { cpu = "lt_cpu_cummax", cuda = "lt_cuda_cummax" },

@@ -101,9 +101,13 @@ static int parse_scalar(lua_State *L, int idx, lt_scalar *s) {
     return 0;
   }
   if (t == LUA_TBOOLEAN) { *s = lt_scalar_bool(lua_toboolean(L, idx)); return 0; }
+  /* a complex value (torch.complex_number) or a 1-element complex tensor gives a
+  ** complex Scalar, which the entry points of ops not written for one refuse */
+  double re, im;
+  if (lt_vm_tocomplex(L, idx, &re, &im)) { *s = lt_scalar_complex(re, im); return 0; }
   lt_tensor *x = lt_vm_totensor(L, idx);
   if (x && x->numel == 1 && lt_tensor_device(x).type == LT_DEV_CPU) {
-    *s = lt_tensor_item(x);
+    *s = lt_tensor_item_complex(x);
     return 0;
   }
   return -1;

@@ -571,6 +571,14 @@ static int field_mT(lua_State *L) {
   return 1;
 }
 
+/* x.mH: the conjugate transpose of the last two dims (adjoint) */
+static int field_mH(lua_State *L) {
+  lt_tensor *x = lt_vm_checktensor(L, 1, "mH", "self");
+  if (x->ndim < 2) return luaL_error(L, "mH: the tensor must have at least 2 dims, got %d", x->ndim);
+  lt_vm_push_tensor(L, lt_adjoint(x));   /* raises the error on NULL */
+  return 1;
+}
+
 /* x:permute(2, 1): pack trailing numbers into the table the generated binding expects */
 static int dims_varargs(lua_State *L) {
   int top = lua_gettop(L);
@@ -605,6 +613,7 @@ void lt_vm_open_index(lua_State *L) {
   lua_getfield(L, methods, "_fields");
   lua_pushcfunction(L, field_T); lua_setfield(L, -2, "T");
   lua_pushcfunction(L, field_mT); lua_setfield(L, -2, "mT");
+  lua_pushcfunction(L, field_mH); lua_setfield(L, -2, "mH");
   lua_pop(L, 1);
   static const char *const varargs_ops[] = {"permute", "flip", NULL};
   for (int i = 0; varargs_ops[i]; i++) {

@@ -373,9 +373,20 @@ function autograd.gradcheck(fn, inputs, opts)
   return true
 end
 
--- second order: the gradient function itself passes gradcheck
+-- second order: the gradient function itself passes gradcheck. A complex
+-- function is checked as its realified form (float64 [..., 2] views in and
+-- out, as gradcheck does): its gradient function is then real too, and the
+-- real check of it verifies the complex second derivatives (conjugate
+-- Wirtinger gradients are the real view's gradients).
 function autograd.gradgradcheck(fn, inputs, opts)
   check_options("torch.autograd.gradgradcheck", opts, GRADCHECK_OPTS)
+  local ropts = {}
+  for k, v in pairs(opts or {}) do ropts[k] = v end
+  if not ropts._realified then
+    fn, inputs = realified(fn, as_list(inputs))
+    ropts._realified = true
+  end
+  opts = ropts
   inputs = as_list(inputs)
   local outs = outputs_of(fn, inputs)
   local gos = {}

@@ -242,7 +242,7 @@ end
 
 local LAZY = {}                                   -- torch's fields loaded on first use (libs.lua)
 local LAZY_NAMES = { "nn", "optim", "data" }
-local TENSOR_FIELDS = { "shape", "dtype", "device", "requires_grad", "ndim", "is_cuda", "is_cpu", "T", "mT",
+local TENSOR_FIELDS = { "shape", "dtype", "device", "requires_grad", "ndim", "is_cuda", "is_cpu", "T", "mT", "mH",
                         "grad", "grad_fn", "is_leaf", "retains_grad", "data", "itemsize", "nbytes",
                         "is_sparse", "is_quantized", "is_meta" }
 
