@@ -56,13 +56,4 @@ return {
     "_fft_c2r",
     "_fft_halfweight",
   } },
-{ why = "the inverse hyperbolic functions (src/ops/hyperbolic.lua) came with the complex breadth work and have CPU kernels only; their CUDA unary kernels (src/cuda/unary.c) are not written yet",
-  ops = {
-    "asinh",
-    "acosh",
-    "atanh",
-    "asinh_",
-    "acosh_",
-    "atanh_",
-  } },
 }

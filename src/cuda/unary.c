@@ -61,6 +61,7 @@ PROMOTING(expm1) PROMOTING(log) PROMOTING(log2) PROMOTING(log10) PROMOTING(log1p
 PROMOTING(cos) PROMOTING(tan) PROMOTING(asin) PROMOTING(acos) PROMOTING(atan) PROMOTING(sinh)
 PROMOTING(cosh) PROMOTING(erf) PROMOTING(erfc) PROMOTING(erfinv) PROMOTING(reciprocal)
 PROMOTING(lgamma) PROMOTING(digamma) PROMOTING(i0) PROMOTING(sinc)
+PROMOTING(asinh) PROMOTING(acosh) PROMOTING(atanh)
 
 lt_tensor *lt_cuda__i1(lt_tensor *self) {
   lt_cuda_pw w;

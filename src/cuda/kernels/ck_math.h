@@ -192,7 +192,7 @@ __host__ __device__ __forceinline__ double ck_fabs(double x) { return fabs(x); }
 CK_LIBM1(sqrt) CK_LIBM1(exp2) CK_LIBM1(expm1) CK_LIBM1(log) CK_LIBM1(log2) CK_LIBM1(log10)
 CK_LIBM1(log1p) CK_LIBM1(sin) CK_LIBM1(cos) CK_LIBM1(tan) CK_LIBM1(asin) CK_LIBM1(acos)
 CK_LIBM1(atan) CK_LIBM1(sinh) CK_LIBM1(cosh) CK_LIBM1(erf) CK_LIBM1(erfc) CK_LIBM1(floor)
-CK_LIBM1(ceil) CK_LIBM1(trunc) CK_LIBM1(nearbyint)
+CK_LIBM1(ceil) CK_LIBM1(trunc) CK_LIBM1(nearbyint) CK_LIBM1(asinh) CK_LIBM1(acosh) CK_LIBM1(atanh)
 CK_LIBM2(pow) CK_LIBM2(atan2) CK_LIBM2(hypot) CK_LIBM2(fmod) CK_LIBM2(nextafter) CK_LIBM2(copysign)
 #undef CK_LIBM1
 #undef CK_LIBM2

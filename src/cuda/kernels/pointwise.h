@@ -55,7 +55,8 @@ extern "C" {
   X(pow_scalar, 1, LT_CK_PW_F, 0) X(hardtanh, 1, LT_CK_PW_FI, 0) X(bitwise_not, 1, LT_CK_PW_IB, 0) \
   X(logical_not, 1, LT_CK_PW_ALL, 1) X(isnan, 1, LT_CK_PW_F, 1) X(isinf, 1, LT_CK_PW_F, 1) \
   X(isfinite, 1, LT_CK_PW_F, 1) X(isposinf, 1, LT_CK_PW_F, 1) X(isneginf, 1, LT_CK_PW_F, 1) \
-  X(signbit, 1, LT_CK_PW_FI, 1)
+  X(signbit, 1, LT_CK_PW_FI, 1) X(asinh, 1, LT_CK_PW_F, 0) X(acosh, 1, LT_CK_PW_F, 0) \
+  X(atanh, 1, LT_CK_PW_F, 0)
 
 /* special.cu: special functions, computed in double (meta/special_math.h) */
 #define LT_CK_PW_SPECIAL(X) \

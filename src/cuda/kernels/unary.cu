@@ -31,7 +31,7 @@ PW_WRAP1(neg) PW_WRAP1(abs) PW_WRAP1(exp) PW_WRAP1(relu) PW_WRAP1(sigmoid) PW_WR
 PW_FLOAT1(sqrt) PW_FLOAT1(exp2) PW_FLOAT1(expm1) PW_FLOAT1(log) PW_FLOAT1(log2) PW_FLOAT1(log10)
 PW_FLOAT1(log1p) PW_FLOAT1(sin) PW_FLOAT1(cos) PW_FLOAT1(tan) PW_FLOAT1(asin) PW_FLOAT1(acos)
 PW_FLOAT1(sinh) PW_FLOAT1(cosh) PW_FLOAT1(erf) PW_FLOAT1(erfc) PW_FLOAT1(floor)
-PW_FLOAT1(ceil) PW_FLOAT1(trunc)
+PW_FLOAT1(ceil) PW_FLOAT1(trunc) PW_FLOAT1(asinh) PW_FLOAT1(acosh) PW_FLOAT1(atanh)
 PW_UNARY(rsqrt, (C)1 / ck_sqrt(x))
 PW_UNARY(reciprocal, (C)1 / x)
 PW_UNARY(round, ck_nearbyint(x))   /* half to even */
