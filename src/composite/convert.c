@@ -17,12 +17,13 @@ CONVERT(bfloat16, LT_BFLOAT16) CONVERT(long, LT_INT64) CONVERT(int, LT_INT32)
 CONVERT(short, LT_INT16) CONVERT(char, LT_INT8) CONVERT(byte, LT_UINT8) CONVERT(bool, LT_BOOL)
 
 /* to() returns self itself when nothing changes, so only the converting part
-** (_to_copy) is an op with a derivative; a conversion to a non-floating dtype
-** is not differentiable and is made from a detached alias. */
+** (_to_copy) is an op with a derivative; a conversion to a dtype autograd does
+** not follow (integers, bool) is made from a detached alias. Real to complex is
+** differentiable, as in PyTorch (the real input's gradient is the real part). */
 lt_tensor *lt_to_impl(lt_tensor *self, int dtype, bool copy) {
   if (dtype < 0 || dtype >= LT_NUM_DTYPES) return lt_error_null("to: argument 'dtype' is not a dtype");
   if (dtype == self->dtype && !copy) { lt_tensor_retain(self); return self; }
-  if (self->requires_grad && !lt_dtype_is_float((lt_dtype)dtype)) {
+  if (self->requires_grad && !lt_dtype_is_differentiable((lt_dtype)dtype)) {
     lt_tensor *d = lt_detach(self);
     if (!d) return NULL;
     lt_tensor *r = lt__to_copy(d, dtype);

@@ -371,4 +371,15 @@ T.test("autograd: gradcheck on complex inputs (PyTorch's convention)", function(
   T.ok(not pcall(function() torch.zeros(2, {dtype = torch.int64}).requires_grad = true end))
 end)
 
+T.test("to(complex) of a real tensor is differentiable: the gradient is the real part", function()
+  local a = torch.randn(3, { dtype = torch.float64 }):requires_grad_()
+  local y = a:to(torch.complex128)
+  T.ok(y.grad_fn ~= nil, "to(complex128) records a node")
+  ;(y * torch.complex_number(2, 3)):real():sum():backward()
+  T.tensor(a.grad, { 2, 2, 2 })
+  T.ok(torch.autograd.gradcheck(function(x) return x:to(torch.complex128) * x end,
+    { torch.randn(3, { dtype = torch.float64 }):requires_grad_() }))
+  T.eq(a:to(torch.int64).grad_fn, nil)   -- integers: detached, as before
+end)
+
 T.done()

@@ -116,7 +116,7 @@ T.test("linalg.eig derivatives: eigenvalues, phase-invariant vectors; the phase 
   ok_grad(function(x) return L.eigvals(x) end, { crnd(3, 3):requires_grad_() })
   ok_grad(function(x) local _, v = L.eig(x); return v:abs() end, { rnd(2, 3, 3):requires_grad_() })
   ok_grad(function(x) local w, v = L.eig(x); return w, v:abs() end, { crnd(3, 3):requires_grad_() })
-  -- double backward for real inputs (complex inputs: gradgradcheck takes real ones only)
+  -- double backward for real inputs (complex ones: the gradgradcheck test below)
   T.ok(torch.autograd.gradgradcheck(function(x) local w, v = L.eig(x); return w:real(), (v * v:conj()):real() end,
     { rnd(3, 3):requires_grad_() }))
   local x = crnd(3, 3):requires_grad_()
@@ -267,6 +267,23 @@ T.test("complex derivatives: qr, householder_product, ormqr, eigh, svd, pinv, no
   local x = crnd(3, 3):requires_grad_()
   T.raises(function() local u = L.svd(x); u:real():sum():backward() end, "linalg.svd: the loss depends on the phase of the singular vectors")
   T.raises(function() local _, v = L.eigh(x + mH(x)); v:real():sum():backward() end, "linalg.eigh: the loss depends on the phase of the eigenvectors")
+end)
+
+T.test("complex gradgradcheck: eigvals, eigvalsh, eigh, svdvals, svd, qr, pinv, eig, the norms", function()
+  local gg = torch.autograd.gradgradcheck
+  local herm = function(x) return x + mH(x) end
+  T.ok(gg(function(x) return L.eigvals(x) end, { crnd(3, 3):requires_grad_() }), "eigvals")
+  T.ok(gg(function(x) return L.eigvalsh(herm(x)) end, { crnd(3, 3):requires_grad_() }), "eigvalsh")
+  T.ok(gg(function(x) local w, v = L.eigh(herm(x)); return w, v:abs() end, { crnd(3, 3):requires_grad_() }), "eigh")
+  T.ok(gg(function(x) return L.svdvals(x) end, { crnd(4, 3):requires_grad_() }), "svdvals")
+  -- U's and Vh's phases cancel in u_k vh_k (gauge-invariant)
+  T.ok(gg(function(x) local u, s, vh = L.svd(x, { full_matrices = false })
+    return s, u:narrow(-1, 1, 1) * vh:narrow(-2, 1, 1) end, { crnd(4, 3):requires_grad_() }), "svd")
+  T.ok(gg(function(x) return L.qr(x) end, { crnd(4, 3):requires_grad_() }), "qr")
+  T.ok(gg(function(x) return L.pinv(x) end, { crnd(3, 2):requires_grad_() }), "pinv")
+  T.ok(gg(function(x) local w, v = L.eig(x); return w, v:abs() end, { crnd(3, 3):requires_grad_() }), "eig")
+  T.ok(gg(function(x) return L.matrix_norm(x) end, { crnd(3, 2):requires_grad_() }), "matrix_norm")
+  T.ok(gg(function(x) return L.vector_norm(x, 3) end, { crnd(4):requires_grad_() }), "vector_norm")
 end)
 
 T.done()
