@@ -138,6 +138,13 @@ lt_tensor *lt_metadev_log_softmax_backward(lt_tensor *grad_output, lt_tensor *ou
   return softmax_back("log_softmax_backward", grad_output, output, dim);
 }
 
+/* conj_physical: elementwise for complex self (the result follows self's layout), a
+** contiguous copy for a real one, as on the CPU */
+lt_tensor *lt_metadev_conj_physical(lt_tensor *self, lt_tensor *out) {
+  if (lt_dtype_is_complex((lt_dtype)self->dtype)) return lt_metadev_pointwise("conj_physical", &self, 1, LT_MD_SELF, -1, out);
+  return lt_metadev_result("conj_physical", out, (lt_dtype)self->dtype, self->ndim, self->sizes);
+}
+
 /* ---- indexing: the shape is the index's; the indices' values are not checked (no data) ---- */
 
 lt_tensor *lt_metadev_index_select(lt_tensor *self, int64_t dim, lt_tensor *index, lt_tensor *out) {
