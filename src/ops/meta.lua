@@ -108,6 +108,10 @@ return {
     _linalg_householder_product = "lt_metadev_linalg_householder_product", _ormqr = "lt_metadev_ormqr",
     linalg_qr = "lt_metadev_linalg_qr", _linalg_eigh = "lt_metadev__linalg_eigh", _linalg_eig = "lt_metadev__linalg_eig",
     _linalg_svd = "lt_metadev__linalg_svd", _linalg_spectral_trsolve = "lt_metadev__linalg_spectral_trsolve",
+    -- the FFT primitives and the complex constructors (src/metadev/fft.c)
+    _fft_c2c = "lt_metadev__fft_c2c", _fft_r2c = "lt_metadev__fft_r2c", _fft_c2r = "lt_metadev__fft_c2r",
+    _fft_halfweight = "lt_metadev__fft_halfweight", angle = "lt_metadev_angle", complex = "lt_metadev_complex",
+    polar = "lt_metadev_polar",
     -- the result's shape or value is the data's: PyTorch's meta refuses them too
     nonzero = "lt_metadev_nonzero", masked_select = "lt_metadev_masked_select", unique = "lt_metadev_unique",
     bincount = "lt_metadev_bincount", equal = "lt_metadev_equal", allclose = "lt_metadev_allclose",
