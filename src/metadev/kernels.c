@@ -98,6 +98,13 @@ lt_tensor *lt_metadev_randperm(int64_t n, struct lt_generator *generator, int dt
   return lt_meta_randperm_new(n, dtype, lt_metadev_device());
 }
 
+lt_tensor *lt_metadev_multinomial(lt_tensor *self, int64_t num_samples, bool replacement, struct lt_generator *generator) {
+  (void)generator;   /* nothing is drawn */
+  int64_t sz[2];
+  int nd = lt_meta_multinomial("multinomial", self, num_samples, replacement, sz);
+  return nd < 0 ? NULL : lt_tensor_new(LT_INT64, lt_metadev_device(), nd, sz);
+}
+
 /* ---- ops with their own dtype rule ---- */
 
 lt_tensor *lt_metadev_where(lt_tensor *condition, lt_tensor *self, lt_tensor *other, lt_tensor *out) {

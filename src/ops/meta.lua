@@ -72,6 +72,7 @@ return {
     trace = "lt_metadev_trace",
     arange = "lt_metadev_arange", range = "lt_metadev_range", linspace = "lt_metadev_linspace",
     logspace = "lt_metadev_logspace", eye = "lt_metadev_eye", randperm = "lt_metadev_randperm",
+    multinomial = "lt_metadev_multinomial",
     where = "lt_metadev_where", softmax = "lt_metadev_softmax", log_softmax = "lt_metadev_log_softmax",
     softmax_backward = "lt_metadev_softmax_backward", log_softmax_backward = "lt_metadev_log_softmax_backward",
     index_select = "lt_metadev_index_select", gather = "lt_metadev_gather", embedding = "lt_metadev_embedding",

@@ -8,19 +8,32 @@
 local T = require "testing"
 local nn = require "nn"
 
--- the inputs of one call, on dev (made on the CPU from one seed, then moved:
--- the same sizes and dtypes on both devices)
+-- the inputs of one call, on dev: copies of one set made on the CPU from one
+-- seed (the same sizes and dtypes on both devices; each call gets fresh ones,
+-- as in-place ops write them)
+local BASE
 local function inputs(dev)
-  torch.manual_seed(7)
-  local I = {
-    x = torch.randn(2, 3), v = torch.randn(3), m = torch.randn(3, 3), b3 = torch.randn(2, 3, 3),
-    x4 = torch.randn(1, 2, 4, 4), w4 = torch.randn(3, 2, 3, 3),
-    i = torch.tensor({{1, 3, 2}, {2, 1, 3}}), iv = torch.tensor({3, 1, 2}),
-    t = torch.tensor({1, 3}),
-    mask = torch.tensor({{true, false, true}, {false, true, false}}),
-    d = torch.randn(2, 3, {dtype = torch.float64}),
-  }
-  if dev ~= "cpu" then for k, t in pairs(I) do I[k] = t:to(dev) end end
+  if not BASE then
+    torch.manual_seed(7)
+    local m = torch.randn(3, 3)
+    local LU, piv = torch.linalg.lu_factor(m)
+    local qa, tau = torch.geqrf(m)
+    BASE = {
+      x = torch.randn(2, 3), v = torch.randn(3), m = m, b3 = torch.randn(2, 3, 3),
+      x4 = torch.randn(1, 2, 4, 4), w4 = torch.randn(3, 2, 3, 3),
+      i = torch.tensor({{1, 3, 2}, {2, 1, 3}}), iv = torch.tensor({3, 1, 2}),
+      t = torch.tensor({1, 3}),
+      mask = torch.tensor({{true, false, true}, {false, true, false}}),
+      d = torch.randn(2, 3, {dtype = torch.float64}),
+      y = torch.randn(2, 3), v2 = torch.randn(2), r1 = torch.randn(1, 3), r2 = torch.randn(3, 2),
+      pr = torch.rand(2, 3) * 0.8 + 0.1, p4 = torch.randn(1, 4, 2, 2),
+      c = torch.randn(2, 3, {dtype = torch.cfloat}), z3 = torch.zeros(3), o3 = torch.ones(3),
+      spd = m:matmul(m:t()) + torch.eye(3) * 3, LU = LU, piv = piv, qa = qa, tau = tau,
+      spec = torch.stft(torch.randn(16), 4, {return_complex = true}),
+    }
+  end
+  local I = {}
+  for k, t in pairs(BASE) do I[k] = dev == "cpu" and t:clone() or t:to(dev) end
   return I
 end
 
@@ -78,6 +91,37 @@ local PATTERNS = {
   function(f, I) return f(I.x, 0.5) end,
   function(f, I) return f(I.x, 2, 1, 2) end,
   function(f, I) return f(I.x4, 2, 2) end,
+  -- the ops the generic patterns miss: in-place with a source, views, linear algebra's own inputs
+  function(f, I) return f(I.x, 2, 1) end,
+  function(f, I) return f(I.v) end,
+  function(f, I) return f(I.x, 2, I.i, I.y) end,
+  function(f, I) return f(I.x, 2, I.iv, I.y) end,
+  function(f, I) return f(I.x, I.mask, I.y) end,
+  function(f, I) return f(I.v2, I.x, I.v) end,
+  function(f, I) return f(I.d, 2) end,
+  function(f, I) return f(I.r1, 2, 3) end,
+  function(f, I) return f(I.r1, {2, 3}) end,
+  function(f, I) return f(I.pr, 2) end,
+  function(f, I) return f(I.pr, I.pr) end,
+  function(f, I) return f(I.pr + 2, 2) end,
+  function(f, I) return f(I.p4, 2) end,
+  function(f, I) return f({I.v, I.v2}) end,
+  function(f, I) return f(I.x, I.v, 1, 1) end,
+  function(f, I) return f(I.c) end,
+  function(f, I) return f(I.r2) end,
+  function(f, I) return f(I.x, torch.float64) end,
+  function(f, I) return f(I.x, nil, nil, I.z3, I.o3, true, 0.1, 1e-5) end,
+  function(f, I) return f(I.x, {2, 3}, I.o3, I.z3, 1e-5) end,
+  function(f, I) return f(I.x, {3}, I.o3, I.z3, 1e-5) end,
+  function(f, I) return f(I.spd) end,
+  function(f, I) return f(I.m, I.x:t(), {upper = true}) end,
+  function(f, I) return f(I.spd, I.x, {upper = false, left = false}) end,
+  function(f, I) return f(I.LU, I.piv) end,
+  function(f, I) return f(I.LU, I.piv, I.x:t()) end,
+  function(f, I) return f(I.x:t(), I.LU, I.piv) end,
+  function(f, I) return f({I.x, I.m, I.m}) end,
+  function(f, I) return f(I.qa, I.tau, I.m) end,
+  function(f, I) return f(I.spec, 4) end,
 }
 
 -- sizes as text, "2,3"
