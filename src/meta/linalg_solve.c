@@ -129,3 +129,13 @@ int lt_meta_lstsq_shape(const char *op, const lt_tensor *A, const lt_tensor *B, 
                     (long long)B->sizes[B->ndim - 2]);
   return lt_meta_linalg_batch(op, "B", B, 2, na, A->sizes, batch);
 }
+
+int lt_meta_t7_square(const char *op, const lt_tensor *a) {
+  if (lt_meta_check_f32_or_f64(op, "self", a) < 0) return -1;
+  if (a->ndim != 2) return lt_error("%s: argument 'self' must be a 2-D matrix, got %d-D", op, a->ndim);
+  if (a->sizes[0] != a->sizes[1])
+    return lt_error("%s: argument 'self' must be a square matrix, got %lldx%lld", op,
+                    (long long)a->sizes[0], (long long)a->sizes[1]);
+  if (a->sizes[0] > 0x7fffffff) return lt_error("%s: argument 'self' is too large for LAPACK", op);
+  return 0;
+}

@@ -60,4 +60,7 @@ int lt_meta_lstsq_driver(const char *op, const char *driver, lt_lstsq_driver *k)
 ** batch into batch. Returns its dim count or -1. */
 int lt_meta_lstsq_shape(const char *op, const lt_tensor *A, const lt_tensor *B, int64_t *batch);
 
+/* Torch7's pstrf and eig (src/ops/linalg_t7.lua): one 2-D square float32/float64 matrix 'self' */
+int lt_meta_t7_square(const char *op, const lt_tensor *a);
+
 #endif

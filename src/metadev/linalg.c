@@ -278,3 +278,25 @@ lt_tensor *lt_metadev__linalg_spectral_trsolve(lt_tensor *A, lt_tensor *B, bool 
   int nb = A->ndim - 2;
   return colmajor((lt_dtype)A->dtype, nb, A->sizes, A->sizes[nb], B->sizes[B->ndim - 1]);
 }
+
+/* ---- Torch7's pstrf and eig: one 2-D matrix, contiguous results ---- */
+
+int lt_metadev__pstrf(lt_tensor *self, bool upper, double tol, lt_tensor **factor, lt_tensor **pivots) {
+  (void)upper; (void)tol;
+  *factor = *pivots = NULL;
+  if (lt_meta_t7_square("pstrf", self) < 0) return -1;
+  *factor = batched((lt_dtype)self->dtype, 0, NULL, 2, self->sizes);
+  *pivots = batched(LT_INT32, 0, NULL, 1, self->sizes);
+  lt_tensor **r[] = {factor, pivots};
+  return all_made(r, 2);
+}
+
+int lt_metadev__eig_real(lt_tensor *self, bool eigenvectors, lt_tensor **eigenvalues, lt_tensor **vectors) {
+  *eigenvalues = *vectors = NULL;
+  if (lt_meta_t7_square("eig", self) < 0) return -1;
+  int64_t n = self->sizes[0], esz[2] = {n, 2}, vsz[2] = {eigenvectors ? n : 0, eigenvectors ? n : 0};
+  *eigenvalues = batched((lt_dtype)self->dtype, 0, NULL, 2, esz);   /* (real, imaginary) rows */
+  *vectors = batched((lt_dtype)self->dtype, 0, NULL, 2, vsz);
+  lt_tensor **r[] = {eigenvalues, vectors};
+  return all_made(r, 2);
+}

@@ -109,6 +109,7 @@ return {
     _linalg_householder_product = "lt_metadev_linalg_householder_product", _ormqr = "lt_metadev_ormqr",
     linalg_qr = "lt_metadev_linalg_qr", _linalg_eigh = "lt_metadev__linalg_eigh", _linalg_eig = "lt_metadev__linalg_eig",
     _linalg_svd = "lt_metadev__linalg_svd", _linalg_spectral_trsolve = "lt_metadev__linalg_spectral_trsolve",
+    _pstrf = "lt_metadev__pstrf", _eig_real = "lt_metadev__eig_real",
     -- the FFT primitives and the complex constructors (src/metadev/fft.c)
     _fft_c2c = "lt_metadev__fft_c2c", _fft_r2c = "lt_metadev__fft_r2c", _fft_c2r = "lt_metadev__fft_c2r",
     _fft_halfweight = "lt_metadev__fft_halfweight", angle = "lt_metadev_angle", complex = "lt_metadev_complex",

@@ -287,6 +287,13 @@ T.test("the default device: guard and function forms, restored on error", functi
     T.ok(torch.zeros(2).is_meta)
     T.ok(torch.randn(2, 2).is_meta)
     T.ok(not torch.zeros_like(cpu).is_meta)   -- *_like follow their tensor
+    -- data from Lua follows the default device too, as PyTorch's torch.tensor; a tensor's copy stays put
+    local t = torch.tensor({{1, 2}, {3, 4}})
+    T.ok(t.is_meta); T.eq(t.dtype, torch.int64); T.eq(dims(t), "2,2")
+    T.ok(torch.tensor(1.5).is_meta)
+    T.ok(torch.as_tensor({1, 2}).is_meta)
+    T.ok(not torch.tensor({1}, {device = "cpu"}).is_meta)
+    T.ok(not torch.tensor(cpu).is_meta)
     T.eq(torch.get_default_device().type, "meta")
   end
   T.ok(not torch.zeros(2).is_meta)
@@ -426,6 +433,11 @@ T.test("linear algebra on meta: batched, complex, tall and wide, every mode", fu
     same_on_meta(n .. " svd", function(a, w)
       return L.svd(a), L.svd(a, {full_matrices = false}), L.svdvals(w), torch.svd(a)
     end, tall, wide)
+    if dt == torch.float64 then
+      same_on_meta("Torch7's pstrf and eig", function(a, s)
+        return torch._pstrf(s), torch._eig_real(a, true), torch._eig_real(a)
+      end, A, spd(A))
+    end
     same_on_meta(n .. " pinv, rank, cond", function(a, s) return L.pinv(a), L.matrix_rank(a), L.cond(s) end, tall, Ab)
   end
 end)
