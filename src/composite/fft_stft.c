@@ -191,11 +191,13 @@ lt_tensor *lt_composite_istft(lt_tensor *self, int64_t n_fft, int64_t hop_length
   int64_t have = (end < full ? end : full) - start;
   if (have < 0) have = 0;
   lt_tensor *yn = lt_narrow(y, 1, start, have), *en = yn ? lt_narrow(env, 0, start, have) : NULL;
-  /* a complex window's envelope is complex (w^2, as PyTorch): its modulus must stay away from 0 */
-  lt_tensor *ea = en && have > 0 ? (lt_dtype_is_complex(en->dtype) ? lt_abs(en) : (lt_tensor_retain(en), en)) : NULL;
+  /* a complex window's envelope is complex (w^2, as PyTorch): its modulus must stay away from 0;
+  ** NOLA is a property of the window's values: on the meta device there are none to check */
+  bool check = en && have > 0 && !LT_IS_META(en);
+  lt_tensor *ea = check ? (lt_dtype_is_complex(en->dtype) ? lt_abs(en) : (lt_tensor_retain(en), en)) : NULL;
   lt_tensor *mn = ea ? lt_min(ea) : NULL;
   lt_tensor_release(ea);
-  if (en && have > 0) {
+  if (check) {
     double m = mn ? lt_scalar_to_double(lt_tensor_item(mn)) : 0;
     if (!mn || m < 1e-11) {
       if (mn) lt_error("%s: the window's overlap-add falls to %g somewhere: the window and hop_length fail the NOLA condition (no inverse)", op, m);

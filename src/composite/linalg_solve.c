@@ -29,8 +29,10 @@ static int fail_as(const char *op) {
 }
 static void *fail_null(const char *op) { fail_as(op); return NULL; }
 
-/* the info codes (int32, any device) through meta's message; 0 when all are 0 */
+/* the info codes (int32, any device) through meta's message; 0 when all are 0. On the
+** meta device there are no codes to read: nothing is refused, as PyTorch's meta does */
 static int check_info(const char *op, lt_linalg_failure kind, lt_tensor *info, bool batched) {
+  if (LT_IS_META(info)) return 0;
   lt_tensor *h = lt_tensor_to_host(info);
   lt_tensor *c = h ? lt_tensor_contiguous(h) : NULL;
   int rc = c ? lt_meta_linalg_info_error(op, kind, lt_tensor_data(c), c->numel, batched) : -1;
@@ -189,7 +191,8 @@ int lt_composite_linalg_lu_factor(lt_tensor *A, bool pivot, lt_tensor **LU, lt_t
   const char *op = "linalg.lu_factor";
   lt_tensor *info = NULL;
   if (lt_linalg_lu_factor_ex(A, pivot, false, LU, pivots, &info)) return fail_as(op);
-  /* a zero on U's diagonal would divide by zero in lu_solve: PyTorch refuses it here */
+  /* a zero on U's diagonal would divide by zero in lu_solve: PyTorch refuses it here (not on meta: no data) */
+  if (LT_IS_META(info)) { lt_tensor_release(info); return 0; }
   lt_tensor *h = lt_tensor_to_host(info);
   lt_tensor *c = h ? lt_tensor_contiguous(h) : NULL;
   int rc = c ? 0 : -1;

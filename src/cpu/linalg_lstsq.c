@@ -16,7 +16,7 @@
 #include "meta/linalg_solve.h"
 #include "core/views.h"
 
-typedef enum { GELS, GELSY, GELSD, GELSS } driver_kind;
+typedef lt_lstsq_driver driver_kind;   /* meta/linalg_solve.h */
 
 typedef struct lsq_ctx {
   lt_lapack_batch a, b;         /* b has max(m, n) rows: the solution overwrites it */
@@ -43,28 +43,28 @@ typedef struct lsq_ctx {
     R *rw = NULL;                                                                                              \
     (void)rq;                                                                                                  \
     if (m == 0 || n == 0) { if (c->rank) c->rank[i] = 0; c->info[i] = 0; return 0; }                           \
-    lt_lapack_int *jpvt = c->drv == GELSY ? calloc((size_t)n, sizeof *jpvt) : NULL;                            \
-    if (c->drv == GELSY && !jpvt) return -1;                                                                   \
+    lt_lapack_int *jpvt = c->drv == LT_LSTSQ_GELSY ? calloc((size_t)n, sizeof *jpvt) : NULL;                            \
+    if (c->drv == LT_LSTSQ_GELSY && !jpvt) return -1;                                                                   \
     /* a workspace query first, then the call */                                                               \
     switch (c->drv) {                                                                                          \
-    case GELS: P##gels_("N", &m, &n, &k, a, &lda, b, &ldb, &q, &lwork, &info, 1); break;                       \
-    case GELSY: P##gelsy_(&m, &n, &k, a, &lda, b, &ldb, jpvt, &rc, &rank, &q, &lwork RW(&rq), &info); break;   \
-    case GELSD: P##gelsd_(&m, &n, &k, a, &lda, b, &ldb, s, &rc, &rank, &q, &lwork RW(&rq), &iq, &info); break; \
-    case GELSS: P##gelss_(&m, &n, &k, a, &lda, b, &ldb, s, &rc, &rank, &q, &lwork RW(&rq), &info); break;      \
+    case LT_LSTSQ_GELS: P##gels_("N", &m, &n, &k, a, &lda, b, &ldb, &q, &lwork, &info, 1); break;                       \
+    case LT_LSTSQ_GELSY: P##gelsy_(&m, &n, &k, a, &lda, b, &ldb, jpvt, &rc, &rank, &q, &lwork RW(&rq), &info); break;   \
+    case LT_LSTSQ_GELSD: P##gelsd_(&m, &n, &k, a, &lda, b, &ldb, s, &rc, &rank, &q, &lwork RW(&rq), &iq, &info); break; \
+    case LT_LSTSQ_GELSS: P##gelss_(&m, &n, &k, a, &lda, b, &ldb, s, &rc, &rank, &q, &lwork RW(&rq), &info); break;      \
     }                                                                                                          \
     lwork = (lt_lapack_int)creal(q) > 1 ? (lt_lapack_int)creal(q) : 1;                                         \
     T *w = malloc(sizeof(T) * (size_t)lwork);                                                                  \
-    if (c->drv == GELSD) iw = malloc(sizeof(lt_lapack_int) * (size_t)(iq > 1 ? iq : 1));                       \
+    if (c->drv == LT_LSTSQ_GELSD) iw = malloc(sizeof(lt_lapack_int) * (size_t)(iq > 1 ? iq : 1));                       \
     if (HAS_RW) {                                                                                              \
-      int64_t nrw = c->drv == GELSY ? 2 * (int64_t)n : c->drv == GELSS ? 5 * (int64_t)mn : (int64_t)rq;        \
+      int64_t nrw = c->drv == LT_LSTSQ_GELSY ? 2 * (int64_t)n : c->drv == LT_LSTSQ_GELSS ? 5 * (int64_t)mn : (int64_t)rq;        \
       rw = malloc(sizeof(R) * (size_t)(nrw > 1 ? nrw : 1));                                                    \
     }                                                                                                          \
-    if (!w || (c->drv == GELSD && !iw) || (HAS_RW && !rw)) { free(w); free(iw); free(rw); free(jpvt); return -1; } \
+    if (!w || (c->drv == LT_LSTSQ_GELSD && !iw) || (HAS_RW && !rw)) { free(w); free(iw); free(rw); free(jpvt); return -1; } \
     switch (c->drv) {                                                                                          \
-    case GELS: P##gels_("N", &m, &n, &k, a, &lda, b, &ldb, w, &lwork, &info, 1); break;                        \
-    case GELSY: P##gelsy_(&m, &n, &k, a, &lda, b, &ldb, jpvt, &rc, &rank, w, &lwork RW(rw), &info); break;     \
-    case GELSD: P##gelsd_(&m, &n, &k, a, &lda, b, &ldb, s, &rc, &rank, w, &lwork RW(rw), iw, &info); break;    \
-    case GELSS: P##gelss_(&m, &n, &k, a, &lda, b, &ldb, s, &rc, &rank, w, &lwork RW(rw), &info); break;        \
+    case LT_LSTSQ_GELS: P##gels_("N", &m, &n, &k, a, &lda, b, &ldb, w, &lwork, &info, 1); break;                        \
+    case LT_LSTSQ_GELSY: P##gelsy_(&m, &n, &k, a, &lda, b, &ldb, jpvt, &rc, &rank, w, &lwork RW(rw), &info); break;     \
+    case LT_LSTSQ_GELSD: P##gelsd_(&m, &n, &k, a, &lda, b, &ldb, s, &rc, &rank, w, &lwork RW(rw), iw, &info); break;    \
+    case LT_LSTSQ_GELSS: P##gelss_(&m, &n, &k, a, &lda, b, &ldb, s, &rc, &rank, w, &lwork RW(rw), &info); break;        \
     }                                                                                                          \
     free(w); free(iw); free(rw); free(jpvt);                                                                   \
     c->info[i] = info;                                                                                         \
@@ -88,15 +88,6 @@ static int lsq_one(void *p, int64_t i) {
   }
 }
 
-static int driver_of(const char *op, const char *d, driver_kind *k) {
-  static const char *names[] = { "gels", "gelsy", "gelsd", "gelss" };
-  if (!d) { *k = GELSY; return 0; }
-  for (int i = 0; i < 4; i++)
-    if (strcmp(d, names[i]) == 0) { *k = (driver_kind)i; return 0; }
-  return lt_error("%s: argument 'driver' must be one of \"gels\", \"gelsy\", \"gelsd\" or \"gelss\" on the CPU, got \"%s\"",
-                  op, d);
-}
-
 /* an empty 1-D tensor (the parts a driver does not compute) */
 static lt_tensor *empty(lt_dtype dt, lt_device dev) {
   int64_t z = 0;
@@ -114,21 +105,15 @@ static lt_tensor *rows_view(const lt_lapack_batch *b, int64_t r0, int64_t rows) 
 int lt_cpu_linalg_lstsq(lt_tensor *A, lt_tensor *B, lt_scalar rcond, const char *driver, lt_tensor **solution,
                         lt_tensor **residuals, lt_tensor **rank, lt_tensor **singular_values) {
   const char *op = "linalg.lstsq";
-  driver_kind drv = GELSY;
-  if (lt_meta_linalg_matrix(op, "A", A, false) || lt_meta_linalg_matrix(op, "B", B, false) ||
-      lt_meta_linalg_same_dtype(op, "A", A, "B", B) || driver_of(op, driver, &drv))
-    return -1;
+  driver_kind drv = LT_LSTSQ_GELSY;
+  int64_t batch[LT_MAX_DIMS];
+  int nb = lt_meta_lstsq_shape(op, A, B, batch);
+  if (nb < 0 || lt_meta_lstsq_driver(op, driver, &drv)) return -1;
   int na = A->ndim - 2;
   int64_t m = A->sizes[na], n = A->sizes[na + 1], k = B->sizes[B->ndim - 1], mn = m < n ? m : n;
-  if (B->sizes[B->ndim - 2] != m)
-    return lt_error("%s: argument 'B' must have as many rows as 'A' (%lld), got %lld", op, (long long)m,
-                    (long long)B->sizes[B->ndim - 2]);
   int64_t mx = m > n ? m : n;
   if (mx * (n > k ? n : k) > INT32_MAX || m * n > INT32_MAX)
     return lt_error("%s: the matrices are too large for LAPACK's 32-bit indices", op);
-  int64_t batch[LT_MAX_DIMS];
-  int nb = lt_meta_linalg_batch(op, "B", B, 2, na, A->sizes, batch);
-  if (nb < 0) return -1;
   lt_dtype dt = lt_tensor_dtype(A);
   lt_device dev = lt_tensor_device(A);
   lsq_ctx c;
@@ -147,11 +132,11 @@ int lt_cpu_linalg_lstsq(lt_tensor *A, lt_tensor *B, lt_scalar rcond, const char 
   lt_tensor_release(bv);
   bv = NULL;
   c.info = lt_tensor_data(inf);
-  if (drv != GELS) {
+  if (drv != LT_LSTSQ_GELS) {
     if (!(rk = lt_tensor_new(LT_INT64, dev, nb, batch))) goto done;
     c.rank = lt_tensor_data(rk);
   }
-  if (drv == GELSD || drv == GELSS) {
+  if (drv == LT_LSTSQ_GELSD || drv == LT_LSTSQ_GELSS) {
     int64_t ssz[LT_MAX_DIMS];
     memcpy(ssz, batch, sizeof(int64_t) * (size_t)nb);
     ssz[nb] = mn;
@@ -161,7 +146,7 @@ int lt_cpu_linalg_lstsq(lt_tensor *A, lt_tensor *B, lt_scalar rcond, const char 
   if (lt_lapack_batch_run(c.a.count, mn, lsq_one, &c)) { lt_error("%s: out of memory for LAPACK's workspace", op); goto done; }
   for (int64_t i = 0; i < c.a.count; i++) {
     if (c.info[i] == 0) continue;
-    if (drv == GELS)
+    if (drv == LT_LSTSQ_GELS)
       lt_error("%s: the solution could not be computed: the matrix%s does not have full rank (gels needs it; "
                "use driver \"gelsy\", \"gelsd\" or \"gelss\")", op, nb > 0 ? " at a batch index" : "");
     else
@@ -172,7 +157,7 @@ int lt_cpu_linalg_lstsq(lt_tensor *A, lt_tensor *B, lt_scalar rcond, const char 
   ** is not gelsy and (for the SVD drivers) every matrix has full rank */
   bool full = true;
   for (int64_t i = 0; c.rank && i < c.a.count; i++) full = full && c.rank[i] == n;
-  if (m > n && drv != GELSY && full) {
+  if (m > n && drv != LT_LSTSQ_GELSY && full) {
     lt_tensor *tail = rows_view(&c.b, n, m - n);
     if (!tail) goto done;
     lt_tensor *mag = lt_abs(tail);   /* |r|^2: real for complex r */

@@ -181,14 +181,9 @@ static int lus_one(void *p, int64_t i) {
   return 0;
 }
 
-/* pivots must be int32 (*, n) with 1 <= p <= n (a bad one would make LAPACK read out of bounds) */
+/* pivots: int32 (*, n) (meta/linalg_solve.h) with 1 <= p <= rows (a bad one would make LAPACK read out of bounds) */
 static int check_pivots(const char *op, const lt_tensor *piv, int64_t n, int64_t rows) {
-  if (piv->dtype != LT_INT32)
-    return lt_error("%s: argument 'pivots' must be int32 (as linalg.lu_factor returns it), got %s", op,
-                    lt_dtype_name((lt_dtype)piv->dtype));
-  if (piv->ndim < 1 || piv->sizes[piv->ndim - 1] != n)
-    return lt_error("%s: argument 'pivots' must have %lld entries in its last dim (one per row swap of LU)", op,
-                    (long long)n);
+  if (lt_meta_linalg_pivots(op, piv, n)) return -1;
   lt_tensor *pc = lt_tensor_contiguous((lt_tensor *)piv);
   if (!pc) return -1;
   const int32_t *p = lt_tensor_data(pc);

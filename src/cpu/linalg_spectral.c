@@ -416,15 +416,8 @@ DEF_TR(z)
 
 lt_tensor *lt_cpu__linalg_spectral_trsolve(lt_tensor *A, lt_tensor *B, bool upper) {
   const char *op = "_linalg_spectral_trsolve";
-  if (lt_meta_spectral_matrix(op, "A", A, true) < 0 || lt_meta_spectral_matrix(op, "B", B, false) < 0) return NULL;
-  if (A->dtype != B->dtype)
-    return lt_error_null("%s: argument 'B' must have A's dtype (%s), got %s", op, lt_dtype_name(lt_tensor_dtype(A)),
-                         lt_dtype_name(lt_tensor_dtype(B)));
-  if (lt_meta_same_batch(op, "A", A, 2, "B", B, 2) < 0) return NULL;
+  if (lt_meta_spectral_trsolve(op, A, B) < 0) return NULL;
   int64_t n = A->sizes[A->ndim - 1], r = B->sizes[B->ndim - 1], bad = 0;
-  if (B->sizes[B->ndim - 2] != n)
-    return lt_error_null("%s: argument 'B' must have %lld rows (A's size), got %lld", op, (long long)n,
-                         (long long)B->sizes[B->ndim - 2]);
   lt_dtype dt = lt_tensor_dtype(A);
   tr_ctx c = {0};
   if (lt_lapack_dim(op, n, &c.n) < 0 || lt_lapack_dim(op, r, &c.nrhs) < 0) return NULL;

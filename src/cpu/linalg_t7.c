@@ -14,17 +14,11 @@
 #include "cpu/lapack_batch.h"
 #include "cpu/linalg_eig.h"
 #include "meta/meta.h"
+#include "meta/linalg_solve.h"
 
-/* a square float32/float64 matrix, or an error naming op and argument */
-static int check_square(const char *op, const lt_tensor *a) {
-  if (lt_meta_check_f32_or_f64(op, "self", a) < 0) return -1;
-  if (a->ndim != 2) return lt_error("%s: argument 'self' must be a 2-D matrix, got %d-D", op, a->ndim);
-  if (a->sizes[0] != a->sizes[1])
-    return lt_error("%s: argument 'self' must be a square matrix, got %lldx%lld", op,
-                    (long long)a->sizes[0], (long long)a->sizes[1]);
-  if (a->sizes[0] > 0x7fffffff) return lt_error("%s: argument 'self' is too large for LAPACK", op);
-  return 0;
-}
+/* a square float32/float64 matrix, or an error naming op and argument (meta/linalg_solve.h's
+** check, which the meta device runs too) */
+static int check_square(const char *op, const lt_tensor *a) { return lt_meta_t7_square(op, a); }
 
 /* self's one matrix in column-major order (lapack_batch.h), and its data */
 static void *column_major(lt_tensor *self, lt_lapack_batch *b) {

@@ -465,21 +465,13 @@ static int keyed_cmp(const void *a, const void *b) {
 
 lt_tensor *lt_cpu_multinomial(lt_tensor *self, int64_t num_samples, bool replacement, struct lt_generator *generator) {
   const char *op = "multinomial";
-  if (self->ndim < 1 || self->ndim > 2)
-    return lt_error_null("%s: argument 'self' must be 1-D or 2-D, got %d-D", op, self->ndim);
-  if (!lt_dtype_is_float((lt_dtype)self->dtype))
-    return lt_error_null("%s: argument 'self' must be a floating point tensor, got %s", op, lt_dtype_name((lt_dtype)self->dtype));
+  int64_t osz[2];
+  int ond = lt_meta_multinomial(op, self, num_samples, replacement, osz);
+  if (ond < 0) return NULL;
   int64_t rows = self->ndim == 2 ? self->sizes[0] : 1, ncat = self->sizes[self->ndim - 1];
-  if (num_samples <= 0) return lt_error_null("%s: argument 'num_samples' must be positive, got %lld", op, (long long)num_samples);
-  if (ncat == 0) return lt_error_null("%s: argument 'self' has no categories", op);
-  if (!replacement && num_samples > ncat)
-    return lt_error_null("%s: cannot take %lld samples from %lld categories without replacement", op,
-                         (long long)num_samples, (long long)ncat);
   lt_tensor *w = lt_tensor_to_dtype_contig(self, LT_FLOAT64);
   if (!w) return NULL;
-  int64_t osz[2] = { rows, num_samples };
-  lt_tensor *out = self->ndim == 2 ? lt_tensor_new(LT_INT64, lt_tensor_device(self), 2, osz)
-                                   : lt_tensor_new(LT_INT64, lt_tensor_device(self), 1, &num_samples);
+  lt_tensor *out = lt_tensor_new(LT_INT64, lt_tensor_device(self), ond, osz);
   double *cum = malloc(sizeof(double) * (size_t)ncat);
   keyed *ks = replacement ? NULL : malloc(sizeof(keyed) * (size_t)ncat);
   if (!out || !cum || (!replacement && !ks)) {

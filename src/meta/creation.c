@@ -159,3 +159,19 @@ int lt_meta_check_steps(const char *op, int64_t steps) {
   if (steps < 0) return lt_error("%s: argument 'steps' must be non-negative, got %lld", op, (long long)steps);
   return 0;
 }
+
+int lt_meta_multinomial(const char *op, const lt_tensor *self, int64_t num_samples, bool replacement, int64_t *sizes) {
+  if (self->ndim < 1 || self->ndim > 2)
+    return lt_error("%s: argument 'self' must be 1-D or 2-D, got %d-D", op, self->ndim);
+  if (!lt_dtype_is_float((lt_dtype)self->dtype))
+    return lt_error("%s: argument 'self' must be a floating point tensor, got %s", op, lt_dtype_name((lt_dtype)self->dtype));
+  int64_t ncat = self->sizes[self->ndim - 1];
+  if (num_samples <= 0) return lt_error("%s: argument 'num_samples' must be positive, got %lld", op, (long long)num_samples);
+  if (ncat == 0) return lt_error("%s: argument 'self' has no categories", op);
+  if (!replacement && num_samples > ncat)
+    return lt_error("%s: cannot take %lld samples from %lld categories without replacement", op,
+                    (long long)num_samples, (long long)ncat);
+  if (self->ndim == 2) sizes[0] = self->sizes[0];
+  sizes[self->ndim - 1] = num_samples;
+  return self->ndim;
+}

@@ -49,4 +49,9 @@ int lt_meta_dropout_trivial(lt_tensor *input, double p, bool train, lt_tensor *o
 ** filled when p is 0 or 1 or it is empty (*done); NULL on error */
 lt_tensor *lt_meta_dropout_mask_new(const char *op, lt_tensor *self, double p, lt_intlist shape, bool *done);
 
+/* multinomial(self, num_samples): self 1-D or 2-D floating weights with at least one
+** category, num_samples > 0 (at most the categories without replacement). Fills the int64
+** result's shape ((rows, num_samples) or (num_samples)) and returns its dim count, or -1. */
+int lt_meta_multinomial(const char *op, const lt_tensor *self, int64_t num_samples, bool replacement, int64_t *sizes);
+
 #endif

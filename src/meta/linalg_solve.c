@@ -98,3 +98,44 @@ int lt_meta_linalg_info_error(const char *op, lt_linalg_failure kind, const int3
   }
   return 0;
 }
+
+int lt_meta_linalg_pivots(const char *op, const lt_tensor *piv, int64_t n) {
+  if (piv->dtype != LT_INT32)
+    return lt_error("%s: argument 'pivots' must be int32 (as linalg.lu_factor returns it), got %s", op,
+                    lt_dtype_name((lt_dtype)piv->dtype));
+  if (piv->ndim < 1 || piv->sizes[piv->ndim - 1] != n)
+    return lt_error("%s: argument 'pivots' must have %lld entries in its last dim (one per row swap of LU)", op,
+                    (long long)n);
+  return 0;
+}
+
+int lt_meta_lstsq_driver(const char *op, const char *d, lt_lstsq_driver *k) {
+  static const char *names[] = { "gels", "gelsy", "gelsd", "gelss" };
+  if (!d) { *k = LT_LSTSQ_GELSY; return 0; }
+  for (int i = 0; i < 4; i++)
+    if (strcmp(d, names[i]) == 0) { *k = (lt_lstsq_driver)i; return 0; }
+  return lt_error("%s: argument 'driver' must be one of \"gels\", \"gelsy\", \"gelsd\" or \"gelss\" on the CPU, got \"%s\"",
+                  op, d);
+}
+
+int lt_meta_lstsq_shape(const char *op, const lt_tensor *A, const lt_tensor *B, int64_t *batch) {
+  if (lt_meta_linalg_matrix(op, "A", A, false) || lt_meta_linalg_matrix(op, "B", B, false) ||
+      lt_meta_linalg_same_dtype(op, "A", A, "B", B))
+    return -1;
+  int na = A->ndim - 2;
+  int64_t m = A->sizes[na];
+  if (B->sizes[B->ndim - 2] != m)
+    return lt_error("%s: argument 'B' must have as many rows as 'A' (%lld), got %lld", op, (long long)m,
+                    (long long)B->sizes[B->ndim - 2]);
+  return lt_meta_linalg_batch(op, "B", B, 2, na, A->sizes, batch);
+}
+
+int lt_meta_t7_square(const char *op, const lt_tensor *a) {
+  if (lt_meta_check_f32_or_f64(op, "self", a) < 0) return -1;
+  if (a->ndim != 2) return lt_error("%s: argument 'self' must be a 2-D matrix, got %d-D", op, a->ndim);
+  if (a->sizes[0] != a->sizes[1])
+    return lt_error("%s: argument 'self' must be a square matrix, got %lldx%lld", op,
+                    (long long)a->sizes[0], (long long)a->sizes[1]);
+  if (a->sizes[0] > 0x7fffffff) return lt_error("%s: argument 'self' is too large for LAPACK", op);
+  return 0;
+}

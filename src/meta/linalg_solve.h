@@ -49,4 +49,18 @@ typedef enum {
 ** when batched. Returns 0 when every code is zero, else -1 with the error set. */
 int lt_meta_linalg_info_error(const char *op, lt_linalg_failure kind, const int32_t *info, int64_t n, bool batched);
 
+/* lu_solve's and lu_unpack's pivots: int32 with n entries in the last dim (their values,
+** 1..rows, are the data's: a backend with data checks them itself) */
+int lt_meta_linalg_pivots(const char *op, const lt_tensor *piv, int64_t n);
+
+/* linalg.lstsq's LAPACK driver, by name (NULL: gelsy) */
+typedef enum { LT_LSTSQ_GELS, LT_LSTSQ_GELSY, LT_LSTSQ_GELSD, LT_LSTSQ_GELSS } lt_lstsq_driver;
+int lt_meta_lstsq_driver(const char *op, const char *driver, lt_lstsq_driver *k);
+/* lstsq's A (*, m, n) and B (*, m, k): matrices of one dtype with A's rows; the broadcast
+** batch into batch. Returns its dim count or -1. */
+int lt_meta_lstsq_shape(const char *op, const lt_tensor *A, const lt_tensor *B, int64_t *batch);
+
+/* Torch7's pstrf and eig (src/ops/linalg_t7.lua): one 2-D square float32/float64 matrix 'self' */
+int lt_meta_t7_square(const char *op, const lt_tensor *a);
+
 #endif

@@ -92,3 +92,16 @@ int lt_meta_ormqr(const char *op, const lt_tensor *a, const lt_tensor *tau, cons
                     (long long)tau->sizes[tau->ndim - 1], (long long)kmax);
   return 0;
 }
+
+int lt_meta_spectral_trsolve(const char *op, const lt_tensor *a, const lt_tensor *b) {
+  if (lt_meta_spectral_matrix(op, "A", a, true) < 0 || lt_meta_spectral_matrix(op, "B", b, false) < 0) return -1;
+  if (a->dtype != b->dtype)
+    return lt_error("%s: argument 'B' must have A's dtype (%s), got %s", op, lt_dtype_name((lt_dtype)a->dtype),
+                    lt_dtype_name((lt_dtype)b->dtype));
+  if (lt_meta_same_batch(op, "A", a, 2, "B", b, 2) < 0) return -1;
+  int64_t n = a->sizes[a->ndim - 1];
+  if (b->sizes[b->ndim - 2] != n)
+    return lt_error("%s: argument 'B' must have %lld rows (A's size), got %lld", op, (long long)n,
+                    (long long)b->sizes[b->ndim - 2]);
+  return 0;
+}

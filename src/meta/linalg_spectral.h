@@ -23,5 +23,7 @@ int lt_meta_same_batch(const char *op, const char *aname, const lt_tensor *a, in
 int lt_meta_householder(const char *op, const lt_tensor *a, const lt_tensor *tau);
 /* ormqr(A, tau, C, left): A (..., mn, k), tau (..., k'), k' <= k, mn the rows (left) or columns of C */
 int lt_meta_ormqr(const char *op, const lt_tensor *a, const lt_tensor *tau, const lt_tensor *c, bool left);
+/* _linalg_spectral_trsolve(A, B): A (..., n, n), B (..., n, r) of A's dtype and batch */
+int lt_meta_spectral_trsolve(const char *op, const lt_tensor *a, const lt_tensor *b);
 
 #endif

@@ -98,6 +98,13 @@ lt_tensor *lt_metadev_randperm(int64_t n, struct lt_generator *generator, int dt
   return lt_meta_randperm_new(n, dtype, lt_metadev_device());
 }
 
+lt_tensor *lt_metadev_multinomial(lt_tensor *self, int64_t num_samples, bool replacement, struct lt_generator *generator) {
+  (void)generator;   /* nothing is drawn */
+  int64_t sz[2];
+  int nd = lt_meta_multinomial("multinomial", self, num_samples, replacement, sz);
+  return nd < 0 ? NULL : lt_tensor_new(LT_INT64, lt_metadev_device(), nd, sz);
+}
+
 /* ---- ops with their own dtype rule ---- */
 
 lt_tensor *lt_metadev_where(lt_tensor *condition, lt_tensor *self, lt_tensor *other, lt_tensor *out) {
@@ -136,6 +143,13 @@ lt_tensor *lt_metadev_softmax_backward(lt_tensor *grad_output, lt_tensor *output
 
 lt_tensor *lt_metadev_log_softmax_backward(lt_tensor *grad_output, lt_tensor *output, int64_t dim) {
   return softmax_back("log_softmax_backward", grad_output, output, dim);
+}
+
+/* conj_physical: elementwise for complex self (the result follows self's layout), a
+** contiguous copy for a real one, as on the CPU */
+lt_tensor *lt_metadev_conj_physical(lt_tensor *self, lt_tensor *out) {
+  if (lt_dtype_is_complex((lt_dtype)self->dtype)) return lt_metadev_pointwise("conj_physical", &self, 1, LT_MD_SELF, -1, out);
+  return lt_metadev_result("conj_physical", out, (lt_dtype)self->dtype, self->ndim, self->sizes);
 }
 
 /* ---- indexing: the shape is the index's; the indices' values are not checked (no data) ---- */

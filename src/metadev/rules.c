@@ -44,8 +44,9 @@ lt_tensor *lt_metadev_pointwise(const char *op, lt_tensor *const *ts, int n, int
 
 lt_tensor *lt_metadev_like(const char *op, lt_tensor *self, int dtype, lt_tensor *out) {
   lt_dtype dt = dtype >= 0 ? (lt_dtype)dtype : (lt_dtype)self->dtype;
-  if (out) return lt_metadev_result(op, out, dt, self->ndim, self->sizes);
-  return lt_meta_ew_result(dt, self->ndim, self->sizes, &self, 1);
+  /* the CPU's kernels of this family (tril, masked_fill, scatter, ...) write a new
+  ** contiguous tensor whatever self's layout: so does meta */
+  return lt_metadev_result(op, out, dt, self->ndim, self->sizes);
 }
 
 lt_tensor *lt_metadev_same(const char *op, lt_tensor *self) {

@@ -21,6 +21,7 @@ return {
     pointwise_float = {
       "div", "atan2", "hypot", "addcdiv", "sqrt", "rsqrt", "reciprocal", "exp", "exp2", "expm1", "log", "log2",
       "log10", "log1p", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid", "erf",
+      "asinh", "acosh", "atanh",
       "erfc", "erfinv", "logit", "elu", "gelu", "silu", "softplus", "logaddexp", "logaddexp2", "xlogy", "sinc",
       "lgamma", "digamma", "polygamma", "i0", "_i1", "igamma", "igammac", "mish", "hardsigmoid", "hardswish",
       "softsign", "logsigmoid", "tanhshrink", "selu", "celu",
@@ -38,8 +39,9 @@ return {
     like = {
       "tril", "triu", "masked_fill", "index_fill", "index_add", "index_copy", "scatter", "scatter_value",
       "scatter_add", "masked_scatter", "put", "_activation_backward", "logcumsumexp", "bernoulli", "bernoulli_p",
-      "conj_physical", "_sgn_complex",
     },
+    -- self's dtype, laid out as the CPU's elementwise kernels lay out their result (after self's strides)
+    pointwise_self = { "_sgn_complex" },
     -- the tensor written, as it is (a random fill has nothing to compute)
     returns_self = { "bernoulli_", "bernoulli_tensor_", "uniform_", "normal_", "exponential_", "random_" },
     -- in-place updates of tensor lists with no result (foreach ops, fused optimizer steps): nothing to write
@@ -71,6 +73,7 @@ return {
     trace = "lt_metadev_trace",
     arange = "lt_metadev_arange", range = "lt_metadev_range", linspace = "lt_metadev_linspace",
     logspace = "lt_metadev_logspace", eye = "lt_metadev_eye", randperm = "lt_metadev_randperm",
+    multinomial = "lt_metadev_multinomial",
     where = "lt_metadev_where", softmax = "lt_metadev_softmax", log_softmax = "lt_metadev_log_softmax",
     softmax_backward = "lt_metadev_softmax_backward", log_softmax_backward = "lt_metadev_log_softmax_backward",
     index_select = "lt_metadev_index_select", gather = "lt_metadev_gather", embedding = "lt_metadev_embedding",
@@ -97,7 +100,21 @@ return {
     layer_norm_backward_weight = "lt_metadev_layer_norm_backward_weight",
     _embedding_backward = "lt_metadev__embedding_backward", _foreach_norm = "lt_metadev__foreach_norm",
     searchsorted = "lt_metadev_searchsorted", bucketize = "lt_metadev_bucketize", take = "lt_metadev_take",
-    isin = "lt_metadev_isin",
+    isin = "lt_metadev_isin", conj_physical = "lt_metadev_conj_physical",
+    -- the LAPACK-backed linear algebra (src/metadev/linalg.c): results laid out as the CPU's column-major blocks
+    linalg_solve_ex = "lt_metadev_linalg_solve_ex", linalg_lu_factor_ex = "lt_metadev_linalg_lu_factor_ex",
+    linalg_lu_solve = "lt_metadev_linalg_lu_solve", linalg_cholesky_ex = "lt_metadev_linalg_cholesky_ex",
+    linalg_solve_triangular = "lt_metadev_linalg_solve_triangular", linalg_det = "lt_metadev_linalg_det",
+    _linalg_slogdet = "lt_metadev__linalg_slogdet", _lu_permutation = "lt_metadev__lu_permutation",
+    linalg_lstsq = "lt_metadev_linalg_lstsq", geqrf = "lt_metadev_geqrf",
+    _linalg_householder_product = "lt_metadev_linalg_householder_product", _ormqr = "lt_metadev_ormqr",
+    linalg_qr = "lt_metadev_linalg_qr", _linalg_eigh = "lt_metadev__linalg_eigh", _linalg_eig = "lt_metadev__linalg_eig",
+    _linalg_svd = "lt_metadev__linalg_svd", _linalg_spectral_trsolve = "lt_metadev__linalg_spectral_trsolve",
+    _pstrf = "lt_metadev__pstrf", _eig_real = "lt_metadev__eig_real",
+    -- the FFT primitives and the complex constructors (src/metadev/fft.c)
+    _fft_c2c = "lt_metadev__fft_c2c", _fft_r2c = "lt_metadev__fft_r2c", _fft_c2r = "lt_metadev__fft_c2r",
+    _fft_halfweight = "lt_metadev__fft_halfweight", angle = "lt_metadev_angle", complex = "lt_metadev_complex",
+    polar = "lt_metadev_polar",
     -- the result's shape or value is the data's: PyTorch's meta refuses them too
     nonzero = "lt_metadev_nonzero", masked_select = "lt_metadev_masked_select", unique = "lt_metadev_unique",
     bincount = "lt_metadev_bincount", equal = "lt_metadev_equal", allclose = "lt_metadev_allclose",

@@ -216,6 +216,9 @@ static int l_tensor(lua_State *L) {
     return luaL_error(L, "%s: argument 'data' must be a table, number, boolean or tensor, got %s", op,
                       luaL_typename(L, 1));
   }
+  /* data from Lua goes where the factories go (torch.set_default_device), as in PyTorch; a
+  ** tensor's copy stays on its device unless device= says otherwise */
+  if (!src && o.device.type < 0 && lt_vm_default_device.type >= 0) o.device = lt_vm_default_device;
   push_result(L, t, &o, op);
   return 1;
 }

@@ -8,19 +8,32 @@
 local T = require "testing"
 local nn = require "nn"
 
--- the inputs of one call, on dev (made on the CPU from one seed, then moved:
--- the same sizes and dtypes on both devices)
+-- the inputs of one call, on dev: copies of one set made on the CPU from one
+-- seed (the same sizes and dtypes on both devices; each call gets fresh ones,
+-- as in-place ops write them)
+local BASE
 local function inputs(dev)
-  torch.manual_seed(7)
-  local I = {
-    x = torch.randn(2, 3), v = torch.randn(3), m = torch.randn(3, 3), b3 = torch.randn(2, 3, 3),
-    x4 = torch.randn(1, 2, 4, 4), w4 = torch.randn(3, 2, 3, 3),
-    i = torch.tensor({{1, 3, 2}, {2, 1, 3}}), iv = torch.tensor({3, 1, 2}),
-    t = torch.tensor({1, 3}),
-    mask = torch.tensor({{true, false, true}, {false, true, false}}),
-    d = torch.randn(2, 3, {dtype = torch.float64}),
-  }
-  if dev ~= "cpu" then for k, t in pairs(I) do I[k] = t:to(dev) end end
+  if not BASE then
+    torch.manual_seed(7)
+    local m = torch.randn(3, 3)
+    local LU, piv = torch.linalg.lu_factor(m)
+    local qa, tau = torch.geqrf(m)
+    BASE = {
+      x = torch.randn(2, 3), v = torch.randn(3), m = m, b3 = torch.randn(2, 3, 3),
+      x4 = torch.randn(1, 2, 4, 4), w4 = torch.randn(3, 2, 3, 3),
+      i = torch.tensor({{1, 3, 2}, {2, 1, 3}}), iv = torch.tensor({3, 1, 2}),
+      t = torch.tensor({1, 3}),
+      mask = torch.tensor({{true, false, true}, {false, true, false}}),
+      d = torch.randn(2, 3, {dtype = torch.float64}),
+      y = torch.randn(2, 3), v2 = torch.randn(2), r1 = torch.randn(1, 3), r2 = torch.randn(3, 2),
+      pr = torch.rand(2, 3) * 0.8 + 0.1, p4 = torch.randn(1, 4, 2, 2),
+      c = torch.randn(2, 3, {dtype = torch.cfloat}), z3 = torch.zeros(3), o3 = torch.ones(3),
+      spd = m:matmul(m:t()) + torch.eye(3) * 3, LU = LU, piv = piv, qa = qa, tau = tau,
+      spec = torch.stft(torch.randn(16), 4, {return_complex = true}),
+    }
+  end
+  local I = {}
+  for k, t in pairs(BASE) do I[k] = dev == "cpu" and t:clone() or t:to(dev) end
   return I
 end
 
@@ -78,6 +91,37 @@ local PATTERNS = {
   function(f, I) return f(I.x, 0.5) end,
   function(f, I) return f(I.x, 2, 1, 2) end,
   function(f, I) return f(I.x4, 2, 2) end,
+  -- the ops the generic patterns miss: in-place with a source, views, linear algebra's own inputs
+  function(f, I) return f(I.x, 2, 1) end,
+  function(f, I) return f(I.v) end,
+  function(f, I) return f(I.x, 2, I.i, I.y) end,
+  function(f, I) return f(I.x, 2, I.iv, I.y) end,
+  function(f, I) return f(I.x, I.mask, I.y) end,
+  function(f, I) return f(I.v2, I.x, I.v) end,
+  function(f, I) return f(I.d, 2) end,
+  function(f, I) return f(I.r1, 2, 3) end,
+  function(f, I) return f(I.r1, {2, 3}) end,
+  function(f, I) return f(I.pr, 2) end,
+  function(f, I) return f(I.pr, I.pr) end,
+  function(f, I) return f(I.pr + 2, 2) end,
+  function(f, I) return f(I.p4, 2) end,
+  function(f, I) return f({I.v, I.v2}) end,
+  function(f, I) return f(I.x, I.v, 1, 1) end,
+  function(f, I) return f(I.c) end,
+  function(f, I) return f(I.r2) end,
+  function(f, I) return f(I.x, torch.float64) end,
+  function(f, I) return f(I.x, nil, nil, I.z3, I.o3, true, 0.1, 1e-5) end,
+  function(f, I) return f(I.x, {2, 3}, I.o3, I.z3, 1e-5) end,
+  function(f, I) return f(I.x, {3}, I.o3, I.z3, 1e-5) end,
+  function(f, I) return f(I.spd) end,
+  function(f, I) return f(I.m, I.x:t(), {upper = true}) end,
+  function(f, I) return f(I.spd, I.x, {upper = false, left = false}) end,
+  function(f, I) return f(I.LU, I.piv) end,
+  function(f, I) return f(I.LU, I.piv, I.x:t()) end,
+  function(f, I) return f(I.x:t(), I.LU, I.piv) end,
+  function(f, I) return f({I.x, I.m, I.m}) end,
+  function(f, I) return f(I.qa, I.tau, I.m) end,
+  function(f, I) return f(I.spec, 4) end,
 }
 
 -- sizes as text, "2,3"
@@ -243,6 +287,13 @@ T.test("the default device: guard and function forms, restored on error", functi
     T.ok(torch.zeros(2).is_meta)
     T.ok(torch.randn(2, 2).is_meta)
     T.ok(not torch.zeros_like(cpu).is_meta)   -- *_like follow their tensor
+    -- data from Lua follows the default device too, as PyTorch's torch.tensor; a tensor's copy stays put
+    local t = torch.tensor({{1, 2}, {3, 4}})
+    T.ok(t.is_meta); T.eq(t.dtype, torch.int64); T.eq(dims(t), "2,2")
+    T.ok(torch.tensor(1.5).is_meta)
+    T.ok(torch.as_tensor({1, 2}).is_meta)
+    T.ok(not torch.tensor({1}, {device = "cpu"}).is_meta)
+    T.ok(not torch.tensor(cpu).is_meta)
     T.eq(torch.get_default_device().type, "meta")
   end
   T.ok(not torch.zeros(2).is_meta)
@@ -325,6 +376,117 @@ T.test("layers: forward, backward and an optimizer step on meta give the CPU's s
   T.ok(e.weight.grad.is_meta); T.eq(dims(e.weight.grad), "10,3")
 end)
 
+-- calls run on CPU tensors and on meta copies of them (contiguous: a strided input is made
+-- inside fn): each result's geometry must match
+local function same_on_meta(label, fn, ...)
+  local args = { ... }
+  local margs = {}
+  for k, a in ipairs(args) do margs[k] = torch.is_tensor(a) and a:to("meta") or a end
+  local cpu = flat({}, fn(table.unpack(args)))
+  local meta = flat({}, fn(table.unpack(margs)))
+  local diff = compare(cpu, meta)
+  T.ok(diff == nil, label .. ": " .. tostring(diff))
+end
+
+T.test("linear algebra on meta: batched, complex, tall and wide, every mode", function()
+  torch.manual_seed(3)
+  local L = torch.linalg
+  local function spd(t) return t:matmul(t.mT:conj()) + torch.eye(t:size(-1), {dtype = t.dtype}) * 4 end
+  for _, dt in ipairs({ torch.float64, torch.cfloat }) do
+    local A, Ab = torch.randn(3, 3, {dtype = dt}), torch.randn(2, 3, 3, {dtype = dt})
+    local tall, wide = torch.randn(2, 5, 3, {dtype = dt}), torch.randn(3, 5, {dtype = dt})
+    local B, b = torch.randn(3, 2, {dtype = dt}), torch.randn(3, {dtype = dt})
+    local n = dt.name
+    same_on_meta(n .. " solve", L.solve, Ab, B)
+    same_on_meta(n .. " solve vector", L.solve, Ab, b)
+    same_on_meta(n .. " solve right", function(a, x) return L.solve(a, x, {left = false}) end, Ab, B.mT)
+    same_on_meta(n .. " solve_ex", L.solve_ex, A, B)
+    same_on_meta(n .. " inv, det, slogdet", function(a) return L.inv(a), L.det(a), L.slogdet(a), L.inv_ex(a) end, Ab)
+    same_on_meta(n .. " cholesky", function(a) return L.cholesky(a), L.cholesky(a, {upper = true}), L.cholesky_ex(a) end, spd(Ab))
+    same_on_meta(n .. " cholesky_solve, inverse", function(a, x)
+      local f = L.cholesky(a)
+      return torch.cholesky_solve(x, f), torch.cholesky_inverse(f)
+    end, spd(A), B)
+    same_on_meta(n .. " lu", function(a) return L.lu_factor(a), L.lu_factor_ex(a), L.lu(a), torch.lu(a) end, tall)
+    same_on_meta(n .. " lu_solve", function(a, x)
+      local LU, piv = L.lu_factor(a)
+      return L.lu_solve(LU, piv, x), L.lu_solve(LU, piv, x.mT, {left = false}),
+             L.lu_solve(LU, piv, x, {adjoint = true}), torch.lu_unpack(LU, piv)
+    end, Ab, B)
+    same_on_meta(n .. " solve_triangular", function(a, x)
+      return L.solve_triangular(a, x, {upper = true}), L.solve_triangular(a, x.mT, {upper = false, left = false}),
+             torch.triangular_solve(x, a)
+    end, Ab, B)
+    for _, drv in ipairs({ "gels", "gelsy", "gelsd", "gelss" }) do
+      same_on_meta(n .. " lstsq " .. drv, function(a, x) return L.lstsq(a, x, {driver = drv}) end, tall, torch.randn(2, 5, 2, {dtype = dt}))
+    end
+    same_on_meta(n .. " lstsq wide", L.lstsq, wide, torch.randn(3, 2, {dtype = dt}))
+    for _, mode in ipairs({ "reduced", "complete", "r" }) do
+      same_on_meta(n .. " qr " .. mode, function(a, w) return L.qr(a, {mode = mode}), L.qr(w, {mode = mode}) end, tall, wide)
+    end
+    same_on_meta(n .. " geqrf, householder, ormqr", function(a, c)
+      local h, tau = torch.geqrf(a)
+      return h, tau, L.householder_product(h, tau), torch.ormqr(h, tau, c), torch.ormqr(h, tau, c.mT, false, true)
+    end, tall, torch.randn(2, 5, 4, {dtype = dt}))
+    same_on_meta(n .. " eigh", function(a) return L.eigh(a), L.eigvalsh(a), L.eigh(a, {UPLO = "U"}) end, spd(Ab))
+    same_on_meta(n .. " eig", function(a) return L.eig(a), L.eigvals(a) end, Ab)
+    same_on_meta(n .. " svd", function(a, w)
+      return L.svd(a), L.svd(a, {full_matrices = false}), L.svdvals(w), torch.svd(a)
+    end, tall, wide)
+    if dt == torch.float64 then
+      same_on_meta("Torch7's pstrf and eig", function(a, s)
+        return torch._pstrf(s), torch._eig_real(a, true), torch._eig_real(a)
+      end, A, spd(A))
+    end
+    same_on_meta(n .. " pinv, rank, cond", function(a, s) return L.pinv(a), L.matrix_rank(a), L.cond(s) end, tall, Ab)
+  end
+end)
+
+T.test("FFT, stft and the complex constructors on meta", function()
+  torch.manual_seed(4)
+  local F = torch.fft
+  local r, c = torch.randn(2, 6, 5), torch.randn(2, 6, 5, {dtype = torch.cdouble})
+  same_on_meta("fft", function(x, z)
+    return F.fft(x), F.fft(z, 8, 2), F.ifft(z, {norm = "ortho"}), F.rfft(x), F.irfft(z), F.irfft(z, 7),
+           F.hfft(z), F.ihfft(x), F.fft2(z), F.ifft2(x), F.rfft2(x), F.irfft2(z), F.fftn(z), F.ifftn(z, {3, 4}),
+           F.rfftn(x), F.irfftn(z, {4, 4})
+  end, r, c)
+  same_on_meta("stft", function(s)
+    local w = torch.hann_window(8, {device = s.device})
+    local spec = torch.stft(s, 8, {hop_length = 2, window = w, return_complex = true})
+    return spec, torch.istft(spec, 8, {hop_length = 2, window = w})
+  end, torch.randn(2, 40))
+  same_on_meta("complex, polar, angle", function(a, b, z)
+    return torch.complex(a, b), torch.polar(a:abs(), b), torch.angle(z:t()), torch.angle(a), torch.angle(torch.ones(3, {dtype = torch.int64, device = a.device}))
+  end, torch.randn(2, 3), torch.randn(3), torch.randn(4, 3, {dtype = torch.cfloat}))
+end)
+
+T.test("bad input on meta: the CPU's errors, by op and argument", function()
+  local function both(fn, ...)
+    local args, margs = { ... }, {}
+    for k, a in ipairs(args) do margs[k] = torch.is_tensor(a) and a:to("meta") or a end
+    local e1 = T.raises(function() return fn(table.unpack(args)) end)
+    local e2 = T.raises(function() return fn(table.unpack(margs)) end)
+    T.eq(e2:gsub("^.-:%d+: ", ""), e1:gsub("^.-:%d+: ", ""))
+  end
+  local L = torch.linalg
+  both(L.solve, torch.randn(3, 4), torch.randn(3))
+  both(L.inv, torch.randint(0, 5, {3, 3}))
+  both(function(a, b) return L.lstsq(a, b, {driver = "gelsq"}) end, torch.randn(3, 2), torch.randn(3, 1))
+  both(L.lstsq, torch.randn(3, 2), torch.randn(4, 1))
+  both(function(a) return L.qr(a, {mode = "full"}) end, torch.randn(3, 2))
+  both(function(a) return L.eigh(a, {UPLO = "X"}) end, torch.randn(3, 3))
+  both(L.eig, torch.randn(2, 3))
+  both(L.lu_solve, torch.randn(3, 3), torch.ones(3), torch.randn(3, 1))
+  both(function(a) return torch.fft.fft(a, nil, 3) end, torch.randn(4, 4))
+  both(function(a) return torch.fft.irfft(a, 0) end, torch.randn(4, {dtype = torch.cfloat}))
+  both(torch.complex, torch.randn(3), torch.randn(3, {dtype = torch.float64}))
+  both(function(p) return torch.multinomial(p, 5) end, torch.rand(2, 3))
+  -- what the data decides is not checked on meta: a singular matrix solves
+  T.ok(L.solve(torch.zeros(3, 3, {device = "meta"}), torch.zeros(3, {device = "meta"})).is_meta)
+  T.ok(L.cholesky(torch.zeros(2, 3, 3, {device = "meta"})).is_meta)
+end)
+
 T.test("meta kernels release what they make (no live tensor left)", function()
   local function run()
     local x = torch.randn(5, 4, {device = "meta", requires_grad = true})
@@ -334,6 +496,10 @@ T.test("meta kernels release what they make (no live tensor left)", function()
     pcall(function() return x:nonzero() end)
     pcall(function() return torch.unique(x) end)
     pcall(function() return x:item() end)
+    local a = torch.randn(2, 4, 4, {device = "meta"})
+    outs[#outs + 1] = { torch.linalg.svd(a), torch.linalg.qr(a), torch.linalg.lstsq(a, a), torch.linalg.lu(a),
+                        torch.linalg.eig(a), torch.fft.rfft2(a), torch.linalg.solve(a, a) }
+    pcall(function() return torch.linalg.qr(a, {mode = "bad"}) end)
     return #outs
   end
   run(); collectgarbage(); collectgarbage()
