@@ -7,6 +7,7 @@
 #include <tgmath.h>
 #include "cpu/ew.h"
 #include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
+#include "meta/fft.h"      /* lt_meta_complex_parts: the checks of complex() and polar() */
 
 /* conj: complex -> same dtype */
 #define CONJ_DEF(E, T, CT, N, X) EW_UNARY(conj_##N, T, CT, LD_##N, T, ST_##N, EW_NODECL, conj(x))
@@ -79,12 +80,8 @@ lt_tensor *lt_cpu_angle(lt_tensor *self, lt_tensor *out) {
 /* both parts float32 or both float64, as PyTorch asks */
 static lt_tensor *from_parts(const char *op, const char *na, const char *nb, lt_tensor *a, lt_tensor *b,
                              lt_ew_loop f32, lt_ew_loop f64, lt_tensor *out) {
-  lt_dtype da = (lt_dtype)a->dtype, db = (lt_dtype)b->dtype;
-  if (da != LT_FLOAT32 && da != LT_FLOAT64)
-    return lt_error_null("%s: argument '%s' must be a float32 or float64 tensor, got %s", op, na, lt_dtype_name(da));
-  if (db != da)
-    return lt_error_null("%s: expected '%s' and '%s' to have the same dtype, got %s and %s", op, na, nb,
-                         lt_dtype_name(da), lt_dtype_name(db));
+  if (lt_meta_complex_parts(op, na, nb, a, b) < 0) return NULL;
+  lt_dtype da = (lt_dtype)a->dtype;
   return run(op, 2, a, b, da, lt_dtype_to_complex(da), da == LT_FLOAT32 ? f32 : f64, out);
 }
 

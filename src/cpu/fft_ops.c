@@ -4,7 +4,8 @@
 ** transforms one dim after another on lutorch's FFT engine (fft.h). The first pass
 ** reads the input in whatever strides it has and writes a new contiguous result; the
 ** later passes work in place on it. The scale of the norm mode goes in with the last
-** pass. Resizing (n, s) and the norm names are the composites' (src/composite/fft.c).
+** pass. Resizing (n, s) and the norm names are the composites' (src/composite/fft.c);
+** the checks and result shapes are meta/fft.h's, which the meta device runs too.
 */
 #include <math.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "core/backend.h"
 #include "cpu/cpu.h"
 #include "cpu/fft.h"
+#include "meta/fft.h"
 
 /* normalization modes, as the composites pass them */
 enum { NORM_NONE = 0, NORM_SQRT = 1, NORM_N = 2 };
@@ -20,44 +22,14 @@ static int prec_of(lt_dtype dt) {
   return dt == LT_FLOAT64 || dt == LT_COMPLEX128 ? LT_FFT_F64 : LT_FFT_F32;
 }
 
-/* the dims to transform, wrapped and checked (in range, no repeats); their count or -1 */
-static int fft_dims(const char *op, const lt_tensor *t, lt_intlist dim, int *dims) {
-  if (dim.n < 1) { lt_error("%s: argument 'dim' must name at least one dim", op); return -1; }
-  if (dim.n > t->ndim) {
-    lt_error("%s: argument 'dim' names %d dims of a %d-dim tensor", op, dim.n, t->ndim);
-    return -1;
-  }
-  for (int i = 0; i < dim.n; i++) {
-    int d = lt_wrap_dim(op, dim.v[i], t->ndim);
-    if (d < 0) return -1;
-    for (int j = 0; j < i; j++)
-      if (dims[j] == d) { lt_error("%s: argument 'dim' repeats dim %d", op, d + 1); return -1; }
-    if (t->sizes[d] < 1) {
-      lt_error("%s: argument 'self' has size 0 along dim %d, which has nothing to transform", op, d + 1);
-      return -1;
-    }
-    dims[i] = d;
-  }
-  return dim.n;
-}
-
-/* The dims (wrapped, into dims) and the norm's scale of a transform: n is the product of
-** the signal's lengths, the input's along dims except the last when last_len > 0 (c2r:
-** the real result's length there). The dims' count, or -1. */
-static int setup(const char *op, const lt_tensor *self, lt_intlist dim, int64_t normalization,
-                 int64_t last_len, int *dims, double *scale) {
-  int nd = fft_dims(op, self, dim, dims);
-  if (nd < 0) return -1;
+/* The norm's scale of a transform over dims[0..nd) (checked by meta/fft.h): n is the
+** product of the signal's lengths, the input's along dims except the last when
+** last_len > 0 (c2r: the real result's length there) */
+static double norm_scale(const lt_tensor *self, const int *dims, int nd, int64_t normalization, int64_t last_len) {
   double n = 1;
   for (int i = 0; i < nd; i++)
     n *= (double)(i == nd - 1 && last_len > 0 ? last_len : self->sizes[dims[i]]);
-  switch (normalization) {
-  case NORM_NONE: *scale = 1; return nd;
-  case NORM_SQRT: *scale = 1 / sqrt(n); return nd;
-  case NORM_N: *scale = 1 / n; return nd;
-  }
-  lt_error("%s: argument 'normalization' must be 0, 1 or 2, got %lld", op, (long long)normalization);
-  return -1;
+  return normalization == NORM_SQRT ? 1 / sqrt(n) : normalization == NORM_N ? 1 / n : 1;
 }
 
 /* one 1-D pass along dim d: rows of `in` (ilen elements along d) to rows of `out` */
@@ -102,12 +74,10 @@ static int c2c_passes(const char *op, const lt_tensor *src, const lt_tensor *out
 
 lt_tensor *lt_cpu__fft_c2c(lt_tensor *self, lt_intlist dim, int64_t normalization, bool forward) {
   const char *op = "_fft_c2c";
-  if (!lt_dtype_is_complex(self->dtype))
-    return lt_error_null("%s: argument 'self' must be complex, got %s", op, lt_dtype_name(self->dtype));
   int dims[LT_MAX_DIMS];
-  double scale;
-  int nd = setup(op, self, dim, normalization, 0, dims, &scale);
+  int nd = lt_meta_fft_c2c(op, self, dim, normalization, dims);
   if (nd < 0) return NULL;
+  double scale = norm_scale(self, dims, nd, normalization, 0);
   lt_tensor *out = lt_tensor_new(self->dtype, lt_tensor_device(self), self->ndim, self->sizes);
   if (!out || numel(out) == 0) return out;
   if (c2c_passes(op, self, out, dims, nd, !forward, scale) < 0) { lt_tensor_release(out); return NULL; }
@@ -116,17 +86,13 @@ lt_tensor *lt_cpu__fft_c2c(lt_tensor *self, lt_intlist dim, int64_t normalizatio
 
 lt_tensor *lt_cpu__fft_r2c(lt_tensor *self, lt_intlist dim, int64_t normalization, bool forward) {
   const char *op = "_fft_r2c";
-  if (self->dtype != LT_FLOAT32 && self->dtype != LT_FLOAT64)
-    return lt_error_null("%s: argument 'self' must be float32 or float64, got %s", op, lt_dtype_name(self->dtype));
   int dims[LT_MAX_DIMS];
-  double scale;
-  int nd = setup(op, self, dim, normalization, 0, dims, &scale);
-  if (nd < 0) return NULL;
-  int last = dims[nd - 1];
   int64_t sz[LT_MAX_DIMS];
-  memcpy(sz, self->sizes, sizeof(int64_t) * (size_t)self->ndim);
-  int64_t len = sz[last];
-  sz[last] = len / 2 + 1;
+  int nd = lt_meta_fft_r2c(op, self, dim, normalization, dims, sz);
+  if (nd < 0) return NULL;
+  double scale = norm_scale(self, dims, nd, normalization, 0);
+  int last = dims[nd - 1];
+  int64_t len = self->sizes[last];
   lt_tensor *out = lt_tensor_new(lt_dtype_to_complex(self->dtype), lt_tensor_device(self), self->ndim, sz);
   if (!out || numel(self) == 0) return out;
   if (pass(op, self, out, last, len, LT_FFT_R2C, !forward, nd == 1 ? scale : 1) < 0 ||
@@ -140,22 +106,12 @@ lt_tensor *lt_cpu__fft_r2c(lt_tensor *self, lt_intlist dim, int64_t normalizatio
 lt_tensor *lt_cpu__fft_c2r(lt_tensor *self, lt_intlist dim, int64_t normalization, int64_t last_dim_size,
                            bool forward) {
   const char *op = "_fft_c2r";
-  if (!lt_dtype_is_complex(self->dtype))
-    return lt_error_null("%s: argument 'self' must be complex, got %s", op, lt_dtype_name(self->dtype));
-  if (last_dim_size < 1)
-    return lt_error_null("%s: argument 'last_dim_size' must be at least 1, got %lld", op, (long long)last_dim_size);
   int dims[LT_MAX_DIMS];
-  double scale;
-  int nd = setup(op, self, dim, normalization, last_dim_size, dims, &scale);
-  if (nd < 0) return NULL;
-  int last = dims[nd - 1];
-  if (self->sizes[last] != last_dim_size / 2 + 1)
-    return lt_error_null("%s: argument 'self' has %lld values along dim %d; a real result of %lld needs %lld",
-                         op, (long long)self->sizes[last], last + 1, (long long)last_dim_size,
-                         (long long)(last_dim_size / 2 + 1));
   int64_t sz[LT_MAX_DIMS];
-  memcpy(sz, self->sizes, sizeof(int64_t) * (size_t)self->ndim);
-  sz[last] = last_dim_size;
+  int nd = lt_meta_fft_c2r(op, self, dim, normalization, last_dim_size, dims, sz);
+  if (nd < 0) return NULL;
+  double scale = norm_scale(self, dims, nd, normalization, last_dim_size);
+  int last = dims[nd - 1];
   lt_tensor *out = lt_tensor_new(lt_dtype_to_real(self->dtype), lt_tensor_device(self), self->ndim, sz);
   if (!out || numel(out) == 0) return out;
   /* the other dims first, into a scratch copy (the input is not ours to write) */
@@ -178,13 +134,8 @@ lt_tensor *lt_cpu__fft_c2r(lt_tensor *self, lt_intlist dim, int64_t normalizatio
 ** for two, k and n - k) times weight; the adjoints of rfft and irfft need it */
 lt_tensor *lt_cpu__fft_halfweight(lt_tensor *self, int64_t dim, int64_t n, double weight) {
   const char *op = "_fft_halfweight";
-  if (!lt_dtype_is_complex(self->dtype))
-    return lt_error_null("%s: argument 'self' must be complex, got %s", op, lt_dtype_name(self->dtype));
-  int d = lt_wrap_dim(op, dim, self->ndim);
+  int d = lt_meta_fft_halfweight(op, self, dim, n);
   if (d < 0) return NULL;
-  if (n < 1 || self->sizes[d] != n / 2 + 1)
-    return lt_error_null("%s: argument 'n' (%lld) does not match %lld values along dim %d", op,
-                         (long long)n, (long long)self->sizes[d], d + 1);
   lt_tensor *out = lt_tensor_new(self->dtype, lt_tensor_device(self), self->ndim, self->sizes);
   if (!out) return NULL;
   if (lt_cpu_copy(out, self) < 0) { lt_tensor_release(out); return NULL; }
