@@ -13,6 +13,9 @@
 #include "cpu/parallel.h"
 #include "core/views.h"
 
+/* bytes after a batch's last matrix that LAPACK's kernels may read (batch_alloc) */
+#define LAPACK_SLACK_BYTES 256
+
 static int batch_alloc(lt_lapack_batch *b, lt_dtype dt, lt_device dev, int nbatch, const int64_t *batch,
                        int64_t rows, int64_t cols, bool zero) {
   memset(b, 0, sizeof *b);
@@ -24,7 +27,19 @@ static int batch_alloc(lt_lapack_batch *b, lt_dtype dt, lt_device dev, int nbatc
   sizes[nbatch + 1] = rows;
   b->rows = rows;
   b->cols = cols;
-  b->buf = zero ? lt_tensor_new_zeros(dt, dev, nbatch + 2, sizes) : lt_tensor_new(dt, dev, nbatch + 2, sizes);
+  /* One block with slack after its last matrix: OpenBLAS 0.3.21's complex gemv kernels
+  ** (zgemv_n, reached from zlarf inside gesdd, geqrf, gehrd, ...) read a few elements
+  ** past the end of the vector they are given (OpenBLAS issue 4013), and the last
+  ** column of the last matrix is such a vector: a block ending at a page boundary
+  ** would fault. buf is a contiguous view of the block without the slack. */
+  int64_t numel = b->count * rows * cols, st[LT_MAX_DIMS];
+  int64_t total = numel + (LAPACK_SLACK_BYTES + (int64_t)lt_dtype_size(dt) - 1) / (int64_t)lt_dtype_size(dt);
+  lt_tensor *block = zero ? lt_tensor_new_zeros(dt, dev, 1, &total) : lt_tensor_new(dt, dev, 1, &total);
+  if (!block) return -1;
+  st[nbatch + 1] = 1;
+  for (int i = nbatch; i >= 0; i--) st[i] = st[i + 1] * sizes[i + 1];
+  b->buf = lt_tensor_alias(block, block->offset, nbatch + 2, sizes, st);
+  lt_tensor_release(block);
   return b->buf ? 0 : -1;
 }
 
