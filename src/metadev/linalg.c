@@ -26,7 +26,7 @@ static int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
 static lt_tensor *batched(lt_dtype dt, int nb, const int64_t *batch, int extra, const int64_t *tail) {
   int64_t sz[LT_MAX_DIMS];
   if (nb + extra > LT_MAX_DIMS) return lt_error_null("linalg: too many dims");
-  memcpy(sz, batch, sizeof(int64_t) * (size_t)nb);
+  for (int i = 0; i < nb; i++) sz[i] = batch[i];   /* batch may be NULL when nb is 0 */
   for (int i = 0; i < extra; i++) sz[nb + i] = tail[i];
   return lt_tensor_new(dt, lt_metadev_device(), nb + extra, sz);
 }
