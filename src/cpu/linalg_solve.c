@@ -120,9 +120,7 @@ static int lu_one(void *p, int64_t i) {
 int lt_cpu_linalg_lu_factor_ex(lt_tensor *A, bool pivot, bool check_errors, lt_tensor **LU, lt_tensor **pivots,
                                lt_tensor **info) {
   const char *op = "linalg.lu_factor_ex";
-  if (lt_meta_linalg_matrix(op, "A", A, false)) return -1;
-  if (!pivot)
-    return lt_error("%s: LU without pivoting (pivot=false) is not implemented on the CPU (LAPACK always pivots)", op);
+  if (lt_meta_lu_factor(op, A, pivot)) return -1;
   int nb = A->ndim - 2;
   int64_t m = A->sizes[nb], n = A->sizes[nb + 1], k = m < n ? m : n;
   if (fits(op, m, n)) return -1;

@@ -139,3 +139,10 @@ int lt_meta_t7_square(const char *op, const lt_tensor *a) {
   if (a->sizes[0] > 0x7fffffff) return lt_error("%s: argument 'self' is too large for LAPACK", op);
   return 0;
 }
+
+int lt_meta_lu_factor(const char *op, const lt_tensor *A, bool pivot) {
+  if (lt_meta_linalg_matrix(op, "A", A, false)) return -1;
+  if (!pivot)
+    return lt_error("%s: LU without pivoting (pivot=false) is not implemented on the CPU (LAPACK always pivots)", op);
+  return 0;
+}

@@ -52,6 +52,9 @@ int lt_meta_linalg_info_error(const char *op, lt_linalg_failure kind, const int3
 /* lu_solve's and lu_unpack's pivots: int32 with n entries in the last dim (their values,
 ** 1..rows, are the data's: a backend with data checks them itself) */
 int lt_meta_linalg_pivots(const char *op, const lt_tensor *piv, int64_t n);
+/* lu_factor's A (a batch of matrices) and its pivot flag: LAPACK always pivots, so
+** pivot=false is refused (as PyTorch refuses it on the CPU). 0, or -1 with the error. */
+int lt_meta_lu_factor(const char *op, const lt_tensor *A, bool pivot);
 
 /* linalg.lstsq's LAPACK driver, by name (NULL: gelsy) */
 typedef enum { LT_LSTSQ_GELS, LT_LSTSQ_GELSY, LT_LSTSQ_GELSD, LT_LSTSQ_GELSS } lt_lstsq_driver;

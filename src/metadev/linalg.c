@@ -90,9 +90,7 @@ int lt_metadev_linalg_lu_factor_ex(lt_tensor *A, bool pivot, bool check_errors, 
   const char *op = "linalg.lu_factor_ex";
   (void)check_errors;
   *LU = *pivots = *info = NULL;
-  if (lt_meta_linalg_matrix(op, "A", A, false)) return -1;
-  if (!pivot)
-    return lt_error("%s: LU without pivoting (pivot=false) is not implemented on the CPU (LAPACK always pivots)", op);
+  if (lt_meta_lu_factor(op, A, pivot)) return -1;
   int nb = A->ndim - 2;
   int64_t m = A->sizes[nb], n = A->sizes[nb + 1], k = imin(m, n);
   *LU = colmajor((lt_dtype)A->dtype, nb, A->sizes, m, n);
