@@ -45,6 +45,10 @@ T.test("the function form returns fn's results and ends the region when fn raise
   local r = torch.autocast("cpu", { dtype = f16 }, function(p, q) return torch.mm(p, q) end, x, x)
   T.eq(r.dtype, f16)
   T.raises(function() torch.autocast("cpu", function() error("boom") end) end, "boom")
+  -- a module (a callable table) as fn, and PyTorch's keywords in one table
+  local lin = nn.Linear(2, 3)
+  T.eq(torch.autocast("cpu", lin, x).dtype, bf16)
+  T.eq(torch.autocast({ device_type = "cpu", dtype = f16 }, function() return torch.mm(x, x) end).dtype, f16)
   T.eq(torch.is_autocast_enabled("cpu"), false)
   T.eq(torch.get_autocast_dtype("cpu"), bf16, "the dtype comes back too")
 end)

@@ -102,11 +102,24 @@ end
 -- the region and its results are returned (the region ends also when fn
 -- raises); without, the region starts and its guard (a <close> value) is
 -- returned.
+local function callable(f)
+  if type(f) == "function" then return true end
+  local mt = getmetatable(f)
+  return type(mt) == "table" and mt.__call ~= nil
+end
+
 function torch.autocast(device_type, opts, fn, ...)
-  if type(opts) == "function" then return torch.autocast(device_type, nil, opts, fn, ...) end
+  -- torch.autocast{device_type = "cpu", dtype = ...}: PyTorch's keywords in one table
+  if type(device_type) == "table" and not getmetatable(device_type) and device_type.device_type ~= nil then
+    local o = {}
+    for k, v in pairs(device_type) do if k ~= "device_type" then o[k] = v end end
+    return torch.autocast(device_type.device_type, o, opts, fn, ...)
+  end
+  if opts ~= nil and type(opts) ~= "table" and callable(opts) then return torch.autocast(device_type, nil, opts, fn, ...) end
+  if type(opts) == "table" and getmetatable(opts) and callable(opts) then return torch.autocast(device_type, nil, opts, fn, ...) end
   local r = enter(device_type, opts, "autocast")
   if fn == nil then return r end
-  if type(fn) ~= "function" then
+  if not callable(fn) then
     r:exit()
     error(("autocast: argument 'fn' must be a function (got %s)"):format(type(fn)), 2)
   end
