@@ -298,13 +298,16 @@ int lt_cpu__int4_pack(lt_tensor *weight, int64_t group_size, lt_tensor **packed,
   return 0;
 }
 
-/* row n of an int4 matrix dequantized into out[K] */
+/* row n of an int4 matrix dequantized into out[K], a group at a time (the loop vectorises) */
 static void int4_row(const uint8_t *p, const float *s, const float *z, int64_t K, int64_t gs, float *out) {
-  for (int64_t k = 0; k < K; k += 2) {
-    int64_t g = k / gs;
-    uint8_t b = p[k / 2];
-    out[k] = ((float)(b & 15) - 8.0f) * s[g] + z[g];
-    out[k + 1] = ((float)(b >> 4) - 8.0f) * s[g] + z[g];
+  for (int64_t g = 0; g < K / gs; g++) {
+    float sc = s[g], off = z[g] - 8.0f * s[g];
+    const uint8_t *pg = p + g * gs / 2;
+    float *o = out + g * gs;
+    for (int64_t j = 0; j < gs / 2; j++) {
+      o[2 * j] = (float)(pg[j] & 15) * sc + off;
+      o[2 * j + 1] = (float)(pg[j] >> 4) * sc + off;
+    }
   }
 }
 

@@ -43,7 +43,7 @@
 #endif
 
 #define GEMV_MAX_M 8      /* rows up to which the weights are read directly */
-#define TILE_N 32         /* weight rows dequantized at once for sgemm (32 x K floats) */
+#define TILE_N 64         /* weight rows dequantized at once for sgemm (64 x K floats) */
 #define MB 4              /* input rows sharing one pass over a weight row */
 
 void lt_quant_int4_rows(const uint8_t *p, const float *s, const float *z, int64_t K, int64_t gs, int64_t n0,
@@ -249,31 +249,52 @@ __attribute__((target("avx2,fma"))) static void w4_avx2(const wctx *c, int64_t n
   }
 }
 
-/* 16 bytes (32 values) a step: a group of 32 is one step */
+/* AVX-512: 16 bytes (32 values) a step. The 16 values a group's 4-bit codes stand for,
+** (q - 8) * scale + zero, are one vector (made once a group), and vpermps looks each code
+** up in it (it reads the low 4 bits of each lane): the weights come out dequantized, with no
+** int-to-float conversion and no zero-point term. Two steps at a time (one group of 64 or
+** 128, or two groups of 32), for four FMA chains at batch 1. */
+#define W4_STEP(T, J, A0, A1)                                                                    \
+  do {                                                                                           \
+    __m512i b_ = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(p + (J))));            \
+    __m512 lo_ = _mm512_permutexvar_ps(b_, T), hi_ = _mm512_permutexvar_ps(_mm512_srli_epi32(b_, 4), T); \
+    for (int i = 0; i < nb; i++) {                                                               \
+      acc[i][A0] = _mm512_fmadd_ps(lo_, _mm512_loadu_ps(c->xe + (m + i) * H + (J)), acc[i][A0]); \
+      acc[i][A1] = _mm512_fmadd_ps(hi_, _mm512_loadu_ps(c->xo + (m + i) * H + (J)), acc[i][A1]); \
+    }                                                                                            \
+  } while (0)
+
 __attribute__((target("avx512f,avx512bw,fma"))) ALWAYS_INLINE void w4_block_avx512(const wctx *c, const uint8_t *p,
                                                                                    int64_t n, int64_t m, int nb,
                                                                                    float *out) {
   int64_t H = c->K / 2, G = c->K / c->gs, hg = c->gs / 2;
-  const float *s = c->s + n * G;
-  __m512 acc[MB];
-  const __m512i mask = _mm512_set1_epi32(15);
-  for (int i = 0; i < nb; i++) acc[i] = _mm512_setzero_ps();
-  for (int64_t g = 0; g < G; g++) {
-    __m512 dl[MB], dh[MB];
-    for (int i = 0; i < nb; i++) dl[i] = dh[i] = _mm512_setzero_ps();
-    for (int64_t j = g * hg; j < (g + 1) * hg; j += 16) {
-      __m512i bb = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(p + j)));
-      __m512 lo = _mm512_cvtepi32_ps(_mm512_and_si512(bb, mask));
-      __m512 hi = _mm512_cvtepi32_ps(_mm512_srli_epi32(bb, 4));
-      for (int i = 0; i < nb; i++) {
-        dl[i] = _mm512_fmadd_ps(lo, _mm512_loadu_ps(c->xe + (m + i) * H + j), dl[i]);
-        dh[i] = _mm512_fmadd_ps(hi, _mm512_loadu_ps(c->xo + (m + i) * H + j), dh[i]);
+  const float *s = c->s + n * G, *z = c->z + n * G;
+  const __m512 iota = _mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7);
+  __m512 acc[MB][4];
+  for (int i = 0; i < nb; i++) for (int u = 0; u < 4; u++) acc[i][u] = _mm512_setzero_ps();
+  if (hg >= 32) {            /* group size 64 or 128: whole pairs of steps in a group */
+    for (int64_t g = 0; g < G; g++) {
+      __m512 t = _mm512_fmadd_ps(iota, _mm512_set1_ps(s[g]), _mm512_set1_ps(z[g]));
+      for (int64_t j = g * hg; j < (g + 1) * hg; j += 32) {
+        W4_STEP(t, j, 0, 1);
+        W4_STEP(t, j + 16, 2, 3);
       }
     }
-    __m512 sv = _mm512_set1_ps(s[g]);
-    for (int i = 0; i < nb; i++) acc[i] = _mm512_fmadd_ps(sv, _mm512_add_ps(dl[i], dh[i]), acc[i]);
+  } else {                   /* group size 32: one step a group, two groups at a time */
+    int64_t g = 0;
+    for (; g + 2 <= G; g += 2) {
+      __m512 t0 = _mm512_fmadd_ps(iota, _mm512_set1_ps(s[g]), _mm512_set1_ps(z[g]));
+      __m512 t1 = _mm512_fmadd_ps(iota, _mm512_set1_ps(s[g + 1]), _mm512_set1_ps(z[g + 1]));
+      W4_STEP(t0, g * 16, 0, 1);
+      W4_STEP(t1, g * 16 + 16, 2, 3);
+    }
+    if (g < G) {
+      __m512 t0 = _mm512_fmadd_ps(iota, _mm512_set1_ps(s[g]), _mm512_set1_ps(z[g]));
+      W4_STEP(t0, g * 16, 0, 1);
+    }
   }
-  for (int i = 0; i < nb; i++) out[i] = _mm512_reduce_add_ps(acc[i]);
+  for (int i = 0; i < nb; i++)
+    out[i] = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc[i][0], acc[i][1]), _mm512_add_ps(acc[i][2], acc[i][3])));
 }
 
 __attribute__((target("avx512f,avx512bw,fma"))) static void w4_avx512(const wctx *c, int64_t n0, int64_t n1) {
@@ -288,7 +309,7 @@ __attribute__((target("avx512f,avx512bw,fma"))) static void w4_avx512(const wctx
       case 3: w4_block_avx512(c, p, n, m, 3, out); break;
       default: w4_block_avx512(c, p, n, m, 4, out); break;
       }
-      for (int64_t i = 0; i < nb; i++) store_row(c, m + i, n, out[i] + int4_offsets(c, m + i, n));
+      for (int64_t i = 0; i < nb; i++) store_row(c, m + i, n, out[i]);   /* zero points in the table */
     }
   }
 }
