@@ -259,8 +259,8 @@ __attribute__((target("avx2,fma"))) static void w4_avx2(const wctx *c, int64_t n
     __m512i b_ = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(p + (J))));            \
     __m512 lo_ = _mm512_permutexvar_ps(b_, T), hi_ = _mm512_permutexvar_ps(_mm512_srli_epi32(b_, 4), T); \
     for (int i = 0; i < nb; i++) {                                                               \
-      acc[i][A0] = _mm512_fmadd_ps(lo_, _mm512_loadu_ps(c->xe + (m + i) * H + (J)), acc[i][A0]); \
-      acc[i][A1] = _mm512_fmadd_ps(hi_, _mm512_loadu_ps(c->xo + (m + i) * H + (J)), acc[i][A1]); \
+      acc[i][A0] = _mm512_fmadd_ps(lo_, _mm512_loadu_ps(xe[i] + (J)), acc[i][A0]);              \
+      acc[i][A1] = _mm512_fmadd_ps(hi_, _mm512_loadu_ps(xo[i] + (J)), acc[i][A1]);              \
     }                                                                                            \
   } while (0)
 
@@ -270,8 +270,13 @@ __attribute__((target("avx512f,avx512bw,fma"))) ALWAYS_INLINE void w4_block_avx5
   int64_t H = c->K / 2, G = c->K / c->gs, hg = c->gs / 2;
   const float *s = c->s + n * G, *z = c->z + n * G;
   const __m512 iota = _mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7);
+  const float *xe[MB], *xo[MB];
   __m512 acc[MB][4];
-  for (int i = 0; i < nb; i++) for (int u = 0; u < 4; u++) acc[i][u] = _mm512_setzero_ps();
+  for (int i = 0; i < nb; i++) {
+    xe[i] = c->xe + (m + i) * H;
+    xo[i] = c->xo + (m + i) * H;
+    for (int u = 0; u < 4; u++) acc[i][u] = _mm512_setzero_ps();
+  }
   if (hg >= 32) {            /* group size 64 or 128: whole pairs of steps in a group */
     for (int64_t g = 0; g < G; g++) {
       __m512 t = _mm512_fmadd_ps(iota, _mm512_set1_ps(s[g]), _mm512_set1_ps(z[g]));
