@@ -44,7 +44,8 @@
 
 #define GEMV_MAX_M 8      /* rows up to which the weights are read directly */
 #define TILE_N 64         /* weight rows dequantized at once for sgemm (64 x K floats) */
-#define MB 4              /* input rows sharing one pass over a weight row */
+#define MB 4              /* input rows sharing one pass over a weight row (float kernels) */
+#define MB8 8             /* the same for the int8 dot products (one accumulator a row) */
 
 void lt_quant_int4_rows(const uint8_t *p, const float *s, const float *z, int64_t K, int64_t gs, int64_t n0,
                         int64_t n1, float *out);   /* quant.c */
@@ -467,10 +468,11 @@ lt_tensor *lt_cpu__int4_weight_only_linear(lt_tensor *input, lt_tensor *packed, 
 
 /* ---- int8 x int8 -> int32 dot products ----------------------------------- */
 
-/* out[i] = sum_k a[i][k] * w[k] for i < nb; ua[i] = a[i] xor 0x80 (the VNNI path's) */
+/* out[i] = sum_k a[i][k] * w[k] for i < nb; ua[i] = a[i] xor 0x80 (the VNNI path's, which
+** also needs the sum of w's vector part: *wsum, computed when INT32_MIN, else reused) */
 static void dots_portable(const int8_t *const *a, const uint8_t *const *ua, int nb, const int8_t *w, int64_t K,
-                          int32_t *out) {
-  (void)ua;
+                          int32_t *out, int32_t *wsum) {
+  (void)ua; (void)wsum;
   for (int i = 0; i < nb; i++) {
     int32_t t = 0;
     for (int64_t k = 0; k < K; k++) t += (int32_t)a[i][k] * (int32_t)w[k];
@@ -480,9 +482,9 @@ static void dots_portable(const int8_t *const *a, const uint8_t *const *ua, int 
 
 #if QX86
 __attribute__((target("avx2"))) static void dots_avx2(const int8_t *const *a, const uint8_t *const *ua, int nb,
-                                                      const int8_t *w, int64_t K, int32_t *out) {
-  (void)ua;
-  __m256i acc[MB];
+                                                      const int8_t *w, int64_t K, int32_t *out, int32_t *wsum) {
+  (void)ua; (void)wsum;
+  __m256i acc[MB8];
   for (int i = 0; i < nb; i++) acc[i] = _mm256_setzero_si256();
   int64_t kv = K - K % 16, k = 0;
   for (; k < kv; k += 16) {
@@ -503,9 +505,10 @@ __attribute__((target("avx2"))) static void dots_avx2(const int8_t *const *a, co
 }
 
 __attribute__((target("avx512f,avx512bw"))) static void dots_avx512(const int8_t *const *a, const uint8_t *const *ua,
-                                                                    int nb, const int8_t *w, int64_t K, int32_t *out) {
-  (void)ua;
-  __m512i acc[MB];
+                                                                    int nb, const int8_t *w, int64_t K, int32_t *out,
+                                                                    int32_t *wsum) {
+  (void)ua; (void)wsum;
+  __m512i acc[MB8];
   for (int i = 0; i < nb; i++) acc[i] = _mm512_setzero_si512();
   int64_t kv = K - K % 32, k = 0;
   for (; k < kv; k += 32) {
@@ -525,26 +528,37 @@ __attribute__((target("avx512f,avx512bw"))) static void dots_avx512(const int8_t
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) static void dots_vnni(const int8_t *const *a,
                                                                              const uint8_t *const *ua, int nb,
                                                                              const int8_t *w, int64_t K,
-                                                                             int32_t *out) {
-  __m512i acc[MB], ws = _mm512_setzero_si512();
-  const __m512i ones = _mm512_set1_epi8(1);
+                                                                             int32_t *out, int32_t *wsum) {
+  __m512i acc[MB8];
   for (int i = 0; i < nb; i++) acc[i] = _mm512_setzero_si512();
   int64_t kv = K - K % 64, k = 0;
-  for (; k < kv; k += 64) {
-    __m512i wv = _mm512_loadu_si512((const void *)(w + k));
-    ws = _mm512_dpbusd_epi32(ws, ones, wv);   /* sum of w, for the +128 offset */
-    for (int i = 0; i < nb; i++) acc[i] = _mm512_dpbusd_epi32(acc[i], _mm512_loadu_si512((const void *)(ua[i] + k)), wv);
+  if (*wsum == INT32_MIN) {   /* the first block of rows: w's sum too, for the +128 offset */
+    __m512i ws = _mm512_setzero_si512();
+    const __m512i ones = _mm512_set1_epi8(1);
+    for (; k < kv; k += 64) {
+      __m512i wv = _mm512_loadu_si512((const void *)(w + k));
+      ws = _mm512_dpbusd_epi32(ws, ones, wv);
+      for (int i = 0; i < nb; i++)
+        acc[i] = _mm512_dpbusd_epi32(acc[i], _mm512_loadu_si512((const void *)(ua[i] + k)), wv);
+    }
+    *wsum = _mm512_reduce_add_epi32(ws);
+  } else {
+    for (; k < kv; k += 64) {
+      __m512i wv = _mm512_loadu_si512((const void *)(w + k));
+      for (int i = 0; i < nb; i++)
+        acc[i] = _mm512_dpbusd_epi32(acc[i], _mm512_loadu_si512((const void *)(ua[i] + k)), wv);
+    }
   }
-  int32_t wsum = _mm512_reduce_add_epi32(ws);
   for (int i = 0; i < nb; i++) {
-    int32_t t = _mm512_reduce_add_epi32(acc[i]) - 128 * wsum;
+    int32_t t = _mm512_reduce_add_epi32(acc[i]) - 128 * *wsum;
     for (int64_t kk = k; kk < K; kk++) t += (int32_t)a[i][kk] * (int32_t)w[kk];
     out[i] = t;
   }
 }
 #endif
 
-typedef void (*dots_fn)(const int8_t *const *, const uint8_t *const *, int, const int8_t *, int64_t, int32_t *);
+typedef void (*dots_fn)(const int8_t *const *, const uint8_t *const *, int, const int8_t *, int64_t, int32_t *,
+                        int32_t *);
 
 typedef struct i8ctx {
   const int8_t *a;      /* [M, K] */
@@ -559,18 +573,19 @@ typedef struct i8ctx {
 
 static void i8_range(void *vctx, int64_t n0, int64_t n1) {
   i8ctx *c = vctx;
-  int32_t out[MB];
-  const int8_t *a[MB];
-  const uint8_t *ua[MB];
+  int32_t out[MB8];
+  const int8_t *a[MB8];
+  const uint8_t *ua[MB8];
   for (int64_t n = n0; n < n1; n++) {
     const int8_t *w = c->w + n * c->K;
-    for (int64_t m = 0; m < c->M; m += MB) {
-      int nb = (int)(c->M - m < MB ? c->M - m : MB);
+    int32_t wsum = INT32_MIN;   /* w's sum, made by the first block (VNNI) */
+    for (int64_t m = 0; m < c->M; m += MB8) {
+      int nb = (int)(c->M - m < MB8 ? c->M - m : MB8);
       for (int i = 0; i < nb; i++) {
         a[i] = c->a + (m + i) * c->K;
         ua[i] = c->ua ? c->ua + (m + i) * c->K : NULL;
       }
-      c->dots(a, ua, nb, w, c->K, out);
+      c->dots(a, ua, nb, w, c->K, out, &wsum);
       for (int i = 0; i < nb; i++) {
         if (c->acc) c->acc[(m + i) * c->N + n] = out[i];
         else c->y[(m + i) * c->N + n] = (float)out[i] * (c->sa[m + i] * c->sw[n]) + (c->b ? c->b[n] : 0.0f);
