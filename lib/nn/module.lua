@@ -939,6 +939,11 @@ if torch.serialization and torch.serialization.register_namespace then
     resolve = function(short)
       if short == "OrderedDict" then return "OrderedDict" end
       local cls = class.find("nn." .. short) or class.find(short)
+      -- torch.ao's quantized modules ("nn.ao.Int8WeightOnlyLinear"): lutorch's own library
+      if not cls and short:match("^ao%.") and not package.loaded.ao then
+        pcall(require, "ao")
+        cls = class.find(short)
+      end
       if is_module_class(cls) then return cls end
       return nil
     end,

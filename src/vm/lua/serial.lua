@@ -12,7 +12,7 @@ local by_name = {}                                   -- name -> entry
 local namespaces = {}                                -- "nn" -> {name_of, resolve, save, load}
 -- libraries that register a namespace when required; a file naming "nn.Linear" may load
 -- lutorch's own nn library (found on package.path like any require), never code from the file
-local lazy = { nn = "nn", optim = "optim" }
+local lazy = { nn = "nn", optim = "optim", ao = "ao" }
 
 local function check_hooks(fn, opts)
   if opts == nil then return nil, nil end
