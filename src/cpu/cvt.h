@@ -1,9 +1,10 @@
 /*
 ** cvt.h — contiguous conversions between the 16-bit floats and float32, the
-** one helper every 16-bit kernel goes through: the casts (ew_cast.c), the
-** elementwise templates (ew.h), the reductions (reduce.c), the matrix
-** products (la_gemm.c) convert a block to float32, run the float32 code and
-** convert back.
+** one helper the 16-bit kernels go through: the casts (ew_cast.c), the
+** float16 elementwise loops (ew.h) and folds (reduce.c), the matrix products
+** (la_gemm.c) and the nn kernels run in float32 (half.h) convert a block to
+** float32, run the float32 code and convert back. (bfloat16's elementwise
+** loops and folds convert inline instead: ew.h says why.)
 **
 ** Each conversion has one implementation per instruction set, picked once
 ** at start-up from what the CPU says it has (__builtin_cpu_supports), so

@@ -86,9 +86,9 @@ end
 -- ordered differently)
 local function close16(got, want32, dt, what)
   T.ok(got.dtype == dt, what .. ": dtype " .. tostring(got.dtype))
-  local w = want32:to(dt):float()
-  local scale = want32:abs():max():item() + 1e-6
-  local err = (got:float() - w):abs():max():item() / scale
+  local w, g = want32:to(dt):float(), got:float()
+  local scale = want32:masked_fill(want32:isinf(), 0):abs():max():item() + 1e-6
+  local err = (g - w):abs():masked_fill(g:eq(w), 0):max():item() / scale   -- equal infinities agree
   local tol = dt == torch.bfloat16 and 2 ^ -7 or 2 ^ -10
   T.ok(err <= tol, ("%s: relative error %g > %g"):format(what, err, tol))
 end
@@ -149,7 +149,8 @@ if P.available() then
 end
 
 -- elementwise: the 16-bit loops compute in float32 and round once, so they
--- equal the float32 op rounded, bit for bit, on every conversion path
+-- equal the float32 op rounded, bit for bit, on every conversion path (the
+-- arithmetic ones; see below for exp and the like)
 T.test("elementwise ops: equal to float32 rounded once, contiguous, broadcast and strided", function()
   torch.manual_seed(3)
   for _, dt in ipairs({ torch.bfloat16, torch.float16 }) do
@@ -171,12 +172,13 @@ T.test("elementwise ops: equal to float32 rounded once, contiguous, broadcast an
     each_path(function(p)
       for _, c in ipairs(cases) do
         local what = ("%s %s (%s)"):format(c[1], tostring(dt), p)
-        same16(c[2](a, b), c[2](A, B):to(dt), what)
-        same16(c[2](a, s), c[2](A, s:float()):to(dt), what .. ", scalar")
-        local function every3(t) return t:view(1000, 3):select(2, 1) end
-        -- (a strided float32 loop may call the scalar libm where the contiguous one
-        -- called the vector one: one unit of difference for the transcendental ones)
+        -- (a float32 loop the compiler vectorised calls glibc's vector exp/erf/tanh
+        -- where a loop it did not calls the scalar ones: they may differ in the last
+        -- float32 bit, so the transcendental ops are held to one 16-bit unit)
         local chk = c.exact and same16 or function(g, w, m) close16(g, w:float(), dt, m) end
+        chk(c[2](a, b), c[2](A, B):to(dt), what)
+        chk(c[2](a, s), c[2](A, s:float()):to(dt), what .. ", scalar")
+        local function every3(t) return t:view(1000, 3):select(2, 1) end
         chk(c[2](every3(a), every3(b)), c[2](every3(A), every3(B)):to(dt), what .. ", strided")
       end
       T.ok(a:lt(b):eq(A:lt(B)):all():item(), "lt " .. p)
