@@ -31,7 +31,7 @@ LUA = lua5.4
 # the library, layer by layer (ARCHITECTURE.md): core, dispatcher, shape inference, the CPU
 # backend, the meta device, composite ops, autograd, file formats; then the Lua binding
 CORE_SRC := $(wildcard src/core/*.c) $(wildcard src/dispatch/*.c) $(wildcard src/meta/*.c) \
-            $(wildcard src/cpu/*.c) $(wildcard src/metadev/*.c) $(wildcard src/composite/*.c) $(wildcard src/autograd/*.c) \
+            $(wildcard src/cpu/*.c) $(wildcard src/metadev/*.c) $(wildcard src/composite/*.c) $(wildcard src/autograd/*.c) $(wildcard src/amp/*.c) \
             $(wildcard src/serial/*.c)
 # the program's main and its REPL are the program's, not the library's
 REPL_SRC := $(wildcard src/repl/*.c)
@@ -52,7 +52,7 @@ HDRS := $(wildcard src/*/*.h) $(BUILD)/gen/lt_ops.h $(BUILD)/gen/kernels_cpu.h $
 
 all: $(BUILD)/lutorch $(BUILD)/liblutorch.a $(BUILD)/liblutorch.so $(BUILD)/torch.so
 
-$(GEN_OUT) &: tools/gen.lua tools/gen_t7.lua tools/gen_meta.lua tools/decl.lua $(OPS_DECL)
+$(GEN_OUT) &: tools/gen.lua tools/gen_t7.lua tools/gen_meta.lua tools/gen_autocast.lua tools/decl.lua $(OPS_DECL)
 	@mkdir -p $(BUILD)/gen
 	$(LUA) tools/gen.lua $(BUILD)/gen $(OPS_DECL)
 

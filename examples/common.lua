@@ -33,6 +33,9 @@ function C.options(argv, usage, spec)
   if not has_device then
     spec[#spec + 1] = { "device", "cpu", "where to compute: cpu, cuda or cuda:N" }
   end
+  if spec.amp then
+    spec[#spec + 1] = { "amp", "none", "mixed precision: none, bf16 or f16 (torch.autocast; f16 with a GradScaler)" }
+  end
   local o, by = {}, {}
   for _, s in ipairs(spec) do o[s[1]] = s[2]; by[s[1]] = s end
   local function help()
@@ -63,7 +66,37 @@ function C.options(argv, usage, spec)
     i = i + 1
   end
   if not has_device then C.check_device(o.device) end
+  if spec.amp and o.amp ~= "none" and o.amp ~= "bf16" and o.amp ~= "f16" then
+    io.stderr:write("--amp expects none, bf16 or f16, got '" .. tostring(o.amp) .. "'\n"); os.exit(2)
+  end
   return o
+end
+
+-- One training step under --amp (C.options with spec.amp): loss_fn() runs in a
+-- torch.autocast region on o.device (matrix products and convolutions in bfloat16 or
+-- float16, the loss in float32; the weights and their gradients stay float32), the
+-- backward and the step outside it; float16 scales the loss with a GradScaler so small
+-- gradients do not underflow. Returns the loss as a number.
+function C.amp_step(o, opt, loss_fn)
+  local dtype = ({ bf16 = torch.bfloat16, f16 = torch.float16 })[o.amp]
+  if not dtype then
+    local loss = loss_fn()
+    opt:zero_grad(); loss:backward(); opt:step()
+    return loss:item()
+  end
+  local dev = o.device:match("^(%a+)")
+  local loss = torch.autocast(dev, { dtype = dtype }, loss_fn)
+  opt:zero_grad()
+  if dtype == torch.float16 then
+    C._scaler = C._scaler or torch.amp.GradScaler(dev)
+    C._scaler:scale(loss):backward()
+    C._scaler:step(opt)
+    C._scaler:update()
+  else
+    loss:backward()
+    opt:step()
+  end
+  return loss:item()
 end
 
 -- Fashion-MNIST as float tensors in [0, 1] and 1-based int64 labels. Each

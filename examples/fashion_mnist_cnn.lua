@@ -21,6 +21,7 @@ local o = common.options(arg, "usage: lutorch examples/fashion_mnist_cnn.lua [op
   { "out", "fashion_mnist_cnn", "prefix of the loss-curve picture and the checkpoint" },
   { "quiet", false, "no progress bar" },
   { "start", "", "start from the weights and first batch order in this directory (bench/fmnist_start.py)" },
+  amp = true,
 })
 if o.threads > 0 then torch.set_num_threads(o.threads) end
 torch.manual_seed(o.seed)
@@ -64,11 +65,7 @@ local function evaluate()
 end
 
 local function step(x, y)
-  local loss = F.cross_entropy(model(x), y)
-  opt:zero_grad()
-  loss:backward()
-  opt:step()
-  return loss:item()
+  return common.amp_step(o, opt, function() return F.cross_entropy(model(x), y) end)
 end
 
 common.fit(o, xtr, ytr, step, evaluate, "Fashion-MNIST LeNet-5", { model = model:state_dict() })

@@ -98,6 +98,8 @@ F._op_params = op_params
 local function def(name, params, fn)
   local sig = class.signature("F." .. name, params)
   local parse = sig.parse
+  -- the losses PyTorch runs in float32 under autocast (src/ops/autocast.lua's `functional`)
+  fn = torch._autocast.wrap(name, fn)
   F[name] = function(...) return fn(parse(...)) end
   return sig
 end

@@ -163,6 +163,9 @@ lt_tensor *lt_grad_scale(lt_tensor *grad, lt_scalar alpha);   /* alpha * grad (g
 lt_tensor *lt_grad_identity(lt_tensor *grad);                 /* grad, a new reference */
 /* to(device)'s backward: grad moved back to the input's device */
 lt_tensor *lt_grad_to_device(lt_tensor *grad, const lt_input_meta *self_meta);
+/* to(dtype)'s: grad in the source's dtype (autocast's bfloat16 gradients reach a float32
+** tensor as float32); a complex grad of a real source gives its real part */
+lt_tensor *lt_grad_to_dtype(lt_tensor *grad, const lt_input_meta *self_meta);
 
 void lt_autograd_init(void);    /* installs the tensor free hook; idempotent */
 

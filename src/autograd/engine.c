@@ -172,6 +172,7 @@ static int run_backward(lt_tensor *const *roots, lt_tensor *const *grads, int n,
   lt_tensor **grads_out = NULL;
   int rc = -1;
   bool saved_mode = lt_tls_grad_enabled;
+  lt_keyset saved_excluded = lt_tls_excluded;
   const char *who = opts->accumulate ? "backward" : "grad";
   uint32_t epoch = atomic_fetch_add(&epoch_counter, 1) + 1;
   if (epoch == 0) epoch = atomic_fetch_add(&epoch_counter, 1) + 1;
@@ -253,6 +254,10 @@ static int run_backward(lt_tensor *const *roots, lt_tensor *const *grads, int n,
     if (seen.v[s]->dependencies == 0 && ready_push(&ready, seen.v[s]) < 0) goto done;
 
   lt_tls_grad_enabled = opts->create_graph;
+  /* The derivatives run in the dtypes the forward chose: a backward called
+  ** inside torch.autocast must not cast them again (the casts' own nodes
+  ** already bring each gradient back to its leaf's dtype). */
+  lt_tls_excluded |= LT_KEYBIT(LT_KEY_AUTOCAST);
 
   /* 3. run */
   while (ready.n > 0) {
@@ -333,6 +338,7 @@ static int run_backward(lt_tensor *const *roots, lt_tensor *const *grads, int n,
 
 done:
   lt_tls_grad_enabled = saved_mode;
+  lt_tls_excluded = saved_excluded;
   for (size_t s = 0; s < seen.n; s++) {
     lt_node *x = seen.v[s];
     if (x->buffer) {

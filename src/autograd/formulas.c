@@ -75,6 +75,17 @@ lt_tensor *lt_grad_identity(lt_tensor *grad) {
   return grad;
 }
 
+lt_tensor *lt_grad_to_dtype(lt_tensor *grad, const lt_input_meta *self_meta) {
+  lt_dtype want = (lt_dtype)self_meta->dtype;
+  if (grad->dtype == want) return lt_grad_identity(grad);
+  if (!lt_dtype_is_complex((lt_dtype)grad->dtype) || lt_dtype_is_complex(want)) return lt__to_copy(grad, want);
+  lt_tensor *re = lt_real(grad);
+  if (!re || re->dtype == want) return re;
+  lt_tensor *r = lt__to_copy(re, want);
+  lt_tensor_release(re);
+  return r;
+}
+
 lt_tensor *lt_grad_to_device(lt_tensor *grad, const lt_input_meta *self_meta) {
   if (lt_device_eq(lt_tensor_device(grad), self_meta->device)) { lt_tensor_retain(grad); return grad; }
   return lt__to_device(grad, self_meta->device, false);

@@ -7,7 +7,7 @@ local ops = {
     doc = "self converted to dtype; self itself when it already has it (unless copy)." },
   -- the converting part of to(); differentiable when the result is floating
   { "_to_copy(Tensor self, ScalarType dtype) -> Tensor", kernels = { any = "lt_core__to_copy" }, variants = "function",
-    derivatives = { self = "lt_grad_identity(grad)" },
+    derivatives = { self = "lt_grad_to_dtype(grad, self_meta)" },
     doc = "A new tensor with self's values converted to dtype (what to() does when it converts)." },
   -- to(device [, dtype]): Lua tries the dtype form first, then this one
   { "to_device(Tensor self, Device? device, ScalarType? dtype=None, *, bool copy=False, bool non_blocking=False) -> Tensor", lua = "to",

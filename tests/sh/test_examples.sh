@@ -62,6 +62,10 @@ run "char_lm: a missing file" 2 "char_lm:" char_lm.lua "$tmp/no-such-file.txt"
 if [ -f "$FMNIST/train-images-idx3-ubyte.gz" ] || [ -f "$FMNIST/train-images-idx3-ubyte" ]; then
   run "fashion_mnist_mlp" 0 "test acc" fashion_mnist_mlp.lua --data "$FMNIST" --max-batches 5 --quiet --out "$tmp/mlp"
   run "fashion_mnist_cnn" 0 "test acc" fashion_mnist_cnn.lua --data "$FMNIST" --max-batches 5 --quiet --out "$tmp/cnn"
+  # mixed precision: bf16 autocast, and f16 with a GradScaler
+  run "fashion_mnist_mlp --amp bf16" 0 "test acc" fashion_mnist_mlp.lua --data "$FMNIST" --max-batches 5 --quiet --amp bf16 --out "$tmp/mlp16"
+  run "fashion_mnist_cnn --amp f16" 0 "test acc" fashion_mnist_cnn.lua --data "$FMNIST" --max-batches 5 --quiet --amp f16 --out "$tmp/cnn16"
+  run "--amp fp8" 2 "--amp expects none, bf16 or f16" fashion_mnist_mlp.lua --amp fp8
   # the checkpoint loads back into a fresh model: the state_dict's tensors and the accuracy
   out=$(CK="$tmp/cnn.ckpt" $TO "$LT" -e '
     local ck = torch.load(os.getenv("CK"))

@@ -66,7 +66,7 @@ local function find_man()
 end
 
 -- every chapter present, in a stable order (the overview first)
-local CHAPTERS = { "tensor", "complex", "fft", "autograd", "nn", "optim", "data", "serialization", "interchange",
+local CHAPTERS = { "tensor", "complex", "fft", "autograd", "nn", "optim", "amp", "data", "serialization", "interchange",
   "distributed", "cuda", "profiler", "meta", "pytorch", "torch7", "library", "extension" }
 
 local block_cache = {}
