@@ -1,9 +1,10 @@
 /*
 ** half.h — running a float32 kernel for float16 / bfloat16 tensors: the
 ** inputs converted to float32 (cvt.h's vector conversions), the kernel run,
-** the result rounded back once. For the nn kernels with no 16-bit loops of
-** their own (convolution, pooling): float32 accumulation, as PyTorch's CPU
-** kernels do for bfloat16. Internal to src/cpu.
+** the result rounded back once. For the convolutions, whose im2col and GEMM
+** plumbing is float32/float64 only: float32 accumulation, as PyTorch's CPU
+** kernels do for bfloat16. (Pooling and resampling get the same from the
+** generated wrappers of src/ops/lowp.lua.) Internal to src/cpu.
 */
 #ifndef LT_CPU_HALF_H
 #define LT_CPU_HALF_H

@@ -12,7 +12,6 @@
 #include <stdatomic.h>
 #include "core/tensor.h"
 #include "core/error.h"
-#include "cpu/half.h"
 #include "cpu/parallel.h"
 #include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
 
@@ -92,28 +91,8 @@ static int max_run(const char *op, pool_geom *q, lt_tensor *self, lt_tensor **va
   return 0;
 }
 
-/* 16-bit floats: the float32 kernel on a float32 copy, the result rounded back (half.h) */
-#define HALF_RUN(T, CALL) \
-  if (lt_half_dtype(lt_tensor_dtype(T))) { \
-    lt_tensor *f_ = lt_tensor_to_dtype_contig(T, LT_FLOAT32); \
-    if (!f_) return NULL; \
-    lt_tensor *r_ = CALL; \
-    lt_tensor_release(f_); \
-    return lt_half_out(r_, lt_tensor_dtype(T)); \
-  }
-#define HALF_RUN_IDX(CALL) \
-  if (lt_half_dtype(lt_tensor_dtype(self))) { \
-    lt_tensor *f_ = lt_tensor_to_dtype_contig(self, LT_FLOAT32), *v_ = NULL; \
-    if (!f_) return -1; \
-    int rc_ = CALL; \
-    lt_tensor_release(f_); \
-    if (rc_ == 0 && !(*values = lt_half_out(v_, lt_tensor_dtype(self)))) { lt_tensor_release(*indices); *indices = NULL; rc_ = -1; } \
-    return rc_; \
-  }
-
 int lt_cpu_max_pool2d_with_indices(lt_tensor *self, lt_intlist kernel_size, lt_intlist stride, lt_intlist padding,
                                    lt_intlist dilation, bool ceil_mode, lt_tensor **values, lt_tensor **indices) {
-  HALF_RUN_IDX(lt_cpu_max_pool2d_with_indices(f_, kernel_size, stride, padding, dilation, ceil_mode, &v_, indices))
   const char *op = "max_pool2d";
   pool_geom q;
   *values = *indices = NULL;
@@ -122,7 +101,6 @@ int lt_cpu_max_pool2d_with_indices(lt_tensor *self, lt_intlist kernel_size, lt_i
 }
 
 int lt_cpu_adaptive_max_pool2d(lt_tensor *self, lt_intlist output_size, lt_tensor **values, lt_tensor **indices) {
-  HALF_RUN_IDX(lt_cpu_adaptive_max_pool2d(f_, output_size, &v_, indices))
   const char *op = "adaptive_max_pool2d";
   pool_geom q;
   *values = *indices = NULL;
@@ -151,7 +129,6 @@ MAXBACK(float, s)
 MAXBACK(double, d)
 
 lt_tensor *lt_cpu_max_pool2d_backward(lt_tensor *grad_output, lt_tensor *indices, lt_intlist input_size) {
-  HALF_RUN(grad_output, lt_cpu_max_pool2d_backward(f_, indices, input_size))
   const char *op = "max_pool2d_backward";
   pool_geom q;
   if (lt_meta_max_pool2d_backward(op, grad_output, indices, input_size, &q)) return NULL;
@@ -214,7 +191,6 @@ AVGPOOL(double, d)
 
 lt_tensor *lt_cpu_avg_pool2d(lt_tensor *self, lt_intlist kernel_size, lt_intlist stride, lt_intlist padding,
                              bool ceil_mode, bool count_include_pad, int64_t divisor_override) {
-  HALF_RUN(self, lt_cpu_avg_pool2d(f_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
   const char *op = "avg_pool2d";
   pool_geom q;
   if (lt_meta_avg_pool2d(op, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, &q))
@@ -246,7 +222,6 @@ static lt_tensor *avg_backward(const pool_geom *q, lt_tensor *grad_output, lt_in
 lt_tensor *lt_cpu_avg_pool2d_backward(lt_tensor *grad_output, lt_intlist input_size, lt_intlist kernel_size,
                                       lt_intlist stride, lt_intlist padding, bool ceil_mode, bool count_include_pad,
                                       int64_t divisor_override) {
-  HALF_RUN(grad_output, lt_cpu_avg_pool2d_backward(f_, input_size, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
   const char *op = "avg_pool2d_backward";
   pool_geom q;
   if (lt_meta_avg_pool2d_backward(op, grad_output, input_size, kernel_size, stride, padding, ceil_mode,
@@ -255,7 +230,6 @@ lt_tensor *lt_cpu_avg_pool2d_backward(lt_tensor *grad_output, lt_intlist input_s
 }
 
 lt_tensor *lt_cpu_adaptive_avg_pool2d(lt_tensor *self, lt_intlist output_size) {
-  HALF_RUN(self, lt_cpu_adaptive_avg_pool2d(f_, output_size))
   const char *op = "adaptive_avg_pool2d";
   pool_geom q;
   if (lt_meta_adaptive_pool2d(op, self, output_size, &q)) return NULL;
@@ -272,7 +246,6 @@ lt_tensor *lt_cpu_adaptive_avg_pool2d(lt_tensor *self, lt_intlist output_size) {
 }
 
 lt_tensor *lt_cpu_adaptive_avg_pool2d_backward(lt_tensor *grad_output, lt_intlist input_size) {
-  HALF_RUN(grad_output, lt_cpu_adaptive_avg_pool2d_backward(f_, input_size))
   const char *op = "adaptive_avg_pool2d_backward";
   pool_geom q;
   if (lt_meta_adaptive_avg_pool2d_backward(op, grad_output, input_size, &q)) return NULL;

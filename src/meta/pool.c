@@ -27,7 +27,7 @@ static int planes(const char *op, const lt_tensor *x, lt_pool_geom *q) {
 /* a float32/64 input's planes */
 static int input_planes(const char *op, const lt_tensor *x, lt_pool_geom *q) {
   memset(q, 0, sizeof *q);
-  if (lt_meta_check_float(op, "input", x) || planes(op, x, q)) return -1;
+  if (lt_meta_check_f32_or_f64(op, "input", x) || planes(op, x, q)) return -1;
   return 0;
 }
 
@@ -116,7 +116,7 @@ static int backward_planes(const char *op, lt_intlist input_size, const lt_tenso
 
 int lt_meta_max_pool2d_backward(const char *op, const lt_tensor *grad_output, const lt_tensor *indices,
                                 lt_intlist input_size, lt_pool_geom *g) {
-  if (lt_meta_check_float(op, "grad_output", grad_output)) return -1;
+  if (lt_meta_check_f32_or_f64(op, "grad_output", grad_output)) return -1;
   if (indices->dtype != LT_INT64) return lt_error("%s: argument 'indices' must be int64", op);
   if (!lt_tensor_same_shape(grad_output, indices))
     return lt_error("%s: argument 'indices' must have the shape of grad_output", op);
@@ -126,7 +126,7 @@ int lt_meta_max_pool2d_backward(const char *op, const lt_tensor *grad_output, co
 int lt_meta_avg_pool2d_backward(const char *op, const lt_tensor *grad_output, lt_intlist input_size,
                                 lt_intlist kernel_size, lt_intlist stride, lt_intlist padding, bool ceil_mode,
                                 bool count_include_pad, int64_t divisor_override, lt_pool_geom *q) {
-  if (lt_meta_check_float(op, "grad_output", grad_output) || backward_planes(op, input_size, grad_output, q))
+  if (lt_meta_check_f32_or_f64(op, "grad_output", grad_output) || backward_planes(op, input_size, grad_output, q))
     return -1;
   int64_t oh = q->OH, ow = q->OW;
   if (q->H < 1 || q->W < 1) return lt_error("%s: argument 'input_size' has an empty plane", op);
@@ -137,7 +137,7 @@ int lt_meta_avg_pool2d_backward(const char *op, const lt_tensor *grad_output, lt
 
 int lt_meta_adaptive_avg_pool2d_backward(const char *op, const lt_tensor *grad_output, lt_intlist input_size,
                                          lt_pool_geom *q) {
-  if (lt_meta_check_float(op, "grad_output", grad_output) || backward_planes(op, input_size, grad_output, q))
+  if (lt_meta_check_f32_or_f64(op, "grad_output", grad_output) || backward_planes(op, input_size, grad_output, q))
     return -1;
   if (q->H < 1 || q->W < 1 || q->OH < 1 || q->OW < 1) return lt_error("%s: empty planes", op);
   q->adaptive = true;
