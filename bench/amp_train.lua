@@ -4,9 +4,9 @@
 --   float32    the plain float32 model
 --   autocast   under torch.autocast("cpu", {dtype = torch.bfloat16}): linear/conv in
 --              bfloat16, the loss in float32; prints "autocast not available" where
---              torch.autocast is missing (it lands from another branch)
---   bf16model  the model's parameters in bfloat16 and the loss in float32 (what runs on
---              a tree without autocast: the same bfloat16 kernels, no float32 master weights)
+--              torch.autocast is missing (a tree from before man/amp.md)
+--   bf16model  the model's parameters in bfloat16 and the loss in float32 (the same
+--              bfloat16 kernels, no float32 master weights)
 -- Prints "key seconds" per (model, mode): the training time of the batches only.
 -- BATCHES=N times the first N batches of the epoch and scales to the whole epoch.
 package.path = (arg[0]:match("^(.*/)") or "./") .. "../examples/?.lua;" .. package.path

@@ -34,7 +34,9 @@ for m in mlp lenet; do
     [ "$b" = nan ] || printf '%s: lutorch float32 / lutorch %s = %s\n' "$m" "$mode" "$(awk "BEGIN{printf \"%.2fx\", $f / $b}")"
   done
   pa=$(grep "^${m}_autocast " "$out/pt" | awk '{print $2}' | median)
-  b=$(grep "^${m}_bf16model " "$out/lt" | awk '{print $2}' | median)
-  printf '%s: PyTorch autocast / lutorch bf16model = %s\n' "$m" "$(awk "BEGIN{printf \"%.2fx\", $pa / $b}")"
+  for mode in autocast bf16model; do
+    b=$(grep "^${m}_$mode " "$out/lt" | awk '{print $2}' | median)
+    [ "$b" = nan ] || printf '%s: PyTorch autocast / lutorch %s = %s\n' "$m" "$mode" "$(awk "BEGIN{printf \"%.2fx\", $pa / $b}")"
+  done
 done
 rm -rf "$out"
