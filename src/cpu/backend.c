@@ -6,6 +6,7 @@
 */
 #include <string.h>
 #include "cpu/cpu.h"
+#include "cpu/cvt.h"
 #include "kernels_cpu.h"   /* generated: lt_cpu_kernel_table */
 
 static int one_device(void) { return 1; }
@@ -55,6 +56,7 @@ static const lt_backend cpu_backend = {
 void *const *lt_cpu_kernels(void) { return lt_cpu_kernel_table; }
 
 void lt_cpu_init(void) {
+  lt_cvt_init();   /* the 16-bit float conversions this CPU runs best */
   /* a static backend and its generated table at a backend key: neither can fail */
   (void)lt_backend_register(&cpu_backend);
   (void)lt_dispatch_register_backend(LT_KEY_CPU, lt_cpu_kernel_table);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include "core/tensor.h"
 #include "cpu/iter.h"
+#include "cpu/cvt.h"
 #include "meta/meta.h"
 
 /* 16-bit floats through the compiler's _Float16 when it has one: with F16C
@@ -78,6 +79,60 @@ _Static_assert(sizeof(ew_cf) == sizeof(lt_complex64) && sizeof(ew_cd) == sizeof(
 #define ST_BOOL(v) ((bool)(v))
 #define LD_BOOL(v) (v)
 
+/* Which 16-bit float a load or store converts: 1 float16, 2 bfloat16, 0 none.
+** The templates below paste the LDI / STO argument onto EW_HK_ (it is not
+** expanded first), so a loop over 16-bit floats knows it at compile time and
+** takes the block path: convert EW_HB elements to float32 with cvt.h's vector
+** code, run the float expression on them, convert the block back.
+** float16 takes it: GCC 12 does not vectorise _Float16 conversions, so the
+** element loop converted one value per instruction (6x slower than float32).
+** bfloat16 does not: its load is a shift and its rounding integer arithmetic,
+** which the compiler vectorises inside the element loop, and that measured
+** faster than the block path (16M add 8.0-8.7 ms inline against 10.6 ms in
+** blocks, 1 thread, Xeon AVX-512); the values are the same either way. */
+#define EW_HK_LD_f64 0
+#define EW_HK_LD_f32 0
+#define EW_HK_LD_f16 1
+#define EW_HK_LD_bf16 0
+#define EW_HK_LD_i64 0
+#define EW_HK_LD_i32 0
+#define EW_HK_LD_i16 0
+#define EW_HK_LD_i8 0
+#define EW_HK_LD_u8 0
+#define EW_HK_LD_b8 0
+#define EW_HK_LD_c64 0
+#define EW_HK_LD_c128 0
+#define EW_HK_ST_f64 0
+#define EW_HK_ST_f32 0
+#define EW_HK_ST_f16 1
+#define EW_HK_ST_bf16 2
+#define EW_HK_ST_i64 0
+#define EW_HK_ST_i32 0
+#define EW_HK_ST_i16 0
+#define EW_HK_ST_i8 0
+#define EW_HK_ST_u8 0
+#define EW_HK_ST_b8 0
+#define EW_HK_ST_c64 0
+#define EW_HK_ST_c128 0
+#define EW_HK_ST_BOOL 0
+#define EW_HB 256
+
+/* the block path's store: a converted float32 block, or the element store */
+#define EW_HSTORE(STO, LOADS, ...) \
+  if (EW_HK_##STO) { \
+    float ro_[EW_HB]; \
+    EW_IVDEP for (int64_t j_ = 0; j_ < m_; j_++) { LOADS ro_[j_] = (float)(__VA_ARGS__); } \
+    lt_cvt_f32_to_half(EW_HK_##STO, (uint16_t *)(void *)(o_ + b_), ro_, m_); \
+  } else { \
+    EW_IVDEP for (int64_t j_ = 0; j_ < m_; j_++) { LOADS o_[b_ + j_] = STO(__VA_ARGS__); } \
+  }
+/* an input block: converted when strided, the broadcast value filled once when not */
+#define EW_HIN(LDI, buf, p, st) \
+  if (st) lt_cvt_half_to_f32(EW_HK_##LDI, buf, (const uint16_t *)(const void *)((p) + b_), m_);
+/* before the blocks: a broadcast input (stride 0) fills its buffer once */
+#define EW_HFILL(LDI, buf, p, st) \
+  if (!(st)) { float v_ = (float)LDI((p)[0]); for (int j_ = 0; j_ < EW_HB; j_++) (buf)[j_] = v_; }
+
 /* unsigned types in which integer arithmetic wraps instead of overflowing
 ** (signed overflow is undefined); at least int-wide so uint16*uint16 cannot
 ** overflow after integer promotion */
@@ -139,7 +194,15 @@ static inline bool ew_eqm1(int64_t v) { return v == -1; }
 static void FN(char **d_, const int64_t *s_, int64_t n_, void *ctx_) { \
   (void)ctx_; DECL(CT) \
   const int64_t so_ = s_[0], sa_ = s_[1]; \
-  if (so_ == (int64_t)sizeof(OT) && sa_ == (int64_t)sizeof(IT)) { \
+  if (EW_HK_##LDI && so_ == (int64_t)sizeof(OT) && sa_ == (int64_t)sizeof(IT)) { \
+    OT *o_ = (OT *)d_[0]; const IT *a_ = (const IT *)d_[1]; \
+    float xa_[EW_HB]; \
+    for (int64_t b_ = 0; b_ < n_; b_ += EW_HB) { \
+      int64_t m_ = n_ - b_ < EW_HB ? n_ - b_ : EW_HB; \
+      EW_HIN(LDI, xa_, a_, 1) \
+      EW_HSTORE(STO, CT x = (CT)xa_[j_];, __VA_ARGS__) \
+    } \
+  } else if (so_ == (int64_t)sizeof(OT) && sa_ == (int64_t)sizeof(IT)) { \
     OT *o_ = (OT *)d_[0]; const IT *a_ = (const IT *)d_[1]; \
     EW_IVDEP for (int64_t i_ = 0; i_ < n_; i_++) { CT x = LDI(a_[i_]); o_[i_] = STO(__VA_ARGS__); } \
   } else { \
@@ -154,6 +217,17 @@ static void FN(char **d_, const int64_t *s_, int64_t n_, void *ctx_) { \
 static void FN(char **d_, const int64_t *s_, int64_t n_, void *ctx_) { \
   (void)ctx_; DECL(CT) \
   const int64_t so_ = s_[0], sa_ = s_[1], sb_ = s_[2], ei_ = (int64_t)sizeof(IT); \
+  if (EW_HK_##LDI && so_ == (int64_t)sizeof(OT) && (sa_ == ei_ || sa_ == 0) && (sb_ == ei_ || sb_ == 0)) { \
+    OT *o_ = (OT *)d_[0]; const IT *a_ = (const IT *)d_[1], *bb_ = (const IT *)d_[2]; \
+    float xa_[EW_HB], xb_[EW_HB]; \
+    EW_HFILL(LDI, xa_, a_, sa_) EW_HFILL(LDI, xb_, bb_, sb_) \
+    for (int64_t b_ = 0; b_ < n_; b_ += EW_HB) { \
+      int64_t m_ = n_ - b_ < EW_HB ? n_ - b_ : EW_HB; \
+      EW_HIN(LDI, xa_, a_, sa_) EW_HIN(LDI, xb_, bb_, sb_) \
+      EW_HSTORE(STO, CT x = (CT)xa_[j_]; CT y = (CT)xb_[j_];, __VA_ARGS__) \
+    } \
+    return; \
+  } \
   if (so_ == (int64_t)sizeof(OT)) { \
     OT *o_ = (OT *)d_[0]; const IT *a_ = (const IT *)d_[1], *b_ = (const IT *)d_[2]; \
     if (sa_ == ei_ && sb_ == ei_) { \
@@ -185,6 +259,18 @@ static void FN(char **d_, const int64_t *s_, int64_t n_, void *ctx_) { \
 static void FN(char **d_, const int64_t *s_, int64_t n_, void *ctx_) { \
   (void)ctx_; DECL(CT) \
   const int64_t so_ = s_[0], sa_ = s_[1], sb_ = s_[2], sc_ = s_[3], ei_ = (int64_t)sizeof(IT); \
+  if (EW_HK_##LDI && so_ == (int64_t)sizeof(OT) && (sa_ == ei_ || sa_ == 0) && (sb_ == ei_ || sb_ == 0) && \
+      (sc_ == ei_ || sc_ == 0)) { \
+    OT *o_ = (OT *)d_[0]; const IT *a_ = (const IT *)d_[1], *bb_ = (const IT *)d_[2], *c3_ = (const IT *)d_[3]; \
+    float xa_[EW_HB], xb_[EW_HB], xc_[EW_HB]; \
+    EW_HFILL(LDI, xa_, a_, sa_) EW_HFILL(LDI, xb_, bb_, sb_) EW_HFILL(LDI, xc_, c3_, sc_) \
+    for (int64_t b_ = 0; b_ < n_; b_ += EW_HB) { \
+      int64_t m_ = n_ - b_ < EW_HB ? n_ - b_ : EW_HB; \
+      EW_HIN(LDI, xa_, a_, sa_) EW_HIN(LDI, xb_, bb_, sb_) EW_HIN(LDI, xc_, c3_, sc_) \
+      EW_HSTORE(STO, CT x = (CT)xa_[j_]; CT y = (CT)xb_[j_]; CT z = (CT)xc_[j_];, __VA_ARGS__) \
+    } \
+    return; \
+  } \
   if (so_ == (int64_t)sizeof(OT) && sa_ == ei_) { \
     OT *o_ = (OT *)d_[0]; const IT *a_ = (const IT *)d_[1], *b_ = (const IT *)d_[2], *c3_ = (const IT *)d_[3]; \
     if (sb_ == ei_ && sc_ == ei_) { \

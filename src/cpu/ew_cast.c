@@ -7,6 +7,7 @@
 ** common cases without C's undefined behaviour for out-of-range values.
 */
 #include "cpu/ew.h"
+#include "cpu/cvt.h"
 
 static inline int64_t sat_i64_d(double x) {
   return x != x ? 0 : x <= -9223372036854775808.0 ? INT64_MIN
@@ -136,7 +137,23 @@ static const lt_ew_loop cast_tbl[LT_NUM_DTYPES][LT_NUM_DTYPES] = {
   [LT_COMPLEX128] = { EW_ALL_B(CAST_ENTRY, c128) [LT_COMPLEX64] = cast_c128_c64 },
 };
 
+/* float32 <-> the 16-bit floats: contiguous runs through cvt.h's vector
+** conversions, anything else through the element loops above */
+#define CAST_FAST(DN, SN, FN, DT, ST) \
+static void fast_##DN##_##SN(char **d_, const int64_t *s_, int64_t n_, void *ctx_) { \
+  if (s_[0] == (int64_t)sizeof(DT) && s_[1] == (int64_t)sizeof(ST)) FN((DT *)d_[0], (const ST *)d_[1], n_); \
+  else cast_##DN##_##SN(d_, s_, n_, ctx_); \
+}
+CAST_FAST(bf16, f32, lt_cvt_f32_to_bf16, uint16_t, float)
+CAST_FAST(f16, f32, lt_cvt_f32_to_f16, uint16_t, float)
+CAST_FAST(f32, bf16, lt_cvt_bf16_to_f32, float, uint16_t)
+CAST_FAST(f32, f16, lt_cvt_f16_to_f32, float, uint16_t)
+
 lt_ew_loop lt_cast_loop(lt_dtype dst, lt_dtype src) {
+  if (dst == LT_FLOAT32 && src == LT_BFLOAT16) return fast_f32_bf16;
+  if (dst == LT_FLOAT32 && src == LT_FLOAT16) return fast_f32_f16;
+  if (dst == LT_BFLOAT16 && src == LT_FLOAT32) return fast_bf16_f32;
+  if (dst == LT_FLOAT16 && src == LT_FLOAT32) return fast_f16_f32;
   if (dst == src) {
     switch (lt_dtype_size(dst)) {
       case 16: return copy16;

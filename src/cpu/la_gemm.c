@@ -1,6 +1,7 @@
 /*
 ** la_gemm.c — batched strided matrix products: OpenBLAS for float32/64, a
-** blocked loop for integers. Operands are described by strides, so
+** blocked loop for integers, float16 and bfloat16 through float32 (gemm_half:
+** Debian's OpenBLAS 0.3.21 exports no sbgemm). Operands are described by strides, so
 ** transposed views, broadcast batch dims and vectors of any stride reach BLAS
 ** without copies; only layouts BLAS cannot express are made contiguous.
 */
@@ -11,6 +12,7 @@
 #include <cblas.h>
 #include "cpu/la_gemm.h"
 #include "cpu/parallel.h"
+#include "cpu/cvt.h"
 #include "core/error.h"
 
 /* Products below these sizes (multiply-adds) run whole on one thread; a batch
@@ -460,15 +462,93 @@ done:
   return rc;
 }
 
+/* ---- 16-bit floats: through float32 ----
+** An operand is converted to float32 whole, keeping its strides, when its
+** elements fill one span of memory in some order (a contiguous tensor, a
+** transposed one, one with broadcast dims of stride 0): the conversion is then
+** one vector pass over the span (cvt.h), and BLAS sees the same layout the
+** 16-bit tensor had (a transposed weight stays transposed: no strided copy).
+** Others are converted to contiguous copies. The result is computed in float32
+** and rounded to the 16-bit type once, on the way back. */
+
+#define HALF_CVT_GRAIN 65536
+
+typedef struct half_span { int kind; bool to32; void *dst; const void *src; } half_span;
+
+static void half_span_chunk(void *ctx, int64_t b, int64_t e) {
+  const half_span *h = ctx;
+  if (h->to32) lt_cvt_half_to_f32(h->kind, (float *)h->dst + b, (const uint16_t *)h->src + b, e - b);
+  else lt_cvt_f32_to_half(h->kind, (uint16_t *)h->dst + b, (const float *)h->src + b, e - b);
+}
+
+static void half_convert(int kind, bool to32, void *dst, const void *src, int64_t n) {
+  half_span h = {kind, to32, dst, src};
+  if (n < 2 * HALF_CVT_GRAIN || lt_in_parallel_region()) half_span_chunk(&h, 0, n);
+  else lt_parallel_for(n, HALF_CVT_GRAIN, half_span_chunk, &h);
+}
+
+/* elements of the span t's strides cover, or -1 when they leave gaps, overlap
+** or go backwards (dims of size 1 and broadcast dims of stride 0 aside) */
+static int64_t dense_span(const lt_tensor *t) {
+  int d[LT_MAX_DIMS], n = 0;
+  for (int i = 0; i < t->ndim; i++) {
+    if (t->sizes[i] == 1 || t->strides[i] == 0) continue;
+    if (t->strides[i] < 0) return -1;
+    d[n++] = i;
+  }
+  for (int i = 1; i < n; i++)   /* by stride, smallest first */
+    for (int j = i; j > 0 && t->strides[d[j - 1]] > t->strides[d[j]]; j--) { int x = d[j]; d[j] = d[j - 1]; d[j - 1] = x; }
+  int64_t span = 1;
+  for (int i = 0; i < n; i++) {
+    if (t->strides[d[i]] != span) return -1;
+    span *= t->sizes[d[i]];
+  }
+  return span;
+}
+
+/* t (16-bit) in float32: same strides over a span of its own when dense, else
+** contiguous; `fill` false leaves the values unset (a result written with beta 0) */
+static lt_tensor *half_to_f32(lt_tensor *t, int kind, bool fill) {
+  int64_t span = dense_span(t);
+  if (span < 0) return fill ? lt_tensor_to_dtype_contig(t, LT_FLOAT32) : lt_tensor_new_like(t, LT_FLOAT32);
+  lt_tensor *buf = lt_tensor_new(LT_FLOAT32, lt_tensor_device(t), 1, &span);
+  if (!buf) return NULL;
+  lt_tensor *v = lt_tensor_alias(buf, 0, t->ndim, t->sizes, t->strides);
+  lt_tensor_release(buf);
+  if (v && fill) half_convert(kind, true, lt_tensor_data(v), lt_tensor_data(t), span);
+  return v;
+}
+
+static int gemm_half(const char *op, lt_tensor *C, lt_tensor *A, lt_tensor *B,
+                     lt_scalar alpha, lt_scalar beta, bool reduce) {
+  int kind = C->dtype == LT_BFLOAT16 ? 2 : 1;
+  bool beta0 = lt_la_scalar_is_zero(beta);
+  lt_tensor *a = half_to_f32(A, kind, true);
+  lt_tensor *b = a ? (B == A ? (lt_tensor_retain(a), a) : half_to_f32(B, kind, true)) : NULL;
+  /* C's own layout when it is dense and shares no memory with A or B */
+  int64_t cspan = (C->storage == A->storage || C->storage == B->storage) ? -1 : dense_span(C);
+  lt_tensor *c = NULL;
+  if (b) c = cspan >= 0 ? half_to_f32(C, kind, !beta0)
+                        : beta0 ? lt_tensor_new_like(C, LT_FLOAT32) : lt_tensor_clone_as(C, LT_FLOAT32);
+  int rc = -1;
+  if (c && gemm_same(op, c, a, b, alpha, beta, reduce) == 0) {
+    if (cspan >= 0) { half_convert(kind, false, lt_tensor_data(C), lt_tensor_data(c), cspan); rc = 0; }
+    else rc = lt_tensor_copy_(C, c);
+  }
+  lt_tensor_release(a); lt_tensor_release(b); lt_tensor_release(c);
+  return rc;
+}
+
 int lt_la_gemm(const char *op, lt_tensor *C, lt_tensor *A, lt_tensor *B,
                lt_scalar alpha, lt_scalar beta, bool reduce) {
   lt_dtype dt = (lt_dtype)C->dtype;
   if (dt == LT_BOOL) return lt_error("%s: not implemented for dtype bool", op);
   if (C->numel == 0) return 0;
+  if ((dt == LT_BFLOAT16 || dt == LT_FLOAT16) && A->dtype == dt && B->dtype == dt)
+    return gemm_half(op, C, A, B, alpha, beta, reduce);
   lt_dtype cdt = dt == LT_FLOAT64 || lt_dtype_is_complex(dt) ? dt : lt_dtype_is_float(dt) ? LT_FLOAT32 : LT_INT64;
   if (cdt == dt) return gemm_same(op, C, A, B, alpha, beta, reduce);
-  /* 16-bit floats compute in float32, narrow integers in int64; rounding or
-  ** wrapping happens once, on the way back */
+  /* narrow integers compute in int64; wrapping happens once, on the way back */
   lt_tensor *a = lt_tensor_to_dtype_contig(A, cdt);
   lt_tensor *b = a ? lt_tensor_to_dtype_contig(B, cdt) : NULL;
   lt_tensor *c = NULL;

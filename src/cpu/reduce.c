@@ -18,6 +18,7 @@
 #include <string.h>
 #include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
 #include "cpu/red.h"
+#include "cpu/cvt.h"
 
 /* ---- planning ------------------------------------------------------------ */
 
@@ -178,6 +179,13 @@ static AT OPN##_line_##NAME(const T *p, int64_t n) { \
   AT acc[FOLD_LANES]; \
   for (int j = 0; j < FOLD_LANES; j++) acc[j] = INIT; \
   int64_t i = 0; \
+  if (RED_HK_##NAME) {   /* 16-bit floats: the leaf converted to float32 at once (cvt.h) */ \
+    float f_[FOLD_BLOCK]; \
+    lt_cvt_half_to_f32(RED_HK_##NAME, f_, (const uint16_t *)(const void *)p, n); \
+    for (; i + FOLD_LANES <= n; i += FOLD_LANES) \
+      for (int j = 0; j < FOLD_LANES; j++) acc[j] = STEP(AT, acc[j], f_[i + j]); \
+    for (; i < n; i++) acc[0] = STEP(AT, acc[0], f_[i]); \
+  } \
   for (; i + FOLD_LANES <= n; i += FOLD_LANES) \
     for (int j = 0; j < FOLD_LANES; j++) acc[j] = STEP(AT, acc[j], LT_TOC_##NAME(p[i + j])); \
   for (; i < n; i++) acc[0] = STEP(AT, acc[0], LT_TOC_##NAME(p[i])); \
@@ -194,6 +202,12 @@ static void OPN##_rows_##NAME(const T *x, int64_t nr, int64_t I, int64_t nc, AT 
     for (int64_t j = 0; j < nc; j++) tmp[j] = INIT; \
     for (int64_t r = r0; r < r1; r++) { \
       const T *row = x + r * I; \
+      if (RED_HK_##NAME) { \
+        float f_[LT_RED_TILE]; \
+        lt_cvt_half_to_f32(RED_HK_##NAME, f_, (const uint16_t *)(const void *)row, nc); \
+        for (int64_t j = 0; j < nc; j++) tmp[j] = STEP(AT, tmp[j], f_[j]); \
+        continue; \
+      } \
       for (int64_t j = 0; j < nc; j++) tmp[j] = STEP(AT, tmp[j], LT_TOC_##NAME(row[j])); \
     } \
     for (int64_t j = 0; j < nc; j++) acc[j] = COMB(acc[j], tmp[j]); \
@@ -275,6 +289,23 @@ typedef int (*fold_fn)(const void *x, int64_t O, int64_t R, int64_t I, void *out
   DEF_FOLD(prod, NAME, T, FOLD_AT_##NAME, 1, ST_PROD, MUL) \
   DEF_FOLD(cnz, NAME, T, uint64_t, 0, ST_CNZ, ADD) \
   DEF_FOLD(cnn, NAME, T, uint64_t, 0, ST_CNN, ADD)
+/* which leaves convert a block first: cvt.h's kind (1 float16, 2 bfloat16).
+** float16 only: bfloat16's load is a shift the fold loop vectorises inline, which
+** measured faster (16M sum 4.1 ms against 4.6 ms through blocks; a column sum of
+** 4096x4096, 3.8 against 5.7 ms; 1 thread, Xeon AVX-512). */
+#define RED_HK_float64 0
+#define RED_HK_float32 0
+#define RED_HK_float16 1
+#define RED_HK_bfloat16 0
+#define RED_HK_int64 0
+#define RED_HK_int32 0
+#define RED_HK_int16 0
+#define RED_HK_int8 0
+#define RED_HK_uint8 0
+#define RED_HK_bool 0
+#define RED_HK__Bool 0
+#define RED_HK_complex64 0
+#define RED_HK_complex128 0
 #define FOLD_AT_float64 double
 #define FOLD_AT_float32 float
 #define FOLD_AT_float16 float

@@ -75,7 +75,7 @@ int lt_meta_conv_bias(const char *op, const lt_tensor *bias, const lt_tensor *in
 
 int lt_meta_conv2d(const char *op, const lt_tensor *input, const lt_tensor *weight, const lt_tensor *bias,
                    lt_intlist stride, lt_intlist padding, lt_intlist dilation, int64_t groups, lt_conv_geom *g) {
-  if (lt_meta_check_f32_or_f64(op, "input", input) || same_dtype(op, "weight", weight, input)) return -1;
+  if (lt_meta_check_float(op, "input", input) || same_dtype(op, "weight", weight, input)) return -1;
   if (lt_meta_conv_params(op, g, stride, padding, dilation, groups)) return -1;
   if (lt_meta_conv_shape(op, g, input->ndim, input->sizes, weight->ndim, weight->sizes, "weight")) return -1;
   g->dtype = lt_tensor_dtype(weight);
@@ -104,7 +104,7 @@ static int check_grad_output(const char *op, const lt_conv_geom *q, const lt_ten
 int lt_meta_conv2d_backward_input(const char *op, const lt_tensor *grad_output, const lt_tensor *weight,
                                   lt_intlist input_size, lt_intlist stride, lt_intlist padding,
                                   lt_intlist dilation, int64_t groups, lt_conv_geom *g) {
-  if (lt_meta_check_f32_or_f64(op, "grad_output", grad_output) || same_dtype(op, "weight", weight, grad_output))
+  if (lt_meta_check_float(op, "grad_output", grad_output) || same_dtype(op, "weight", weight, grad_output))
     return -1;
   if (lt_meta_conv_params(op, g, stride, padding, dilation, groups)) return -1;
   if (lt_meta_conv_shape(op, g, input_size.n, input_size.v, weight->ndim, weight->sizes, "weight")) return -1;
@@ -115,7 +115,7 @@ int lt_meta_conv2d_backward_input(const char *op, const lt_tensor *grad_output, 
 int lt_meta_conv2d_backward_weight(const char *op, const lt_tensor *grad_output, const lt_tensor *input,
                                    lt_intlist weight_size, lt_intlist stride, lt_intlist padding,
                                    lt_intlist dilation, int64_t groups, lt_conv_geom *g) {
-  if (lt_meta_check_f32_or_f64(op, "grad_output", grad_output) || same_dtype(op, "input", input, grad_output))
+  if (lt_meta_check_float(op, "grad_output", grad_output) || same_dtype(op, "input", input, grad_output))
     return -1;
   if (lt_meta_conv_params(op, g, stride, padding, dilation, groups)) return -1;
   if (weight_size.n != 4) return lt_error("%s: argument 'weight_size' must have 4 entries", op);
@@ -129,7 +129,7 @@ int lt_meta_conv2d_backward_weight(const char *op, const lt_tensor *grad_output,
 int lt_meta_conv_transpose2d(const char *op, const lt_tensor *input, const lt_tensor *weight,
                              const lt_tensor *bias, lt_intlist stride, lt_intlist padding,
                              lt_intlist output_padding, int64_t groups, lt_intlist dilation, lt_conv_geom *q) {
-  if (lt_meta_check_f32_or_f64(op, "input", input) || same_dtype(op, "weight", weight, input)) return -1;
+  if (lt_meta_check_float(op, "input", input) || same_dtype(op, "weight", weight, input)) return -1;
   if (lt_meta_conv_params(op, q, stride, padding, dilation, groups)) return -1;
   int64_t op2[2] = {0, 0};
   if (lt_meta_int_tuple(op, "output_padding", output_padding, 2, 0, NULL, op2)) return -1;
@@ -191,6 +191,6 @@ int lt_meta_conv1d_check(const char *op, const lt_tensor *input, const lt_tensor
   if (weight->ndim != 3)
     return lt_error("%s: argument 'weight' must be 3-D ([out_channels, in_channels/groups, kW]), got %s", op,
                     lt_shape_str(weight->ndim, weight->sizes, buf, sizeof buf));
-  if (lt_meta_check_f32_or_f64(op, "input", input) || same_dtype(op, "weight", weight, input)) return -1;
+  if (lt_meta_check_float(op, "input", input) || same_dtype(op, "weight", weight, input)) return -1;
   return 0;
 }
