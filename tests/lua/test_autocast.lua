@@ -49,6 +49,15 @@ T.test("the function form returns fn's results and ends the region when fn raise
   local lin = nn.Linear(2, 3)
   T.eq(torch.autocast("cpu", lin, x).dtype, bf16)
   T.eq(torch.autocast({ device_type = "cpu", dtype = f16 }, function() return torch.mm(x, x) end).dtype, f16)
+  -- PyTorch 1.x's per-device forms
+  T.eq(torch.cpu.amp.autocast(function() return torch.mm(x, x) end).dtype, bf16)
+  T.eq(torch.cpu.amp.autocast({ dtype = f16 }, function() return torch.mm(x, x) end).dtype, f16)
+  do
+    local g <close> = torch.cpu.amp.autocast()
+    T.eq(torch.is_autocast_enabled("cpu"), true)
+  end
+  T.eq(torch.is_autocast_enabled("cpu"), false)
+  T.ok(type(torch.cuda.amp.autocast) == "function")
   T.eq(torch.is_autocast_enabled("cpu"), false)
   T.eq(torch.get_autocast_dtype("cpu"), bf16, "the dtype comes back too")
 end)

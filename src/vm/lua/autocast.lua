@@ -127,6 +127,21 @@ function torch.autocast(device_type, opts, fn, ...)
   return fn(...)
 end
 
+-- PyTorch 1.x's per-device forms: torch.cpu.amp.autocast{dtype = ...} and
+-- torch.cuda.amp.autocast{...} are torch.autocast with the device type filled in
+-- (the options table first, as their keywords are)
+local function device_amp(dev)
+  return {
+    autocast = function(opts, fn, ...)
+      if opts ~= nil and type(opts) ~= "table" and callable(opts) then return torch.autocast(dev, nil, opts, fn, ...) end
+      return torch.autocast(dev, opts, fn, ...)
+    end,
+  }
+end
+torch.cpu = torch.cpu or {}
+torch.cpu.amp = device_amp("cpu")
+rawset(torch.cuda, "amp", device_amp("cuda"))
+
 -- PyTorch 1.x's per-device spellings
 function torch.is_autocast_cpu_enabled() return torch.is_autocast_enabled("cpu") end
 function torch.set_autocast_cpu_enabled(on) return torch.set_autocast_enabled("cpu", on) end
