@@ -23,7 +23,11 @@ static _Thread_local int nesting = 0;
 /* The cast cache: float32 leaves that require grad (weights) and their
 ** lower-precision copies. Both are held (so a freed tensor's address cannot
 ** come back as a false hit) until the outermost region ends. */
-typedef struct cache_entry { lt_tensor *src, *cast; unsigned version; } cache_entry;
+typedef struct cache_entry {
+  lt_tensor *src, *cast;
+  const lt_storage *storage;   /* the source's storage and version when cast: a weight */
+  unsigned version;            /* changed in place, or given new data (x.data = y), is cast again */
+} cache_entry;
 static _Thread_local cache_entry *cache;
 static _Thread_local int cache_n, cache_cap;
 
@@ -123,7 +127,7 @@ static bool hold(lt_autocast_ctx *c, lt_tensor *t) {
 static lt_tensor *cached(lt_autocast_ctx *c, lt_tensor *t) {
   for (int i = 0; i < cache_n; i++) {
     if (cache[i].src != t) continue;
-    if (cache[i].version == version_of(t) && cache[i].cast->dtype == c->to) {
+    if (cache[i].storage == t->storage && cache[i].version == version_of(t) && cache[i].cast->dtype == c->to) {
       lt_tensor_retain(cache[i].cast);
       return cache[i].cast;
     }
@@ -144,7 +148,7 @@ static lt_tensor *cached(lt_autocast_ctx *c, lt_tensor *t) {
   }
   lt_tensor_retain(t);
   lt_tensor_retain(r);
-  cache[cache_n++] = (cache_entry){ t, r, version_of(t) };
+  cache[cache_n++] = (cache_entry){ t, r, t->storage, version_of(t) };
   return r;
 }
 

@@ -325,6 +325,9 @@ T.test("a float32 leaf weight is cast once per region and the cache empties at i
     local c = torch.mm(x, w)
     T.ok(not torch.equal(c, a), "the cached cast followed the in-place change")
     T.near((c - a):float():mean():item(), x:sum(2):mean():item(), 0.1)
+    -- and one given new data (x.data = y) too
+    w.data = torch.zeros(4, 4)
+    T.tensor(torch.mm(x, w):float(), torch.zeros(2, 4):totable())
   end)
   T.eq(torch._autocast.cache_size(), 0)
   torch.autocast("cpu", { cache_enabled = false }, function()
