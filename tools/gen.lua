@@ -1118,10 +1118,10 @@ for _, line in ipairs(GA.table()) do c(line) end
 local ANY_HEADERS = { "core/views.h", "core/copy_ops.h", "core/shape_copies.h", "core/complex_views.h" }
 
 -- The float32 path of an op in float32_kernels (src/ops/lowp.lua) on backend b: a
--- kernel with the op's type that converts each float16/bfloat16 tensor argument to
--- float32 (core conversions: kernels run below Autograd), runs fn, and rounds the
--- float32 results back to the first such argument's dtype. Inputs without a 16-bit
--- float go to fn untouched.
+-- kernel with the op's type that, when every floating tensor argument has one 16-bit
+-- dtype, converts them to float32 (core conversions: kernels run below Autograd), runs
+-- fn, and rounds the float32 results back to that dtype. Any other call goes to fn
+-- untouched, so a mix (bfloat16 input, float32 weight) meets fn's own dtype checks.
 local function widen_wrapper(op, b, fn, emit)
   local rt = RET_CTYPE[op.rkind]
   local name = ("lt_%s_%s_f32"):format(b, op.name)
@@ -1134,11 +1134,13 @@ local function widen_wrapper(op, b, fn, emit)
   if op.out then die(op.name .. ": float32_kernels takes ops without an out= form") end
   local fail = op.rkind == "tensor" and "NULL" or "-1"
   emit(("static %s %s(%s) {"):format(rt, name, plist(full_params(op, op.out))))
+  -- lt__w: the one floating dtype of the tensor arguments, -2 for a mix
   emit("  int lt__w = -1;")
   for _, t in ipairs(tens) do
-    emit(("  if (lt__w < 0 && %s && (%s->dtype == LT_FLOAT16 || %s->dtype == LT_BFLOAT16)) lt__w = %s->dtype;"):format(t, t, t, t))
+    emit(("  if (%s && lt_dtype_is_float((lt_dtype)%s->dtype)) lt__w = lt__w == -1 || lt__w == %s->dtype ? %s->dtype : -2;"):format(
+      t, t, t, t))
   end
-  emit(("  if (lt__w < 0) return %s(%s);"):format(fn, join(full_args(op, op.out))))
+  emit(("  if (lt__w != LT_FLOAT16 && lt__w != LT_BFLOAT16) return %s(%s);"):format(fn, join(full_args(op, op.out))))
   local call = {}
   for _, a in ipairs(op.c_args) do
     if a.type == "Tensor" or a.type == "Tensor?" then

@@ -98,7 +98,11 @@ function M.functions(h)
     c(("  int lt__pol = lt_autocast_policy(&lt__c, (%s) & LT_BACKEND_KEYS, %s, %s);"):format(
       #keys > 0 and h.join(keys, " | ") or "LT_KEYBIT(LT_KEY_CPU)", pol_c(op, "cpu"), pol_c(op, "cuda")))
     c("  if (lt__pol == LT_AC_NONE) return false;")
-    c(("  if (lt__pol == LT_AC_BANNED) { lt_autocast_banned(\"%s\"); *lt__res = %s; return true; }"):format(op.lua, fail))
+    -- the steps only the op's policies need (a device's policy decides at run time)
+    local function any(pol) return op.autocast.cpu == pol or op.autocast.cuda == pol end
+    if any("banned") then
+      c(("  if (lt__pol == LT_AC_BANNED) { lt_autocast_banned(\"%s\"); *lt__res = %s; return true; }"):format(op.lua, fail))
+    end
     -- the arguments of the call below Autocast: cast tensors, the dtype= of fp32_dtype
     local call = {}
     local has_dtype = false
@@ -114,15 +118,17 @@ function M.functions(h)
       c(("  int lt__dtype = lt__pol == LT_AC_FP32_OPT_DTYPE && dtype < 0 && %s ? LT_FLOAT32 : dtype;"):format(
         fa and ("lt_autocast_eligible(&lt__c, " .. fa .. ")") or "false"))
     end
-    c("  if (lt__pol == LT_AC_PROMOTE) {")
-    for _, a in ipairs(tens) do
-      if a.type == "Tensor[]" then
-        c(("    for (int lt__i = 0; lt__i < %s_n; lt__i++) lt_autocast_promote(&lt__c, \"%s\", %s[lt__i]);"):format(a.name, op.lua, a.name))
-      else
-        c(("    lt_autocast_promote(&lt__c, \"%s\", %s);"):format(op.lua, a.name))
+    if any("promote") then
+      c("  if (lt__pol == LT_AC_PROMOTE) {")
+      for _, a in ipairs(tens) do
+        if a.type == "Tensor[]" then
+          c(("    for (int lt__i = 0; lt__i < %s_n; lt__i++) lt_autocast_promote(&lt__c, \"%s\", %s[lt__i]);"):format(a.name, op.lua, a.name))
+        else
+          c(("    lt_autocast_promote(&lt__c, \"%s\", %s);"):format(op.lua, a.name))
+        end
       end
+      c("  }")
     end
-    c("  }")
     -- fp32_dtype and keep leave the tensors as they are; the others cast them
     c("  bool lt__cast = lt__pol != LT_AC_FP32_OPT_DTYPE && lt__pol != LT_AC_KEEP;")
     for _, a in ipairs(tens) do

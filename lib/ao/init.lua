@@ -93,14 +93,14 @@ function ao.quantize_(model, config, o)
     error(("%s: option 'filter_fn' must be a function (module, fqn) -> boolean, got %s"):format(fn, type(filter)), 2)
   end
   -- collect first, convert after: the walk must not see modules it already changed
-  local todo = {}
+  local pending = {}
   for _, e in ipairs(model:named_modules()) do
     local fqn, m = e[1], e[2]
     local conv = convert_fn(config, m)
-    if conv and (filter == nil or filter(m, fqn)) then todo[#todo + 1] = { m, conv } end
+    if conv and (filter == nil or filter(m, fqn)) then pending[#pending + 1] = { m, conv } end
   end
   torch.no_grad(function()
-    for _, t in ipairs(todo) do
+    for _, t in ipairs(pending) do
       local m, conv = t[1], t[2]
       local training = m.training
       local q = conv(m)

@@ -2,8 +2,9 @@
 ** cvt.h — contiguous conversions between the 16-bit floats and float32, the
 ** one helper the 16-bit kernels go through: the casts (ew_cast.c), the
 ** float16 elementwise loops (ew.h) and folds (reduce.c), the matrix products
-** (la_gemm.c) and the nn kernels run in float32 (half.h) convert a block to
-** float32, run the float32 code and convert back. (bfloat16's elementwise
+** (la_gemm.c) and, through the casts, the nn kernels run in float32
+** (src/ops/lowp.lua) convert a block to float32, run the float32 code and
+** convert back. (bfloat16's elementwise
 ** loops and folds convert inline instead: ew.h says why.)
 **
 ** Each conversion has one implementation per instruction set, picked once

@@ -26,7 +26,6 @@
 #include "cpu/parallel.h"
 #include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
 #include "cpu/la_gemm.h"
-#include "cpu/half.h"
 #include "cpu/nn_conv_shift.h"
 
 /* as in la_gemm.c: OpenBLAS threads products above this many multiply-adds */
@@ -569,13 +568,6 @@ lt_tensor *lt_cpu_conv2d(lt_tensor *input, lt_tensor *weight, lt_tensor *bias, l
                          lt_intlist padding, lt_intlist dilation, int64_t groups) {
   conv_geom q;
   if (lt_meta_conv2d("conv2d", input, weight, bias, stride, padding, dilation, groups, &q)) return NULL;
-  if (lt_half_dtype(q.dtype)) {   /* 16-bit floats: float32 inside (half.h) */
-    lt_tensor *src[3] = {input, weight, bias}, *f[3];
-    if (lt_half_in(f, src, 3)) return NULL;
-    lt_tensor *y = lt_cpu_conv2d(f[0], f[1], f[2], stride, padding, dilation, groups);
-    lt_half_release(f, 3);
-    return lt_half_out(y, q.dtype);
-  }
   return conv_forward("conv2d", &q, input, weight, bias);
 }
 
@@ -607,13 +599,6 @@ lt_tensor *lt_cpu_conv2d_backward_input(lt_tensor *grad_output, lt_tensor *weigh
   conv_geom q;
   if (lt_meta_conv2d_backward_input(op, grad_output, weight, input_size, stride, padding, dilation, groups, &q))
     return NULL;
-  if (lt_half_dtype(q.dtype)) {
-    lt_tensor *src[2] = {grad_output, weight}, *f[2];
-    if (lt_half_in(f, src, 2)) return NULL;
-    lt_tensor *gx = lt_cpu_conv2d_backward_input(f[0], f[1], input_size, stride, padding, dilation, groups);
-    lt_half_release(f, 2);
-    return lt_half_out(gx, q.dtype);
-  }
   return backward_input(op, &q, grad_output, weight);
 }
 
@@ -639,13 +624,6 @@ lt_tensor *lt_cpu_conv2d_backward_weight(lt_tensor *grad_output, lt_tensor *inpu
   conv_geom q;
   if (lt_meta_conv2d_backward_weight(op, grad_output, input, weight_size, stride, padding, dilation, groups, &q))
     return NULL;
-  if (lt_half_dtype(q.dtype)) {
-    lt_tensor *src[2] = {grad_output, input}, *f[2];
-    if (lt_half_in(f, src, 2)) return NULL;
-    lt_tensor *gw = lt_cpu_conv2d_backward_weight(f[0], f[1], weight_size, stride, padding, dilation, groups);
-    lt_half_release(f, 2);
-    return lt_half_out(gw, q.dtype);
-  }
   return backward_weight(op, &q, grad_output, input, weight_size.v);
 }
 
@@ -658,13 +636,6 @@ lt_tensor *lt_cpu_conv_transpose2d(lt_tensor *input, lt_tensor *weight, lt_tenso
   conv_geom q;
   if (lt_meta_conv_transpose2d(op, input, weight, bias, stride, padding, output_padding, groups, dilation, &q))
     return NULL;
-  if (lt_half_dtype(q.dtype)) {
-    lt_tensor *src[3] = {input, weight, bias}, *f[3];
-    if (lt_half_in(f, src, 3)) return NULL;
-    lt_tensor *y = lt_cpu_conv_transpose2d(f[0], f[1], f[2], stride, padding, output_padding, groups, dilation);
-    lt_half_release(f, 3);
-    return lt_half_out(y, q.dtype);
-  }
   lt_tensor *y = backward_input(op, &q, input, weight);
   if (!y || !bias || q.N * q.C * q.H * q.W == 0) return y;
   lt_tensor *b = lt_tensor_contiguous(bias);

@@ -3,13 +3,17 @@
 -- them through float32: the generated table entry (tools/gen.lua, widen_wrapper)
 -- converts each 16-bit floating tensor argument to float32, runs the kernel, and rounds
 -- its floating results back to the first such argument's dtype.
--- So a bfloat16 network's pooling and resampling (after a convolution autocast ran in
--- bfloat16) work, with float32 arithmetic inside and one rounding at the end. An op
--- whose kernel on a backend takes the 16-bit floats itself is not listed for it; the
--- shape checks of these ops (src/meta: conv, pool, resample) keep refusing 16-bit
--- floats, so a kernel never sees one it was not written for.
+-- So a bfloat16 network's convolutions, pooling and resampling work, with float32
+-- arithmetic inside (float32 accumulation, as PyTorch's CPU kernels have for bfloat16)
+-- and one rounding at the end. A call mixing dtypes goes to the kernel as it is, whose
+-- checks refuse it. An op whose kernel on a backend takes the 16-bit floats itself is
+-- not listed for it. The pool and resample shape checks (src/meta) refuse 16-bit
+-- floats; the conv checks take them (the meta device's convolutions do), so on each
+-- backend with float32-only convolution kernels the conv family must be listed here.
 local ops = {}
 
+-- the convolution kernels are float32/float64 (im2col and the GEMMs): measured, the
+-- conversions cost 3-11% over float32's time (bench/README.md, 16-bit floats)
 local POOL_RESAMPLE = {
   "max_pool2d_with_indices", "max_pool2d_backward", "adaptive_max_pool2d",
   "avg_pool2d", "avg_pool2d_backward", "adaptive_avg_pool2d", "adaptive_avg_pool2d_backward",
@@ -24,7 +28,7 @@ local function join(...)
 end
 
 ops.float32_kernels = {
-  cpu = POOL_RESAMPLE,
+  cpu = join(CONV, POOL_RESAMPLE),
   meta = POOL_RESAMPLE,
   -- CUDA's convolutions are its own kernels in float32/float64 (no cuDNN yet)
   cuda = join(CONV, POOL_RESAMPLE),
