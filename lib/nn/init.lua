@@ -10,6 +10,8 @@
 -- 2), class targets / embedding indices / padding_idx are 1-based. Modules are classes made
 -- with nn.Module:extend("Name"); see nn/module.lua.
 local torch = require "torch"
+-- Torch7 mode has Torch7's nn: plain-tensor modules with Torch7's protocol (lib/t7nn)
+if torch.compat() == "torch7" then return require "t7nn" end
 local base = require "nn.module"
 
 local nn = {}

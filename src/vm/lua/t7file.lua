@@ -552,8 +552,13 @@ function torch._t7file_install(torch, storage_methods)
       obj:set_state(read_typed(self, "Byte", gen_state_size, "a generator's state"))
     else
       local make = torch.factory(cname)
+      if not make and cname:match("^nn%.") then
+        -- Torch7 mode's nn (lib/t7nn) has Torch7's classes: load it, as a script would
+        require "nn"
+        make = torch.factory(cname)
+      end
       if not make then
-        -- Torch7's nn classes become lutorch modules, as torch.load_t7 makes them
+        -- other nn classes become lutorch modules, as torch.load_t7 makes them
         t7map = t7map or torch._t7map()
         if not t7map.classes[cname] then error(("readObject: unknown Torch class <%s>"):format(cname), 0) end
         local fields = self:readObject()

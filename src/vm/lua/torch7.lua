@@ -21,6 +21,7 @@ function torch._t7_install(torch)
   -- classes: torch.class, torch.typename, torch.type, torch.isTypeOf, ...
   ---------------------------------------------------------------------------
   local classes = {}        -- typename -> instance metatable
+  local class_hooks         -- metamethod name -> maker of the hook every class gets
   local function typename_of(v)
     if torch.isTensor(v) then return v:type() end
     local m = getmetatable(v)
@@ -34,6 +35,42 @@ function torch._t7_install(torch)
   -- Torch7's generators were torch.Generator objects
   rawset(getmetatable(torch.Generator()), "__typename", "torch.Generator")
   function torch.type(v) return typename_of(v) or type(v) end
+
+  -- what a class's instance metamethod runs: the class's own Torch7-style method
+  -- (__tostring__, ...), else the nearest ancestor's plain metamethod (not a hook)
+  local hooks = setmetatable({}, { __mode = "k" })
+  local function class_method(obj, event)
+    local f = obj[event .. "__"]
+    if f then return f end
+    local m = getmetatable(obj)
+    while m do
+      local g = rawget(m, event)
+      if g and not hooks[g] then return g end
+      m = rawget(m, "__parent")
+    end
+  end
+  local function make_hook(event, fallback)
+    local h = function(a, ...)
+      local obj = a
+      if not (type(obj) == "table" and class_method(obj, event)) then obj = (...) end
+      local f = type(obj) == "table" and class_method(obj, event)
+      if f then return f(a, ...) end
+      if fallback then return fallback(a, ...) end
+      error(("attempt to perform '%s' on a %s"):format(event, torch.typename(obj) or type(obj)), 2)
+    end
+    hooks[h] = true
+    return h
+  end
+  class_hooks = {}
+  class_hooks.__tostring = function(event)
+    return make_hook(event, function(o) return torch.typename(o) end)
+  end
+  class_hooks.__len = function(event) return make_hook(event, function(o) return rawlen(o) end) end
+  for _, e in ipairs({ "__call", "__add", "__sub", "__mul", "__div", "__mod", "__unm", "__concat",
+                       "__eq", "__lt", "__le" }) do
+    class_hooks[e] = function(event) return make_hook(event) end
+  end
+  class_hooks.__eq = nil   -- identity unless a class says otherwise (rawequal is cheaper)
 
   -- torch.class(name [, parent] [, module]) -> class, parent
   function torch.class(name, parent, module)
@@ -51,6 +88,10 @@ function torch._t7_install(torch)
       setmetatable(cmt, { __index = pmt })
       cmt.__parent = pmt
     end
+    -- Lua reads metamethods with rawget, so a parent's would not reach a child's
+    -- instances: each class gets hooks that find Torch7's spellings (__tostring__,
+    -- __call__, __len__, __add__, ...) or a parent's plain metamethod at call time
+    for event, hook in pairs(class_hooks) do cmt[event] = hook(event) end
     classes[name] = cmt
     local class = setmetatable({}, {
       __index = cmt,
@@ -132,6 +173,33 @@ function torch._t7_install(torch)
   ---------------------------------------------------------------------------
   local types = { "Double", "Float", "Half", "Long", "Int", "Short", "Char", "Byte", "Bool", "BFloat16" }
   local is_storage
+  local storage_view
+  -- torch.DoubleTensor(storage [, offset [, sizes [, strides]]]), sizes and strides as
+  -- tables/LongStorages or as numbers: size1, stride1, size2, stride2, ...
+  local function tensor_on_storage(tname, s, offset, a, ...)
+    local st = rawget(s, "_t")
+    if st:type() ~= tname then
+      error(("%s: a %s cannot hold a tensor of this type"):format(tname, torch.typename(s)), 3)
+    end
+    if offset ~= nil and math.type(offset) == nil then
+      error(tname .. ": argument 'storageOffset' must be a number", 3)
+    end
+    local sizes, strides
+    if type(a) == "number" then
+      local v = { a, ... }
+      sizes, strides = {}, {}
+      for i = 1, #v, 2 do sizes[#sizes + 1] = v[i]; strides[#strides + 1] = v[i + 1] or -1 end
+      -- a missing or negative stride means contiguous
+      local expect = 1
+      for i = #sizes, 1, -1 do
+        if strides[i] < 0 then strides[i] = expect end
+        expect = expect * sizes[i]
+      end
+    elseif a ~= nil then
+      sizes, strides = a, (...)
+    end
+    return storage_view(st, offset, sizes, strides, tname)
+  end
   local size_mt = getmetatable(torch.ones(1):size())
   -- a storage given as sizes is its values, as a size
   local function sizes_arg(...)
@@ -151,7 +219,13 @@ function torch._t7_install(torch)
     if type(ctor) == "function" then
       local cls = { __typename = "torch." .. name }
       torch[name] = setmetatable(cls, {
-        __call = function(_, ...) return ctor(sizes_arg(...)) end,
+        __call = function(_, a, ...)
+          if is_storage(a) and (type((...)) == "number" or getmetatable(a).__typename ~= "torch.LongStorage") then
+            return tensor_on_storage("torch." .. name, a, ...)
+          end
+          if a == nil and select("#", ...) == 0 then return ctor() end
+          return ctor(sizes_arg(a, ...))
+        end,
         __tostring = function() return "torch." .. name end,
         __index = M,     -- torch.getmetatable("torch.DoubleTensor").add is the method
         -- function torch.FloatTensor:foo() ... end: x:foo() for FloatTensors x
@@ -170,9 +244,10 @@ function torch._t7_install(torch)
       classes["torch." .. name] = cls
     end
   end
-  local Tensor_ctor = torch.Tensor
   torch.Tensor = setmetatable({}, {
-    __call = function(_, ...) return Tensor_ctor(sizes_arg(...)) end,
+    __call = function(_, ...)
+      return torch[(torch.getdefaulttensortype():gsub("^torch%.", ""))](...)
+    end,
     __index = function(_, k)
       return torch[(torch.getdefaulttensortype():gsub("^torch%.", ""))][k]
     end,
@@ -269,6 +344,37 @@ function torch._t7_install(torch)
       return rawget(torch[name], k)
     end,
   })
+  -- a tensor on the elements of a storage's tensor st (a 1-D view): from offset
+  -- (1-based), of the sizes and strides given (contiguous strides by default)
+  storage_view = function(st, offset, size, stride, who)
+    offset = offset or 1
+    if size == nil then
+      local n = st:nElement() - offset + 1
+      if n <= 0 then return st:narrow(1, 1, 0) end
+      return st:narrow(1, offset, n)
+    end
+    local sz = {}
+    for i = 1, #size do sz[i] = size[i] end
+    local n, contiguous, expect = 1, true, 1
+    for i = #sz, 1, -1 do
+      if stride and stride[i] and stride[i] ~= expect and sz[i] ~= 1 then contiguous = false end
+      expect = expect * sz[i]
+      n = n * sz[i]
+    end
+    if offset < 1 or (n > 0 and offset - 1 + n > st:nElement() and contiguous) then
+      error(("%s: offset %d and %d elements go past the storage's %d"):format(who, offset, n, st:nElement()), 3)
+    end
+    if contiguous then
+      if n == 0 then return st:narrow(1, offset <= st:nElement() and offset or 1, 0):view(sz) end
+      return st:narrow(1, offset, n):view(sz)
+    end
+    local st_ = {}
+    for i = 1, #sz do st_[i] = stride[i] end
+    if not torch.as_strided then
+      error(who .. ": strides that are not contiguous need torch.as_strided", 3)
+    end
+    return torch.as_strided(st, sz, st_, st:storage_offset() + offset - 1)
+  end
   -- x:storage(): the whole of x's storage, sharing its memory (x:storageOffset() is 1-based)
   function M.storage(x)
     local name = x:type():gsub("^torch%.", ""):gsub("Tensor$", "Storage")
@@ -411,6 +517,9 @@ function torch._t7_install(torch)
   local default_seed = 0
   local manual = torch.manualSeed or torch.manual_seed
   function torch.manualSeed(gen, s)
+    -- Torch7 took any number and kept its integer part (nn.test seeds with 1e5 * torch.tic())
+    if math.type(s) == "float" then s = math.floor(s) end
+    if math.type(gen) == "float" then gen = math.floor(gen) end
     if is_gen(gen) then seeds[gen] = s; gen:manual_seed(s); return end
     default_seed = gen
     return manual(gen)
@@ -488,10 +597,22 @@ function torch._t7_install(torch)
     if z then return x:set_(y:view(z:size())) end
     return x:view(y:size())
   end
-  function M.set(x, y)
+  -- x:set(tensor) and x:set(storage [, offset [, sizes [, strides]]]): x views that
+  -- memory (offset 1-based; sizes and strides as tables or LongStorages)
+  function M.set(x, y, offset, size, stride)
     if torch.isTensor(y) then return x:set_(y) end
-    if is_storage(y) then return x:set_(rawget(y, "_t")) end
+    if is_storage(y) then return x:set_(storage_view(rawget(y, "_t"), offset, size, stride, "set")) end
+    if y == nil then return x:set_(x.new()) end
     error("set: argument 'source' must be a tensor or a storage", 2)
+  end
+  -- x:copy(y) copies y's elements in order when both have as many elements, whatever
+  -- their shapes (Torch7's rule); other sizes broadcast as before
+  local copy = M.copy
+  function M.copy(x, y, ...)
+    if torch.isTensor(y) and x:nElement() == y:nElement() and x:dim() > 0 and not M.isSameSizeAs(x, y) then
+      return copy(x, y:reshape(x:size()), ...)
+    end
+    return copy(x, y, ...)
   end
   function M.isSameSizeAs(x, y)
     if x:dim() ~= y:dim() then return false end
@@ -506,10 +627,11 @@ function torch._t7_install(torch)
   end
   function M.elementSize(x) return x:element_size() end
   function M.storageOffset(x) return x:storage_offset() + 1 end
-  function M.new(x, ...)
-    local c = torch[(x:type():gsub("^torch%.", ""))]
-    return c(...)
-  end
+  -- x.new is x's tensor class (callable): x.new() is an empty tensor of x's type,
+  -- x.new(2, 3) one of that size, and x:new() passes x itself, so, as in Torch7,
+  -- it is a new tensor object on x's storage
+  M.new = nil
+  M._fields.new = function(x) return torch[(x:type():gsub("^torch%.", ""))] end
   function M.real(x) return x:double() end
   function M.nDimension(x) return x:dim() end
 
@@ -899,6 +1021,12 @@ function torch._t7_install(torch)
     if not name then return nil end
     local mt = torch.getmetatable(name)
     return type(mt) == "table" and rawget(mt, "__version") or 1
+  end
+  -- tic(): seconds on a monotonic clock; toc(t): seconds since tic() gave t
+  function torch.tic() return torch.time() end
+  function torch.toc(t)
+    if type(t) ~= "number" then error("torch.toc: argument 't' must be a number from torch.tic()", 2) end
+    return torch.time() - t
   end
   -- a unique number per object (its address)
   function torch.pointer(obj)

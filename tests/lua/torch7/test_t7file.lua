@@ -338,7 +338,7 @@ T.test("torch.load still reads lutorch's own format in this mode", function()
   T.eq(r.x:totable(), { 4, 4 })
 end)
 
-T.test("torch.load maps Torch7's nn classes to lutorch modules, as torch.load_t7 does", function()
+T.test("torch.load makes Torch7's nn classes as Torch7 mode's nn has them", function()
   if not ref_ok then T.skip("nn classes", "python3 is not available"); return end
   os.execute("python3 tests/ref/t7_writer.py " .. S.dir .. " >/dev/null")
   local exp = dofile(S.path("expected.lua"))

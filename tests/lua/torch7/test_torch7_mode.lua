@@ -186,7 +186,10 @@ T.test("tensor methods: resize, resizeAs, new, typeAs, type, apply, map, map2, .
   local x = D({ 1, 2, 3, 4 })
   x:resize(2, 2); T.tensor(x, { { 1, 2 }, { 3, 4 } })
   local y = torch.Tensor(); y:resizeAs(x); T.eq(y:size(1), 2); T.eq(y:size(2), 2)
-  T.eq(x:new():type(), "torch.DoubleTensor"); T.eq(x:new():nElement(), 0)
+  T.eq(x.new():type(), "torch.DoubleTensor"); T.eq(x.new():nElement(), 0)
+  -- x:new() is the constructor given x: a new tensor object on x's storage, as in Torch7
+  local v = x:new(); T.eq(v:nElement(), 4); v[1][1] = 7; T.eq(x[1][1], 7); x[1][1] = 1
+  T.eq(x.new(3):nElement(), 3)
   T.eq(x:typeAs(torch.FloatTensor()):type(), "torch.FloatTensor")
   T.eq(x:type("torch.FloatTensor"):type(), "torch.FloatTensor")
   x:apply(function(v) return v * 10 end); T.tensor(x, { { 10, 20 }, { 30, 40 } })

@@ -1,0 +1,5 @@
+-- t7nn/normalization.lua
+local torch = require "torch"
+local nn = require "t7nn.env"
+
+return nn
