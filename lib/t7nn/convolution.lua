@@ -1,4 +1,4 @@
--- t7nn/temporal.lua
+-- t7nn/convolution.lua
 local torch = require "torch"
 local nn = require "t7nn.env"
 
