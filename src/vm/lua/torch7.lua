@@ -289,6 +289,13 @@ function torch._t7_install(torch)
         rawget(s, "_t")[k] = v
       end
       smt.__len = function(s) return rawget(s, "_t"):nElement() end
+      -- two storage objects are equal when they are the same memory (x:storage() makes a
+      -- new object each time, as Torch7's userdata did; Torch7 compared the C storages)
+      smt.__eq = function(a, b)
+        local ta, tb = rawget(a, "_t"), rawget(b, "_t")
+        return ta ~= nil and tb ~= nil and torch._t7storage_id(ta) == torch._t7storage_id(tb)
+          and ta:storage_offset() == tb:storage_offset() and ta:nElement() == tb:nElement()
+      end
       smt.__tostring = function(s)
         local v = rawget(s, "_t"):totable()
         for i = 1, #v do v[i] = tostring(v[i]) end
