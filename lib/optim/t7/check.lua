@@ -15,7 +15,7 @@ local M = {}
 
 -- PyTorch's names of the Torch7 options
 local PYTORCH_NAMES = { lr = "learningRate", lr_decay = "learningRateDecay", weight_decay = "weightDecay",
-  betas = "beta1 and beta2", max_iter = "maxIter", max_eval = "maxEval",
+  eps = "epsilon", betas = "beta1 and beta2", max_iter = "maxIter", max_eval = "maxEval",
   tolerance_grad = "tolFun", tolerance_change = "tolX", history_size = "nCorrection",
   line_search_fn = "lineSearch" }
 
