@@ -350,7 +350,8 @@ T.test("Torch7 optim.sgd/adam/rmsprop/adagrad/lbfgs/cg minimise a quadratic", fu
   optim.lbfgs(feval, xw, { maxIter = 50, tolFun = 1e-12, tolX = 1e-15, lineSearch = optim.lswolfe })
   T.ok((xw - xstar):abs():max():item() < 1e-6, "lbfgs wolfe " .. tostring(xw))
   local xc = torch.zeros(3, f64)
-  local _, fc = optim.cg(feval, xc, { maxIter = 20 })
+  -- Rasmussen's line search is inexact: 25 evaluations (maxIter 20) come within 1e-3, 50 converge
+  local _, fc = optim.cg(feval, xc, { maxIter = 40 })
   T.ok((xc - xstar):abs():max():item() < 1e-5, "cg " .. tostring(xc))
   T.ok(fc[#fc] <= fc[1])
 end)

@@ -297,7 +297,7 @@ T.test("Torch7's optim functions: free config keys pass, typos and PyTorch's nam
   local function feval(v) return (v * v):sum():item(), v * 2 end
   T.raises(function() optim.sgd(feval, x, { learningrate = 0.1 }) end, "optim.sgd: unknown option 'learningrate' (did you mean 'learningRate'?)")
   T.raises(function() optim.adam(feval, x, { lr = 0.1 }) end, "optim.adam: unknown option 'lr'", "learningRate")
-  T.raises(function() optim.sgd(feval, x, { weightDecays = torch.ones(2) }) end, "optim.sgd: Torch7's option 'weightDecays' is not supported")
+  T.raises(function() optim.sgd(feval, x, { weightDecay = 0.1, momentun = 0.9 }) end, "optim.sgd: unknown option 'momentun' (did you mean 'momentum'?)")
   T.raises(function() optim.sgd(feval, x, 0.1) end, "optim.sgd: argument 'config' must be a table")
   T.tensor(x, { 1, 1 })                       -- nothing moved
   local config = { learningRate = 0.5, epoch = 3, momentum = 0 }
