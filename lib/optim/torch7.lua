@@ -12,7 +12,6 @@ local T7_FILES = { "sgd", "cg", "asgd", "nag", "fista", "adagrad", "rprop", "ada
   "adadelta", "cmaes", "de", "lswolfe", "polyinterp", "checkgrad", "ConfusionMatrix", "Logger" }
 
 return function(optim)
-  require "optim.t7.tensor_new".install()
   require "optim.t7.firstorder" (optim)
   require "optim.t7.polyinterp" (optim)
   require "optim.t7.lswolfe" (optim)
