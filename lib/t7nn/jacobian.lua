@@ -193,5 +193,65 @@ function J.testAllUpdate(module, input, weight, gradWeight)
   return errors
 end
 
+-- The diagonal Hessian (nn.hessian.enable()) of F = sum_k y_k^2 / 2 with respect to the
+-- input or a parameter, y the module's output. By the module's own second-order pass: the
+-- Hessian of F with respect to y is all ones.
+function J.backwardDiagHessian(module, input, diagHessianParamName)
+  module:forward(input)
+  local ones = module.output.new():resizeAs(module.output):fill(1)
+  if module.diagHessianWeight then module.diagHessianWeight:zero() end
+  if module.diagHessianBias then module.diagHessianBias:zero() end
+  module:updateDiagHessianInput(input, ones)
+  module:accDiagHessianParameters(input, ones)
+  return module[diagHessianParamName]
+end
+
+-- the same for a module linear in its input and parameters, from first derivatives:
+-- d2F/dx_i^2 = sum_k (dy_k/dx_i)^2, one backward pass per output element
+function J.linearModuleDiagHessian(module, input, gradParamName)
+  local grad = module[gradParamName]
+  local diag = grad.new():resize(grad:nElement()):zero()
+  module:forward(input)
+  local dout = module.output.new():resizeAs(module.output)
+  local dflat = dout:view(dout:nElement())
+  for i = 1, dout:nElement() do
+    dflat:zero()
+    dflat[i] = 1
+    module.gradWeight:zero()
+    if module.bias then module.gradBias:zero() end
+    module:updateGradInput(input, dout)
+    module:accGradParameters(input, dout)
+    local g = module[gradParamName]:contiguous():view(-1)
+    diag:addcmul(g, g)
+  end
+  return diag
+end
+
+-- the largest difference of the two, the input drawn from [minval, maxval]
+function J.testDiagHessian(module, input, gradParamName, diagHessianParamName, minval, maxval)
+  minval, maxval = minval or -2, maxval or 2
+  fill_uniform(input, minval, maxval)
+  module:initDiagHessianParameters()
+  local bp = J.backwardDiagHessian(module, input, diagHessianParamName)
+  local lin = J.linearModuleDiagHessian(module, input, gradParamName)
+  return (bp - lin):abs():max()
+end
+
+function J.testDiagHessianInput(module, input, minval, maxval)
+  return J.testDiagHessian(module, input, "gradInput", "diagHessianInput", minval, maxval)
+end
+function J.testDiagHessianWeight(module, input, minval, maxval)
+  return J.testDiagHessian(module, input, "gradWeight", "diagHessianWeight", minval, maxval)
+end
+function J.testDiagHessianBias(module, input, minval, maxval)
+  return J.testDiagHessian(module, input, "gradBias", "diagHessianBias", minval, maxval)
+end
+
+-- nn.hessian.enable() loads the diagonal-Hessian methods (t7nn/hessian.lua) on first use
+nn.hessian = nn.hessian or {}
+if not nn.hessian.enable then
+  function nn.hessian.enable() return require("t7nn.hessian").enable() end
+end
+
 nn.Jacobian = J
 return J
