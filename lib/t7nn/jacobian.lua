@@ -209,8 +209,7 @@ end
 -- the same for a module linear in its input and parameters, from first derivatives:
 -- d2F/dx_i^2 = sum_k (dy_k/dx_i)^2, one backward pass per output element
 function J.linearModuleDiagHessian(module, input, gradParamName)
-  local grad = module[gradParamName]
-  local diag = grad.new():resize(grad:nElement()):zero()
+  local diag   -- sized at the first pass (gradInput is empty before a backward)
   module:forward(input)
   local dout = module.output.new():resizeAs(module.output)
   local dflat = dout:view(dout:nElement())
@@ -222,6 +221,7 @@ function J.linearModuleDiagHessian(module, input, gradParamName)
     module:updateGradInput(input, dout)
     module:accGradParameters(input, dout)
     local g = module[gradParamName]:contiguous():view(-1)
+    diag = diag or g.new(g:nElement()):zero()
     diag:addcmul(g, g)
   end
   return diag
