@@ -193,5 +193,158 @@ function J.testAllUpdate(module, input, weight, gradWeight)
   return errors
 end
 
+-- The diagonal Hessian (nn.hessian.enable()) of F = sum_k y_k^2 / 2 with respect to the
+-- input or a parameter, y the module's output. By the module's own second-order pass: the
+-- Hessian of F with respect to y is all ones.
+function J.backwardDiagHessian(module, input, diagHessianParamName)
+  module:forward(input)
+  local ones = module.output.new():resizeAs(module.output):fill(1)
+  if module.diagHessianWeight then module.diagHessianWeight:zero() end
+  if module.diagHessianBias then module.diagHessianBias:zero() end
+  module:updateDiagHessianInput(input, ones)
+  module:accDiagHessianParameters(input, ones)
+  return module[diagHessianParamName]
+end
+
+-- the same for a module linear in its input and parameters, from first derivatives:
+-- d2F/dx_i^2 = sum_k (dy_k/dx_i)^2, one backward pass per output element
+function J.linearModuleDiagHessian(module, input, gradParamName)
+  local diag   -- sized at the first pass (gradInput is empty before a backward)
+  module:forward(input)
+  local dout = module.output.new():resizeAs(module.output)
+  local dflat = dout:view(dout:nElement())
+  for i = 1, dout:nElement() do
+    dflat:zero()
+    dflat[i] = 1
+    module.gradWeight:zero()
+    if module.bias then module.gradBias:zero() end
+    module:updateGradInput(input, dout)
+    module:accGradParameters(input, dout)
+    local g = module[gradParamName]:contiguous():view(-1)
+    diag = diag or g.new(g:nElement()):zero()
+    diag:addcmul(g, g)
+  end
+  return diag
+end
+
+-- the largest difference of the two, the input drawn from [minval, maxval]
+function J.testDiagHessian(module, input, gradParamName, diagHessianParamName, minval, maxval)
+  minval, maxval = minval or -2, maxval or 2
+  fill_uniform(input, minval, maxval)
+  module:initDiagHessianParameters()
+  local bp = J.backwardDiagHessian(module, input, diagHessianParamName)
+  local lin = J.linearModuleDiagHessian(module, input, gradParamName)
+  return (bp - lin):abs():max()
+end
+
+function J.testDiagHessianInput(module, input, minval, maxval)
+  return J.testDiagHessian(module, input, "gradInput", "diagHessianInput", minval, maxval)
+end
+function J.testDiagHessianWeight(module, input, minval, maxval)
+  return J.testDiagHessian(module, input, "gradWeight", "diagHessianWeight", minval, maxval)
+end
+function J.testDiagHessianBias(module, input, minval, maxval)
+  return J.testDiagHessian(module, input, "gradBias", "diagHessianBias", minval, maxval)
+end
+
+-- nn.hessian.enable() loads the diagonal-Hessian methods (t7nn/hessian.lua) on first use
+nn.hessian = nn.hessian or {}
+if not nn.hessian.enable then
+  function nn.hessian.enable() return require("t7nn.hessian").enable() end
+end
+
+-- nn.SparseJacobian: the same checks for modules whose input is sparse, k x 2 rows of
+-- (index, value): the variable with respect to the input is its value column,
+-- input:select(2, 2) (gradInput comes in the same form)
+local SJ = {}
+
+local function sparse_values(input) return input:select(2, 2) end
+
+function SJ.backward(module, input, param, dparam)
+  module:forward(input)
+  local out = module.output
+  local n = out:nElement()
+  local jac = torch.Tensor(param and param:nElement() or input:size(1), n):zero()
+  local dout = out.new():resizeAs(out):zero()
+  local dflat = dout:view(n)
+  for i = 1, n do
+    dflat:zero()
+    dflat[i] = 1
+    module:zeroGradParameters()
+    local din = module:updateGradInput(input, dout)
+    module:accGradParameters(input, dout)
+    jac:select(2, i):copy(param and dparam or din:select(2, 2))
+  end
+  return jac
+end
+
+function SJ.backwardUpdate(module, input, param)
+  return J.backwardUpdate(module, input, param)
+end
+
+-- central differences; the variable need not be contiguous (elements set one by one)
+local function sparse_forward(module, input, param, perturbation, update)
+  perturbation = perturbation or 1e-6
+  local x = param and flat(param, "SparseJacobian.forward") or sparse_values(input)
+  local n = module:forward(input):nElement()
+  local jac = torch.Tensor(x:nElement(), n)
+  local lo, hi = torch.Tensor(n), torch.Tensor(n)
+  for i = 1, x:nElement() do
+    local v = x[i]
+    x[i] = v - perturbation
+    lo:copy(module:forward(input))
+    x[i] = v + perturbation
+    hi:copy(module:forward(input))
+    x[i] = v
+    local row = jac:select(1, i):copy(hi:add(-1, lo):div(2 * perturbation))
+    if update then row:mul(-1):add(v) end
+  end
+  return jac
+end
+
+function SJ.forward(module, input, param, perturbation)
+  return sparse_forward(module, input, param, perturbation, false)
+end
+
+function SJ.forwardUpdate(module, input, param, perturbation)
+  return sparse_forward(module, input, param, perturbation, true)
+end
+
+local function fill_values(input, minval, maxval)
+  local v = sparse_values(input)
+  v:copy(torch.rand(v:nElement()):mul(maxval - minval):add(minval))
+end
+
+function SJ.testJacobian(module, input, minval, maxval)
+  minval, maxval = minval or -2, maxval or 2
+  fill_values(input, minval, maxval)
+  local fd = SJ.forward(module, input)
+  local bp = SJ.backward(module, input)
+  return (fd - bp):abs():max()
+end
+
+function SJ.testJacobianParameters(module, input, param, dparam, minval, maxval)
+  minval, maxval = minval or -2, maxval or 2
+  fill_values(input, minval, maxval)
+  fill_uniform(param, minval, maxval)
+  local bp = SJ.backward(module, input, param, dparam)
+  local fd = SJ.forward(module, input, param)
+  return (fd - bp):abs():max()
+end
+
+function SJ.testJacobianUpdateParameters(module, input, param, minval, maxval)
+  minval, maxval = minval or -2, maxval or 2
+  fill_values(input, minval, maxval)
+  fill_uniform(param, minval, maxval)
+  local bp = SJ.backwardUpdate(module, input, param)
+  local fd = SJ.forwardUpdate(module, input, param)
+  return (fd - bp):abs():max()
+end
+
+SJ.testIO = J.testIO
+SJ.testAllUpdate = J.testAllUpdate
+
+nn.SparseJacobian = SJ
+
 nn.Jacobian = J
 return J
