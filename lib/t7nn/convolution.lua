@@ -928,8 +928,8 @@ end
 -- nn.TemporalConvolution(inputFrameSize, outputFrameSize, kW [, dW = 1]): output frame t is
 -- weight * (input frames (t-1) dW + 1 .. (t-1) dW + kW, concatenated) + bias.
 -- weight: outputFrameSize x (kW * inputFrameSize); nOutputFrame = floor((nFrames - kW)/dW) + 1.
--- Computed as a 2-D convolution of the one-plane image nFrames x inputFrameSize with a
--- kW x inputFrameSize kernel per output feature (the weight's rows, as they are laid out).
+-- Computed as a 2-D convolution of the 1 x nFrames image whose planes are the features, with
+-- a 1 x kW kernel per (output feature, input feature) pair.
 local TemporalConvolution, parentTC = torch.class("nn.TemporalConvolution", "nn.Module")
 
 function TemporalConvolution:__init(inputFrameSize, outputFrameSize, kW, dW)
@@ -950,8 +950,10 @@ function TemporalConvolution:reset(stdv)
   return uniform_reset(self, stdv, self.kW * self.inputFrameSize)
 end
 
+-- the weight as outputFrameSize x inputFrameSize x 1 x kW (a copy)
 function TemporalConvolution:_kernelWeight()
-  return viewed(self.weight, self.outputFrameSize, 1, self.kW, self.inputFrameSize)
+  return viewed(self.weight, self.outputFrameSize, self.kW, self.inputFrameSize):transpose(2, 3):contiguous()
+    :view(self.outputFrameSize, self.inputFrameSize, 1, self.kW)
 end
 
 function TemporalConvolution:_outputSizes(input)
@@ -961,34 +963,33 @@ function TemporalConvolution:_outputSizes(input)
   return { n, self.outputFrameSize }
 end
 
--- output rows (N x O x T' x 1 from the kernel) as the sequence layout
-local function frames_last(y, sizes)
-  local n, o, t = y:size(1), y:size(2), y:size(3)
-  local out = y:view(n, o, t):transpose(2, 3)
+-- a sequence (or a batch) as N x frameSize x 1 x nFrames
+local function planes_image(t)
+  local b = t:dim() == 2 and t:view(1, t:size(1), t:size(2)) or t
+  return b:transpose(2, 3):contiguous():view(b:size(1), b:size(3), 1, b:size(2))
+end
+
+-- N x F x 1 x T from the kernel as the sequence layout (a view)
+local function planes_sequence(y, sizes)
+  local out = y:view(y:size(1), y:size(2), y:size(4)):transpose(2, 3)
   if #sizes == 2 then out = out:select(1, 1) end
   return out
 end
 
 function TemporalConvolution:updateOutput(input)
   local sizes = self:_outputSizes(input)
-  local y = torch.conv2d(seq_image(input), self:_kernelWeight(), self.bias, { self.dW, 1 })
-  self.output:resize(table.unpack(sizes)):copy(frames_last(y, sizes))
+  local y = torch.conv2d(planes_image(input), self:_kernelWeight(), self.bias, { 1, self.dW })
+  self.output:resize(table.unpack(sizes)):copy(planes_sequence(y, sizes))
   return self.output
-end
-
--- gradOutput as the kernel's N x O x T' x 1
-local function grad_image(gradOutput)
-  local g = gradOutput
-  if g:dim() == 2 then g = g:view(1, g:size(1), g:size(2)) end
-  return g:transpose(2, 3):contiguous():view(g:size(1), g:size(3), g:size(2), 1)
 end
 
 function TemporalConvolution:updateGradInput(input, gradOutput)
   if self.gradInput then
-    check_gradOutput(self, gradOutput, self:_outputSizes(input))
-    local x = seq_image(input)
-    local gi = torch.conv2d_backward_input(grad_image(gradOutput), self:_kernelWeight(), x:size(), { self.dW, 1 })
-    self.gradInput:set(gi:view(input:size()))
+    local sizes = self:_outputSizes(input)
+    check_gradOutput(self, gradOutput, sizes)
+    local x = planes_image(input)
+    local gi = torch.conv2d_backward_input(planes_image(gradOutput), self:_kernelWeight(), x:size(), { 1, self.dW })
+    self.gradInput:resizeAs(input):copy(planes_sequence(gi, sizes))
     return self.gradInput
   end
 end
@@ -996,10 +997,10 @@ end
 function TemporalConvolution:accGradParameters(input, gradOutput, scale)
   scale = scale or 1
   check_gradOutput(self, gradOutput, self:_outputSizes(input))
-  local g = grad_image(gradOutput)
-  local gw = torch.conv2d_backward_weight(g, seq_image(input),
-    { self.outputFrameSize, 1, self.kW, self.inputFrameSize }, { self.dW, 1 })
-  accumulate(self.gradWeight, scale, gw)
+  local g = planes_image(gradOutput)
+  local O, F = self.outputFrameSize, self.inputFrameSize
+  local gw = torch.conv2d_backward_weight(g, planes_image(input), { O, F, 1, self.kW }, { 1, self.dW })
+  viewed(self.gradWeight, O, self.kW, F):add(scale, gw:view(O, F, self.kW):transpose(2, 3))
   self.gradBias:add(scale, plane_sums(g))
 end
 
@@ -1040,20 +1041,17 @@ function TemporalSubSampling:_outputSizes(input)
   return { n, self.inputFrameSize }
 end
 
--- the window sums, N x 1 x T' x F
-function TemporalSubSampling:_windowSums(input)
-  return torch.avg_pool2d(seq_image(input), { self.kW, 1 }, { self.dW, 1 }, 0, false, true, 1)
-end
-
-local function per_feature(v, like)
-  return v:view(1, 1, 1, v:nElement()):expandAs(like)
+-- a grouped kernel over the feature planes: feature f's kW taps all weight[f]
+function TemporalSubSampling:_kernelWeight()
+  local F = self.inputFrameSize
+  return self.weight:view(F, 1, 1, 1):expand(F, 1, 1, self.kW):contiguous()
 end
 
 function TemporalSubSampling:updateOutput(input)
   local sizes = self:_outputSizes(input)
-  local s = self:_windowSums(input)
-  s:cmul(per_feature(self.weight, s)):add(per_feature(self.bias, s))
-  self.output:set(s:view(table.unpack(sizes)))
+  local y = torch.conv2d(planes_image(input), self:_kernelWeight(), self.bias, { 1, self.dW }, 0, 1,
+    self.inputFrameSize)
+  self.output:resize(table.unpack(sizes)):copy(planes_sequence(y, sizes))
   return self.output
 end
 
@@ -1061,11 +1059,10 @@ function TemporalSubSampling:updateGradInput(input, gradOutput)
   if self.gradInput then
     local sizes = self:_outputSizes(input)
     check_gradOutput(self, gradOutput, sizes)
-    local g = seq_image(gradOutput)
-    g = torch.cmul(g, per_feature(self.weight, g))
-    local x = seq_image(input)
-    local gi = torch.avg_pool2d_backward(g, x:size(), { self.kW, 1 }, { self.dW, 1 }, 0, false, true, 1)
-    self.gradInput:set(gi:view(input:size()))
+    local x = planes_image(input)
+    local gi = torch.conv2d_backward_input(planes_image(gradOutput), self:_kernelWeight(), x:size(),
+      { 1, self.dW }, 0, 1, self.inputFrameSize)
+    self.gradInput:resizeAs(input):copy(planes_sequence(gi, sizes))
     return self.gradInput
   end
 end
@@ -1074,10 +1071,10 @@ function TemporalSubSampling:accGradParameters(input, gradOutput, scale)
   scale = scale or 1
   check_gradOutput(self, gradOutput, self:_outputSizes(input))
   local F = self.inputFrameSize
-  local g = seq_image(gradOutput)
-  local s = self:_windowSums(input)
-  self.gradWeight:add(scale, s:cmul(g):view(-1, F):sum(1):view(F))
-  self.gradBias:add(scale, g:contiguous():view(-1, F):sum(1):view(F))
+  local g = planes_image(gradOutput)
+  local gw = torch.conv2d_backward_weight(g, planes_image(input), { F, 1, 1, self.kW }, { 1, self.dW }, 0, 1, F)
+  self.gradWeight:add(scale, gw:view(F, self.kW):sum(2):view(F))
+  self.gradBias:add(scale, plane_sums(g))
 end
 
 function TemporalSubSampling:__tostring__()
