@@ -200,7 +200,8 @@ local function accumulate(dst, src, first)
       local d = dst[k]
       if first or not torch.isTensor(d) then
         d = (torch.isTensor(d) and torch.type(d) == torch.type(v)) and d or v.new()
-        d:resizeAs(v):copy(v)
+        if not d:isSameSizeAs(v) then d:resizeAs(v) end
+        d:copy_(v)
         dst[k] = d
       else
         d:add(v)

@@ -10,6 +10,32 @@ local function is_table(x) return type(x) == "table" and not torch.isTensor(x) e
 
 local function sizes_str(t) return table.concat(t:size():totable(), "x") end
 
+-- Hot paths (char-rnn's LSTM runs CAddTable, CMulTable, JoinTable, SplitTable, ... per
+-- time step) use the cheapest calls: this size test rather than isSameSizeAs, resizeAs
+-- only when the size differs, copy_/add_/zero_ (same-size forms) rather than Torch7's
+-- copy/add/zero, which first check for reshapes and broadcasts
+local function same_size(a, b)
+  local d = a:dim()
+  if d ~= b:dim() then return false end
+  for k = 1, d do
+    if a:size(k) ~= b:size(k) then return false end
+  end
+  return true
+end
+
+-- dst with src's size (resized only when it differs)
+local function fit(dst, src)
+  if not same_size(dst, src) then dst:resizeAs(src) end
+  return dst
+end
+
+-- dst takes like's size and src's values (src of like's size, or of as many elements)
+local function copy_as(dst, like, src)
+  fit(dst, like)
+  if rawequal(like, src) or same_size(like, src) then return dst:copy_(src) end
+  return dst:copy(src)
+end
+
 local function check_table(self, input, least, what)
   if not is_table(input) then
     error(("%s: %s must be a table of tensors, got %s"):format(torch.type(self), what or "the input", torch.type(input)), 3)
@@ -30,7 +56,7 @@ local function check_same_size(self, input, from)
     if not torch.isTensor(t) then
       error(("%s: input[%d] must be a tensor, got %s"):format(torch.type(self), i, torch.type(t)), 3)
     end
-    if not t:isSameSizeAs(first) then
+    if not same_size(t, first) then
       error(("%s: input[%d] is %s but input[1] is %s"):format(torch.type(self), i, sizes_str(t), sizes_str(first)), 3)
     end
   end
@@ -153,9 +179,9 @@ local function concattable_backward(self, method, input, gradOutput, scale)
     self.gradInput = gi
     for i, m in ipairs(self.modules) do
       local g = self:rethrowErrors(m, i, method, input, gradOutput[i], scale)
-      if i == 1 then gi:resizeAs(g):copy(g) else gi:add(g) end
+      if i == 1 then fit(gi, g):copy_(g) else gi:add(g) end
     end
-    if #self.modules == 0 then gi:resizeAs(input):zero() end
+    if #self.modules == 0 then fit(gi, input):zero_() end
   else
     for i, m in ipairs(self.modules) do
       local g = self:rethrowErrors(m, i, method, input, gradOutput[i], scale)
@@ -333,12 +359,13 @@ end
 function SplitTable:updateOutput(input)
   if not torch.isTensor(input) then error("nn.SplitTable: the input must be a tensor, got " .. torch.type(input), 2) end
   local d = self:_getPositiveDimension(input)
-  local out = {}
+  local out
   if input:dim() == 1 then
     -- a vector's slices are its numbers, as Torch7's select gave them
+    out = {}
     for i = 1, input:size(1) do out[i] = input[i] end
   else
-    for i = 1, input:size(d) do out[i] = input:select(d, i) end
+    out = input:unbind(d)   -- the views input:select(d, i), in one call
   end
   self.output = out
   return out
@@ -349,8 +376,29 @@ function SplitTable:updateGradInput(input, gradOutput)
   local n = input:size(d)
   check_table(self, gradOutput, n, "gradOutput")
   local gi = self.gradInput
-  if not torch.isTensor(gi) then gi = input.new(); self.gradInput = gi end
-  gi:resizeAs(input)
+  if not torch.isTensor(gi) or torch.type(gi) ~= torch.type(input) then gi = input.new(); self.gradInput = gi end
+  fit(gi, input)
+  if input:dim() > 1 then
+    -- the slices stacked in one call when they have the slices' size
+    local g1 = gradOutput[1]
+    local ok = #gradOutput == n and torch.isTensor(g1) and torch.type(g1) == torch.type(gi)
+      and g1:dim() == input:dim() - 1
+    if ok then
+      for i = 1, n do
+        local g = gradOutput[i]
+        if not torch.isTensor(g) or not same_size(g, g1) then ok = false; break end
+      end
+      if ok then
+        for k = 1, g1:dim() do
+          if g1:size(k) ~= input:size(k < d and k or k + 1) then ok = false; break end
+        end
+      end
+    end
+    if ok then
+      torch.stack(gi, gradOutput, d)
+      return gi
+    end
+  end
   for i = 1, n do
     local g = gradOutput[i]
     if input:dim() == 1 then
@@ -415,8 +463,10 @@ end
 
 function JoinTable:updateOutput(input)
   local d = check_join(self, input)
-  torch.cat(self.output, input, d)
-  return self.output
+  local out = self.output
+  if torch.type(out) ~= torch.type(input[1]) then out:resize(0) end
+  out:set(torch.cat(input, d))
+  return out
 end
 
 function JoinTable:updateGradInput(input, gradOutput)
@@ -426,7 +476,7 @@ function JoinTable:updateGradInput(input, gradOutput)
   for i = 1, #input do
     local t = input[i]
     local n = t:size(d)
-    slot(gi, i, t):resizeAs(t):copy(gradOutput:narrow(d, offset, n))
+    copy_as(slot(gi, i, t), t, gradOutput:narrow(d, offset, n))
     offset = offset + n
   end
   drop_after(gi, #input)
@@ -467,7 +517,7 @@ end
 local function zeros_like(dst, src)
   if torch.isTensor(src) then
     dst = (torch.isTensor(dst) and torch.type(dst) == torch.type(src)) and dst or src.new()
-    return dst:resizeAs(src):zero()
+    return fit(dst, src):zero_()
   end
   if not is_table(src) then return nil end
   dst = is_table(dst) and dst or {}
@@ -480,7 +530,7 @@ end
 local function copy_like(dst, src)
   if torch.isTensor(src) then
     dst = (torch.isTensor(dst) and torch.type(dst) == torch.type(src)) and dst or src.new()
-    return dst:resizeAs(src):copy(src)
+    return fit(dst, src):copy_(src)
   end
   dst = is_table(dst) and dst or {}
   for k, v in pairs(src) do dst[k] = copy_like(dst[k], v) end
@@ -747,12 +797,12 @@ function CAddTable:updateOutput(input)
   local n = #input
   if self.inplace then
     out:set(input[1])
-    for i = 2, n do out:add(input[i]) end
+    for i = 2, n do out:add_(input[i]) end
   elseif n == 1 then
-    out:resizeAs(input[1]):copy(input[1])
+    fit(out, input[1]):copy_(input[1])
   else
-    out:resizeAs(input[1]):add(input[1], input[2])
-    for i = 3, n do out:add(input[i]) end
+    fit(out, input[1]):add(input[1], input[2])
+    for i = 3, n do out:add_(input[i]) end
   end
   return out
 end
@@ -761,7 +811,7 @@ function CAddTable:updateGradInput(input, gradOutput)
   local gi = self.gradInput
   for i = 1, #input do
     local g = slot(gi, i, input[1])
-    if self.inplace then g:set(gradOutput) else g:resizeAs(input[i]):copy(gradOutput) end
+    if self.inplace then g:set(gradOutput) else copy_as(g, input[i], gradOutput) end
   end
   drop_after(gi, #input)
   return gi
@@ -778,14 +828,14 @@ end
 function CSubTable:updateOutput(input)
   check_table(self, input, 2)
   check_same_size(self, input)
-  self.output:resizeAs(input[1]):csub(input[1], input[2])
+  fit(self.output, input[1]):csub(input[1], input[2])
   return self.output
 end
 
 function CSubTable:updateGradInput(input, gradOutput)
   local gi = self.gradInput
-  slot(gi, 1, input[1]):resizeAs(input[1]):copy(gradOutput)
-  slot(gi, 2, input[1]):resizeAs(input[2]):copy(gradOutput):mul(-1)
+  copy_as(slot(gi, 1, input[1]), input[1], gradOutput)
+  fit(slot(gi, 2, input[1]), input[2]):mul(gradOutput, -1)
   drop_after(gi, 2)
   return gi
 end
@@ -803,10 +853,10 @@ function CMulTable:updateOutput(input)
   check_same_size(self, input)
   local out = self.output
   if #input == 1 then
-    out:resizeAs(input[1]):copy(input[1])
+    fit(out, input[1]):copy_(input[1])
   else
-    out:resizeAs(input[1]):cmul(input[1], input[2])
-    for i = 3, #input do out:cmul(input[i]) end
+    fit(out, input[1]):cmul(input[1], input[2])
+    for i = 3, #input do out:cmul_(input[i]) end
   end
   return out
 end
@@ -816,14 +866,14 @@ function CMulTable:updateGradInput(input, gradOutput)
   local gi = self.gradInput
   local n = #input
   for i = 1, n do
-    local g = slot(gi, i, input[1]):resizeAs(input[i])
+    local g = fit(slot(gi, i, input[1]), input[i])
     if n == 1 then
       g:copy(gradOutput)
     else
       local first = i == 1 and 2 or 1
       g:cmul(gradOutput, input[first])
       for j = first + 1, n do
-        if j ~= i then g:cmul(input[j]) end
+        if j ~= i then g:cmul_(input[j]) end
       end
     end
   end
@@ -836,8 +886,8 @@ function CMulTable:updateGradInput_efficient(input, gradOutput)
   self.tout = self.tout or input[1].new()
   local gi = self.gradInput
   for i = 1, #input do
-    self.tout:resizeAs(self.output):cdiv(self.output, input[i])
-    slot(gi, i, input[1]):resizeAs(input[i]):cmul(gradOutput, self.tout)
+    fit(self.tout, self.output):cdiv(self.output, input[i])
+    fit(slot(gi, i, input[1]), input[i]):cmul(gradOutput, self.tout)
   end
   drop_after(gi, #input)
   return gi
@@ -859,16 +909,15 @@ end
 function CDivTable:updateOutput(input)
   check_table(self, input, 2)
   check_same_size(self, input)
-  self.output:resizeAs(input[1]):cdiv(input[1], input[2])
+  fit(self.output, input[1]):cdiv(input[1], input[2])
   return self.output
 end
 
 -- d/da (a / b) = 1 / b; d/db (a / b) = -a / b^2 = -(g / b) * a / b
 function CDivTable:updateGradInput(input, gradOutput)
   local gi = self.gradInput
-  local g1 = slot(gi, 1, input[1]):resizeAs(input[1]):cdiv(gradOutput, input[2])
-  local g2 = slot(gi, 2, input[1]):resizeAs(input[2]):cmul(g1, self.output)
-  g2:mul(-1)
+  local g1 = fit(slot(gi, 1, input[1]), input[1]):cdiv(gradOutput, input[2])
+  fit(slot(gi, 2, input[1]), input[2]):cmul(g1, self.output):mul_(-1)
   drop_after(gi, 2)
   return gi
 end
@@ -888,9 +937,9 @@ local function extremum_table(name, cmp, pick)
     check_table(self, input, 1)
     check_same_size(self, input)
     local out, idx = self.output, self.maxIdx
-    out:resizeAs(input[1]):copy(input[1])
+    fit(out, input[1]):copy_(input[1])
     if torch.type(idx) ~= torch.type(out) then idx = out.new(); self.maxIdx = idx end
-    idx:resizeAs(out):fill(1)
+    fit(idx, out):fill_(1)
     if #input > 1 then
       local mask = self._mask
       if torch.type(mask) ~= "torch.ByteTensor" then mask = torch.ByteTensor(); self._mask = mask end
@@ -906,7 +955,7 @@ local function extremum_table(name, cmp, pick)
   function C:updateGradInput(input, gradOutput)
     local gi = self.gradInput
     for i = 1, #input do
-      slot(gi, i, input[i]):resizeAs(input[i]):eq(self.maxIdx, i):cmul(gradOutput)
+      fit(slot(gi, i, input[i]), input[i]):eq(self.maxIdx, i):cmul_(gradOutput)
     end
     drop_after(gi, #input)
     return gi
@@ -941,7 +990,7 @@ local function check_addtensor(self, input)
   end
   local v = input[1]
   for i, t in ipairs(input[2]) do
-    if not torch.isTensor(t) or not t:isSameSizeAs(v) then
+    if not torch.isTensor(t) or not same_size(t, v) then
       error(("nn.CAddTensorTable: input[2][%d] must be a tensor of input[1]'s size (%s)"):format(i, sizes_str(v)), 3)
     end
   end
@@ -951,7 +1000,7 @@ function CAddTensorTable:updateOutput(input)
   check_addtensor(self, input)
   local v = input[1]
   local out = {}
-  for i, t in ipairs(input[2]) do out[i] = v.new():resizeAs(v):add(t, v) end
+  for i, t in ipairs(input[2]) do out[i] = torch.add(t, v) end
   self.output = out
   return out
 end
@@ -960,11 +1009,11 @@ function CAddTensorTable:updateGradInput(input, gradOutput)
   check_addtensor(self, input)
   local v, list = input[1], input[2]
   local gi = self.gradInput
-  local gv = slot(gi, 1, v):resizeAs(v)
-  if #list == 0 then gv:zero() else gv:copy(gradOutput[1]) end
+  local gv = fit(slot(gi, 1, v), v)
+  if #list == 0 then gv:zero_() else copy_as(gv, v, gradOutput[1]) end
   for i = 2, #list do gv:add(gradOutput[i]) end
   local gl = is_table(gi[2]) and gi[2] or {}
-  for i = 1, #list do slot(gl, i, v):resizeAs(v):copy(gradOutput[i]) end
+  for i = 1, #list do copy_as(slot(gl, i, v), v, gradOutput[i]) end
   drop_after(gl, #list)
   gi[2] = gl
   return gi
@@ -1002,7 +1051,7 @@ local function check_mixture(self, input)
     end
     for i = 1, n do
       local e = experts[i]
-      if not torch.isTensor(e) or not e:isSameSizeAs(experts[1]) then
+      if not torch.isTensor(e) or not same_size(e, experts[1]) then
         error(("nn.MixtureTable: expert %d must be a tensor of expert 1's size"):format(i), 3)
       end
     end
