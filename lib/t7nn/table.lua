@@ -29,6 +29,19 @@ local function fit(dst, src)
   return dst
 end
 
+-- gradOutput with like's size: as it is, or reshaped when it has as many elements (Torch7's
+-- element-wise ops took any shapes of one element count)
+local function grad_as(self, gradOutput, like)
+  if not torch.isTensor(gradOutput) then
+    error(("%s: gradOutput must be a tensor, got %s"):format(torch.type(self), torch.type(gradOutput)), 3)
+  end
+  if same_size(gradOutput, like) then return gradOutput end
+  if gradOutput:nElement() ~= like:nElement() then
+    error(("%s: gradOutput is %s but the output is %s"):format(torch.type(self), sizes_str(gradOutput), sizes_str(like)), 3)
+  end
+  return gradOutput:reshape(like:size())
+end
+
 -- dst takes like's size and src's values (src of like's size, or of as many elements)
 local function copy_as(dst, like, src)
   fit(dst, like)
@@ -833,6 +846,7 @@ function CSubTable:updateOutput(input)
 end
 
 function CSubTable:updateGradInput(input, gradOutput)
+  gradOutput = grad_as(self, gradOutput, input[1])
   local gi = self.gradInput
   copy_as(slot(gi, 1, input[1]), input[1], gradOutput)
   fit(slot(gi, 2, input[1]), input[2]):mul(gradOutput, -1)
@@ -863,6 +877,7 @@ end
 
 -- d/d input[i] = gradOutput times the product of the others (no division: zeros allowed)
 function CMulTable:updateGradInput(input, gradOutput)
+  gradOutput = grad_as(self, gradOutput, input[1])
   local gi = self.gradInput
   local n = #input
   for i = 1, n do
@@ -883,6 +898,7 @@ end
 
 -- the gradient through output / input[i] (fewer products; wrong where an input is 0)
 function CMulTable:updateGradInput_efficient(input, gradOutput)
+  gradOutput = grad_as(self, gradOutput, input[1])
   self.tout = self.tout or input[1].new()
   local gi = self.gradInput
   for i = 1, #input do
@@ -915,6 +931,7 @@ end
 
 -- d/da (a / b) = 1 / b; d/db (a / b) = -a / b^2 = -(g / b) * a / b
 function CDivTable:updateGradInput(input, gradOutput)
+  gradOutput = grad_as(self, gradOutput, input[1])
   local gi = self.gradInput
   local g1 = fit(slot(gi, 1, input[1]), input[1]):cdiv(gradOutput, input[2])
   fit(slot(gi, 2, input[1]), input[2]):cmul(g1, self.output):mul_(-1)
@@ -953,6 +970,7 @@ local function extremum_table(name, cmp, pick)
   end
 
   function C:updateGradInput(input, gradOutput)
+    gradOutput = grad_as(self, gradOutput, input[1])
     local gi = self.gradInput
     for i = 1, #input do
       fit(slot(gi, i, input[i]), input[i]):eq(self.maxIdx, i):cmul_(gradOutput)
