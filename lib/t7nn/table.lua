@@ -477,8 +477,12 @@ end
 function JoinTable:updateOutput(input)
   local d = check_join(self, input)
   local out = self.output
-  if torch.type(out) ~= torch.type(input[1]) then out:resize(0) end
-  out:set(torch.cat(input, d))
+  local joined = torch.cat(input, d)
+  if torch.type(out) == torch.type(joined) then
+    out:set(joined)
+  else
+    fit(out, joined):copy_(joined)   -- the module's own type (Torch7's copy converted)
+  end
   return out
 end
 
