@@ -1,4 +1,6 @@
--- t7nn/container.lua — nn.Container (modules holding modules) and nn.Sequential.
+-- t7nn/container.lua — nn.Container (modules holding modules), nn.Sequential, and the
+-- containers that give one input to every module and concatenate their outputs: Concat,
+-- DepthConcat, Parallel.
 local torch = require "torch"
 local nn = require "t7nn.env"
 
@@ -165,5 +167,295 @@ function Sequential:__tostring__()
   lines[#lines + 1] = "}"
   return table.concat(lines, "\n")
 end
+
+
+-- the drawing of a container whose modules each see the input (Concat, ConcatTable, ...):
+--   nn.Concat {
+--     input
+--       |`-> (1): nn.Linear(2 -> 5)
+--        `-> (2): nn.Linear(2 -> 5)
+--        ... -> output
+--   }
+function Container:_branchesString()
+  local lines = { torch.type(self) .. " {", "  input" }
+  local n = #self.modules
+  for i, m in ipairs(self.modules) do
+    local head = i < n and "  |`-> " or "   `-> "
+    local cont = i < n and "  |    " or "       "
+    lines[#lines + 1] = "  " .. head .. "(" .. i .. "): " .. tostring(m):gsub("\n", "\n  " .. cont)
+  end
+  lines[#lines + 1] = "     ... -> output"
+  lines[#lines + 1] = "}"
+  return table.concat(lines, "\n")
+end
+
+local function sizes_str(t) return table.concat(t:size():totable(), "x") end
+
+-- grad accumulation into a (nested) table shaped as src: the first source is copied,
+-- the others added; entries beyond src's are dropped
+local function accumulate(dst, src, first)
+  dst = (type(dst) == "table" and not torch.isTensor(dst)) and dst or {}
+  for k, v in ipairs(src) do
+    if torch.isTensor(v) then
+      local d = dst[k]
+      if first or not torch.isTensor(d) then
+        d = (torch.isTensor(d) and torch.type(d) == torch.type(v)) and d or v.new()
+        if not d:isSameSizeAs(v) then d:resizeAs(v) end
+        d:copy_(v)
+        dst[k] = d
+      else
+        d:add(v)
+      end
+    else
+      dst[k] = accumulate(dst[k], v, first)
+    end
+  end
+  for i = #dst, #src + 1, -1 do dst[i] = nil end
+  return dst
+end
+Container._accumulateGrad = accumulate   -- for ConcatTable (table.lua)
+
+-- nn.Concat(dim): every module gets the input; their outputs are concatenated along dim
+-- (their other sizes must agree). gradInput is the sum of the modules' gradInputs.
+local Concat, cparent = torch.class("nn.Concat", "nn.Container")
+
+function Concat:__init(dimension)
+  cparent.__init(self)
+  if math.type(dimension) == nil then error("nn.Concat(dimension): dimension must be a number", 2) end
+  self.outputSize = torch.LongStorage()
+  self.dimension = dimension
+end
+
+-- the dim the outputs join on, for outputs of d dims (negative counts from the end)
+function Concat:_dim(d)
+  local dim = self.dimension
+  if dim < 0 then dim = d + dim + 1 end
+  if dim < 1 or dim > d then
+    error(("%s: dimension %d out of range for outputs of %d dims"):format(torch.type(self), self.dimension, d), 3)
+  end
+  return dim
+end
+
+-- size of the joined output, or an error naming the output that does not fit
+function Concat:_joinedSize(outs, dim, padded)
+  local size = outs[1]:size():totable()
+  for i = 2, #outs do
+    local o = outs[i]
+    if o:dim() ~= #size then
+      error(("%s: output %d has %d dims, output 1 has %d"):format(torch.type(self), i, o:dim(), #size), 3)
+    end
+    for d = 1, #size do
+      if d == dim then
+        size[d] = size[d] + o:size(d)
+      elseif padded then
+        if o:size(d) > size[d] then size[d] = o:size(d) end
+      elseif o:size(d) ~= size[d] then
+        error(("%s: output %d is %s but output 1 is %s (they may only differ in dim %d)")
+          :format(torch.type(self), i, sizes_str(o), sizes_str(outs[1]), dim), 3)
+      end
+    end
+  end
+  self.outputSize = torch.LongStorage(size)
+  return size
+end
+
+function Concat:updateOutput(input)
+  local outs = {}
+  for i, m in ipairs(self.modules) do outs[i] = self:rethrowErrors(m, i, "updateOutput", input) end
+  if #outs == 0 then return self.output end
+  local dim = self:_dim(outs[1]:dim())
+  local size = self:_joinedSize(outs, dim)
+  self.output:resize(torch.LongStorage(size))
+  local offset = 1
+  for _, o in ipairs(outs) do
+    local n = o:size(dim)
+    self.output:narrow(dim, offset, n):copy(o)
+    offset = offset + n
+  end
+  return self.output
+end
+
+-- each module's slice of gradOutput, in module order: fn(i, module, slice)
+function Concat:_eachSlice(gradOutput, fn)
+  local offset = 1
+  local dim
+  for i, m in ipairs(self.modules) do
+    dim = dim or self:_dim(m.output:dim())
+    local n = m.output:size(dim)
+    fn(i, m, gradOutput:narrow(dim, offset, n))
+    offset = offset + n
+  end
+end
+
+-- updateGradInput or backward through every module, their gradInputs summed
+local function concat_backward(self, method, input, gradOutput, scale)
+  local first = true
+  if torch.isTensor(input) then
+    if not torch.isTensor(self.gradInput) then self.gradInput = input.new() end
+    self:_eachSlice(gradOutput, function(i, m, g)
+      local gi = self:rethrowErrors(m, i, method, input, g, scale)
+      if gi then   -- a module may give no gradInput (nil): it adds nothing
+        if first then self.gradInput:resizeAs(gi):copy(gi) else self.gradInput:add(gi) end
+        first = false
+      end
+    end)
+    if first then self.gradInput:resizeAs(input):zero() end
+  else
+    self:_eachSlice(gradOutput, function(i, m, g)
+      local gi = self:rethrowErrors(m, i, method, input, g, scale)
+      if type(gi) ~= "table" or torch.isTensor(gi) then
+        error(("%s: module %d gave a gradInput that is not a table for a table input"):format(torch.type(self), i), 0)
+      end
+      self.gradInput = accumulate(self.gradInput, gi, first)
+      first = false
+    end)
+  end
+  return self.gradInput
+end
+
+function Concat:updateGradInput(input, gradOutput)
+  return concat_backward(self, "updateGradInput", input, gradOutput)
+end
+
+function Concat:backward(input, gradOutput, scale)
+  return concat_backward(self, "backward", input, gradOutput, scale or 1)
+end
+
+function Concat:accGradParameters(input, gradOutput, scale)
+  scale = scale or 1
+  self:_eachSlice(gradOutput, function(i, m, g) self:rethrowErrors(m, i, "accGradParameters", input, g, scale) end)
+end
+
+function Concat:accUpdateGradParameters(input, gradOutput, lr)
+  self:_eachSlice(gradOutput, function(i, m, g) self:rethrowErrors(m, i, "accUpdateGradParameters", input, g, lr) end)
+end
+
+Concat.__tostring__ = Container._branchesString
+
+-- nn.DepthConcat(dim): Concat whose outputs may differ in their other dims: the output
+-- takes the largest size of each, and a smaller output is centred in it, zeros around
+-- (GoogLeNet's inception blocks: convolutions of different kernel sizes side by side)
+local DepthConcat = torch.class("nn.DepthConcat", "nn.Concat")
+
+-- the window of t (the output or gradOutput) where an output o of that module lies
+function DepthConcat:windowNarrow(t, o, offset)
+  local dim = self:_dim(o:dim())
+  local w = t:narrow(dim, offset, o:size(dim))
+  for d = 1, o:dim() do
+    local full, n = self.outputSize[d], o:size(d)
+    if d ~= dim and full ~= n then
+      w = w:narrow(d, math.floor((full - n) / 2) + 1, n)
+    end
+  end
+  return w
+end
+
+function DepthConcat:updateOutput(input)
+  local outs = {}
+  for i, m in ipairs(self.modules) do outs[i] = self:rethrowErrors(m, i, "updateOutput", input) end
+  if #outs == 0 then return self.output end
+  local dim = self:_dim(outs[1]:dim())
+  local size = self:_joinedSize(outs, dim, true)
+  self.output:resize(torch.LongStorage(size)):zero()
+  local offset = 1
+  for _, o in ipairs(outs) do
+    self:windowNarrow(self.output, o, offset):copy(o)
+    offset = offset + o:size(dim)
+  end
+  return self.output
+end
+
+function DepthConcat:_eachSlice(gradOutput, fn)
+  local offset = 1
+  for i, m in ipairs(self.modules) do
+    local dim = self:_dim(m.output:dim())
+    fn(i, m, self:windowNarrow(gradOutput, m.output, offset))
+    offset = offset + m.output:size(dim)
+  end
+end
+
+-- nn.Parallel(inputDim, outputDim): module i gets slice i of the input along inputDim
+-- (input:select); the outputs are concatenated along outputDim
+local Parallel, pparent = torch.class("nn.Parallel", "nn.Container")
+
+function Parallel:__init(inputDimension, outputDimension)
+  pparent.__init(self)
+  if math.type(inputDimension) == nil or math.type(outputDimension) == nil then
+    error("nn.Parallel(inputDimension, outputDimension): both must be numbers", 2)
+  end
+  self.inputDimension = inputDimension
+  self.outputDimension = outputDimension
+end
+
+local function parallel_slices(self, input)
+  if not torch.isTensor(input) then error("nn.Parallel: the input must be a tensor", 3) end
+  local d = self.inputDimension
+  if d < 1 or d > input:dim() then
+    error(("nn.Parallel: inputDimension %d out of range for an input of %d dims"):format(d, input:dim()), 3)
+  end
+  local n = input:size(d)
+  if n > #self.modules then
+    error(("nn.Parallel: the input has %d slices along dim %d but there are %d modules"):format(n, d, #self.modules), 3)
+  end
+  return n
+end
+
+function Parallel:updateOutput(input)
+  local n = parallel_slices(self, input)
+  local outs = {}
+  for i = 1, n do
+    outs[i] = self:rethrowErrors(self.modules[i], i, "updateOutput", input:select(self.inputDimension, i))
+  end
+  local dim = self.outputDimension
+  if outs[1]:dim() < dim then
+    error(("nn.Parallel: outputDimension %d out of range for outputs of %d dims"):format(dim, outs[1]:dim()), 2)
+  end
+  local size = Concat._joinedSize(self, outs, dim)
+  self.totalOutputSize = self.outputSize
+  self.output:resize(torch.LongStorage(size))
+  local offset = 1
+  for _, o in ipairs(outs) do
+    local k = o:size(dim)
+    self.output:narrow(dim, offset, k):copy(o)
+    offset = offset + k
+  end
+  return self.output
+end
+
+-- fn(i, module, input slice, gradOutput slice) for each slice of the input
+local function parallel_each(self, input, gradOutput, fn)
+  local n = parallel_slices(self, input)
+  local offset = 1
+  for i = 1, n do
+    local m = self.modules[i]
+    local k = m.output:size(self.outputDimension)
+    fn(i, m, input:select(self.inputDimension, i), gradOutput:narrow(self.outputDimension, offset, k))
+    offset = offset + k
+  end
+end
+
+function Parallel:updateGradInput(input, gradOutput)
+  self.gradInput:resizeAs(input)
+  parallel_each(self, input, gradOutput, function(i, m, x, g)
+    local gi = self:rethrowErrors(m, i, "updateGradInput", x, g)
+    self.gradInput:select(self.inputDimension, i):copy(gi)
+  end)
+  return self.gradInput
+end
+
+function Parallel:accGradParameters(input, gradOutput, scale)
+  scale = scale or 1
+  parallel_each(self, input, gradOutput, function(i, m, x, g)
+    self:rethrowErrors(m, i, "accGradParameters", x, g, scale)
+  end)
+end
+
+function Parallel:accUpdateGradParameters(input, gradOutput, lr)
+  parallel_each(self, input, gradOutput, function(i, m, x, g)
+    self:rethrowErrors(m, i, "accUpdateGradParameters", x, g, lr)
+  end)
+end
+
+Parallel.__tostring__ = Container._branchesString
 
 return Container
