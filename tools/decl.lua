@@ -85,7 +85,8 @@ function M.check(decl)
   if decl.t7 then
     for k, v in pairs(decl.t7) do
       if not M.T7_FIELDS[k] then error(("op %s: field 't7': unknown key '%s'"):format(name, tostring(k)), 0) end
-      if type(v) ~= M.T7_FIELDS[k] then
+      local ok = type(v) == M.T7_FIELDS[k] or (k == "numel" and type(v) == "table")   -- numel: a name or a list
+      if not ok then
         error(("op %s: field 't7': '%s' must be a %s, not a %s"):format(name, k, M.T7_FIELDS[k], type(v)), 0)
       end
     end

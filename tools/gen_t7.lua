@@ -24,8 +24,9 @@
 --                        arguments a form leaves out keep the op's defaults
 --   t7.alias = {...}     names only Torch7 mode has (cmax for maximum)
 --   t7.number = true     a 0-d result is a Lua number (x:select(1, i) of a 1-D x)
---   t7.numel = "NAME"    the tensor NAME may have self's number of elements in another
---                        shape (Torch7's cmul/cdiv): it is viewed in self's shape
+--   t7.numel = "NAME"    the tensor NAME (or each of a list of names) may have self's
+--                        number of elements in another shape (Torch7's cmul/cdiv): it is
+--                        viewed in self's shape unless it broadcasts to that shape
 --   t7.trunc = "NAME"    for an integer self, the str argument NAME defaults to "trunc"
 --                        (Torch7's integer division)
 --
@@ -149,11 +150,13 @@ return function(ctx)
       l(("  if (lt_vm_t7_mask(&a->v[%d]) < 0) return lt_vm_return_tensor(L, NULL, a);"):format(j))
     end
     if t7.numel then
-      local j = idx[t7.numel]
-      if not j or op.schema.args[1].type ~= "Tensor" then
-        error(("op %s: field 't7': numel names no tensor argument '%s'"):format(op.name, t7.numel), 0)
+      for _, name in ipairs(type(t7.numel) == "table" and t7.numel or { t7.numel }) do
+        local j = idx[name]
+        if not j or op.schema.args[1].type ~= "Tensor" then
+          error(("op %s: field 't7': numel names no tensor argument '%s'"):format(op.name, name), 0)
+        end
+        l(("  if (lt_vm_t7_numel(&a->v[0], &a->v[%d]) < 0) return lt_vm_return_tensor(L, NULL, a);"):format(j))
       end
-      l(("  if (lt_vm_t7_numel(&a->v[0], &a->v[%d]) < 0) return lt_vm_return_tensor(L, NULL, a);"):format(j))
     end
     if t7.trunc then
       local j = idx[t7.trunc]

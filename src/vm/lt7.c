@@ -247,8 +247,15 @@ int lt_vm_t7_numel(lt_argval *self, lt_argval *other) {
   if (!a || !b || b->is_wrapped_number || a->numel != b->numel || lt_tensor_same_shape(a, b)) return 0;
   int64_t out[LT_MAX_DIMS];
   lt_error_clear();
-  if (lt_broadcast_shapes("t7", a->ndim, a->sizes, b->ndim, b->sizes, out) >= 0) return 0;
+  /* shapes that broadcast to self's keep broadcasting; any other pair of shapes with one
+  ** element count (5 and 5x1, 2x3 and 3x2) goes element by element, as Torch7 did */
+  int rc = lt_broadcast_shapes("t7", a->ndim, a->sizes, b->ndim, b->sizes, out);
   lt_error_clear();
+  if (rc >= 0 && rc == a->ndim) {
+    bool same = true;
+    for (int i = 0; i < a->ndim; i++) same = same && out[i] == a->sizes[i];
+    if (same) return 0;
+  }
   lt_intlist shape = { a->sizes, a->ndim };
   lt_tensor *v = lt_reshape(b, shape);
   if (!v) return -1;

@@ -242,6 +242,7 @@ function torch._t7_install(torch)
         end,
       })
       classes["torch." .. name] = cls
+      rawset(cls, "new", function(...) return cls(...) end)   -- the metatable's constructor, as luaT's
     end
   end
   torch.Tensor = setmetatable({}, {
