@@ -216,6 +216,10 @@ int64_t lt_shape_numel(int ndim, const int64_t *sizes);
 int lt_expand_strides(const char *op, const lt_tensor *t, int ndim, const int64_t *sizes, int64_t *strides);
 /* Check an `out=` tensor: same device, dtype castable as PyTorch allows; resize to
 ** `sizes` if the shape differs (reallocating storage when too small). 0 or -1. */
+/* false: an out= tensor whose storage is shared and that must change size is an error
+** (PyTorch's rule); true: it gets memory of its own (Torch7 resized results whatever
+** viewed them; its mode sets this, once per process) */
+extern bool lt_out_resize_detaches;
 int lt_tensor_resize_out(const char *op, lt_tensor *out, int ndim, const int64_t *sizes);
 /* format "[2, 3]" into buf */
 const char *lt_shape_str(int ndim, const int64_t *sizes, char *buf, size_t n);

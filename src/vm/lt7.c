@@ -62,6 +62,7 @@ static void install(lua_State *L) {
   int mod = lua_gettop(L);
   lua_pushboolean(L, 1);
   lua_rawsetp(L, LUA_REGISTRYINDEX, &installed_key);
+  lt_out_resize_detaches = true;   /* result tensors resize whatever views them, as in Torch7 */
   luaL_setfuncs(L, lt_gen_t7_functions, 0);
   lt_vm_add_methods(L, lt_gen_t7_methods);
   lt_vm_add_methods(L, t7_base_methods);

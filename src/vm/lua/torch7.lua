@@ -498,7 +498,12 @@ function torch._t7_install(torch)
       return f(nil, g, ...)
     end
   end
-  torch.uniform = with_gen(function(g, a, b) return draw(g, M.uniform_, a or 0, b or 1) end)
+  -- on the 2^-32 grid, as x:uniform() and Torch7's THRandom_uniform draw
+  torch.uniform = with_gen(function(g, a, b)
+    local u = draw(g, M.uniform_, 0, 1)
+    a, b = a or 0, b or 1
+    return a + (b - a) * u
+  end)
   torch.normal = with_gen(function(g, m, s) return draw(g, M.normal_, m or 0, s or 1) end)
   torch.exponential = with_gen(function(g, l) return draw(g, M.exponential_, l or 1) end)
   local bern0 = torch.bernoulli
