@@ -1092,7 +1092,8 @@ end
 function L1HingeEmbedding:updateOutput(input, y)
   local a, b = pair_table(self, input)
   pm_one(self, y)
-  local dist = a:dist(b:viewAs(a), 1)
+  local d = buffer(self, "_diff", a)
+  local dist = d:resizeAs(a):copy(a):add(-1, b:viewAs(a)):abs():sum()
   if y == -1 then dist = math.max(0, self.margin - dist) end
   self.output = dist
   return dist
