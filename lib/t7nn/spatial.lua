@@ -888,8 +888,12 @@ end
 
 -- the resampling matrix (out x in) of one dim: nearest (input floor(o / scale)) or linear
 -- with the corners aligned
+local resample_cache = setmetatable({}, { __mode = "v" })
 local function resample_matrix(proto, n, m, mode, scale)
-  local A = proto.new(m, n):zero()
+  local key = table.concat({ torch.type(proto), n, m, mode, tostring(scale) }, ":")
+  local A = resample_cache[key]
+  if A then return A end
+  A = proto.new(m, n):zero()
   for o = 0, m - 1 do
     if mode == "nearest" then
       A[o + 1][math.min(o // scale, n - 1) + 1] = 1
@@ -904,6 +908,7 @@ local function resample_matrix(proto, n, m, mode, scale)
       A[o + 1][i1 + 1] = A[o + 1][i1 + 1] + lam
     end
   end
+  resample_cache[key] = A
   return A
 end
 
