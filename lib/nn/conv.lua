@@ -1,4 +1,4 @@
--- nn/conv.lua — Conv1d, Conv2d, ConvTranspose2d and the pooling layers.
+-- nn/conv.lua — Conv1d/2d/3d, ConvTranspose1d/2d/3d and the pooling and unpooling layers.
 local torch = require "torch"
 local base = require "nn.module"
 local F = require "nn.functional"
@@ -23,9 +23,9 @@ end
 local function all_eq(t, v) for _, x in ipairs(t) do if x ~= v then return false end end return true end
 
 ------------------------------------------------------------------------------
--- _ConvNd: Conv1d/Conv2d(in_channels, out_channels, kernel_size, stride=1, padding=0,
+-- _ConvNd: Conv1d/Conv2d/Conv3d(in_channels, out_channels, kernel_size, stride=1, padding=0,
 -- dilation=1, groups=1, bias=true, padding_mode="zeros", *, device=nil, dtype=nil);
--- ConvTranspose2d's order is PyTorch's: ..., padding, output_padding, groups, bias, dilation, ...
+-- ConvTranspose1d/2d/3d's order is PyTorch's: ..., padding, output_padding, groups, bias, dilation, ...
 ------------------------------------------------------------------------------
 local CONV_SPEC = "in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, " ..
   "bias=true, padding_mode='zeros', *, device=nil, dtype=nil"
@@ -158,32 +158,48 @@ function Conv2d:forward(x)
   return F.conv2d(xp, self.weight, self.bias, self.stride, pad, self.dilation, self.groups)
 end
 
-local ConvTranspose2d = conv_class("ConvTranspose2d", 2, true)
--- forward(input, output_size=nil): output_size picks output_padding so the result has that size
-local CONVTRANSPOSE_FORWARD = signature("nn.ConvTranspose2d:forward", "input, output_size=nil")
-function ConvTranspose2d:forward(...)
-  local a = CONVTRANSPOSE_FORWARD(...)
-  local x, output_size = a.input, a.output_size
+local Conv3d = conv_class("Conv3d", 3)
+function Conv3d:forward(x)
   self:_check_input(x)
-  if output_size ~= nil and (type(output_size) ~= "table" or #output_size < 2) then
-    error("ConvTranspose2d: argument 'output_size' must be a list of at least 2 sizes", 2)
-  end
-  local op = self.output_padding
-  if output_size ~= nil then
-    local d = x:dim()
-    local os = { output_size[#output_size - 1], output_size[#output_size] }
-    op = {}
-    for i = 1, 2 do
-      local min = (x:size(d - 2 + i) - 1) * self.stride[i] - 2 * self.padding[i] + self.dilation[i] * (self.kernel_size[i] - 1) + 1
-      op[i] = os[i] - min
-      if op[i] < 0 or op[i] >= math.max(self.stride[i], self.dilation[i]) then
-        error(("ConvTranspose2d: requested an output size of %s, but valid sizes range from %d to %d (for an input of %d)"):format(
-          tuple_str(os), min, min + math.max(self.stride[i], self.dilation[i]) - 1, x:size(d - 2 + i)), 2)
+  local xp, pad = self:_padded(x)
+  return F.conv3d(xp, self.weight, self.bias, self.stride, pad, self.dilation, self.groups)
+end
+
+-- forward(input, output_size=nil): output_size (its last n entries) picks output_padding so
+-- the result has that size
+local function conv_transpose_class(name, n)
+  local Conv = conv_class(name, n, true)
+  local FORWARD = signature("nn." .. name .. ":forward", "input, output_size=nil")
+  local fn = F["conv_transpose" .. n .. "d"]
+  function Conv:forward(...)
+    local a = FORWARD(...)
+    local x, output_size = a.input, a.output_size
+    self:_check_input(x)
+    if output_size ~= nil and (type(output_size) ~= "table" or #output_size < n) then
+      error(("%s: argument 'output_size' must be a list of at least %d sizes"):format(name, n), 2)
+    end
+    local op = self.output_padding
+    if output_size ~= nil then
+      local d = x:dim()
+      local os = {}
+      for i = 1, n do os[i] = output_size[#output_size - n + i] end
+      op = {}
+      for i = 1, n do
+        local min = (x:size(d - n + i) - 1) * self.stride[i] - 2 * self.padding[i] + self.dilation[i] * (self.kernel_size[i] - 1) + 1
+        op[i] = os[i] - min
+        if op[i] < 0 or op[i] >= math.max(self.stride[i], self.dilation[i]) then
+          error(("%s: requested an output size of %s, but valid sizes range from %d to %d (for an input of %d)"):format(
+            name, tuple_str(os), min, min + math.max(self.stride[i], self.dilation[i]) - 1, x:size(d - n + i)), 2)
+        end
       end
     end
+    return fn(x, self.weight, self.bias, self.stride, self.padding, op, self.groups, self.dilation)
   end
-  return F.conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding, op, self.groups, self.dilation)
+  return Conv
 end
+conv_transpose_class("ConvTranspose1d", 1)
+conv_transpose_class("ConvTranspose2d", 2)
+conv_transpose_class("ConvTranspose3d", 3)
 
 ------------------------------------------------------------------------------
 -- pooling
@@ -208,7 +224,7 @@ local function maxpool_class(name, n)
     self.padding, self.dilation = o.padding, o.dilation
     self.return_indices, self.ceil_mode = o.return_indices, o.ceil_mode
   end
-  local fn = n == 1 and F.max_pool1d or F.max_pool2d
+  local fn = F["max_pool" .. n .. "d"]
   function P:forward(x)
     if not torch.is_tensor(x) then error(("%s: expected a tensor input, got %s"):format(name, type(x)), 2) end
     if x:dim() ~= n + 1 and x:dim() ~= n + 2 then
@@ -224,13 +240,14 @@ local function maxpool_class(name, n)
 end
 maxpool_class("MaxPool1d", 1)
 maxpool_class("MaxPool2d", 2)
+maxpool_class("MaxPool3d", 3)
 
 local function avgpool_class(name, n)
   local P = Module:extend(name)
   -- AvgPool2d(kernel_size, stride=kernel_size, padding=0, ceil_mode=false, count_include_pad=true,
   -- divisor_override=nil); AvgPool1d has no divisor_override, as in PyTorch
   local SIG = signature("nn." .. name, "kernel_size, stride=nil, padding=0, ceil_mode=false, " ..
-    "count_include_pad=true" .. (n == 2 and ", divisor_override=nil" or ""))
+    "count_include_pad=true" .. (n > 1 and ", divisor_override=nil" or ""))
   function P:__init(...)
     local o = pool_args(name, SIG, ...)
     local kernel_size = o.kernel_size
@@ -240,7 +257,7 @@ local function avgpool_class(name, n)
     self.count_include_pad = o.count_include_pad
     self.divisor_override = o.divisor_override
   end
-  local fn = n == 1 and F.avg_pool1d or F.avg_pool2d
+  local fn = F["avg_pool" .. n .. "d"]
   function P:forward(x)
     if not torch.is_tensor(x) then error(("%s: expected a tensor input, got %s"):format(name, type(x)), 2) end
     if x:dim() ~= n + 1 and x:dim() ~= n + 2 then
@@ -262,6 +279,73 @@ local function avgpool_class(name, n)
 end
 avgpool_class("AvgPool1d", 1)
 avgpool_class("AvgPool2d", 2)
+avgpool_class("AvgPool3d", 3)
+
+-- MaxUnpool2d(kernel_size, stride=kernel_size, padding=0); forward(input, indices, output_size=nil)
+local function maxunpool_class(name, n)
+  local P = Module:extend(name)
+  local SIG = signature("nn." .. name, "kernel_size, stride=nil, padding=0")
+  local FORWARD = signature("nn." .. name .. ":forward", "input, indices, output_size=nil")
+  function P:__init(...)
+    local o = pool_args(name, SIG, ...)
+    self.kernel_size = ntuple(o.kernel_size, n, name, "kernel_size")
+    self.stride = ntuple(o.stride or o.kernel_size, n, name, "stride")
+    self.padding = ntuple(o.padding, n, name, "padding")
+  end
+  local fn = F["max_unpool" .. n .. "d"]
+  function P:forward(...)
+    local a = FORWARD(...)
+    local x = a.input
+    if not torch.is_tensor(x) then error(("%s: expected a tensor input, got %s"):format(name, type(x)), 2) end
+    if x:dim() ~= n + 1 and x:dim() ~= n + 2 then
+      error(("%s: expected %d-D or %d-D input, got %d-D"):format(name, n + 1, n + 2, x:dim()), 2)
+    end
+    return fn(x, a.indices, self.kernel_size, self.stride, self.padding, a.output_size)
+  end
+  function P:extra_repr()
+    return ("kernel_size=%s, stride=%s, padding=%s"):format(tuple_str(self.kernel_size), tuple_str(self.stride),
+      tuple_str(self.padding))
+  end
+  C[name] = P
+end
+maxunpool_class("MaxUnpool2d", 2)
+maxunpool_class("MaxUnpool3d", 3)
+
+-- FractionalMaxPool2d(kernel_size, output_size=nil, output_ratio=nil, return_indices=false,
+-- _random_samples=nil): new pooling regions at every forward unless _random_samples is given
+local function fractional_class(name, n)
+  local P = Module:extend(name)
+  local SIG = signature("nn." .. name, "kernel_size, output_size=nil, output_ratio=nil, return_indices=false, " ..
+    "_random_samples=nil")
+  function P:__init(...)
+    local o = pool_args(name, SIG, ...)
+    self.kernel_size = o.kernel_size
+    self.output_size, self.output_ratio = o.output_size, o.output_ratio
+    self.return_indices, self._random_samples = o.return_indices, o._random_samples
+    if (self.output_size == nil) == (self.output_ratio == nil) then
+      error(name .. ": exactly one of output_size and output_ratio must be given", 3)
+    end
+    if self.output_ratio ~= nil then
+      for _, r in ipairs(ntuple(self.output_ratio, n, name, "output_ratio")) do
+        if not (r > 0 and r < 1) then
+          error(("%s: argument 'output_ratio' must lie in (0, 1), got %s"):format(name, tostring(r)), 3)
+        end
+      end
+    end
+  end
+  local fn = F["fractional_max_pool" .. n .. "d"]
+  function P:forward(x)
+    if not torch.is_tensor(x) then error(("%s: expected a tensor input, got %s"):format(name, type(x)), 2) end
+    return fn(x, self.kernel_size, self.output_size, self.output_ratio, self.return_indices, self._random_samples)
+  end
+  function P:extra_repr()
+    return ("kernel_size=%s, output_size=%s, output_ratio=%s"):format(pyval(self.kernel_size),
+      pyval(self.output_size), pyval(self.output_ratio))
+  end
+  C[name] = P
+end
+fractional_class("FractionalMaxPool2d", 2)
+fractional_class("FractionalMaxPool3d", 3)
 
 local AdaptiveAvgPool2d = Module:extend("AdaptiveAvgPool2d")
 C.AdaptiveAvgPool2d = AdaptiveAvgPool2d

@@ -339,13 +339,24 @@ def("conv2d", CONV_PARAMS, function(a)
     padding_arg(a.padding, 2, "conv2d"), ntuple(a.dilation, 2, "conv2d", "dilation"), a.groups)
 end)
 
--- conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups, dilation)
-def("conv_transpose2d", op_params("conv_transpose2d"), function(a)
-  local who = "conv_transpose2d"
-  return torch.conv_transpose2d(a.input, a.weight, a.bias, ntuple(a.stride, 2, who, "stride"),
-    ntuple(a.padding, 2, who, "padding"), ntuple(a.output_padding, 2, who, "output_padding"), a.groups,
-    ntuple(a.dilation, 2, who, "dilation"))
+def("conv3d", CONV_PARAMS, function(a)
+  return torch.conv3d(a.input, a.weight, a.bias, ntuple(a.stride, 3, "conv3d", "stride"),
+    padding_arg(a.padding, 3, "conv3d"), ntuple(a.dilation, 3, "conv3d", "dilation"), a.groups)
 end)
+
+-- conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups, dilation);
+-- conv_transpose1d and conv_transpose3d alike
+local function conv_transpose(n)
+  local who = "conv_transpose" .. n .. "d"
+  def(who, op_params(who), function(a)
+    return torch[who](a.input, a.weight, a.bias, ntuple(a.stride, n, who, "stride"),
+      ntuple(a.padding, n, who, "padding"), ntuple(a.output_padding, n, who, "output_padding"), a.groups,
+      ntuple(a.dilation, n, who, "dilation"))
+  end)
+end
+conv_transpose(1)
+conv_transpose(2)
+conv_transpose(3)
 
 -- a stride left out (nil or {}) is the kernel size
 local function stride_arg(stride, k, n, who)
@@ -372,6 +383,7 @@ local function max_pool(n)
 end
 max_pool(1)
 max_pool(2)
+max_pool(3)
 
 -- avg_pool2d(input, kernel_size, stride=kernel_size, padding=0, ceil_mode=false, count_include_pad=true, divisor_override=nil)
 local function avg_pool(n)
@@ -387,6 +399,80 @@ local function avg_pool(n)
 end
 avg_pool(1)
 avg_pool(2)
+avg_pool(3)
+
+-- max_unpool2d(input, indices, kernel_size, stride=kernel_size, padding=0, output_size=nil):
+-- output_size (its last n entries; it may hold N and C too) defaults to the size the pooling
+-- came from, (in - 1) * stride - 2 * padding + kernel_size
+local function max_unpool(n)
+  local who = "max_unpool" .. n .. "d"
+  def(who, "input, indices, kernel_size, stride=nil, padding=0, output_size=nil", function(a)
+    check_tensor(a.input, who, "input"); check_tensor(a.indices, who, "indices")
+    local k = ntuple(a.kernel_size, n, who, "kernel_size")
+    local s = stride_arg(a.stride, k, n, who)
+    local p = ntuple(a.padding, n, who, "padding")
+    local d = a.input:dim()
+    local out = {}
+    if a.output_size ~= nil then
+      local os = a.output_size
+      if torch.is_tensor(os) then os = os:totable() end
+      if type(os) ~= "table" or (#os ~= n and #os ~= n + 2) then
+        error(("F.%s: argument 'output_size' must have %d (or %d) entries"):format(who, n, n + 2), 2)
+      end
+      for i = 1, n do out[i] = os[#os - n + i] end
+    else
+      for i = 1, n do out[i] = (a.input:size(d - n + i) - 1) * s[i] - 2 * p[i] + k[i] end
+    end
+    if n == 2 then return torch.max_unpool2d(a.input, a.indices, out) end
+    return torch.max_unpool3d(a.input, a.indices, out, s, p)
+  end)
+end
+max_unpool(2)
+max_unpool(3)
+
+-- fractional_max_pool2d(input, kernel_size, output_size=nil, output_ratio=nil, return_indices=false,
+-- _random_samples=nil): exactly one of output_size and output_ratio; without samples, each
+-- plane draws its own (torch.rand, in the input's dtype and device)
+local function fractional_max_pool(n)
+  local who = "fractional_max_pool" .. n .. "d"
+  local function pool(a, indices)
+    check_tensor(a.input, who, "input")
+    local x = a.input
+    if x:dim() ~= n + 1 and x:dim() ~= n + 2 then
+      error(("F.%s: argument 'input' must be %d-D or %d-D, got %d-D"):format(who, n + 1, n + 2, x:dim()), 3)
+    end
+    local k = ntuple(a.kernel_size, n, who, "kernel_size")
+    if (a.output_size == nil) == (a.output_ratio == nil) then
+      error(("F.%s: exactly one of output_size and output_ratio must be given"):format(who), 3)
+    end
+    local out
+    if a.output_size ~= nil then out = ntuple(a.output_size, n, who, "output_size")
+    else
+      local r = ntuple(a.output_ratio, n, who, "output_ratio")
+      out = {}
+      for i = 1, n do
+        if type(r[i]) ~= "number" or not (r[i] > 0 and r[i] < 1) then
+          error(("F.%s: argument 'output_ratio' must lie in (0, 1), got %s"):format(who, tostring(r[i])), 3)
+        end
+        out[i] = math.floor(x:size(x:dim() - n + i) * r[i])
+      end
+    end
+    local samples = a._random_samples
+    if samples == nil then
+      local nb = x:dim() == n + 2 and x:size(1) or 1
+      samples = torch.rand({ nb, x:size(x:dim() - n), n }, { dtype = x.dtype, device = x.device })
+    end
+    local v, i = torch[who](x, k, out, samples)
+    if indices then return v, i end
+    return v
+  end
+  def(who, "input, kernel_size, output_size=nil, output_ratio=nil, return_indices=false, _random_samples=nil",
+    function(a) return pool(a, a.return_indices) end)
+  def(who .. "_with_indices", "input, kernel_size, output_size=nil, output_ratio=nil, return_indices=false, _random_samples=nil",
+    function(a) return pool(a, true) end)
+end
+fractional_max_pool(2)
+fractional_max_pool(3)
 
 local function out_size2(output_size, input, who)
   if type(output_size) == "number" then return { output_size, output_size } end
@@ -436,8 +522,9 @@ end)
 local function interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor)
   local who = "interpolate"
   check_tensor(input, who, "input")
-  if input:dim() ~= 4 then
-    error(("F.interpolate: only 4-D input ([N, C, H, W]) is supported, got %d-D"):format(input:dim()), 3)
+  local nd = input:dim() - 2
+  if nd ~= 2 and nd ~= 3 then
+    error(("F.interpolate: only 4-D input ([N, C, H, W]) and 5-D input ([N, C, D, H, W]) are supported, got %d-D"):format(input:dim()), 3)
   end
   if (size == nil) == (scale_factor == nil) then
     error("F.interpolate: exactly one of size and scale_factor must be given", 3)
@@ -447,27 +534,33 @@ local function interpolate(input, size, scale_factor, mode, align_corners, recom
   end
   -- as PyTorch: a given scale factor also sets where outputs sample the input (1/scale
   -- source steps per output step), unless recompute_scale_factor asks for in/out instead
-  local out, sh, sw = nil, 0.0, 0.0
-  if size ~= nil then out = ntuple(size, 2, who, "size")
+  local out, sc = nil, {}
+  for i = 1, nd do sc[i] = 0.0 end
+  if size ~= nil then out = ntuple(size, nd, who, "size")
   else
-    local sf = ntuple(scale_factor, 2, who, "scale_factor")
-    for i = 1, 2 do
+    local sf = ntuple(scale_factor, nd, who, "scale_factor")
+    out = {}
+    for i = 1, nd do
       if type(sf[i]) ~= "number" or not (sf[i] > 0) or sf[i] == math.huge then
         error(("F.interpolate: scale_factor must be positive and finite, got %s"):format(tostring(sf[i])), 3)
       end
+      out[i] = math.floor(input:size(2 + i) * sf[i])
+      if not recompute_scale_factor then sc[i] = sf[i] + 0.0 end
     end
-    out = { math.floor(input:size(3) * sf[1]), math.floor(input:size(4) * sf[2]) }
-    if not recompute_scale_factor then sh, sw = sf[1] + 0.0, sf[2] + 0.0 end
   end
+  local linear = nd == 2 and "bilinear" or "trilinear"
   if mode == "nearest" then
     if align_corners ~= nil then
       error("F.interpolate: align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | trilinear", 3)
     end
-    return torch.upsample_nearest2d(input, out, sh, sw)
-  elseif mode == "bilinear" then
-    return torch.upsample_bilinear2d(input, out, align_corners and true or false, sh, sw)
+    if nd == 3 then return torch.upsample_nearest3d(input, out, sc[1], sc[2], sc[3]) end
+    return torch.upsample_nearest2d(input, out, sc[1], sc[2])
+  elseif mode == linear then
+    if nd == 3 then return torch.upsample_trilinear3d(input, out, align_corners and true or false, sc[1], sc[2], sc[3]) end
+    return torch.upsample_bilinear2d(input, out, align_corners and true or false, sc[1], sc[2])
   end
-  error(("F.interpolate: mode \"%s\" is not supported (nearest, bilinear)"):format(tostring(mode)), 3)
+  error(("F.interpolate: mode \"%s\" is not supported for %d-D input (nearest, %s)"):format(tostring(mode),
+    input:dim(), linear), 3)
 end
 
 def("interpolate", "input, size=nil, scale_factor=nil, mode='nearest', align_corners=nil, " ..

@@ -132,6 +132,65 @@ lt_tensor *lt_grad_unfold_back(lt_tensor *grad, const lt_input_meta *self_meta, 
   return done(&p, lt_index_add(z, d, idx, merged, lt_scalar_int(1)));
 }
 
+/* the storage elements [lo, hi) a geometry reaches (hi = lo when empty) */
+static void span_of(int n, const int64_t *sz, const int64_t *st, int64_t off, int64_t *lo, int64_t *hi) {
+  int64_t last = off;
+  *lo = off;
+  for (int i = 0; i < n; i++) {
+    if (sz[i] == 0) { *hi = off; return; }
+    last += (sz[i] - 1) * st[i];
+  }
+  *hi = last + 1;
+}
+
+/* The gradient of a view with any geometry: the buffer stands for the storage
+** elements [base, base + M) that the input or the view reaches; the view's
+** gradient is added into it at the view's positions (index_add, so overlapping
+** view elements accumulate) and read back at the input's. Positions come from
+** as_strided over an arange, which applies the same geometry to the numbers
+** 1..M. An input whose own elements overlap (a stride 0 over a dim of size > 1)
+** shares each location's gradient among its aliases, as PyTorch does. */
+lt_tensor *lt_grad_as_strided(lt_tensor *grad, lt_tensor *self, lt_intlist size, lt_intlist stride,
+                              int64_t storage_offset) {
+  int n = size.n < 0 ? 0 : size.n;
+  int64_t off = storage_offset == LT_NOINT ? self->offset : storage_offset;
+  for (int i = 0; i < self->ndim; i++)
+    if (self->strides[i] < 0) return lt_error_null("as_strided: backward of an input with negative strides is not supported");
+  int64_t ilo, ihi, olo, ohi;
+  span_of(self->ndim, self->sizes, self->strides, self->offset, &ilo, &ihi);
+  span_of(n, size.v, stride.v, off, &olo, &ohi);
+  int64_t base = ilo < olo ? ilo : olo, end = ihi > ohi ? ihi : ohi;
+  if (ihi == ilo) base = olo, end = ohi > olo ? ohi : olo + 1;
+  else if (ohi == olo) base = ilo, end = ihi;
+  int64_t m = end - base, flat = -1;
+  lt_device dev = lt_tensor_device(grad);
+  lt_dtype dt = (lt_dtype)grad->dtype;
+  pool p = {{0}, 0};
+  lt_tensor *pos = keep(&p, lt_arange(lt_scalar_int(1), lt_scalar_int(m + 1), lt_scalar_int(1), LT_INT64, dev));
+  lt_tensor *po = pos ? keep(&p, lt_as_strided(pos, lt_intlist_make(size.v, n), lt_intlist_make(stride.v, n), off - base)) : NULL;
+  lt_tensor *pof = po ? keep(&p, lt_reshape(po, lt_intlist_make(&flat, 1))) : NULL;
+  lt_tensor *gf = pof ? keep(&p, lt_reshape(grad, lt_intlist_make(&flat, 1))) : NULL;
+  lt_tensor *z = gf ? keep(&p, lt_zeros(lt_intlist_make(&m, 1), dt, dev)) : NULL;
+  lt_tensor *buf = z ? keep(&p, lt_index_add(z, 0, pof, gf, lt_scalar_int(1))) : NULL;
+  lt_tensor *pi = buf ? keep(&p, lt_as_strided(pos, lt_intlist_make(self->sizes, self->ndim),
+                                               lt_intlist_make(self->strides, self->ndim), self->offset - base)) : NULL;
+  lt_tensor *pif = pi ? keep(&p, lt_reshape(pi, lt_intlist_make(&flat, 1))) : NULL;
+  lt_tensor *g = pif ? keep(&p, lt_index_select(buf, 0, pif)) : NULL;
+  if (!g) return done(&p, NULL);
+  bool aliased = false;
+  for (int i = 0; i < self->ndim; i++) aliased |= self->strides[i] == 0 && self->sizes[i] > 1;
+  if (aliased) {
+    int64_t ni = pif->sizes[0];
+    lt_tensor *one = keep(&p, lt_ones(lt_intlist_make(&ni, 1), dt, dev));
+    lt_tensor *cz = one ? keep(&p, lt_zeros(lt_intlist_make(&m, 1), dt, dev)) : NULL;
+    lt_tensor *cnt = cz ? keep(&p, lt_index_add(cz, 0, pif, one, lt_scalar_int(1))) : NULL;
+    lt_tensor *c = cnt ? keep(&p, lt_index_select(cnt, 0, pif)) : NULL;
+    g = c ? keep(&p, lt_div(g, c, NULL)) : NULL;
+  }
+  if (!g) return done(&p, NULL);
+  return lt_tpool_finish(&p, keep(&p, lt_reshape(g, lt_intlist_make(self->sizes, self->ndim))));
+}
+
 /* The diagonal of dims a, b goes back into a [rest..., na*nb] buffer at the
 ** flat positions of the diagonal, which is then unflattened and the two dims
 ** moved to a and b. */

@@ -17,6 +17,10 @@ lt_tensor *lt_grad_narrow_back(lt_tensor *grad, const lt_input_meta *self_meta, 
                                int64_t length);
 lt_tensor *lt_grad_select_back(lt_tensor *grad, const lt_input_meta *self_meta, int64_t dim, int64_t index);
 /* unfold: overlapping windows summed back into place */
+/* as_strided: grad summed into a flat buffer over the storage range both geometries
+** touch, read back at self's positions (self is the saved input, for its geometry) */
+lt_tensor *lt_grad_as_strided(lt_tensor *grad, lt_tensor *self, lt_intlist size, lt_intlist stride,
+                              int64_t storage_offset);
 lt_tensor *lt_grad_unfold_back(lt_tensor *grad, const lt_input_meta *self_meta, int64_t dimension, int64_t size,
                                int64_t step);
 /* diagonal: grad on the diagonal of zeros; diag (1-D and 2-D input) */

@@ -213,6 +213,32 @@ lt_tensor *lt_strided_unfold(lt_tensor *self, int64_t dimension, int64_t size, i
   return lt_tensor_alias(self, self->offset, k + 1, ns, nst);
 }
 
+lt_tensor *lt_strided_as_strided(lt_tensor *self, lt_intlist size, lt_intlist stride, int64_t storage_offset) {
+  const char *op = "as_strided";
+  int n = size.n < 0 ? 0 : size.n;
+  if (n > LT_MAX_DIMS) return lt_error_null("%s: argument 'size' has %d entries; tensors have at most %d dims", op, n, LT_MAX_DIMS);
+  if ((stride.n < 0 ? 0 : stride.n) != n)
+    return lt_error_null("%s: argument 'stride' has %d entries, argument 'size' %d: they must match", op,
+                         stride.n < 0 ? 0 : stride.n, n);
+  int64_t off = storage_offset == LT_NOINT ? self->offset : storage_offset;
+  if (off < 0) return lt_error_null("%s: argument 'storage_offset' must be non-negative, got %lld", op, (long long)off);
+  int64_t last = off, numel = 1;   /* the furthest element the view reaches */
+  for (int i = 0; i < n; i++) {
+    if (size.v[i] < 0)
+      return lt_error_null("%s: argument 'size' must be non-negative, got %lld at %d", op, (long long)size.v[i], i + 1);
+    if (stride.v[i] < 0)
+      return lt_error_null("%s: argument 'stride' must be non-negative, got %lld at %d", op, (long long)stride.v[i], i + 1);
+    numel *= size.v[i];
+    if (size.v[i] > 0) last += (size.v[i] - 1) * stride.v[i];
+  }
+  /* an empty view reads nothing, so only a non-empty one must fit (PyTorch's rule) */
+  int64_t have = (int64_t)(self->storage->nbytes / lt_dtype_size((lt_dtype)self->dtype));
+  if (numel > 0 && last >= have)
+    return lt_error_null("%s: arguments 'size', 'stride' and 'storage_offset' reach storage element %lld, "
+                         "out of bounds for a storage of %lld elements", op, (long long)last, (long long)have);
+  return lt_tensor_alias(self, off, n, size.v, stride.v);
+}
+
 lt_tensor *lt_strided_diagonal(lt_tensor *self, int64_t offset, int64_t dim1, int64_t dim2) {
   if (self->ndim < 2) return lt_error_null("diagonal: expects a tensor with at least 2 dims, got %d", self->ndim);
   int a = lt_wrap_dim("diagonal", dim1, self->ndim), b = lt_wrap_dim("diagonal", dim2, self->ndim);

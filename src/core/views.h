@@ -27,6 +27,9 @@ lt_tensor *lt_strided_narrow(lt_tensor *self, int64_t dim, int64_t start, int64_
 lt_tensor *lt_strided_select(lt_tensor *self, int64_t dim, int64_t index);
 lt_tensor *lt_strided_unfold(lt_tensor *self, int64_t dimension, int64_t size, int64_t step);
 lt_tensor *lt_strided_diagonal(lt_tensor *self, int64_t offset, int64_t dim1, int64_t dim2);
+/* any geometry over self's storage: storage_offset absolute (LT_NOINT: self's), checked
+** against the storage's size */
+lt_tensor *lt_strided_as_strided(lt_tensor *self, lt_intlist size, lt_intlist stride, int64_t storage_offset);
 /* self takes source's storage and geometry (set_ keeps the dtype; _set_data is `p.data = q`) */
 lt_tensor *lt_strided_set_(lt_tensor *self, lt_tensor *source);
 lt_tensor *lt_strided__set_data(lt_tensor *self, lt_tensor *source);
