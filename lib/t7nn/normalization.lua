@@ -248,6 +248,7 @@ end
 -- the local (kernel-weighted, zero-padded) sums of the contrast normalizations: a kernel
 -- (2-D, or 1-D applied along both axes) summed over all planes
 local function local_kernel(cls, nInputPlane, kernel)
+  nInputPlane = nInputPlane or 1
   if type(nInputPlane) ~= "number" or nInputPlane < 1 then fail(cls, "nInputPlane must be a positive integer", 3) end
   kernel = kernel and kernel:clone() or torch.Tensor(9, 9):fill(1)
   local kd = kernel:dim()
@@ -301,8 +302,8 @@ local SSN, ssnParent = torch.class("nn.SpatialSubtractiveNormalization", "nn.Mod
 
 function SSN:__init(nInputPlane, kernel)
   ssnParent.__init(self)
-  self.nInputPlane = nInputPlane
-  self.kernel, self._weight, self._pad = local_kernel("nn.SpatialSubtractiveNormalization", nInputPlane, kernel)
+  self.nInputPlane = nInputPlane or 1
+  self.kernel, self._weight, self._pad = local_kernel("nn.SpatialSubtractiveNormalization", self.nInputPlane, kernel)
 end
 
 function SSN:updateOutput(input)
@@ -335,7 +336,7 @@ local SDN, sdnParent = torch.class("nn.SpatialDivisiveNormalization", "nn.Module
 
 function SDN:__init(nInputPlane, kernel, threshold, thresval)
   sdnParent.__init(self)
-  self.nInputPlane = nInputPlane
+  self.nInputPlane = nInputPlane or 1
   self.kernel, self._weight, self._pad = local_kernel("nn.SpatialDivisiveNormalization", nInputPlane, kernel)
   self.threshold = threshold or 1e-4
   self.thresval = thresval or threshold or 1e-4
@@ -384,7 +385,7 @@ local SCN, scnParent = torch.class("nn.SpatialContrastiveNormalization", "nn.Mod
 
 function SCN:__init(nInputPlane, kernel, threshold, thresval)
   scnParent.__init(self)
-  self.nInputPlane = nInputPlane
+  self.nInputPlane = nInputPlane or 1
   self.kernel = kernel or torch.Tensor(9, 9):fill(1)
   self.threshold = threshold or 1e-4
   self.thresval = thresval or threshold or 1e-4

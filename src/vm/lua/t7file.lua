@@ -338,6 +338,16 @@ function torch._t7file_install(torch, storage_methods)
     self._pos = np
   end
 
+  -- f is a method of obj's class or of one of its parents
+  local function is_class_method(obj, f)
+    local m = getmetatable(obj)
+    while type(m) == "table" do
+      for _, v in pairs(m) do if rawequal(v, f) then return true end end
+      m = rawget(m, "__parent")
+    end
+    return false
+  end
+
   function File:writeObject(object, debugname, hook)
     check_write(self, "writeObject")
     hook = hook or function(o) return o end
@@ -357,6 +367,11 @@ function torch._t7file_install(torch, storage_methods)
     if object == nil then
       self:writeInt(T_NIL)
       return
+    end
+    -- x:size() is a sequence that passes for a LongStorage (torch.type says so): it is
+    -- written as one, so that Torch7 and the reader see a LongStorage
+    if type(object) == "table" and not torch.isStorage(object) and torch.typename(object) == "torch.LongStorage" then
+      object = torch.LongStorage(object:totable())
     end
     names[#names + 1] = debugname or "<?>"
     local tag = writable(object)
@@ -423,6 +438,9 @@ function torch._t7file_install(torch, storage_methods)
               for k, v in pairs(object) do
                 if writable(v) then
                   var[k] = v
+                elseif type(v) == "function" and is_class_method(object, v) then
+                  -- one of the class's own methods set on the instance (nn's share() sets
+                  -- accUpdateGradParameters so): the copy read back has the class's methods
                 else
                   print(("$ Warning: cannot write object field <%s> of <%s> %s"):format(
                     tostring(k), cname, stack_str(names)))

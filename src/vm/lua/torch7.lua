@@ -500,7 +500,7 @@ function torch._t7_install(torch)
   end
   -- on the 2^-32 grid, as x:uniform() and Torch7's THRandom_uniform draw
   torch.uniform = with_gen(function(g, a, b)
-    local u = draw(g, M.uniform_, 0, 1)
+    local u = math.floor(draw(g, M.uniform_, 0, 1) * 2.0 ^ 32) / 2.0 ^ 32
     a, b = a or 0, b or 1
     return a + (b - a) * u
   end)
@@ -1035,6 +1035,31 @@ function torch._t7_install(torch)
     local mt = torch.getmetatable(name)
     return type(mt) == "table" and rawget(mt, "__version") or 1
   end
+  -- the math functions take plain numbers too, as Torch7's did (torch.round(2.5) is 3)
+  local number_math = {
+    abs = math.abs, floor = math.floor, ceil = math.ceil, sqrt = math.sqrt, exp = math.exp,
+    log = math.log, sin = math.sin, cos = math.cos, tan = math.tan, asin = math.asin,
+    acos = math.acos, atan = math.atan,
+    sinh = function(v) return (math.exp(v) - math.exp(-v)) / 2 end,
+    cosh = function(v) return (math.exp(v) + math.exp(-v)) / 2 end,
+    tanh = function(v) local e = math.exp(-2 * math.abs(v)); local t = (1 - e) / (1 + e); return v < 0 and -t or t end,
+    round = function(v) return v >= 0 and math.floor(v + 0.5) or -math.floor(-v + 0.5) end,   -- half away from 0
+    trunc = function(v) return v >= 0 and math.floor(v) or math.ceil(v) end,
+    frac = function(v) return v - (v >= 0 and math.floor(v) or math.ceil(v)) end,
+    sign = function(v) return v > 0 and 1 or (v < 0 and -1 or 0) end,
+    sigmoid = function(v) return 1 / (1 + math.exp(-v)) end,
+    log1p = function(v) return math.log(1 + v) end,
+  }
+  for name, f in pairs(number_math) do
+    local tensor_f = torch[name]
+    if tensor_f then
+      torch[name] = function(x, ...)
+        if type(x) == "number" and select("#", ...) == 0 then return (f(x) + 0.0) end
+        return tensor_f(x, ...)
+      end
+    end
+  end
+
   -- tic(): seconds on a monotonic clock; toc(t): seconds since tic() gave t
   function torch.tic() return torch.time() end
   function torch.toc(t)
@@ -1045,6 +1070,11 @@ function torch._t7_install(torch)
   function torch.pointer(obj)
     local t = type(obj)
     if t ~= "table" and t ~= "userdata" and t ~= "function" and t ~= "thread" then return nil end
+    -- a storage object stands for its memory (x:storage() makes a new object each time)
+    if torch.isStorage(obj) then
+      local st = obj:data()
+      return tonumber((("%p"):format(torch._t7storage_id(st)))) + st:storage_offset() * st:element_size()
+    end
     return tonumber((("%p"):format(obj)))
   end
   -- the environment of a function (Torch7's userdata environments do not exist here)
