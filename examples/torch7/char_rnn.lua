@@ -118,7 +118,8 @@ print(("%d parameters"):format(params:nElement()))
 -- T copies of a module sharing its parameters and their gradients (each keeps its own
 -- output and gradInput for its time step)
 local function clone_many_times(net, n)
-  local p, g = net:parameters()
+  local p, g
+  if net.parameters then p, g = net:parameters() end   -- criteria have none
   local mem = torch.MemoryFile("w"):binary()
   mem:writeObject(net)
   local clones = {}
