@@ -675,16 +675,4 @@ T.test("float modules: :float() converts, forward and backward keep the type", f
   end
 end)
 
-T.test("a char-rnn style step (Linear, Tanh, Sigmoid, LogSoftMax) is fast", function()
-  local x = torch.randn(50, 128)
-  local go = torch.randn(50, 128)
-  local ms = { nn.Tanh(), nn.Sigmoid(), nn.ReLU(), nn.LogSoftMax(), nn.Dropout(0.5) }
-  local t = os.clock()
-  for _ = 1, 200 do
-    for _, m in ipairs(ms) do m:forward(x); m:backward(x, go) end
-  end
-  local per = (os.clock() - t) / 200 / #ms
-  T.ok(per < 5e-4, ("%.1f us per forward + backward"):format(per * 1e6))
-end)
-
 T.done()
