@@ -103,14 +103,44 @@ function Module:share(mlp, ...)
   return self
 end
 
--- a deep copy (through Torch7's serialization, so tensors that shared a storage share
--- one in the copy); with names, the copy shares those fields with self
+-- a deep copy of a value: tables (with their metatables) and tensors are copied once each,
+-- tensors that shared a storage share one copy of it, functions and other values are kept
+local function deep_copy(v, seen, storages)
+  if type(v) ~= "table" and type(v) ~= "userdata" then return v end
+  if seen[v] ~= nil then return seen[v] end
+  if torch.isTensor(v) then
+    local c
+    if v:nElement() == 0 and v:dim() == 0 then
+      c = v.new()
+    else
+      local key = torch._t7storage_id(v)
+      local st = storages[key]
+      if not st then
+        st = v:storage():data():clone():storage()
+        storages[key] = st
+      end
+      c = v.new():set(st, v:storageOffset(), v:size(), v:stride())
+    end
+    seen[v] = c
+    return c
+  end
+  if torch.isStorage(v) then
+    local c = v:data():clone():storage()
+    seen[v] = c
+    return c
+  end
+  if type(v) == "userdata" then return v end
+  local c = {}
+  seen[v] = c
+  for k, x in pairs(v) do c[deep_copy(k, seen, storages)] = deep_copy(x, seen, storages) end
+  return setmetatable(c, getmetatable(v))
+end
+
+-- a deep copy (tensors that shared a storage share one in the copy, as Torch7's copy
+-- through its serialization kept them; functions set on the module are kept too); with
+-- names, the copy shares those fields with self
 function Module:clone(...)
-  local f = torch.MemoryFile("rw"):binary()
-  f:writeObject(self)
-  f:seek(1)
-  local copy = f:readObject()
-  f:close()
+  local copy = deep_copy(self, {}, {})
   if select("#", ...) > 0 then copy:share(self, ...) end
   return copy
 end

@@ -1060,6 +1060,19 @@ function torch._t7_install(torch)
     end
   end
 
+  -- torch.packageLuaPath(name): the folder of package name's Lua files (where its init.lua
+  -- is); torch.include(name, file) runs a file of that folder, as Torch7 packages load parts
+  function torch.packageLuaPath(name)
+    if type(name) ~= "string" then error("torch.packageLuaPath: argument 'name' must be a string", 2) end
+    local path = package.searchpath(name, package.path)
+    if not path then error("torch.packageLuaPath: package '" .. name .. "' not found on package.path", 2) end
+    return (path:match("^(.*)/[^/]*$") or ".")
+  end
+  function torch.include(name, file)
+    if type(file) ~= "string" then error("torch.include: argument 'file' must be a string", 2) end
+    return dofile(torch.packageLuaPath(name) .. "/" .. file)
+  end
+
   -- tic(): seconds on a monotonic clock; toc(t): seconds since tic() gave t
   function torch.tic() return torch.time() end
   function torch.toc(t)
