@@ -96,6 +96,18 @@ local function autograd_wrt(leaf, gradOutput, f)
   return torch.autograd.grad({ out }, { x }, { gradOutput })[1]
 end
 
+-- the adjoint of conv3d with respect to its input (of sizes input_sizes): conv_transpose3d
+-- for unit strides, else autograd through conv3d (faster there: the op conv_transpose3d
+-- spreads its input out by the stride)
+local function conv3d_input_grad(gradOutput, w, input_sizes, stride, pad, dil)
+  if stride[1] == 1 and stride[2] == 1 and stride[3] == 1 then
+    return torch.conv_transpose3d(gradOutput, w, nil, stride, pad, 0, 1, dil)
+  end
+  local z = gradOutput.new(table.unpack(input_sizes)):zero():requires_grad_(true)
+  local out = torch.conv3d(z, w, nil, stride, pad, dil, 1)
+  return torch.autograd.grad({ out }, { z }, { gradOutput })[1]
+end
+
 -- planes x (volume elements): the flat view the indices address
 local function planes_view(t, nvol)
   if not t:isContiguous() then t = t:contiguous() end
@@ -194,15 +206,8 @@ function VolumetricConvolution:updateGradInput(input, gradOutput)
   if self.gradInput then
     check_grad(self, gradOutput, self:_outputSizes(input))
     local stride, pad, dil = self:_geometry()
-    -- the transposed convolution, with the sizes the forward's floor dropped put back
-    local t = input:dim() - 2
-    local k = { self.kT, self.kH, self.kW }
-    local adj = {}
-    for i = 1, 3 do
-      adj[i] = (input:size(t + i - 1) + 2 * pad[i] - dil[i] * (k[i] - 1) - 1) % stride[i]
-    end
-    self.gradInput:set(call(self, torch.conv_transpose3d, gradOutput, self:_kernelWeight(), nil,
-      stride, pad, adj, 1, dil))
+    self.gradInput:set(call(self, conv3d_input_grad, gradOutput, self:_kernelWeight(), input:size():totable(),
+      stride, pad, dil))
     return self.gradInput
   end
 end
@@ -367,9 +372,16 @@ end
 
 function VolumetricFullConvolution:updateOutput(input)
   local x, adj = self:_unpack(input)
-  self:_outputSizes(x, adj)
+  local sizes = self:_outputSizes(x, adj)
   local stride, pad = self:_geometry()
-  self.output:set(call(self, torch.conv_transpose3d, x, self:_kernelWeight(), self.bias, stride, pad, adj, 1, 1))
+  -- the adjoint of the convolution from the output's size to the input's
+  local out = call(self, conv3d_input_grad, x, self:_kernelWeight(), sizes, stride, pad, { 1, 1, 1 })
+  if self.bias then
+    local b = self.bias:view(1, self.nOutputPlane, 1, 1, 1)
+    if x:dim() == 4 then b = b:select(1, 1) end
+    out:add(b:expandAs(out))
+  end
+  self.output:set(out)
   return self.output
 end
 
@@ -400,9 +412,11 @@ function VolumetricFullConvolution:accGradParameters(input, gradOutput, scale)
   local x, adj = self:_unpack(input)
   check_grad(self, gradOutput, self:_outputSizes(x, adj))
   local stride, pad = self:_geometry()
-  x = x:detach()
-  local gw = autograd_wrt(self:_kernelWeight(), gradOutput, function(w)
-    return torch.conv_transpose3d(x, w, nil, stride, pad, adj, 1, 1)
+  -- the weight's gradient of <conv_transpose3d(x, w), gradOutput> is the one of
+  -- <conv3d(gradOutput, w), x>: the convolution is the cheaper op
+  local go = gradOutput:detach()
+  local gw = autograd_wrt(self:_kernelWeight(), x, function(w)
+    return torch.conv3d(go, w, nil, stride, pad, 1, 1)
   end)
   self.gradWeight:view(gw:size()):add(scale, gw)
   if self.bias and self.gradBias then self.gradBias:add(scale, plane_sums(gradOutput)) end
