@@ -9,42 +9,10 @@
 -- flags) overwrite the input in forward and the gradOutput in backward, as Torch7's did.
 local torch = require "torch"
 local nn = require "t7nn.env"
+local H = require "t7nn.helpers"
+local sizestr, fail, grad_like, out = H.sizestr, H.failf, H.grad_like, H.sized
+local function check_input(self, input) H.check_tensor(self, input) end
 
-local function sizestr(t)
-  if t:dim() == 0 then return "(empty)" end
-  return table.concat(t:size():totable(), "x")
-end
-
-local function fail(self, fmt, ...)
-  error(torch.type(self) .. ": " .. fmt:format(...), 3)
-end
-
-local function check_input(self, input)
-  if not torch.isTensor(input) then
-    error(("%s: input must be a tensor, got %s"):format(torch.type(self), torch.type(input)), 3)
-  end
-end
-
--- gradOutput in the input's shape (a view when only the shapes differ); an error naming
--- the class when the element counts differ
-local function grad_like(self, input, gradOutput)
-  if not torch.isTensor(gradOutput) then
-    error(("%s: gradOutput must be a tensor, got %s"):format(torch.type(self), torch.type(gradOutput)), 3)
-  end
-  if gradOutput:isSameSizeAs(input) then return gradOutput end
-  if gradOutput:nElement() ~= input:nElement() then
-    error(("%s: gradOutput of size %s does not match the input's size %s")
-      :format(torch.type(self), sizestr(gradOutput), sizestr(input)), 3)
-  end
-  return gradOutput:contiguous():view(input:size())
-end
-
--- t sized as like: the result-first forms write into a result of the right size (and
--- refuse to resize one whose memory is shared)
-local function out(t, like)
-  t:resizeAs(like)
-  return t
-end
 
 local function flag(cls, v, what)
   if v ~= nil and type(v) ~= "boolean" then error(cls .. ": the " .. (what or "in-place") .. " flag must be a boolean", 3) end

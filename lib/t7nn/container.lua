@@ -3,6 +3,8 @@
 -- DepthConcat, Parallel.
 local torch = require "torch"
 local nn = require "t7nn.env"
+local H = require "t7nn.helpers"
+local sizes_str = H.sizestr
 
 local Container, parent = torch.class("nn.Container", "nn.Module")
 
@@ -188,8 +190,6 @@ function Container:_branchesString()
   lines[#lines + 1] = "}"
   return table.concat(lines, "\n")
 end
-
-local function sizes_str(t) return table.concat(t:size():totable(), "x") end
 
 -- grad accumulation into a (nested) table shaped as src: the first source is copied,
 -- the others added; entries beyond src's are dropped

@@ -9,10 +9,8 @@
 -- whole-tensor ops and folds the kernel's weight gradient back the same way.
 local torch = require "torch"
 local nn = require "t7nn.env"
-
-local function sizestr(t)
-  return table.concat(t:size():totable(), "x")
-end
+local H = require "t7nn.helpers"
+local sizestr = H.sizestr
 
 -- dst += scale * src, dst and src of one element count (a 2-D gradWeight of a 4-D kernel)
 local function accumulate(dst, scale, src)
@@ -570,12 +568,8 @@ function SpatialFullConvolution:updateGradInput(input, gradOutput)
     if type(self.gradInput) == "table" then self.gradInput = self.gradInput[1] or x.new() end
     self.gradInput:set(torch.conv2d(gradOutput, self:_kernelWeight(), nil, { self.dH, self.dW }, { self.padH, self.padW }))
     if x ~= input then
-      -- the target only gives a size: its gradient is zeros (one stored zero, expanded)
-      local target = input[2]
-      self.zeroScalar = self.zeroScalar or target.new(1):zero()
-      local ones = {}
-      for i = 1, target:dim() do ones[i] = 1 end
-      self.gradInput = { self.gradInput, self.zeroScalar:view(table.unpack(ones)):expandAs(target) }
+      -- the target only gives a size: its gradient is zeros
+      self.gradInput = { self.gradInput, H.size_target_grad(self, input[2]) }
     end
     return self.gradInput
   end
@@ -734,17 +728,23 @@ function SpatialConvolutionMap:updateOutput(input)
   return self.output
 end
 
+-- gradInput of a Map convolution from gi, the gradient of the planes x it used: the
+-- input's planes past the connection table's get zeros
+local function map_grad_input(self, input, x, gi)
+  if x ~= input then
+    self.gradInput:resizeAs(input):zero():narrow(input:dim() - 2, 1, self.nInputPlane):copy(gi)
+  else
+    self.gradInput:set(gi)
+  end
+  return self.gradInput
+end
+
 function SpatialConvolutionMap:updateGradInput(input, gradOutput)
   if self.gradInput then
     local x, sizes = self:_planes(input)
     check_gradOutput(self, gradOutput, sizes)
     local gi = torch.conv2d_backward_input(gradOutput, (self:_denseWeight()), x:size(), { self.dH, self.dW })
-    if x ~= input then
-      self.gradInput:resizeAs(input):zero():narrow(input:dim() - 2, 1, self.nInputPlane):copy(gi)
-    else
-      self.gradInput:set(gi)
-    end
-    return self.gradInput
+    return map_grad_input(self, input, x, gi)
   end
 end
 
@@ -804,12 +804,7 @@ function SpatialFullConvolutionMap:updateGradInput(input, gradOutput)
     local x, sizes = self:_planes(input)
     check_gradOutput(self, gradOutput, sizes)
     local gi = torch.conv2d(gradOutput, self:_denseWeight(), nil, { self.dH, self.dW })
-    if x ~= input then
-      self.gradInput:resizeAs(input):zero():narrow(input:dim() - 2, 1, self.nInputPlane):copy(gi)
-    else
-      self.gradInput:set(gi)
-    end
-    return self.gradInput
+    return map_grad_input(self, input, x, gi)
   end
 end
 

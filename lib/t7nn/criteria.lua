@@ -9,19 +9,11 @@
 -- 1-based; a target may be a number or a tensor of any type.
 local torch = require "torch"
 local nn = require "t7nn.env"
+local H = require "t7nn.helpers"
+local fail, sizestr, check_tensor = H.fail, H.sizestr, H.check_tensor
 
 ---------------------------------------------------------------------------------------------
 -- helpers
-
-local function fail(self, msg, level)
-  error(torch.type(self) .. ": " .. msg, (level or 1) + 1)
-end
-
-local function sizestr(t)
-  if not torch.isTensor(t) then return torch.type(t) end
-  if t:dim() == 0 then return "[]" end
-  return table.concat(t:size():totable(), "x")
-end
 
 -- a buffer tensor of self (created on first use), of like's type
 local function buffer(self, name, like)
@@ -31,12 +23,6 @@ local function buffer(self, name, like)
     self[name] = b
   end
   return b
-end
-
-local function check_tensor(self, x, what)
-  if not torch.isTensor(x) then
-    fail(self, ("%s must be a tensor, got %s"):format(what, torch.type(x)), 3)
-  end
 end
 
 -- target as a tensor shaped and typed as input: Torch7's element-wise criteria pair the

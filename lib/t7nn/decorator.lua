@@ -2,8 +2,8 @@
 -- Bottle, WeightNorm, DontCast, NaN, Profile, GPU
 local torch = require "torch"
 local nn = require "t7nn.env"
-
-local function fail(cls, msg, level) error(cls .. ": " .. msg, (level or 1) + 1) end
+local H = require "t7nn.helpers"
+local fail = H.fail
 
 local function check_module(cls, module, level)
   if not torch.isTypeOf(module, "nn.Module") then

@@ -3,6 +3,8 @@
 -- Euclidean, WeightedEuclidean, Cosine, Kmeans
 local torch = require "torch"
 local nn = require "t7nn.env"
+local H = require "t7nn.helpers"
+local fail, sizestr = H.fail, H.sizestr
 
 -- nn.Linear(inputSize, outputSize [, bias = true]): y = W x + b for x of inputSize
 -- elements or a batch (n x inputSize); weight is outputSize x inputSize
@@ -93,15 +95,6 @@ end
 function Linear:__tostring__()
   return ("%s(%d -> %d)%s"):format(torch.type(self), self.weight:size(2), self.weight:size(1),
     self.bias and "" or " without bias")
-end
-
-local function fail(cls, msg, level)
-  error(cls .. ": " .. msg, (level or 1) + 1)
-end
-
-local function sizestr(t)
-  if not torch.isTensor(t) then return torch.type(t) end
-  return t:dim() == 0 and "empty" or table.concat(t:size():totable(), "x")
 end
 
 local function is_count(n) return math.type(n) == "integer" or (type(n) == "number" and n == math.floor(n)) end

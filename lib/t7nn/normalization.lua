@@ -3,12 +3,8 @@
 -- Divisive, Contrastive) and SpatialCrossMapLRN
 local torch = require "torch"
 local nn = require "t7nn.env"
-
-local function fail(cls, msg, level) error(cls .. ": " .. msg, (level or 1) + 1) end
-local function sizestr(t)
-  if not torch.isTensor(t) then return torch.type(t) end
-  return t:dim() == 0 and "empty" or table.concat(t:size():totable(), "x")
-end
+local H = require "t7nn.helpers"
+local fail, sizestr = H.fail, H.sizestr
 
 -- nn.BatchNormalization(N [, eps = 1e-5] [, momentum = 0.1] [, affine = true]): per feature
 -- (dim 2 of a batch), y = (x - mean) / sqrt(var + eps) * weight + bias. Training uses the

@@ -2,17 +2,8 @@
 -- of tensors into fewer numbers (MM, MV, DotProduct, CosineDistance, PairwiseDistance).
 local torch = require "torch"
 local nn = require "t7nn.env"
-
-local function shape(t)
-  if not torch.isTensor(t) then return torch.type(t) end
-  return t:dim() == 0 and "empty" or table.concat(t:size():totable(), "x")
-end
-
-local function check_tensor(self, x, what)
-  if not torch.isTensor(x) then
-    error(("%s: %s must be a tensor, got %s"):format(torch.type(self), what or "input", torch.type(x)), 3)
-  end
-end
+local H = require "t7nn.helpers"
+local shape, check_tensor, fail = H.sizestr, H.check_tensor, H.failf
 
 -- the 1-based dim reduced: a negative dim counts from the end; with nInputDims, an input of
 -- one more dim is a batch and the dim moves one right
@@ -188,10 +179,6 @@ local function grad_pair(self, proto1, proto2)
   if torch.type(g[2]) ~= torch.type(proto2) then g[2] = proto2.new() end
   for i = #g, 3, -1 do g[i] = nil end
   return g[1], g[2]
-end
-
-local function fail(self, fmt, ...)
-  error(("%s: " .. fmt):format(torch.type(self), ...), 3)
 end
 
 -- nn.MM([transA = false, transB = false]): {A, B} -> A * B, of matrices or of batches

@@ -3,6 +3,7 @@
 -- MaskedSelect, Padding, Convert.
 local torch = require "torch"
 local nn = require "t7nn.env"
+local check_tensor = require("t7nn.helpers").check_tensor
 
 -- nn.Reshape(d1, d2, ... [, batchMode]) or nn.Reshape(LongStorage [, batchMode]): the
 -- input's elements as that shape; an input with more elements, or whose first dim is 1, is
@@ -94,12 +95,6 @@ local function sizes_str(sizes)
   if type(sizes) ~= "table" then sizes = sizes:totable() end
   if sizes.totable then sizes = sizes:totable() end
   return table.concat(sizes, "x")
-end
-
-local function check_tensor(self, x, what)
-  if not torch.isTensor(x) then
-    error(("%s: %s must be a tensor, got %s"):format(torch.type(self), what or "the input", torch.type(x)), 3)
-  end
 end
 
 -- res pointed at t viewed as sizes (a LongStorage); a t whose strides allow no view is

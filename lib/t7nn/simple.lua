@@ -4,49 +4,14 @@
 -- WhiteNoise), OneHot, PrintSize, ZeroGrad, GradientReversal, Normalize, L1Penalty, Maxout.
 local torch = require "torch"
 local nn = require "t7nn.env"
-
--- "3x4" for a tensor's sizes
-local function sizestr(t)
-  if t:dim() == 0 then return "(empty)" end
-  return table.concat(t:size():totable(), "x")
-end
-
--- an error naming the module's class; level 3 is the caller of the method that failed
-local function fail(self, fmt, ...)
-  error(torch.type(self) .. ": " .. fmt:format(...), 3)
-end
-
--- gradOutput in the input's shape: the same tensor, or a view when only the shapes
--- differ (Torch7 took any gradOutput of the input's element count)
-local function grad_like(self, input, gradOutput)
-  if not torch.isTensor(gradOutput) then
-    error(("%s: gradOutput must be a tensor, got %s"):format(torch.type(self), torch.type(gradOutput)), 3)
-  end
-  if gradOutput:isSameSizeAs(input) then return gradOutput end
-  if gradOutput:nElement() ~= input:nElement() then
-    error(("%s: gradOutput of size %s does not match the input's size %s")
-      :format(torch.type(self), sizestr(gradOutput), sizestr(input)), 3)
-  end
-  return gradOutput:contiguous():view(input:size())
-end
-
--- t sized as like, for the result-first forms (torch.add(res, a, b)): they write into a
--- result of the right size, and refuse to resize one whose memory is shared
-local function out(t, like)
-  t:resizeAs(like)
-  return t
-end
+local H = require "t7nn.helpers"
+local sizestr, fail, grad_like, check_tensor = H.sizestr, H.failf, H.grad_like, H.check_tensor
+local out = H.sized
 
 -- a one-element tensor of no dims (what x:squeeze() gives for one element) as its number
 local function scalar(v)
   if torch.isTensor(v) and v:dim() == 0 and v:nElement() == 1 then return v:sum() end
   return v
-end
-
-local function check_tensor(self, input, what)
-  if not torch.isTensor(input) then
-    error(("%s: %s must be a tensor, got %s"):format(torch.type(self), what or "input", torch.type(input)), 3)
-  end
 end
 
 -- a new empty tensor of the named type ("torch.FloatTensor")

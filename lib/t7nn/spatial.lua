@@ -5,33 +5,11 @@
 -- kernels (max_pool2d_with_indices, avg_pool2d, pad, upsample_*, and their *_backward).
 local torch = require "torch"
 local nn = require "t7nn.env"
+local H = require "t7nn.helpers"
+local shape, own, call = H.sizestr, H.own, H.call
 
 ---------------------------------------------------------------------------------------------
 -- shared helpers
-
-local function shape(t) return table.concat(t:size():totable(), "x") end
-
--- the module's field (output, gradInput, indices, ...) made to hold result: the field's
--- tensor is pointed at it when the types agree (the module keeps its tensor), else replaced
-local function own(self, field, result)
-  local t = self[field]
-  if torch.isTensor(t) and torch.type(t) == torch.type(result) then
-    t:set(result)
-  else
-    self[field] = result
-  end
-  return self[field]
-end
-
--- an op called with the module's name on its errors
-local function call(self, f, ...)
-  local ok, a, b = pcall(f, ...)
-  if not ok then
-    local msg = tostring(a):gsub("^[^:]*:%d+: ", "")
-    error(torch.type(self) .. ": " .. msg, 3)
-  end
-  return a, b
-end
 
 local function check_dims(self, input, lo, hi, what)
   if not torch.isTensor(input) then

@@ -5,10 +5,10 @@
 -- CAddTensorTable; and MixtureTable (a gated mixture of experts).
 local torch = require "torch"
 local nn = require "t7nn.env"
+local H = require "t7nn.helpers"
+local sizes_str = H.sizestr
 
 local function is_table(x) return type(x) == "table" and not torch.isTensor(x) end
-
-local function sizes_str(t) return table.concat(t:size():totable(), "x") end
 
 -- Hot paths (char-rnn's LSTM runs CAddTable, CMulTable, JoinTable, SplitTable, ... per
 -- time step) use the cheapest calls: this size test rather than isSameSizeAs, resizeAs

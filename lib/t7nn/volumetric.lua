@@ -10,33 +10,11 @@
 -- computation. The ops take sizes in (T, H, W) order; Torch7's constructors take (T, W, H).
 local torch = require "torch"
 local nn = require "t7nn.env"
+local H = require "t7nn.helpers"
+local shape, own, call = H.sizestr, H.own, H.call
 
 ---------------------------------------------------------------------------------------------
 -- shared helpers
-
-local function shape(t) return table.concat(t:size():totable(), "x") end
-
--- the module's field made to hold result (the field's tensor points at it when the types
--- agree, so a module keeps the tensors it owns), else replaced by it
-local function own(self, field, result)
-  local t = self[field]
-  if torch.isTensor(t) and torch.type(t) == torch.type(result) then
-    t:set(result)
-  else
-    self[field] = result
-  end
-  return self[field]
-end
-
--- an op called with the module's name on its errors
-local function call(self, f, ...)
-  local ok, a, b = pcall(f, ...)
-  if not ok then
-    local msg = tostring(a):gsub("^[^:]*:%d+: ", "")
-    error(torch.type(self) .. ": " .. msg, 3)
-  end
-  return a, b
-end
 
 local function check_int(cls, name, v, min)
   if math.type(v) ~= "integer" and not (type(v) == "number" and v == math.floor(v)) then
@@ -124,6 +102,21 @@ local function scatter_max_grad(input, gradOutput, indices)
   return gi:view(input:size())
 end
 
+-- a convolution's planes, kernel size, strides (default 1) and paddings (default 0), checked
+local function conv_geometry(self, cls, nInputPlane, nOutputPlane, kT, kW, kH, dT, dW, dH, padT, padW, padH)
+  self.nInputPlane = check_int(cls, "nInputPlane", nInputPlane, 1)
+  self.nOutputPlane = check_int(cls, "nOutputPlane", nOutputPlane, 1)
+  self.kT = check_int(cls, "kT", kT, 1)
+  self.kW = check_int(cls, "kW", kW, 1)
+  self.kH = check_int(cls, "kH", kH, 1)
+  self.dT = check_int(cls, "dT", dT or 1, 1)
+  self.dW = check_int(cls, "dW", dW or 1, 1)
+  self.dH = check_int(cls, "dH", dH or 1, 1)
+  self.padT = check_int(cls, "padT", padT or 0, 0)
+  self.padW = check_int(cls, "padW", padW or 0, 0)
+  self.padH = check_int(cls, "padH", padH or 0, 0)
+end
+
 ---------------------------------------------------------------------------------------------
 -- nn.VolumetricConvolution(nInputPlane, nOutputPlane, kT, kW, kH [, dT = 1, dW = 1, dH = 1,
 -- padT = 0, padW = padT, padH = padW]): the cross-correlation of each input volume with its
@@ -134,17 +127,7 @@ local VolumetricConvolution, parent = torch.class("nn.VolumetricConvolution", "n
 function VolumetricConvolution:__init(nInputPlane, nOutputPlane, kT, kW, kH, dT, dW, dH, padT, padW, padH)
   parent.__init(self)
   local cls = torch.type(self)
-  self.nInputPlane = check_int(cls, "nInputPlane", nInputPlane, 1)
-  self.nOutputPlane = check_int(cls, "nOutputPlane", nOutputPlane, 1)
-  self.kT = check_int(cls, "kT", kT, 1)
-  self.kW = check_int(cls, "kW", kW, 1)
-  self.kH = check_int(cls, "kH", kH, 1)
-  self.dT = check_int(cls, "dT", dT or 1, 1)
-  self.dW = check_int(cls, "dW", dW or 1, 1)
-  self.dH = check_int(cls, "dH", dH or 1, 1)
-  self.padT = check_int(cls, "padT", padT or 0, 0)
-  self.padW = check_int(cls, "padW", padW or self.padT, 0)
-  self.padH = check_int(cls, "padH", padH or self.padW, 0)
+  conv_geometry(self, cls, nInputPlane, nOutputPlane, kT, kW, kH, dT, dW, dH, padT, padW or padT, padH or padW or padT)
   self.weight = torch.Tensor(nOutputPlane, nInputPlane, kT, kH, kW)
   self.bias = torch.Tensor(nOutputPlane)
   self.gradWeight = torch.Tensor(nOutputPlane, nInputPlane, kT, kH, kW)
@@ -285,17 +268,7 @@ function VolumetricFullConvolution:__init(nInputPlane, nOutputPlane, kT, kW, kH,
                                           adjT, adjW, adjH)
   parentF.__init(self)
   local cls = torch.type(self)
-  self.nInputPlane = check_int(cls, "nInputPlane", nInputPlane, 1)
-  self.nOutputPlane = check_int(cls, "nOutputPlane", nOutputPlane, 1)
-  self.kT = check_int(cls, "kT", kT, 1)
-  self.kW = check_int(cls, "kW", kW, 1)
-  self.kH = check_int(cls, "kH", kH, 1)
-  self.dT = check_int(cls, "dT", dT or 1, 1)
-  self.dW = check_int(cls, "dW", dW or 1, 1)
-  self.dH = check_int(cls, "dH", dH or 1, 1)
-  self.padT = check_int(cls, "padT", padT or 0, 0)
-  self.padW = check_int(cls, "padW", padW or 0, 0)
-  self.padH = check_int(cls, "padH", padH or 0, 0)
+  conv_geometry(self, cls, nInputPlane, nOutputPlane, kT, kW, kH, dT, dW, dH, padT, padW, padH)
   self.adjT = check_int(cls, "adjT", adjT or 0, 0)
   self.adjW = check_int(cls, "adjW", adjW or 0, 0)
   self.adjH = check_int(cls, "adjH", adjH or 0, 0)
@@ -396,12 +369,8 @@ function VolumetricFullConvolution:updateGradInput(input, gradOutput)
     -- the adjoint of the transposed convolution: the convolution with the same kernel
     self.gradInput:set(call(self, torch.conv3d, gradOutput, self:_kernelWeight(), nil, stride, pad, 1, 1))
     if not rawequal(x, input) then
-      -- the target only gives a size: its gradient is zeros (one stored zero, expanded)
-      local target = input[2]
-      self.zeroScalar = self.zeroScalar or target.new(1):zero()
-      local ones = {}
-      for i = 1, target:dim() do ones[i] = 1 end
-      self.gradInput = { self.gradInput, self.zeroScalar:view(table.unpack(ones)):expandAs(target) }
+      -- the target only gives a size: its gradient is zeros
+      self.gradInput = { self.gradInput, H.size_target_grad(self, input[2]) }
     end
     return self.gradInput
   end
