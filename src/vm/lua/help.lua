@@ -309,6 +309,11 @@ local function lookup(name)
     if k > 0 then name = n; break end
   end
   local lib, item = name:match("^(%a+)%.(.+)$")
+  -- Torch7 mode's nn (lib/t7nn) is documented with the mode, in lutorch-torch7(7)
+  if lib == "nn" and torch.compat() == "torch7" then
+    local r = doc_search("nn." .. item, { "torch7" })
+    if r then return r end
+  end
   for _, l in ipairs(LIBS) do
     if lib == l then
       local fn = item:match("^functional%.(.+)$") or item:match("^F%.(.+)$")
@@ -345,6 +350,8 @@ function torch.help(what)
   elseif type(what) == "table" then
     local mt = getmetatable(what)
     name = name_of(what) or lib_of(what) or sub_of(what) or (mt and lib_of(mt))
+    -- an object of a torch.class class (Torch7 mode): its class's name
+    if not name and torch.typename then name = torch.typename(what) end
   end
   if type(name) ~= "string" then
     return no_help(tostring(what)) .. "\n" .. USAGE

@@ -234,4 +234,10 @@ T.test("torch.save/torch.load of a module in Torch7's format", function()
   T.eq(torch.type(m.modules[1]), "nn.Linear")
 end)
 
+T.test("? nn.NAME in Torch7 mode gives the Torch7 class's line of lutorch-torch7(7)", function()
+  T.ok(torch.help("nn.Linear"):find("nn.Linear(inputSize, outputSize", 1, true))
+  T.ok(torch.help(nn.SpatialMaxPooling(2, 2)):find("nn.SpatialMaxPooling(", 1, true))
+  T.ok(torch.help("nn.ClassNLLCriterion"):find("lutorch-torch7(7)", 1, true))
+end)
+
 T.done()
