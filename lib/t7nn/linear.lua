@@ -38,6 +38,9 @@ function Linear:reset(stdv)
 end
 
 local function check_input(self, input)
+  if not torch.isTensor(input) then
+    error("nn.Linear: input must be a tensor, got " .. torch.type(input), 3)
+  end
   local d = input:dim()
   if (d ~= 1 and d ~= 2) or input:size(d) ~= self.weight:size(2) then
     error(("nn.Linear: input must be a vector of %d elements or a batch n x %d (got size %s): size mismatch")

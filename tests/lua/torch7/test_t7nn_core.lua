@@ -35,6 +35,7 @@ T.test("Linear: forward, backward with scale, plain tensors a script may fill or
   T.eq(m.weight[1]:totable(), { 1, 0, -1 })
   T.raises(function() m:forward(torch.Tensor(4)) end, "nn.Linear", "size mismatch")
   T.raises(function() nn.Linear("a", 2) end, "nn.Linear")
+  T.raises(function() m:forward(nil) end, "nn.Linear: input must be a tensor, got nil")
 end)
 
 T.test("backward without forward uses the input given (no error)", function()
