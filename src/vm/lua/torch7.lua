@@ -51,12 +51,13 @@ function torch._t7_install(torch)
   end
   local function make_hook(event, fallback)
     local h = function(a, ...)
-      local obj = a
-      if not (type(obj) == "table" and class_method(obj, event)) then obj = (...) end
-      local f = type(obj) == "table" and class_method(obj, event)
+      -- a binary operator's class object may be either operand
+      local f = type(a) == "table" and class_method(a, event)
+      local b = (...)
+      if not f then f = type(b) == "table" and class_method(b, event) end
       if f then return f(a, ...) end
       if fallback then return fallback(a, ...) end
-      error(("attempt to perform '%s' on a %s"):format(event, torch.typename(obj) or type(obj)), 2)
+      error(("attempt to perform '%s' on a %s"):format(event, torch.typename(a) or type(a)), 2)
     end
     hooks[h] = true
     return h
@@ -1048,7 +1049,8 @@ function torch._t7_install(torch)
     frac = function(v) return v - (v >= 0 and math.floor(v) or math.ceil(v)) end,
     sign = function(v) return v > 0 and 1 or (v < 0 and -1 or 0) end,
     sigmoid = function(v) return 1 / (1 + math.exp(-v)) end,
-    log1p = function(v) return math.log(1 + v) end,
+    -- log(1 + v) without losing v's digits when |v| is small (Goldberg's correction)
+    log1p = function(v) local u = 1 + v; if u == 1 then return v end; return math.log(u) * v / (u - 1) end,
   }
   for name, f in pairs(number_math) do
     local tensor_f = torch[name]

@@ -345,4 +345,74 @@ T.test("errors name the function and the argument", function()
   T.raises(function() torch.Tensor(2):resize(-1) end)
 end)
 
+T.test("tensors on storages: torch.Tensor(storage, offset, sizes, strides), x:set(storage, ...)", function()
+  local s = torch.DoubleStorage(10):fill(0)
+  local v = torch.Tensor(s, 3, 2, 4, 4, 1)          -- 2x4 from element 3: size, stride pairs
+  T.eq(v:size():totable(), { 2, 4 }); v:fill(2)
+  T.eq({ s[2], s[3], s[10] }, { 0, 2, 2 })
+  local w = torch.Tensor():set(s, 2, torch.LongStorage({ 2, 2 }))
+  w:fill(9); T.eq({ s[2], s[5], s[6] }, { 9, 9, 2 })
+  local t = torch.Tensor():set(s, 1, torch.LongStorage({ 2, 3 }), torch.LongStorage({ 1, 2 }))
+  T.eq(t:stride():totable(), { 1, 2 }); T.eq(t[2][3], s[6])
+  T.raises(function() torch.Tensor(s, 9, 5) end, "go past the storage")
+  T.raises(function() torch.FloatTensor(s, 1, 2) end, "cannot hold")
+  local x = torch.Tensor(2, 3):zero()
+  T.ok(x:storage() == x:storage() and torch.pointer(x:storage()) == torch.pointer(x:storage()))
+  T.ok(x:storage() ~= torch.Tensor(6):storage())
+  T.eq(torch.getmetatable("torch.DoubleTensor").new(3):nElement(), 3)
+end)
+
+T.test("Torch7's element-count rule: copy, cdiv, addcmul between shapes of one count", function()
+  local x = torch.Tensor(2, 3):copy(torch.range(1, 6))
+  T.eq(x[2]:totable(), { 4, 5, 6 })
+  T.eq(torch.ones(5):cdiv(torch.Tensor(5, 1):fill(2)):size():totable(), { 5 })
+  T.eq(torch.zeros(4):addcmul(torch.ones(2, 2), torch.ones(2, 2)):totable(), { 1, 1, 1, 1 })
+  T.eq(torch.ones(3, 3):add(torch.ones(3)):sum(), 18)    -- broadcasting to self's shape stays
+end)
+
+T.test("result tensors resize whatever views them, as Torch7's did", function()
+  local r = torch.Tensor(1, 3)
+  local view = r:view(3)
+  torch.mul(r, torch.ones(3, 3), 2)
+  T.eq(r:size():totable(), { 3, 3 }); T.eq(r:sum(), 18)
+  T.eq(view:nElement(), 3)
+end)
+
+T.test("numbers through the math functions; uniform draws on the 2^-32 grid; tic/toc; include", function()
+  T.eq(torch.round(2.5), 3); T.eq(torch.round(-2.5), -3); T.eq(torch.floor(-1.5), -2)
+  T.near(torch.log1p(1e-10), 1e-10, 1e-20); T.near(torch.tanh(-1), -0.76159415595576, 1e-12)
+  for _ = 1, 20 do
+    local u = torch.uniform()
+    T.eq(math.fmod(u * 2 ^ 32, 1), 0)
+    local k = torch.uniform(2, 5)
+    T.ok(k >= 2 and k < 5)
+  end
+  local t = torch.tic(); T.ok(torch.toc(t) >= 0)
+  T.raises(function() torch.toc("x") end, "torch.toc")
+  local dir = os.tmpname(); os.remove(dir); os.execute("mkdir -p " .. dir .. "/t7incl")
+  local f = io.open(dir .. "/t7incl/init.lua", "w"); f:write("t7incl = {}; torch.include('t7incl', 'part.lua'); return t7incl"); f:close()
+  f = io.open(dir .. "/t7incl/part.lua", "w"); f:write("t7incl.part = 42"); f:close()
+  local saved = package.path
+  package.path = dir .. "/?/init.lua;" .. package.path
+  T.eq(require("t7incl").part, 42)
+  T.eq(torch.packageLuaPath("t7incl"), dir .. "/t7incl")
+  package.path = saved
+  os.execute("rm -rf " .. dir)
+  T.raises(function() torch.packageLuaPath("no_such_pkg_here") end, "not found")
+end)
+
+T.test("torch.class instances: __tostring__, __call__, operators and parents' metamethods", function()
+  local A = torch.class("t7hooks.A")
+  function A:__tostring__() return "an A" end
+  function A:__call__(v) return v * 2 end
+  function A:__add__(o) return "sum" end
+  function A:__len() return 7 end
+  local B = torch.class("t7hooks.B", "t7hooks.A")
+  local b = B()
+  T.eq(tostring(b), "an A"); T.eq(b(4), 8); T.eq(b + 1, "sum"); T.eq(1 + b, "sum"); T.eq(#b, 7)
+  local C = torch.class("t7hooks.C")
+  T.eq(tostring(C()), "t7hooks.C")
+  T.raises(function() return C() + 1 end, "__add")
+end)
+
 T.done()
