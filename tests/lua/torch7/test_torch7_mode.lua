@@ -370,6 +370,13 @@ T.test("Torch7's element-count rule: copy, cdiv, addcmul between shapes of one c
   T.eq(torch.ones(3, 3):add(torch.ones(3)):sum(), 18)    -- broadcasting to self's shape stays
 end)
 
+T.test("x:addmv(beta, alpha, M, v) with a one-element x: x is self, not beta", function()
+  local x = torch.Tensor(1):fill(5)
+  T.eq(x:addmv(0, 1, torch.ones(1, 2), torch.ones(2)):totable(), { 2 })
+  T.eq(torch.Tensor(1, 1):fill(1):addmm(2, 3, torch.ones(1, 2), torch.ones(2, 1)):totable(), { { 8 } })
+  T.eq(torch.addmm(0.5, torch.ones(1, 1), 2, torch.ones(1, 3), torch.ones(3, 1)):totable(), { { 6.5 } })
+end)
+
 T.test("result tensors resize whatever views them, as Torch7's did", function()
   local r = torch.Tensor(1, 3)
   local view = r:view(3)
