@@ -49,13 +49,15 @@ function torch._t7_install(torch)
       m = rawget(m, "__parent")
     end
   end
+  local function results(...) return ... end
   local function make_hook(event, fallback)
     local h = function(a, ...)
       -- a binary operator's class object may be either operand
       local f = type(a) == "table" and class_method(a, event)
       local b = (...)
       if not f then f = type(b) == "table" and class_method(b, event) end
-      if f then return f(a, ...) end
+      -- called in a frame of its own, as Torch7's C metamethods called these (see construct)
+      if f then return results(f(a, ...)) end
       if fallback then return fallback(a, ...) end
       error(("attempt to perform '%s' on a %s"):format(event, torch.typename(a) or type(a)), 2)
     end
@@ -72,6 +74,16 @@ function torch._t7_install(torch)
     class_hooks[e] = function(event) return make_hook(event) end
   end
   class_hooks.__eq = nil   -- identity unless a class says otherwise (rawequal is cheaper)
+
+  -- a new instance of the class whose metatable is cmt. Torch7 made it in two frames (luaT's
+  -- C __call, then the class's Lua constructor), and code reads debug.getinfo at a fixed
+  -- depth from __init (nngraph labels a node with the line that made it): the calling
+  -- function here keeps that depth
+  local function construct(cmt, ...)
+    local obj = setmetatable({}, cmt)
+    if obj.__init then obj:__init(...) end
+    return obj
+  end
 
   -- torch.class(name [, parent] [, module]) -> class, parent
   function torch.class(name, parent, module)
@@ -98,9 +110,8 @@ function torch._t7_install(torch)
       __index = cmt,
       __newindex = cmt,
       __call = function(_, ...)
-        local obj = setmetatable({}, cmt)
-        if obj.__init then obj:__init(...) end
-        return obj
+        local obj = construct(cmt, ...)
+        return obj   -- not a tail call: the two frames Torch7's constructor had (see construct)
       end,
       __tostring = function() return "torch.class " .. name end,
     })

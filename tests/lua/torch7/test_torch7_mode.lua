@@ -417,6 +417,15 @@ T.test("torch.class instances: __tostring__, __call__, operators and parents' me
   local B = torch.class("t7hooks.B", "t7hooks.A")
   local b = B()
   T.eq(tostring(b), "an A"); T.eq(b(4), 8); T.eq(b + 1, "sum"); T.eq(1 + b, "sum"); T.eq(#b, 7)
+  -- the frames between a constructor or __call__ and its caller are Torch7's (nngraph reads
+  -- debug.getinfo at a fixed depth to label nodes with the line that made them)
+  local D = torch.class("t7hooks.D")
+  function D:__init() self.line = debug.getinfo(4, "l").currentline end
+  function D:__call__() return debug.getinfo(3, "l").currentline end
+  local here = debug.getinfo(1, "l").currentline; local d = D()
+  T.eq(d.line, here)
+  local here2 = debug.getinfo(1, "l").currentline; local called = d()
+  T.eq(called, here2)
   local C = torch.class("t7hooks.C")
   T.eq(tostring(C()), "t7hooks.C")
   T.raises(function() return C() + 1 end, "__add")
