@@ -554,8 +554,9 @@ static int frac_pool(const char *op, int n, lt_tensor *self, lt_intlist kernel_s
     lt_tensor_release(h);
     for (int64_t i = 0; i < P * n; i++)
       if (!(u[i] >= 0 && u[i] < 1)) {
+        double bad = u[i];
         free(u); free(seq); free(tab);
-        return lt_error("%s: argument 'random_samples' must lie in [0, 1), got %g", op, u[i]);
+        return lt_error("%s: argument 'random_samples' must lie in [0, 1), got %g", op, bad);
       }
   }
   /* which sample places which dim, as PyTorch pairs them: in 2-D the first places the
