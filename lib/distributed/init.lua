@@ -509,6 +509,37 @@ function dist.recv(tensor, src, opts)
   return w.source()
 end
 
+-- ---- sharded tensors ----
+
+-- A sharded tensor in a state dict is a plain 1-D tensor holding a contiguous range of
+-- the row-major flattening of a larger, global tensor that no rank holds whole
+-- (FSDP's parameter shards and their optimizer state). What it is a piece of lives here,
+-- keyed weakly by the tensor value, so state dicts stay tables of ordinary tensors and
+-- torch.distributed.checkpoint can place each piece.
+local shard_registry = setmetatable({}, { __mode = "k" })
+
+--- register_shard(t, global_shape, offset): t (1-D, contiguous) holds elements
+--- offset .. offset + t:numel() - 1 (0-based) of a tensor of shape global_shape
+function dist.register_shard(t, global_shape, offset)
+  check_tensor(t, "register_shard", "tensor")
+  if t:dim() ~= 1 then error("register_shard: the shard must be 1-D, got " .. t:dim() .. " dims", 2) end
+  if type(global_shape) ~= "table" then error("register_shard: 'global_shape' must be a list of sizes", 2) end
+  local shape, n = {}, 1
+  for i, s in ipairs(global_shape) do
+    if math.type(s) ~= "integer" or s < 0 then error("register_shard: 'global_shape' must hold sizes >= 0", 2) end
+    shape[i] = s; n = n * s
+  end
+  if math.type(offset) ~= "integer" or offset < 0 or offset + t:numel() > n then
+    error(("register_shard: elements %s..%s are outside a tensor of %d elements"):format(
+      tostring(offset), tostring((offset or 0) + t:numel() - 1), n), 2)
+  end
+  shard_registry[t] = { global_shape = shape, offset = offset, numel = n }
+  return t
+end
+
+--- shard_info(t): {global_shape=, offset=, numel=} for a registered shard, else nil
+function dist.shard_info(t) return shard_registry[t] end
+
 -- ---- helpers ----
 
 --- clock(): the monotonic clock work handles time themselves with
