@@ -251,6 +251,9 @@ lt_tensor *lt_unpack(lt_node *n, lt_saved *s, const char *what) {
                            "retain_graph=true if you need to backward through the graph a second time.");
     return NULL;   /* never saved: formula does not need it */
   }
+  if (s->t->numel > 0 && s->t->storage->nbytes == 0 && s->t->storage->device.type != LT_DEV_META)
+    return lt_error_null("%s: the tensor '%s' saved for backward has had its memory freed (a sharded "
+                         "parameter resharded before its backward ran)", n->ops->name, what ? what : "?");
   uint32_t v = atomic_load_explicit(&s->t->storage->version, memory_order_relaxed);
   if (v != s->version) {
     char b[128];

@@ -83,6 +83,28 @@ lt_storage *lt_storage_from_blob(void *data, size_t nbytes, lt_device dev,
   return s;
 }
 
+int lt_storage_reallocate(lt_storage *s, size_t nbytes) {
+  if (s->kind != LT_STORAGE_ALLOCATED)
+    return lt_error("a storage that is %s cannot be reallocated (only memory from an allocator can)",
+                    s->kind == LT_STORAGE_INLINE ? "small enough to live in its header" : "external memory");
+  if (nbytes == s->nbytes) return 0;
+  if (s->nbytes) {
+    if (lt_storage_trace_hook) lt_storage_trace_hook(s, -(int64_t)s->nbytes);
+    s->allocator->free(s->allocator, s->data, s->nbytes);
+    if (lt_storage_bytes_hook) lt_storage_bytes_hook(-(int64_t)s->nbytes);
+  }
+  s->data = NULL;
+  s->nbytes = 0;
+  if (nbytes == 0) return 0;
+  void *d = s->allocator->alloc(s->allocator, nbytes);
+  if (!d) return -1;
+  s->data = d;
+  s->nbytes = nbytes;
+  if (lt_storage_bytes_hook) lt_storage_bytes_hook((int64_t)nbytes);
+  if (lt_storage_trace_hook) lt_storage_trace_hook(s, (int64_t)nbytes);
+  return 0;
+}
+
 void lt_storage_retain(lt_storage *s) {
   atomic_fetch_add_explicit(&s->refcount, 1, memory_order_relaxed);
 }

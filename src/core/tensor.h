@@ -115,6 +115,12 @@ lt_storage *lt_storage_new(lt_device dev, size_t nbytes);
 /* wrap memory owned by someone else; `release` (may be NULL) runs when the last view dies */
 lt_storage *lt_storage_from_blob(void *data, size_t nbytes, lt_device dev,
                                  void (*release)(void *, void *), void *ctx);
+/* Give s a fresh, uninitialised block of nbytes from its allocator, or none (nbytes 0),
+** keeping the storage object and so every view and saved tensor of it: sharded training
+** frees a gathered parameter's memory between its uses this way (PyTorch's
+** untyped_storage().resize_). Only storages from an allocator; -1 + error otherwise or
+** when out of memory (s then holds no memory). */
+int lt_storage_reallocate(lt_storage *s, size_t nbytes);
 void lt_storage_retain(lt_storage *s);
 void lt_storage_release(lt_storage *s);
 /* Hook for the Lua binding: called with +bytes / -bytes as storages are made and freed. */

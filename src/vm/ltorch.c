@@ -367,6 +367,32 @@ static double now_seconds(void) {
   return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* torch.reset_peak_memory_stats([device]): the peak restarts from what is allocated now */
+static int l_reset_peak(lua_State *L) {
+  lt_device d;
+  const lt_backend *b = arg_backend(L, 1, "reset_peak_memory_stats", &d);
+  if (b->reset_peak) b->reset_peak(d.index);
+  return 0;
+}
+
+/* torch._resize_storage_(t, nbytes): t's storage gets a fresh, uninitialised block of
+** nbytes, or none (0); every view of it, and every tensor autograd saved, keeps seeing
+** that storage. Sharded training (lib/nn/fsdp.lua) frees gathered parameters with it.
+** torch._storage_nbytes(t): the size of t's storage in bytes. */
+static int l_resize_storage(lua_State *L) {
+  lt_tensor *t = lt_vm_checktensor(L, 1, "torch._resize_storage_", "self");
+  lua_Integer n = luaL_checkinteger(L, 2);
+  if (n < 0) return luaL_error(L, "torch._resize_storage_: argument 'nbytes' must be >= 0, got %d", (int)n);
+  if (lt_storage_reallocate(t->storage, (size_t)n) < 0) return lt_vm_raise(L, "torch._resize_storage_");
+  return 0;
+}
+
+static int l_storage_nbytes(lua_State *L) {
+  lt_tensor *t = lt_vm_checktensor(L, 1, "torch._storage_nbytes", "self");
+  lua_pushinteger(L, (lua_Integer)t->storage->nbytes);
+  return 1;
+}
+
 /* torch.time(): seconds on a monotonic wall clock (Python's perf_counter) */
 static int l_time(lua_State *L) {
   lua_pushnumber(L, now_seconds());
@@ -380,6 +406,8 @@ static const luaL_Reg core_functions[] = {
   {"setnumthreads", l_set_num_threads}, {"getnumthreads", l_get_num_threads},
   {"cpu_memory_stats", l_memory_stats}, {"cpu_empty_cache", l_empty_cache},
   {"memory_stats", l_memory_stats}, {"empty_cache", l_empty_cache}, {"synchronize", l_synchronize},
+  {"reset_peak_memory_stats", l_reset_peak}, {"cpu_reset_peak_memory_stats", l_reset_peak},
+  {"_resize_storage_", l_resize_storage}, {"_storage_nbytes", l_storage_nbytes},
   {"_device_count", l_device_count}, {"_check_options", l_check_options},
   {"_live_tensors", l_live_tensors}, {"time", l_time}, {"_ops", l_ops}, {"device", lt_vm_l_device},
   {NULL, NULL}
