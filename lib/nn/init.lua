@@ -40,6 +40,8 @@ merge(require "nn.conv")
 merge(require "nn.norm")
 merge(require "nn.loss")
 merge(require "nn.ddp")   -- DistributedDataParallel (needs torch.distributed only when used)
+nn.fsdp = require "nn.fsdp"  -- fully_shard and its helpers (torch.distributed when used)
+nn.fully_shard = nn.fsdp.fully_shard
 
 require("nn.torch7").install(nn)
 

@@ -359,6 +359,11 @@ end
 function Module:register_forward_hook(fn)
   return add_hook(self, "_forward_hooks", fn, "register_forward_hook")
 end
+-- hook(module, state_dict, prefix): runs once state_dict() has put this module's parameters
+-- and buffers, and its children's, in state_dict (under prefix); it may change or add entries
+function Module:register_state_dict_post_hook(fn)
+  return add_hook(self, "_state_dict_hooks", fn, "register_state_dict_post_hook")
+end
 
 ------------------------------------------------------------------------------
 -- registration
@@ -580,6 +585,8 @@ function Module:state_dict(opts)
       local c = m._modules.vals[k]
       if c then walk(c, prefix .. k .. ".") end
     end
+    local hooks = m._attrs._state_dict_hooks
+    if hooks then for _, e in ipairs(hooks.list) do e.fn(m, dest, prefix) end end
   end
   walk(self, opts.prefix or "")
   return dest
@@ -915,7 +922,7 @@ end
 -- tensors in _parameters as Parameters again. State dicts (ordered dicts) keep their order.
 ------------------------------------------------------------------------------
 if torch.serialization and torch.serialization.register_namespace then
-  local HOOKS = { _forward_hooks = true, _forward_pre_hooks = true }
+  local HOOKS = { _forward_hooks = true, _forward_pre_hooks = true, _state_dict_hooks = true }
   local function is_module_class(c)
     if not class.is_class(c) then return false end
     while c do

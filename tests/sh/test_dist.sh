@@ -47,6 +47,11 @@ lua_on_2() {
 }
 lua_on_2 "collectives on 2 ranks" tests/dist/collectives.lua
 lua_on_2 "DDP on 2 ranks" tests/dist/ddp.lua
+lua_on_2 "FSDP on 2 ranks" tests/dist/fsdp.lua
+# FSDP on 4 ranks (uneven shards, more padding)
+out=$(timeout 120 mpirun $ROOT --oversubscribe -np 4 "$LT" tests/dist/fsdp.lua 2>&1); rc=$?
+n=$(printf '%s\n' "$out" | grep -cE '^[0-9]+ passed, 0 failed')
+if [ $rc -eq 0 ] && [ "$n" -eq 4 ]; then ok; else bad "FSDP on 4 ranks (rc $rc)" "$out"; fi
 
 # a stuck peer: rank 0's collective times out (2 s), the error names it, the job ends
 t0=$(now)
