@@ -47,6 +47,7 @@ lua_on_2() {
 }
 lua_on_2 "collectives on 2 ranks" tests/dist/collectives.lua
 lua_on_2 "DDP on 2 ranks" tests/dist/ddp.lua
+lua_on_2 "DDP comm hooks and bucket rebuild on 2 ranks" tests/dist/ddp_hooks.lua
 
 # a stuck peer: rank 0's collective times out (2 s), the error names it, the job ends
 t0=$(now)
