@@ -209,11 +209,12 @@ end
 
 -- ---- work handles ----
 
--- Work(name, cworks, post, result): the handle of an async op over the C handles cworks;
--- post() runs once they are done, result() gives what the op returns
+-- Work(name, cworks, post, result, outputs): the handle of an async op over the C handles
+-- cworks; post() runs once they are done, result() gives what the op returns, outputs
+-- lists the tensors it writes (the value of its future)
 local Work = class("torch.distributed.Work")
-function Work:__init(name, cworks, post, result)
-  self.name, self.c, self.post, self.result = name, cworks, post, result
+function Work:__init(name, cworks, post, result, outputs)
+  self.name, self.c, self.post, self.result, self.outputs = name, cworks, post, result, outputs
 end
 
 local function finish(self)
@@ -242,17 +243,30 @@ function Work:timing() return self.c[1]:times() end
 
 function Work:__tostring() return ("Work(%s)"):format(self.name) end
 
+--- work:get_future(): a torch.futures.Future completed, once the op is done, with the list
+--- of the tensors it wrote ({tensor} for all_reduce and broadcast), as PyTorch's
+function Work:get_future()
+  if not self.future then
+    self.future = dist.futures._driven(function()
+      self:wait()
+      if self.result then return self.result() end
+      return self.outputs or {}
+    end, function() return self:is_completed() end)
+  end
+  return self.future
+end
+
 -- the C functions for opts: queued handles (async_op), or C.now's, which return once done
 local function run(opts) return opts and opts.async_op and C or C.now end
 
 -- after the C op(s): a Work for async_op; else (C.now has run them) the result
-local function launch(name, opts, cworks, post, result)
+local function launch(name, opts, cworks, post, result, outputs)
   if not (opts and opts.async_op) then
     if post then post() end
     if result then return result() end
     return nil
   end
-  return Work(name, cworks, post, result)
+  return Work(name, cworks, post, result, outputs)
 end
 
 -- ---- tensors in and out ----
@@ -339,7 +353,7 @@ function dist.all_reduce(tensor, opts)
   opts = opts_of(opts, "all_reduce")
   local g = group_of(opts, "all_reduce")
   local t, post = inplace(tensor, "all_reduce", "tensor")
-  return launch("all_reduce", opts, { run(opts).all_reduce(g.pg, t, opts.op or "sum") }, post)
+  return launch("all_reduce", opts, { run(opts).all_reduce(g.pg, t, opts.op or "sum") }, post, nil, { tensor })
 end
 
 --- broadcast(tensor, src, {group=, async_op=})
@@ -347,7 +361,8 @@ function dist.broadcast(tensor, src, opts)
   opts = opts_of(opts, "broadcast")
   local g = group_of(opts, "broadcast")
   local t, post = inplace(tensor, "broadcast", "tensor")
-  return launch("broadcast", opts, { run(opts).broadcast(g.pg, t, group_rank(g, src or 0, "broadcast", "src")) }, post)
+  return launch("broadcast", opts, { run(opts).broadcast(g.pg, t, group_rank(g, src or 0, "broadcast", "src")) }, post,
+                nil, { tensor })
 end
 
 --- reduce(tensor, dst, {op=, group=, async_op=}): the result lands on dst
@@ -357,7 +372,7 @@ function dist.reduce(tensor, dst, opts)
   local t, post = inplace(tensor, "reduce", "tensor")
   local d = group_rank(g, dst or 0, "reduce", "dst")
   if g.rank ~= d then post = nil end
-  return launch("reduce", opts, { run(opts).reduce(g.pg, t, d, opts.op or "sum") }, post)
+  return launch("reduce", opts, { run(opts).reduce(g.pg, t, d, opts.op or "sum") }, post, nil, { tensor })
 end
 
 --- all_gather_into_tensor(output, input, opts): output holds world_size inputs, rank by rank
@@ -366,7 +381,7 @@ function dist.all_gather_into_tensor(output, input, opts)
   local g = group_of(opts, "all_gather_into_tensor")
   local i = readonly(input, "all_gather_into_tensor", "input")
   local o, post = inplace(output, "all_gather_into_tensor", "output")
-  return launch("all_gather", opts, { run(opts).all_gather(g.pg, o, i) }, post)
+  return launch("all_gather", opts, { run(opts).all_gather(g.pg, o, i) }, post, nil, { output })
 end
 
 --- all_gather(tensor_list, tensor, opts): tensor_list[r + 1] receives rank r's tensor;
@@ -378,7 +393,8 @@ function dist.all_gather(list, tensor, opts)
   local i = readonly(tensor, "all_gather", "tensor")
   check_list(list, g.size, "all_gather", "tensor_list")
   local out = torch.empty({ g.size * i:numel() }, { dtype = i.dtype })
-  return launch("all_gather", opts, { run(opts).all_gather(g.pg, out, i) }, function() split_into(out, list) end)
+  return launch("all_gather", opts, { run(opts).all_gather(g.pg, out, i) }, function() split_into(out, list) end,
+                nil, list)
 end
 
 --- gather(tensor, gather_list, dst, opts): on dst, gather_list[r + 1] receives rank r's tensor
@@ -393,7 +409,7 @@ function dist.gather(tensor, gather_list, dst, opts)
     out = torch.empty({ g.size * i:numel() }, { dtype = i.dtype })
     post = function() split_into(out, gather_list) end
   end
-  return launch("gather", opts, { run(opts).gather(g.pg, i, out, d) }, post)
+  return launch("gather", opts, { run(opts).gather(g.pg, i, out, d) }, post, nil, g.rank == d and gather_list or {})
 end
 
 --- scatter(tensor, scatter_list, src, opts): rank r receives scatter_list[r + 1] of src
@@ -412,7 +428,7 @@ function dist.scatter(tensor, scatter_list, src, opts)
     end
     input = concat(scatter_list)
   end
-  return launch("scatter", opts, { run(opts).scatter(g.pg, o, input, s) }, post)
+  return launch("scatter", opts, { run(opts).scatter(g.pg, o, input, s) }, post, nil, { tensor })
 end
 
 --- reduce_scatter(output, input_list, opts): output = op over ranks of input_list[rank + 1]
@@ -424,7 +440,8 @@ function dist.reduce_scatter(output, input_list, opts)
   local counts = {}
   for r = 1, g.size do counts[r] = input_list[r]:numel() end
   local o, post = inplace(output, "reduce_scatter", "output")
-  return launch("reduce_scatter", opts, { run(opts).reduce_scatter(g.pg, o, concat(input_list), opts.op or "sum", counts) }, post)
+  return launch("reduce_scatter", opts, { run(opts).reduce_scatter(g.pg, o, concat(input_list), opts.op or "sum", counts) },
+                post, nil, { output })
 end
 
 --- reduce_scatter_tensor(output, input, opts): input holds world_size parts of output's size
@@ -436,7 +453,7 @@ function dist.reduce_scatter_tensor(output, input, opts)
   if i:numel() ~= o:numel() * g.size then
     error(("reduce_scatter_tensor: the input has %d elements; it needs %d x %d"):format(i:numel(), g.size, o:numel()), 2)
   end
-  return launch("reduce_scatter", opts, { run(opts).reduce_scatter(g.pg, o, i, opts.op or "sum") }, post)
+  return launch("reduce_scatter", opts, { run(opts).reduce_scatter(g.pg, o, i, opts.op or "sum") }, post, nil, { output })
 end
 
 --- all_to_all(output_list, input_list, opts): input_list[r + 1] goes to rank r,
@@ -450,7 +467,7 @@ function dist.all_to_all(output_list, input_list, opts)
   for r = 1, g.size do sc[r] = input_list[r]:numel(); rc[r] = output_list[r]:numel(); total = total + rc[r] end
   local out = torch.empty({ total }, { dtype = output_list[1].dtype })
   return launch("all_to_all", opts, { run(opts).all_to_all(g.pg, out, concat(input_list), sc, rc) },
-                function() split_into(out, output_list) end)
+                function() split_into(out, output_list) end, nil, output_list)
 end
 
 --- all_to_all_single(output, input, {output_split_sizes=, input_split_sizes=}): splits along dim 1
@@ -467,7 +484,7 @@ function dist.all_to_all_single(output, input, opts)
     return c
   end
   return launch("all_to_all", opts, { run(opts).all_to_all(g.pg, o, i, counts(i, opts.input_split_sizes),
-                                                   counts(o, opts.output_split_sizes)) }, post)
+                                                   counts(o, opts.output_split_sizes)) }, post, nil, { output })
 end
 
 --- barrier({group=, async_op=})
@@ -485,7 +502,7 @@ function dist.isend(tensor, dst, opts)
   local g = group_of(opts, "isend")
   local t = readonly(tensor, "isend", "tensor")
   local w = C.send(g.pg, t, group_rank(g, dst, "isend", "dst"), opts.tag or 0)
-  return Work("send", { w })
+  return Work("send", { w }, nil, nil, { tensor })
 end
 
 --- irecv(tensor, src, {tag=, group=}): a Work; src nil receives from any rank
@@ -495,7 +512,7 @@ function dist.irecv(tensor, src, opts)
   local t, post = inplace(tensor, "irecv", "tensor")
   local s = src ~= nil and group_rank(g, src, "irecv", "src") or nil
   local w = C.recv(g.pg, t, s, opts.tag or 0)
-  local work = Work("recv", { w }, post)
+  local work = Work("recv", { w }, post, nil, { tensor })
   work.source = function() local r = w:source(); return r and g.ranks[r + 1] end
   return work
 end
@@ -578,5 +595,13 @@ end
 
 --- is_main_process(): rank 0, or no process group
 function dist.is_main_process() return not world or world.rank == 0 end
+
+-- torch.futures (Future, collect_all, wait_all) and DDP's communication hooks
+-- (torch.distributed.algorithms.ddp_comm_hooks.default_hooks)
+dist.futures = require "distributed.futures"
+local comm_hooks = require "distributed.comm_hooks"
+dist.GradBucket = comm_hooks.GradBucket
+dist.algorithms = { ddp_comm_hooks = { default_hooks = comm_hooks } }
+if rawget(torch, "futures") == nil then rawset(torch, "futures", dist.futures) end
 
 return dist

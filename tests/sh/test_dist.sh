@@ -47,6 +47,7 @@ lua_on_2() {
 }
 lua_on_2 "collectives on 2 ranks" tests/dist/collectives.lua
 lua_on_2 "DDP on 2 ranks" tests/dist/ddp.lua
+lua_on_2 "DDP comm hooks and bucket rebuild on 2 ranks" tests/dist/ddp_hooks.lua
 lua_on_2 "FSDP on 2 ranks" tests/dist/fsdp.lua
 # FSDP on 4 ranks (uneven shards, more padding)
 out=$(timeout 120 mpirun $ROOT --oversubscribe -np 4 "$LT" tests/dist/fsdp.lua 2>&1); rc=$?
