@@ -1,12 +1,13 @@
 -- libs.lua — the Lua libraries as fields of torch, loaded on first use:
--- torch.nn, torch.optim, torch.utils.data, torch.distributed, torch.amp, torch.ao
+-- torch.nn, torch.optim, torch.utils.data, torch.distributed, torch.amp, torch.ao, torch.futures
 -- (PyTorch's spellings) are the tables `require "nn"`, `require "optim"`,
 -- `require "data"`, `require "distributed"`, `require "amp"` and `require "ao"`
 -- return; torch.quantize_per_tensor and the other quantized-tensor names are
 -- fields of torch.ao (man/quantization.md).
 local torch = ...
 
-local lazy = { nn = "nn", optim = "optim", data = "data", distributed = "distributed", amp = "amp", ao = "ao" }
+local lazy = { nn = "nn", optim = "optim", data = "data", distributed = "distributed", amp = "amp", ao = "ao",
+               futures = "distributed.futures" }
 
 -- names of torch that lib/ao defines
 local from_ao = { quantize_per_tensor = true, quantize_per_channel = true, dequantize = true, qint8 = true,
