@@ -557,6 +557,13 @@ end
 --- shard_info(t): {global_shape=, offset=, numel=} for a registered shard, else nil
 function dist.shard_info(t) return shard_registry[t] end
 
+-- torch.distributed.fsdp.fully_shard is nn.fully_shard (lib/nn/fsdp.lua), loaded on first use
+dist.fsdp = setmetatable({}, { __index = function(t, k)
+  local v = require("nn.fsdp")[k]
+  rawset(t, k, v)
+  return v
+end })
+
 -- ---- helpers ----
 
 --- clock(): the monotonic clock work handles time themselves with
