@@ -44,13 +44,19 @@ static int vec_push(node_vec *a, lt_node *x) {
   return 0;
 }
 
-/* ---- ready heap: highest seq first ---- */
+/* ---- ready heap: leaves' AccumulateGrad first, then highest seq first ----
+** A leaf's AccumulateGrad is made once and kept, so its seq dates from the first
+** backward: by seq alone it would wait behind every node of a later graph, and
+** post-accumulate-grad hooks (DDP's buckets, FSDP's reduce-scatters) would all fire
+** at the end of backward instead of while it runs. Ready, it runs at once. */
+static uint64_t priority(const lt_node *n) { return lt_node_is_accumulator(n) ? UINT64_MAX : n->seq; }
+
 static void heap_push(node_vec *h, lt_node *x) {
   size_t i = h->n - 1;
   h->v[i] = x;
   while (i > 0) {
     size_t p = (i - 1) / 2;
-    if (h->v[p]->seq >= h->v[i]->seq) break;
+    if (priority(h->v[p]) >= priority(h->v[i])) break;
     lt_node *t = h->v[p]; h->v[p] = h->v[i]; h->v[i] = t;
     i = p;
   }
@@ -62,8 +68,8 @@ static lt_node *heap_pop(node_vec *h) {
   size_t i = 0;
   for (;;) {
     size_t l = 2 * i + 1, r = l + 1, m = i;
-    if (l < h->n && h->v[l]->seq > h->v[m]->seq) m = l;
-    if (r < h->n && h->v[r]->seq > h->v[m]->seq) m = r;
+    if (l < h->n && priority(h->v[l]) > priority(h->v[m])) m = l;
+    if (r < h->n && priority(h->v[r]) > priority(h->v[m])) m = r;
     if (m == i) break;
     lt_node *t = h->v[m]; h->v[m] = h->v[i]; h->v[i] = t;
     i = m;
