@@ -39,6 +39,12 @@ local M = {}
 local function dist() return require "distributed" end
 local function no_grad(fn) return torch.no_grad(fn) end
 
+-- a temporary of ours gives its memory back now rather than when the collector finds it
+-- (storages of 64 bytes or less live in their header and go with it)
+local function release(t)
+  if t and torch._storage_nbytes(t) > 64 then torch._resize_storage_(t, 0) end
+end
+
 -- every unit by its module (weakly)
 local UNITS = setmetatable({}, { __mode = "k" })
 
@@ -162,7 +168,9 @@ local function finish_gather(unit)
   if not unit.gathering then start_gather(unit) end
   for i, w in ipairs(unit.gathering) do
     w:wait()
-    unit.groups[i].gather_input = nil
+    local g = unit.groups[i]
+    if not rawequal(g.gather_input, g.shard) then release(g.gather_input) end
+    g.gather_input = nil
   end
   unit.gathering = nil
   unit.gathered = true
@@ -205,22 +213,42 @@ local function finish_reduce(unit)
     w:wait()
     local g, out = unit.groups[i], rs.outs[i]
     torch._resize_storage_(g.gfull, 0)
-    if out.dtype ~= g.dtype then out = out:to(g.dtype) end
-    no_grad(function()
+    if not rawequal(rs.inputs[i], g.gfull) then release(rs.inputs[i]) end
+    if rawequal(out, g.sgrad) then
+      -- reduced straight into the gradient buffer: the shards' .grad are views of it
       for _, e in ipairs(g.entries) do
-        if e.requires_grad then
-          local piece = out:narrow(1, e.shard_pos + 1, e.shard_view:numel())
-          local sv = e.shard_view
-          if sv.grad == nil then
-            e.sgrad_view:copy_(piece)
-            sv.grad = e.sgrad_view
-          else
-            sv.grad:add_(piece)
+        if e.requires_grad then e.shard_view.grad = e.sgrad_view end
+      end
+    else
+      local o = out.dtype ~= g.dtype and out:to(g.dtype) or out
+      no_grad(function()
+        for _, e in ipairs(g.entries) do
+          if e.requires_grad then
+            local piece = o:narrow(1, e.shard_pos + 1, e.shard_view:numel())
+            local sv = e.shard_view
+            if sv.grad == nil then
+              e.sgrad_view:copy_(piece)
+              sv.grad = e.sgrad_view
+            else
+              sv.grad:add_(piece)
+            end
           end
         end
-      end
-    end)
+      end)
+      if not rawequal(o, out) then release(o) end
+      release(out)
+    end
   end
+end
+
+-- can the reduce-scatter write into the shards' gradient buffer? Yes when no shard holds a
+-- gradient to add to and the dtypes agree
+local function reduce_into_sgrad(g)
+  if g.reduce_dtype ~= g.dtype then return false end
+  for _, e in ipairs(g.entries) do
+    if e.requires_grad and e.shard_view.grad ~= nil then return false end
+  end
+  return true
 end
 
 -- all of unit's gradients are in: reduce-scatter them (async) and free the gathered memory
@@ -231,14 +259,12 @@ local function launch_reduce(unit)
   -- one reduce-scatter in flight: the previous one's buffer goes first
   if ctx.last_reducing and ctx.last_reducing ~= unit then finish_reduce(ctx.last_reducing) end
   local d = dist()
-  local rs = { works = {}, outs = {} }
+  local rs = { works = {}, outs = {}, inputs = {} }
   for i, g in ipairs(unit.groups) do
     local input = g.gfull
     if g.reduce_dtype ~= g.compute_dtype then input = g.gfull:to(g.reduce_dtype) end
-    local out = torch.empty(g.shard_n, { dtype = g.reduce_dtype })
-    rs.outs[i] = out
-    rs.inputs = rs.inputs or {}
-    rs.inputs[i] = input
+    local out = reduce_into_sgrad(g) and g.sgrad or torch.empty(g.shard_n, { dtype = g.reduce_dtype })
+    rs.outs[i], rs.inputs[i] = out, input
     rs.works[i] = d.reduce_scatter_tensor(out, input, { op = "avg", group = unit.group, async_op = true })
   end
   unit.reducing = rs
