@@ -67,4 +67,23 @@ T.test("autograd.grad does not accumulate, so no post hooks", function()
   T.eq(n, 0)
 end)
 
+T.test("a leaf's gradient is accumulated as soon as it is ready, in every backward", function()
+  -- the leaf's AccumulateGrad is made in the first forward and kept; in later backwards it must
+  -- still run before nodes made after it (DDP and FSDP start communication from its hook)
+  local w = torch.randn(3, {requires_grad = true})
+  local b = torch.randn(3, {requires_grad = true})
+  local log
+  w:register_post_accumulate_grad_hook(function() log[#log + 1] = "w" end)
+  for it = 1, 3 do
+    log = {}
+    local c1 = b * 2
+    c1:register_hook(function() log[#log + 1] = "chain" end)
+    local c = c1
+    for _ = 1, 5 do c = (c * 1.5):tanh() end
+    local loss = c:sum() + (b * w):sum()          -- w's branch is made last: its backward runs first
+    loss:backward()
+    T.eq(log[1], "w", "iteration " .. it .. ": " .. table.concat(log, ","))
+  end
+end)
+
 T.done()
