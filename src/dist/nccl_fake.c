@@ -16,7 +16,8 @@
 ** watchdog finds it, as for the mpi backend. Point-to-point ops are
 ** MPI_Isend/MPI_Irecv, finished later: inside ncclGroupStart/End they are
 ** waited for at ncclGroupEnd (all_to_all, gather, scatter: the group is the
-** collective); alone they stay queued, and fake_mark/fake_reached stand in for
+** collective; collectives in a group run at once, in the order every rank
+** issues them); alone they stay queued, and fake_mark/fake_reached stand in for
 ** the CUDA event a real stream would give (an op is done when it and every
 ** op issued before it on the communicator have finished, as on one stream).
 ** The stream argument is not used: the fake CUDA driver runs work at once.
@@ -187,7 +188,6 @@ static int lt_op(lt_nccl_redop op, lt_dist_redop *out) {
 static lt_nccl_result setup(lt_dist_work *w, lt_nccl_comm c, lt_dist_kind kind, lt_nccl_dtype dt, const char *fn) {
   memset(w, 0, sizeof *w);
   if (!c) return fail(LT_NCCL_INVALID_ARGUMENT, "%s: comm is NULL", fn);
-  if (group_depth > 0) return fail(LT_NCCL_INVALID_USAGE, "fake NCCL: %s inside a group is not supported", fn);
   w->kind = kind;
   w->pg = &c->pg;
   w->root = -1;
