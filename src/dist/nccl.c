@@ -130,6 +130,11 @@ static void open_nccl(void) {
   const char *env = getenv("LUTORCH_NCCL");
   pthread_once(&cu_once, find_cuda);
   bool fake_cuda = cu.drv && strcmp(cu.drv->name, "fake") == 0;
+  if (env && strcmp(env, "fake") == 0 && cu.drv && !fake_cuda) {
+    /* its "device" pointers would be a GPU's: it cannot touch them */
+    api_why = "the fake NCCL (LUTORCH_NCCL=fake) needs the fake CUDA driver (LUTORCH_CUDA_DRIVER=fake), not a real one";
+    return;
+  }
   if ((env && strcmp(env, "fake") == 0) || ((!env || !env[0]) && fake_cuda)) {
     api = lt_nccl_fake();
     api_why = "the fake NCCL (MPI on the fake CUDA driver's host memory)";
