@@ -4,6 +4,10 @@
 #   DIR/dist/lutorch, lutorch_cuda.so         the program and the CUDA module (debug info
 #                                             stripped; the module is found beside the program)
 #   DIR/dist/tests/test_cuda_alloc, bench/cuda_alloc_bench
+#   DIR/dist/lutorch_dist.so, openmpi/   torch.distributed's module, where it was built, with the
+#                                        OpenMPI components a run without mpirun opens (those
+#                                        needing only OpenMPI's own libraries; dist/run points
+#                                        OpenMPI there): the nccl stage of tools/gpu_check.sh
 #   DIR/dist/lib/    every library ldd names that is not the C runtime (Lua, OpenBLAS and
 #                    its Fortran runtime, jansson, libzip and what it needs, zlib, readline)
 #   DIR/dist/sys/    the C runtime of this system (libc, libm, libmvec, libstdc++, libgcc_s
@@ -26,6 +30,21 @@ strip_to "$B/lutorch" "$D/lutorch"
 strip_to "$B/lutorch_cuda.so" "$D/lutorch_cuda.so"
 [ -f "$B/tests/test_cuda_alloc" ] && strip_to "$B/tests/test_cuda_alloc" "$D/tests/test_cuda_alloc"
 [ -f "$B/bench/cuda_alloc_bench" ] && strip_to "$B/bench/cuda_alloc_bench" "$D/bench/cuda_alloc_bench"
+# OpenMPI opens its components at run time from its install path, which the target lacks; the
+# ones that need more than OpenMPI's own libraries (InfiniBand, UCX, libfabric, PMIx...) serve
+# no one-machine run and stay behind
+if [ -f "$B/lutorch_dist.so" ]; then
+  strip_to "$B/lutorch_dist.so" "$D/lutorch_dist.so"
+  comp=$(ompi_info --parsable --path pkglibdir 2>/dev/null | sed -n 's/^path:pkglibdir://p')
+  if [ -n "$comp" ] && [ -d "$comp" ]; then
+    mkdir -p "$D/openmpi"
+    for f in "$comp"/mca_*.so; do
+      extra=$(ldd "$f" | awk '$2 == "=>" { print $1 }' | grep -vE \
+        '^(libc|libm|libdl|libpthread|librt|libmpi|libopen-rte|libopen-pal|libhwloc|libz|libudev|libnuma)\.so|^libevent|^libmca_common_' || true)
+      [ -z "$extra" ] && cp -L "$f" "$D/openmpi/"
+    done
+  fi
+fi
 
 # the C runtime goes to sys/, everything else to lib/
 is_sys() {
@@ -35,7 +54,7 @@ is_sys() {
   esac
   return 1
 }
-for bin in "$D/lutorch" "$D/lutorch_cuda.so" "$D"/tests/* "$D"/bench/*; do
+for bin in "$D/lutorch" "$D/lutorch_cuda.so" "$D"/tests/* "$D"/bench/* "$D/lutorch_dist.so" "$D"/openmpi/*.so; do
   [ -f "$bin" ] || continue
   ldd "$bin" | while read -r name arrow path rest; do
     case "$arrow" in "=>") ;; *) continue ;; esac
@@ -55,6 +74,11 @@ cat >"$D/run" <<'RUN'
 # beside the program, or through LUTORCH_CUDA_SO under the loader.
 D=$(cd "$(dirname "$0")" && pwd)
 p=$1; shift
+if [ -d "$D/openmpi" ]; then
+  OMPI_MCA_mca_base_component_path=${OMPI_MCA_mca_base_component_path:-$D/openmpi}
+  OMPI_MCA_mca_base_component_show_load_errors=${OMPI_MCA_mca_base_component_show_load_errors:-0}
+  export OMPI_MCA_mca_base_component_path OMPI_MCA_mca_base_component_show_load_errors
+fi
 case "$p" in /*) ;; *) p="$D/$p" ;; esac
 if [ "${LT_BUNDLE_LOADER:-0}" = 1 ]; then
   LUTORCH_CUDA_SO=${LUTORCH_CUDA_SO:-$D/lutorch_cuda.so}; export LUTORCH_CUDA_SO

@@ -10,6 +10,12 @@
 #   3. tests      every tests/lua/cuda/test_*.lua and tests/lua/test_cuda_fake.lua with the
 #                 real driver (LUTORCH_CUDA_DRIVER unset), the device-generic suite's
 #                 coverage, and the allocator's C test
+#   3b. nccl      the nccl backend of torch.distributed with the real libnccl.so.2 on the GPU:
+#                 a world of one rank (no mpirun; MPI as a singleton), tests/dist/nccl_one_rank.lua
+#                 (all_reduce, broadcast, all_gather... on cuda tensors against expected
+#                 values). Written without a GPU and NOT YET RUN on one: no machine was lent to
+#                 the task that added it (the fake NCCL's tests in tests/sh/test_dist.sh ran).
+#                 Skipped with the reason where lutorch_dist.so or libnccl.so.2 is missing
 #   4. sanitizer  compute-sanitizer --tool memcheck over tests/lua/cuda/test_optim.lua
 #                 (skipped with the message where it is missing or refused)
 #   5. bench      bench/cuda/lt_cuda_bench.lua beside bench/cuda/pt_cuda_bench.py (PyTorch on
@@ -202,6 +208,44 @@ if [ -n "$LT" ]; then
   if t "$(budget 30)" "$T" $(cprog tests/test_cuda_alloc); then note "allocator C test: passed (test double of the driver)"
   else note "allocator C test: FAILED or not run (tests.txt)"; FAILED=1; fi
   note "allocator against the real driver's events: no C test links the real driver yet; the Lua tests above (streams, events, record_stream, memory_stats) run the allocator on it"
+fi
+
+# ---- 3b. nccl ----
+# lutorch_dist.so beside the program (the bundle packs it with its OpenMPI, whose components it
+# finds through the bundle's run script); libnccl.so.2 from the loader's path, the toolkit, or
+# PyTorch's nvidia-nccl wheel. Under --fake: the fake NCCL on the fake driver (no library).
+stage "nccl"
+NT="$OUT/tests.txt"
+echo "---- nccl: tests/dist/nccl_one_rank.lua (one rank, MPI as a singleton)" >>"$NT"
+if [ -n "$RUNNER" ]; then DIST_SO="$(dirname "$RUNNER")/lutorch_dist.so"; else DIST_SO="$(dirname "${LT:-.}")/lutorch_dist.so"; fi
+NCCL_LIB=""
+if [ "$FAKE" = 1 ]; then
+  NCCL_ENV="LUTORCH_NCCL=fake"
+else
+  for p in $(ldconfig -p 2>/dev/null | awk '/libnccl\.so\.2 / { print $NF }') /usr/local/cuda/lib64/libnccl.so.2 \
+           $(python3 -c 'import nvidia.nccl as m, os; print(os.path.join(list(m.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null); do
+    [ -f "$p" ] && { NCCL_LIB=$p; break; }
+  done
+  NCCL_ENV="LUTORCH_NCCL=$NCCL_LIB"
+fi
+if [ -z "$LT" ] || [ "$CUDA_OK" = 0 ]; then
+  echo "skipped: no lutorch with a CUDA device" >>"$NT"; note "nccl: skipped (no lutorch on a device)"
+elif [ ! -f "$DIST_SO" ]; then
+  echo "skipped: $DIST_SO is missing (lutorch_dist.so is built where OpenMPI is)" >>"$NT"
+  note "nccl: skipped (no lutorch_dist.so)"
+elif [ "$FAKE" = 0 ] && [ -z "$NCCL_LIB" ]; then
+  echo "skipped: no libnccl.so.2 (ldconfig, /usr/local/cuda/lib64, python3's nvidia.nccl)" >>"$NT"
+  note "nccl: skipped (no libnccl.so.2)"
+else
+  t "$(budget 60)" "$NT" env $DRIVER_ENV $NCCL_ENV LUTORCH_DIST_SO="$DIST_SO" NCCL_SOCKET_IFNAME=lo \
+    OMPI_MCA_ess_singleton_isolated=1 $LT tests/dist/nccl_one_rank.lua
+  rc=$?
+  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$TW/last" | tail -n 1)
+  if [ $rc -eq 0 ] && echo "$line" | grep -q ' 0 failed'; then
+    note "nccl: one rank, $(grep -m1 '^nccl library' "$TW/last"): $line"
+  else
+    note "nccl: FAILED (exit $rc; ${line:-no result line}; tests.txt)"; FAILED=1
+  fi
 fi
 
 # ---- 4. sanitizer ----

@@ -1,4 +1,5 @@
--- torch.distributed — process groups and collectives over MPI.
+-- torch.distributed — process groups and collectives over MPI (CPU tensors) or NCCL
+-- (CUDA tensors: backend = "nccl", bootstrapped over MPI).
 --
 --   local dist = torch.distributed            -- or require "distributed"
 --   dist.init_process_group {backend = "mpi", timeout = 600}
@@ -83,7 +84,14 @@ end
 --- true when the MPI backend can be loaded
 function dist.is_available() return load_c() ~= nil end
 function dist.is_mpi_available() return load_c() ~= nil end
-function dist.is_nccl_available() return false end
+--- true when the nccl backend can be had: libnccl.so.2 opens, or the fake NCCL is on
+--- (LUTORCH_NCCL=fake, or the fake CUDA driver); the second value says which, or why not
+function dist.is_nccl_available()
+  local c, err = load_c()
+  if not c then return false, err end
+  torch.cuda.is_available()     -- loads the CUDA module first: the nccl backend works through it
+  return c.nccl_available()
+end
 
 -- ---- groups ----
 
@@ -134,17 +142,21 @@ function dist.init_process_group(opts)
   if type(opts) == "string" then opts = { backend = opts } end
   opts = check_options("torch.distributed.init_process_group", opts, INIT_OPTS)
   local backend = opts.backend or "mpi"
-  if backend == "nccl" then
-    error("init_process_group: the nccl backend is not built in this lutorch (no CUDA); use backend='mpi'", 2)
-  elseif backend ~= "mpi" and backend ~= "gloo" then
-    error(("init_process_group: unknown backend '%s' (mpi; gloo is taken as mpi)"):format(tostring(backend)), 2)
+  if backend == "gloo" then backend = "mpi" end
+  if backend ~= "mpi" and backend ~= "nccl" then
+    error(("init_process_group: unknown backend '%s' (mpi, nccl; gloo is taken as mpi)"):format(tostring(backend)), 2)
   end
   if world then error("init_process_group: trying to initialize the default process group twice", 2) end
   local timeout = opts.timeout or tonumber(os.getenv("LUTORCH_DIST_TIMEOUT") or "") or dist.DEFAULT_TIMEOUT
   if type(timeout) ~= "number" or timeout <= 0 then error("init_process_group: timeout must be a positive number of seconds", 2) end
   local c, err = load_c()
   if not c then error(err, 2) end
-  world = Group(c.init(timeout))
+  if backend == "nccl" then torch.cuda.is_available() end   -- the CUDA module, before the backend needs it
+  local ok, pg = pcall(c.init, timeout, backend)
+  if not ok then error(pg, 2) end
+  world = Group(pg)
+  -- as torch.cuda.set_device(local_rank) in PyTorch scripts: the communicator's device is current
+  if pg:device() and torch.cuda.is_available() then torch.cuda.set_device(pg:device()) end
   -- ranks sharing a machine share its cores (as torch.distributed.run sets OMP_NUM_THREADS)
   if not os.getenv("LUTORCH_NUM_THREADS") and not os.getenv("OMP_NUM_THREADS") and local_size() > 1 then
     torch.set_num_threads(math.max(1, torch.get_num_threads() // local_size()))
@@ -173,11 +185,19 @@ function dist.get_timeout() return C and C.get_timeout() end
 function dist.set_timeout(t) need_init("set_timeout"); C.set_timeout(t) end
 function dist.group_world() return world end
 
---- new_group(ranks): every rank calls it; members get the group, others a non-member value
-local NEW_GROUP_OPTS = {}   -- none yet: every rank of ranks joins with the default backend and timeout
+--- new_group(ranks, {backend=}): every rank calls it; members get the group, others a
+--- non-member value. backend: the default group's (nil), or "mpi" beside a nccl default group
+--- (CPU tensors over the MPI world the nccl group was bootstrapped on, as PyTorch's gloo group)
+local NEW_GROUP_OPTS = { "backend" }
 function dist.new_group(ranks, opts)
-  check_options("torch.distributed.new_group", opts, NEW_GROUP_OPTS)
+  opts = check_options("torch.distributed.new_group", opts, NEW_GROUP_OPTS)
   need_init("new_group")
+  local backend = opts and opts.backend
+  if backend == "gloo" then backend = "mpi" end
+  if backend ~= nil and backend ~= "mpi" and backend ~= world.backend then
+    error(("new_group: backend '%s' needs a default group of that backend (this one is %s)"):format(
+      tostring(backend), world.backend), 2)
+  end
   if ranks == nil then ranks = world.ranks end
   if type(ranks) ~= "table" or #ranks == 0 then error("new_group: 'ranks' must be a non-empty list of ranks", 2) end
   local sorted, seen = {}, {}
@@ -190,7 +210,7 @@ function dist.new_group(ranks, opts)
     sorted[i] = r
   end
   table.sort(sorted)
-  local w = C.new_group(world.pg, sorted)
+  local w = C.new_group(world.pg, sorted, backend)
   w:wait()
   local pg = w:group()
   return Group(pg, sorted)
@@ -392,7 +412,7 @@ function dist.all_gather(list, tensor, opts)
   local g = group_of(opts, "all_gather")
   local i = readonly(tensor, "all_gather", "tensor")
   check_list(list, g.size, "all_gather", "tensor_list")
-  local out = torch.empty({ g.size * i:numel() }, { dtype = i.dtype })
+  local out = torch.empty({ g.size * i:numel() }, { dtype = i.dtype, device = i.device })
   return launch("all_gather", opts, { run(opts).all_gather(g.pg, out, i) }, function() split_into(out, list) end,
                 nil, list)
 end
@@ -406,7 +426,7 @@ function dist.gather(tensor, gather_list, dst, opts)
   local out, post
   if g.rank == d then
     check_list(gather_list, g.size, "gather", "gather_list")
-    out = torch.empty({ g.size * i:numel() }, { dtype = i.dtype })
+    out = torch.empty({ g.size * i:numel() }, { dtype = i.dtype, device = i.device })
     post = function() split_into(out, gather_list) end
   end
   return launch("gather", opts, { run(opts).gather(g.pg, i, out, d) }, post, nil, g.rank == d and gather_list or {})
@@ -465,7 +485,7 @@ function dist.all_to_all(output_list, input_list, opts)
   check_list(input_list, g.size, "all_to_all", "input_list")
   local sc, rc, total = {}, {}, 0
   for r = 1, g.size do sc[r] = input_list[r]:numel(); rc[r] = output_list[r]:numel(); total = total + rc[r] end
-  local out = torch.empty({ total }, { dtype = output_list[1].dtype })
+  local out = torch.empty({ total }, { dtype = output_list[1].dtype, device = output_list[1].device })
   return launch("all_to_all", opts, { run(opts).all_to_all(g.pg, out, concat(input_list), sc, rc) },
                 function() split_into(out, output_list) end, nil, output_list)
 end
@@ -574,6 +594,9 @@ end
 
 --- broken(): the message of a timed-out or failed collective, or nil
 function dist.broken() return C and C.broken() end
+
+-- _nccl_info(): {available=, library=, version=, id_hash=} of the nccl backend (tests)
+function dist._nccl_info() local c = load_c(); return c and c._nccl_info() end
 
 --- abort(msg): end the whole job now
 function dist.abort(msg, code)

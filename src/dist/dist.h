@@ -12,9 +12,12 @@
 ** timeout and takes the whole job down when a peer is stuck or dead.
 **
 ** Backends plug in as a table of functions (lt_dist_backend). MPI (mpi.c) does
-** CPU tensors; a NCCL backend would add its own table whose collectives enqueue
-** on a CUDA stream and whose `test` polls a CUDA event, bootstrapping its
-** communicator by broadcasting ncclUniqueId over the MPI world group.
+** CPU tensors. NCCL (nccl.c) does CUDA tensors: its `run` only queues the
+** collective on the caller's current CUDA stream and records an event, so a
+** work item it ran is "issued", and finishes on the device later; `pending`
+** says when, and this layer keeps issued items in an in-flight list that
+** waiters poll and the watchdog times out like running ones. Its communicator
+** is bootstrapped by broadcasting ncclUniqueId over the MPI world group.
 **
 ** Nothing here knows about Lua or lutorch tensors: buffers are (pointer, count,
 ** element type). The Lua binding (ldist.c) turns tensors into buffers.
@@ -49,6 +52,7 @@ const char *lt_dist_kind_name(lt_dist_kind k);
 
 typedef struct lt_dist_pg lt_dist_pg;
 typedef struct lt_dist_work lt_dist_work;
+typedef struct lt_dist_backend lt_dist_backend;
 
 /* a contiguous buffer */
 typedef struct lt_dist_buf { void *data; int64_t count; lt_dist_dtype dtype; } lt_dist_buf;
@@ -60,6 +64,7 @@ struct lt_dist_work {
   atomic_int state;
   lt_dist_kind kind;
   lt_dist_pg *pg;
+  const lt_dist_backend *backend;   /* pg's, kept: handles can outlive their group */
   uint64_t seq;                 /* the group's collective number: same on every rank */
   lt_dist_buf in, out;          /* in-place ops use `out` only */
   int root;                     /* group rank: broadcast/reduce/gather/scatter source or target; p2p peer */
@@ -69,14 +74,17 @@ struct lt_dist_work {
   int *rcounts;
   int source;                   /* recv: the rank the message came from */
   double t_queued, t_start, t_end;   /* lt_dist_clock() times, for instrumentation */
-  void *backend_req;            /* p2p: the backend's pending request */
+  void *backend_req;            /* p2p: the backend's pending request; nccl: its event (every op) */
+  void *stream;                 /* nccl: the caller's current CUDA stream on pg->device at submit */
+  atomic_int dev_state;         /* backends with `pending`: 0 on the device (or not issued), 1 done, -1 failed */
+  lt_dist_work *inflight_next;  /* work.c's in-flight list */
   lt_dist_pg *new_pg;           /* new_group: the result (NULL where this rank is not a member) */
   const int *new_ranks; int new_nranks;
   char err[400];
   lt_dist_work *next;           /* the queue */
 };
 
-typedef struct lt_dist_backend {
+struct lt_dist_backend {
   const char *name;
   /* run one collective to completion on the communication thread; 0 or -1 with w->err set */
   int (*run)(lt_dist_work *w);
@@ -85,7 +93,15 @@ typedef struct lt_dist_backend {
   int (*test_p2p)(lt_dist_work *w);
   void (*free_group)(lt_dist_pg *pg);
   void (*abort)(int code);
-} lt_dist_backend;
+  /* Optional (NULL/false for MPI). queue_p2p: send and recv go through the queue like
+     collectives (NCCL: one stream, so program order must hold for them too), run by `run`.
+     pending: after `run` succeeded, whether the op is still running on the device (1), done
+     (0) or failed (-1, w->err set); thread-safe, never blocks. release: frees w->backend_req
+     when the last reference goes. */
+  bool queue_p2p;
+  int (*pending)(lt_dist_work *w);
+  void (*release)(lt_dist_work *w);
+};
 
 struct lt_dist_pg {
   const lt_dist_backend *backend;
@@ -93,6 +109,7 @@ struct lt_dist_pg {
   int rank, size;               /* in this group */
   int *world_ranks;             /* [size]: group rank -> world rank */
   uint64_t seq;                 /* collectives issued so far */
+  int device;                   /* the CUDA device of the group's tensors; -1: CPU tensors */
 };
 
 /* ---- the process-wide layer (work.c) ---- */
@@ -127,5 +144,25 @@ lt_dist_pg *lt_dist_mpi_init(char *err, size_t errlen);
 int lt_dist_mpi_finalize(void);
 bool lt_dist_mpi_initialized(void);
 void lt_dist_pg_free(lt_dist_pg *pg);
+
+/* ---- NCCL (nccl.c; nccl.h has its API table and the fake) ---- */
+extern const lt_dist_backend lt_dist_nccl_backend;
+/* whether a NCCL can be had (the fake, or libnccl.so.2 by dlopen); *why says which or why not */
+bool lt_dist_nccl_available(const char **why);
+/* the NCCL world group over the MPI world group `boot` (which stays the bootstrap: ncclUniqueId
+   travels over it); device: the CUDA device of this rank. NULL + message on failure. */
+lt_dist_pg *lt_dist_nccl_init(lt_dist_pg *boot, int device, char *err, size_t errlen);
+/* the MPI group a nccl group was bootstrapped over (same ranks, in the same order) */
+lt_dist_pg *lt_dist_nccl_boot(lt_dist_pg *pg);
+/* the caller's current CUDA stream on dev (per thread, from the CUDA module), NULL when none */
+void *lt_dist_nccl_current_stream(int dev);
+/* the number of CUDA devices (0 without a driver) */
+int lt_dist_nccl_device_count(void);
+/* NULL when the nccl backend can reduce dt with op, else why not (int16; avg on NCCL < 2.10) */
+const char *lt_dist_nccl_check_reduce(lt_dist_dtype dt, lt_dist_redop op);
+/* for tests and messages: NCCL's version code (0 when none), and a hash of the last unique id
+   this process bootstrapped with (the same on every rank of the group, 0 before any) */
+int lt_dist_nccl_version(void);
+uint64_t lt_dist_nccl_last_id_hash(void);
 
 #endif

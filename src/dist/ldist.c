@@ -8,9 +8,13 @@
 ** core and loads the same into the lutorch program, a stock lua5.4 with
 ** torch.so, or an embedding application.
 **
-** Functions here take contiguous CPU tensors and group ranks; the Lua half
+** Functions here take contiguous tensors and group ranks; the Lua half
 ** (lib/distributed) makes tensors contiguous, translates global ranks, splits
-** lists, and turns handles into torch.distributed's Work objects.
+** lists, and turns handles into torch.distributed's Work objects. A group's
+** backend decides where its tensors live: the mpi backend takes CPU tensors,
+** the nccl backend CUDA tensors on its device (pg->device), whose storage
+** holds the device pointer; its ops are queued on the caller's current
+** stream, read here, on the caller's thread (nccl.c).
 */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -27,7 +31,8 @@
 typedef struct pg_ud { lt_dist_pg *pg; bool is_world; bool freed; } pg_ud;
 typedef struct work_ud { lt_dist_work *w; } work_ud;
 
-static lt_dist_pg *world;
+static lt_dist_pg *world;         /* the default group: mpi_world, or the nccl group made over it */
+static lt_dist_pg *mpi_world;     /* MPI's world: the mpi backend, and the nccl backend's bootstrap */
 static bool exit_registered, destroyed;
 
 /* ---- arguments ---- */
@@ -49,8 +54,8 @@ static bool is_contiguous(const lt_tensor *t) {
   return true;
 }
 
-/* a tensor argument as a buffer: live, on the CPU, contiguous */
-static lt_dist_buf check_buf(lua_State *L, int idx, const char *op, const char *name) {
+/* a tensor argument as a buffer: live, contiguous, on the CPU (mpi) or pg's CUDA device (nccl) */
+static lt_dist_buf check_buf(lua_State *L, lt_dist_pg *pg, int idx, const char *op, const char *name) {
   lt_dist_buf b = {0};
   lt_ud *u = NULL;
   if (lua_type(L, idx) == LUA_TUSERDATA && lua_rawlen(L, idx) == sizeof(lt_ud)) {
@@ -60,8 +65,15 @@ static lt_dist_buf check_buf(lua_State *L, int idx, const char *op, const char *
   if (!u) luaL_error(L, "%s: argument '%s' must be a tensor, got %s", op, name, luaL_typename(L, idx));
   if (!u->t) luaL_error(L, "%s: argument '%s' is a freed tensor", op, name);
   lt_tensor *t = u->t;
-  if (t->storage->device.type != LT_DEV_CPU)
-    luaL_error(L, "%s: argument '%s' is not on the CPU: the mpi backend takes CPU tensors", op, name);
+  lt_device d = t->storage->device;
+  if (pg->device < 0 && d.type != LT_DEV_CPU)
+    luaL_error(L, "%s: argument '%s' is not on the CPU: the %s backend takes CPU tensors", op, name, pg->backend->name);
+  if (pg->device >= 0 && d.type != LT_DEV_CUDA)
+    luaL_error(L, "%s: argument '%s' is on the %s: the %s backend takes CUDA tensors (cuda:%d on this rank)", op, name,
+               d.type == LT_DEV_CPU ? "CPU" : "meta device", pg->backend->name, pg->device);
+  if (pg->device >= 0 && d.index != pg->device)
+    luaL_error(L, "%s: argument '%s' is on cuda:%d; this rank's %s communicator is on cuda:%d", op, name, d.index,
+               pg->backend->name, pg->device);
   if (!is_contiguous(t)) luaL_error(L, "%s: argument '%s' must be contiguous", op, name);
   if (t->dtype >= LT_DIST_NUM_DTYPES) luaL_error(L, "%s: argument '%s' has an unsupported dtype", op, name);
   b.dtype = (lt_dist_dtype)t->dtype;
@@ -75,6 +87,16 @@ static lt_dist_redop check_op(lua_State *L, int idx, const char *op) {
   int r = lt_dist_redop_from_name(s);
   if (r < 0) luaL_error(L, "%s: unknown reduce op '%s' (sum, avg, max, min, product)", op, s);
   return (lt_dist_redop)r;
+}
+
+/* what the backend cannot reduce is a Lua error here: failing in the communication thread
+   would take the whole job down */
+static void check_reduce(lua_State *L, lt_dist_pg *pg, lt_dist_buf b, lt_dist_redop r, const char *op) {
+  if (r == LT_DIST_AVG && b.dtype > LT_DIST_BF16)
+    luaL_error(L, "%s: avg needs a floating tensor, got %s", op, lt_dist_dtype_name(b.dtype));
+  const char *why = pg->device >= 0 ? lt_dist_nccl_check_reduce(b.dtype, r) : NULL;
+  if (why) luaL_error(L, "%s: the %s backend cannot reduce this %s tensor: %s", op, pg->backend->name,
+                      lt_dist_dtype_name(b.dtype), why);
 }
 
 static int check_rank(lua_State *L, int idx, lt_dist_pg *pg, const char *op, const char *name) {
@@ -132,7 +154,9 @@ static int run_now(lua_State *L, lt_dist_work *w, const char *op) {
   char m[sizeof w->err];
   if (b) {
     snprintf(m, sizeof m, "%s: %s", op, b);
-  } else if (lt_dist_run(w) < 0) {
+  } else if (lt_dist_run(w) < 0 ||
+             /* a barrier must be passed on the device too, not only issued */
+             (w->kind == LT_DIST_BARRIER && w->backend->pending && lt_dist_wait(w) < 0)) {
     b = lt_dist_broken();
     snprintf(m, sizeof m, "%s", w->err[0] ? w->err : b ? b : "torch.distributed: the operation failed");
   } else {
@@ -162,6 +186,7 @@ static int submit(lua_State *L, lt_dist_work *w, const char *op) {
 static lt_dist_work *new_work(lua_State *L, lt_dist_pg *pg, lt_dist_kind k) {
   lt_dist_work *w = lt_dist_work_new(pg, k);
   if (!w) luaL_error(L, "torch.distributed: out of memory");
+  if (pg->device >= 0) w->stream = lt_dist_nccl_current_stream(pg->device);
   return w;
 }
 
@@ -169,9 +194,9 @@ static lt_dist_work *new_work(lua_State *L, lt_dist_pg *pg, lt_dist_kind k) {
 
 static int l_allreduce(lua_State *L) {
   lt_dist_pg *pg = check_pg(L, 1);
-  lt_dist_buf b = check_buf(L, 2, "all_reduce", "tensor");
+  lt_dist_buf b = check_buf(L, pg, 2, "all_reduce", "tensor");
   lt_dist_redop op = check_op(L, 3, "all_reduce");
-  if (op == LT_DIST_AVG && b.dtype > LT_DIST_BF16) luaL_error(L, "all_reduce: avg needs a floating tensor, got %s", lt_dist_dtype_name(b.dtype));
+  check_reduce(L, pg, b, op, "all_reduce");
   lt_dist_work *w = new_work(L, pg, LT_DIST_ALLREDUCE);
   w->out = b; w->op = op;
   return submit(L, w, "all_reduce");
@@ -179,10 +204,10 @@ static int l_allreduce(lua_State *L) {
 
 static int l_reduce(lua_State *L) {
   lt_dist_pg *pg = check_pg(L, 1);
-  lt_dist_buf b = check_buf(L, 2, "reduce", "tensor");
+  lt_dist_buf b = check_buf(L, pg, 2, "reduce", "tensor");
   int root = check_rank(L, 3, pg, "reduce", "dst");
   lt_dist_redop op = check_op(L, 4, "reduce");
-  if (op == LT_DIST_AVG && b.dtype > LT_DIST_BF16) luaL_error(L, "reduce: avg needs a floating tensor");
+  check_reduce(L, pg, b, op, "reduce");
   lt_dist_work *w = new_work(L, pg, LT_DIST_REDUCE);
   w->out = b; w->op = op; w->root = root;
   return submit(L, w, "reduce");
@@ -190,7 +215,7 @@ static int l_reduce(lua_State *L) {
 
 static int l_broadcast(lua_State *L) {
   lt_dist_pg *pg = check_pg(L, 1);
-  lt_dist_buf b = check_buf(L, 2, "broadcast", "tensor");
+  lt_dist_buf b = check_buf(L, pg, 2, "broadcast", "tensor");
   int root = check_rank(L, 3, pg, "broadcast", "src");
   lt_dist_work *w = new_work(L, pg, LT_DIST_BROADCAST);
   w->out = b; w->root = root;
@@ -199,8 +224,8 @@ static int l_broadcast(lua_State *L) {
 
 static int l_allgather(lua_State *L) {
   lt_dist_pg *pg = check_pg(L, 1);
-  lt_dist_buf o = check_buf(L, 2, "all_gather", "output");
-  lt_dist_buf i = check_buf(L, 3, "all_gather", "input");
+  lt_dist_buf o = check_buf(L, pg, 2, "all_gather", "output");
+  lt_dist_buf i = check_buf(L, pg, 3, "all_gather", "input");
   check_same_dtype(L, o, i, "all_gather");
   check_per_rank(L, pg, o, i, "all_gather", "output");
   lt_dist_work *w = new_work(L, pg, LT_DIST_ALLGATHER);
@@ -210,11 +235,11 @@ static int l_allgather(lua_State *L) {
 
 static int l_gather(lua_State *L) {
   lt_dist_pg *pg = check_pg(L, 1);
-  lt_dist_buf i = check_buf(L, 2, "gather", "tensor");
+  lt_dist_buf i = check_buf(L, pg, 2, "gather", "tensor");
   int root = check_rank(L, 4, pg, "gather", "dst");
   lt_dist_buf o = {0};
   if (pg->rank == root) {
-    o = check_buf(L, 3, "gather", "gather_list");
+    o = check_buf(L, pg, 3, "gather", "gather_list");
     check_same_dtype(L, o, i, "gather");
     check_per_rank(L, pg, o, i, "gather", "output");
   }
@@ -226,11 +251,11 @@ static int l_gather(lua_State *L) {
 
 static int l_scatter(lua_State *L) {
   lt_dist_pg *pg = check_pg(L, 1);
-  lt_dist_buf o = check_buf(L, 2, "scatter", "tensor");
+  lt_dist_buf o = check_buf(L, pg, 2, "scatter", "tensor");
   int root = check_rank(L, 4, pg, "scatter", "src");
   lt_dist_buf i = {0};
   if (pg->rank == root) {
-    i = check_buf(L, 3, "scatter", "scatter_list");
+    i = check_buf(L, pg, 3, "scatter", "scatter_list");
     check_same_dtype(L, o, i, "scatter");
     check_per_rank(L, pg, i, o, "scatter", "input");
   }
@@ -241,11 +266,11 @@ static int l_scatter(lua_State *L) {
 
 static int l_reduce_scatter(lua_State *L) {
   lt_dist_pg *pg = check_pg(L, 1);
-  lt_dist_buf o = check_buf(L, 2, "reduce_scatter", "output");
-  lt_dist_buf i = check_buf(L, 3, "reduce_scatter", "input");
+  lt_dist_buf o = check_buf(L, pg, 2, "reduce_scatter", "output");
+  lt_dist_buf i = check_buf(L, pg, 3, "reduce_scatter", "input");
   check_same_dtype(L, o, i, "reduce_scatter");
   lt_dist_redop op = check_op(L, 4, "reduce_scatter");
-  if (op == LT_DIST_AVG && o.dtype > LT_DIST_BF16) luaL_error(L, "reduce_scatter: avg needs a floating tensor");
+  check_reduce(L, pg, o, op, "reduce_scatter");
   int *counts = check_counts(L, 5, pg, i.count, "reduce_scatter", "input");
   if (counts[pg->rank] != o.count) {
     int c = counts[pg->rank];
@@ -260,8 +285,8 @@ static int l_reduce_scatter(lua_State *L) {
 
 static int l_alltoall(lua_State *L) {
   lt_dist_pg *pg = check_pg(L, 1);
-  lt_dist_buf o = check_buf(L, 2, "all_to_all", "output");
-  lt_dist_buf i = check_buf(L, 3, "all_to_all", "input");
+  lt_dist_buf o = check_buf(L, pg, 2, "all_to_all", "output");
+  lt_dist_buf i = check_buf(L, pg, 3, "all_to_all", "input");
   check_same_dtype(L, o, i, "all_to_all");
   int *sc = check_counts(L, 4, pg, i.count, "all_to_all", "input");
   int *rc = NULL;
@@ -287,11 +312,19 @@ static int l_barrier(lua_State *L) {
   return submit(L, new_work(L, pg, LT_DIST_BARRIER), "barrier");
 }
 
+/* NCCL matches the messages between two ranks in order: it has no tags to tell them apart */
+static void check_p2p(lua_State *L, lt_dist_pg *pg, int tag_idx, const char *op) {
+  if (pg->device >= 0 && luaL_optinteger(L, tag_idx, 0) != 0)
+    luaL_error(L, "%s: the %s backend has no message tags (tag must be 0); messages between two ranks "
+               "arrive in the order they were sent", op, pg->backend->name);
+}
+
 static int l_send(lua_State *L) {
   lt_dist_pg *pg = check_pg(L, 1);
-  lt_dist_buf b = check_buf(L, 2, "send", "tensor");
+  lt_dist_buf b = check_buf(L, pg, 2, "send", "tensor");
   int peer = check_rank(L, 3, pg, "send", "dst");
   if (peer == pg->rank) luaL_error(L, "send: dst %d is this rank", peer);
+  check_p2p(L, pg, 4, "send");
   lt_dist_work *w = new_work(L, pg, LT_DIST_SEND);
   w->out = b; w->root = peer; w->tag = (int)luaL_optinteger(L, 4, 0);
   return submit(L, w, "send");
@@ -299,9 +332,12 @@ static int l_send(lua_State *L) {
 
 static int l_recv(lua_State *L) {
   lt_dist_pg *pg = check_pg(L, 1);
-  lt_dist_buf b = check_buf(L, 2, "recv", "tensor");
+  lt_dist_buf b = check_buf(L, pg, 2, "recv", "tensor");
   int peer = lua_isnoneornil(L, 3) ? -1 : check_rank(L, 3, pg, "recv", "src");
   if (peer == pg->rank) luaL_error(L, "recv: src %d is this rank", peer);
+  if (peer < 0 && pg->device >= 0)
+    luaL_error(L, "recv: the %s backend needs src (NCCL cannot receive from any rank)", pg->backend->name);
+  check_p2p(L, pg, 4, "recv");
   lt_dist_work *w = new_work(L, pg, LT_DIST_RECV);
   w->out = b; w->root = peer; w->tag = (int)luaL_optinteger(L, 4, 0);
   return submit(L, w, "recv");
@@ -313,10 +349,17 @@ static void push_pg(lua_State *L, lt_dist_pg *pg, bool is_world) {
   luaL_setmetatable(L, PG_MT);
 }
 
-/* new_group(pg, {world ranks, sorted}): every rank of pg calls it */
+/* new_group(pg, {world ranks, sorted}[, backend]): every rank of pg calls it; backend "mpi"
+   on a nccl group splits the MPI group under it (its bootstrap) instead */
 static int l_new_group(lua_State *L) {
   lt_dist_pg *pg = check_pg(L, 1);
   luaL_checktype(L, 2, LUA_TTABLE);
+  const char *backend = luaL_optstring(L, 3, pg->backend->name);
+  if (strcmp(backend, pg->backend->name) != 0) {
+    if (strcmp(backend, "mpi") != 0 || pg->device < 0)
+      return luaL_error(L, "new_group: a %s group cannot be made from a %s group", backend, pg->backend->name);
+    pg = lt_dist_nccl_boot(pg);
+  }
   int n = (int)lua_rawlen(L, 2);
   if (n < 1) return luaL_error(L, "new_group: ranks must not be empty");
   int *ranks = lua_newuserdatauv(L, sizeof(int) * (size_t)n, 0);   /* kept alive by the handle */
@@ -400,6 +443,13 @@ static int pg_ranks(lua_State *L) {
   return 1;
 }
 static int pg_backend(lua_State *L) { lua_pushstring(L, check_pg(L, 1)->backend->name); return 1; }
+/* the CUDA device of the group's tensors, or nothing (CPU) */
+static int pg_device(lua_State *L) {
+  lt_dist_pg *pg = check_pg(L, 1);
+  if (pg->device < 0) return 0;
+  lua_pushinteger(L, pg->device);
+  return 1;
+}
 
 static int pg_free(lua_State *L) {
   pg_ud *u = luaL_checkudata(L, 1, PG_MT);
@@ -412,34 +462,69 @@ static int pg_free(lua_State *L) {
 
 /* ---- process lifetime ---- */
 
+/* the default group, and MPI's world under it */
+static void free_worlds(void) {
+  if (world && world != mpi_world) lt_dist_pg_free(world);
+  lt_dist_pg_free(mpi_world);
+  world = mpi_world = NULL;
+}
+
 static void at_exit(int status, void *arg) {
   (void)arg;
-  if (!world || destroyed || !lt_dist_mpi_initialized()) return;
+  if (!mpi_world || destroyed || !lt_dist_mpi_initialized()) return;
   const char *b = lt_dist_broken();
   if (status != 0 || b) {
     /* one rank going down with an error takes the job with it: peers must not hang */
-    if (b) fprintf(stderr, "[rank %d] %s; aborting the job\n", world->rank, b);
-    else fprintf(stderr, "[rank %d] lutorch.distributed: the script ended with an error (above); aborting the job\n", world->rank);
+    if (b) fprintf(stderr, "[rank %d] %s; aborting the job\n", mpi_world->rank, b);
+    else fprintf(stderr, "[rank %d] lutorch.distributed: the script ended with an error (above); aborting the job\n", mpi_world->rank);
     fflush(stderr);
     lt_dist_mpi_backend.abort(status ? status : 1);
     return;
   }
   if (lt_dist_stop() < 0) { lt_dist_mpi_backend.abort(1); return; }
-  lt_dist_pg_free(world);
-  world = NULL;
+  free_worlds();
   lt_dist_mpi_finalize();
 }
 
+/* the CUDA device of this rank's NCCL communicator: its rank among the ranks on this machine,
+   modulo the devices the machine has */
+static int local_device(void) {
+  const char *names[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "LOCAL_RANK", "MPI_LOCALRANKID"};
+  int local = 0;
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    const char *v = getenv(names[i]);
+    if (v && v[0]) { local = atoi(v); break; }
+  }
+  int n = lt_dist_nccl_device_count();
+  return n > 0 ? local % n : local < 0 ? 0 : local;
+}
+
+/* init(timeout, backend): the default group ("mpi" or "nccl"); MPI's world comes first either
+   way, and stays when the nccl group cannot be made (the error says why; init can be called again) */
 static int l_init(lua_State *L) {
   double timeout = luaL_optnumber(L, 1, 600.0);
+  const char *backend = luaL_optstring(L, 2, "mpi");
+  bool nccl = strcmp(backend, "nccl") == 0;
+  if (!nccl && strcmp(backend, "mpi") != 0) return luaL_error(L, "init_process_group: unknown backend '%s'", backend);
   if (timeout <= 0) return luaL_error(L, "init_process_group: timeout must be positive");
   if (destroyed) return luaL_error(L, "init_process_group: MPI cannot be started again after destroy_process_group");
+  if (world && strcmp(world->backend->name, backend) != 0)
+    return luaL_error(L, "init_process_group: the default group is already a %s group", world->backend->name);
   if (!world) {
-    char err[256];
-    world = lt_dist_mpi_init(err, sizeof err);
-    if (!world) return luaL_error(L, "init_process_group: %s", err);
-    if (lt_dist_start(timeout, world->rank) < 0) return luaL_error(L, "init_process_group: cannot start the communication thread");
-    if (!exit_registered) { on_exit(at_exit, NULL); exit_registered = true; }
+    char err[700];
+    if (!mpi_world) {
+      mpi_world = lt_dist_mpi_init(err, sizeof err);
+      if (!mpi_world) return luaL_error(L, "init_process_group: %s", err);
+      if (lt_dist_start(timeout, mpi_world->rank) < 0) return luaL_error(L, "init_process_group: cannot start the communication thread");
+      if (!exit_registered) { on_exit(at_exit, NULL); exit_registered = true; }
+    }
+    lt_dist_set_timeout(timeout);
+    if (nccl) {
+      world = lt_dist_nccl_init(mpi_world, local_device(), err, sizeof err);
+      if (!world) return luaL_error(L, "init_process_group: backend nccl: %s", err);
+    } else {
+      world = mpi_world;
+    }
   }
   lt_dist_set_timeout(timeout);
   push_pg(L, world, true);
@@ -447,11 +532,10 @@ static int l_init(lua_State *L) {
 }
 
 static int l_destroy(lua_State *L) {
-  if (!world || destroyed) return 0;
+  if (!mpi_world || destroyed) return 0;
   if (lt_dist_broken()) return luaL_error(L, "destroy_process_group: %s", lt_dist_broken());
   if (lt_dist_stop() < 0) return luaL_error(L, "destroy_process_group: collectives are still running");
-  lt_dist_pg_free(world);
-  world = NULL;
+  free_worlds();
   destroyed = true;
   lt_dist_mpi_finalize();
   return 0;
@@ -460,7 +544,7 @@ static int l_destroy(lua_State *L) {
 static int l_abort(lua_State *L) {
   const char *msg = luaL_optstring(L, 1, "aborted");
   int code = (int)luaL_optinteger(L, 2, 1);
-  fprintf(stderr, "[rank %d] lutorch.distributed: %s; aborting the job\n", world ? world->rank : -1, msg);
+  fprintf(stderr, "[rank %d] lutorch.distributed: %s; aborting the job\n", mpi_world ? mpi_world->rank : -1, msg);
   fflush(stderr);
   if (lt_dist_mpi_initialized()) lt_dist_mpi_backend.abort(code);
   exit(code);
@@ -477,6 +561,33 @@ static int l_clock(lua_State *L) { lua_pushnumber(L, lt_dist_clock()); return 1;
 static int l_broken(lua_State *L) { const char *b = lt_dist_broken(); if (!b) return 0; lua_pushstring(L, b); return 1; }
 static int l_initialized(lua_State *L) { lua_pushboolean(L, world != NULL && !destroyed); return 1; }
 
+/* nccl_available(): whether a NCCL can be had here, and which (or why not) */
+static int l_nccl_available(lua_State *L) {
+  const char *why = NULL;
+  lua_pushboolean(L, lt_dist_nccl_available(&why));
+  lua_pushstring(L, why ? why : "");
+  return 2;
+}
+
+/* _nccl_info(): {library=, version=, id_hash=} (id_hash: the last unique id bootstrapped with,
+   as 16 hex digits, for the tests that check every rank got the same) */
+static int l_nccl_info(lua_State *L) {
+  const char *why = NULL;
+  bool ok = lt_dist_nccl_available(&why);
+  lua_createtable(L, 0, 4);
+  lua_pushboolean(L, ok); lua_setfield(L, -2, "available");
+  lua_pushstring(L, why ? why : ""); lua_setfield(L, -2, "library");
+  lua_pushinteger(L, lt_dist_nccl_version()); lua_setfield(L, -2, "version");
+  uint64_t h = lt_dist_nccl_last_id_hash();
+  if (h) {
+    char hex[20];
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)h);
+    lua_pushstring(L, hex);
+    lua_setfield(L, -2, "id_hash");
+  }
+  return 1;
+}
+
 /* Lua unloads C modules when the state closes, but the exit handler runs after
 ** that: pin this object in memory for the life of the process */
 static void pin_self(void) {
@@ -488,7 +599,8 @@ static void pin_self(void) {
 int luaopen_lutorch_dist(lua_State *L) {
   pin_self();
   static const luaL_Reg pg_methods[] = {
-    {"rank", pg_rank}, {"size", pg_size}, {"ranks", pg_ranks}, {"backend", pg_backend}, {"free", pg_free},
+    {"rank", pg_rank}, {"size", pg_size}, {"ranks", pg_ranks}, {"backend", pg_backend}, {"device", pg_device},
+    {"free", pg_free},
     {NULL, NULL}
   };
   static const luaL_Reg work_methods[] = {
@@ -502,6 +614,7 @@ int luaopen_lutorch_dist(lua_State *L) {
     {"all_gather", l_allgather}, {"gather", l_gather}, {"scatter", l_scatter},
     {"reduce_scatter", l_reduce_scatter}, {"all_to_all", l_alltoall}, {"barrier", l_barrier},
     {"send", l_send}, {"recv", l_recv}, {"new_group", l_new_group},
+    {"nccl_available", l_nccl_available}, {"_nccl_info", l_nccl_info},
     {NULL, NULL}
   };
   if (luaL_newmetatable(L, PG_MT)) {
@@ -529,7 +642,7 @@ int luaopen_lutorch_dist(lua_State *L) {
   lua_pushboolean(L, 1);
   luaL_setfuncs(L, now_fns, 1);    /* the upvalue marks them synchronous (submit) */
   lua_setfield(L, -2, "now");
-  lua_pushstring(L, "mpi");
+  lua_pushstring(L, "mpi nccl");
   lua_setfield(L, -2, "backends");
   return 1;
 }

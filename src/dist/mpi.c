@@ -223,6 +223,7 @@ static int run(lt_dist_work *w) {
     if (!pg || !pc || !wr) { free(pg); free(pc); free(wr); snprintf(w->err, sizeof w->err, "out of memory"); return -1; }
     *pc = nc;
     pg->backend = &lt_dist_mpi_backend;
+    pg->device = -1;
     pg->comm = pc;
     MPI_Comm_rank(nc, &pg->rank);
     MPI_Comm_size(nc, &pg->size);
@@ -321,6 +322,7 @@ lt_dist_pg *lt_dist_mpi_init(char *err, size_t errlen) {
   MPI_Comm_dup(MPI_COMM_WORLD, c);
   MPI_Comm_set_errhandler(*c, MPI_ERRORS_RETURN);
   pg->backend = &lt_dist_mpi_backend;
+  pg->device = -1;
   pg->comm = c;
   MPI_Comm_rank(*c, &pg->rank);
   MPI_Comm_size(*c, &pg->size);

@@ -13,6 +13,12 @@
 ** collective and the ranks (a Lua error on the calling rank), and if the
 ** process has not gone down by itself a few seconds later the watchdog aborts
 ** the job, so no rank is left hanging.
+**
+** A backend with a `pending` function (NCCL) only issues its ops when it runs
+** them: they finish later, on a CUDA stream. Such items go on an in-flight
+** list when their run returns; waiters poll `pending` until the device is
+** done, and the watchdog checks the list against the same timeout, so a
+** collective stuck on the device ends the job as a stuck MPI call does.
 */
 #include <pthread.h>
 #include <stdio.h>
@@ -25,6 +31,7 @@
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t q_cond, done_cond, wd_cond;
 static lt_dist_work *q_head, *q_tail, *running;
+static lt_dist_work *inflight;     /* issued on a device, not yet seen done: a reference each */
 static bool running_on_caller;     /* the running collective is a synchronous one on the caller's thread */
 static pthread_t comm_thread, wd_thread;
 static bool started, stopping;
@@ -89,6 +96,46 @@ const char *lt_dist_broken(void) {
   return m;
 }
 
+static bool is_p2p(const lt_dist_work *w) { return w->kind == LT_DIST_SEND || w->kind == LT_DIST_RECV; }
+/* point to point started and polled on the caller's thread (MPI), not queued */
+static bool direct_p2p(const lt_dist_work *w) { return is_p2p(w) && !w->backend->queue_p2p; }
+
+/* with mu held: w timed out, which breaks the job; the message goes into w->err too when the
+   caller is w's waiter (w->err is the runner's while a run is under way) */
+static void timed_out_locked(lt_dist_work *w, const char *where, bool set_err) {
+  char d[200], m[400];
+  describe(w, d, sizeof d);
+  snprintf(m, sizeof m, "lutorch.distributed: %s timed out after %.1f s on rank %d%s: "
+           "a peer is dead, stuck, or waiting in a different collective", d, timeout_s, my_rank, where);
+  if (set_err) snprintf(w->err, sizeof w->err, "%.399s", m);
+  mark_broken(m);
+}
+
+/* with mu held: whether w, issued by a backend with `pending`, has finished on the device:
+   1 done, 0 not yet, -1 failed (the job is then broken, as for a collective failing in run) */
+static int dev_poll_locked(lt_dist_work *w) {
+  int st = atomic_load(&w->dev_state);
+  if (st) return st;
+  int r = w->backend->pending(w);
+  if (r > 0) return 0;
+  if (r < 0) {
+    char d[200], m[700];
+    describe(w, d, sizeof d);
+    snprintf(m, sizeof m, "lutorch.distributed: %s failed on rank %d: %.200s", d, my_rank, w->err);
+    snprintf(w->err, sizeof w->err, "%.399s", m);
+    mark_broken(m);
+  } else {
+    w->t_end = lt_dist_clock();      /* when the device was seen done */
+  }
+  atomic_store(&w->dev_state, r < 0 ? -1 : 1);
+  return r < 0 ? -1 : 1;
+}
+
+static void backoff(int *spins) {
+  if (++*spins < 200) sched_yield();
+  else { struct timespec ts = {0, 20000}; nanosleep(&ts, NULL); }
+}
+
 /* with mu held: the end of w's run, on whichever thread ran it */
 static void finish_locked(lt_dist_work *w, int rc) {
   w->t_end = lt_dist_clock();
@@ -101,8 +148,31 @@ static void finish_locked(lt_dist_work *w, int rc) {
     snprintf(w->err, sizeof w->err, "%.399s", m);
     mark_broken(m);
   }
+  if (rc == 0 && w->backend->pending) {
+    atomic_fetch_add(&w->refcount, 1);
+    w->inflight_next = inflight;
+    inflight = w;
+  }
   atomic_store(&w->state, rc < 0 ? LT_DIST_FAILED : LT_DIST_DONE);
   pthread_cond_broadcast(&done_cond);
+}
+
+/* with mu held: drop the in-flight items the device has finished (or failed); time out the
+   others. Returns how many are left. */
+static int sweep_inflight_locked(double now, bool check_timeout) {
+  int left = 0;
+  for (lt_dist_work **pp = &inflight; *pp;) {
+    lt_dist_work *w = *pp;
+    if (dev_poll_locked(w) != 0) {
+      *pp = w->inflight_next;
+      lt_dist_work_release(w);
+      continue;
+    }
+    if (check_timeout && !broken_msg[0] && now - w->t_start > timeout_s) timed_out_locked(w, " (on the device)", false);
+    left++;
+    pp = &w->inflight_next;
+  }
+  return left;
 }
 
 /* with mu held: w becomes the running collective, numbered in program order */
@@ -124,7 +194,7 @@ static void *comm_main(void *arg) {
     if (!q_head) q_tail = NULL;
     begin_locked(w, false);
     pthread_mutex_unlock(&mu);
-    int rc = w->pg->backend->run(w);
+    int rc = w->backend->run(w);
     pthread_mutex_lock(&mu);
     finish_locked(w, rc);
     pthread_mutex_unlock(&mu);
@@ -146,15 +216,12 @@ static void *watchdog_main(void *arg) {
     if (stopping) break;
     double now = lt_dist_clock();
     if (running && !broken_msg[0] && now - running->t_start > timeout_s) {
-      char d[200], m[400];
-      describe(running, d, sizeof d);
-      snprintf(m, sizeof m, "lutorch.distributed: %s timed out after %.1f s on rank %d: "
-               "a peer is dead, stuck, or waiting in a different collective", d, timeout_s, my_rank);
-      mark_broken(m);
+      timed_out_locked(running, "", false);
       /* a synchronous collective runs on the caller's thread, which cannot come back from
          MPI to raise the error: say it here and end the job now */
       if (running_on_caller) broken_at -= grace_s;
     }
+    if (inflight) sweep_inflight_locked(now, true);
     if (broken_msg[0] && now - broken_at >= grace_s) {
       fprintf(stderr, "[rank %d] %s; aborting the job\n", my_rank, broken_msg);
       fflush(stderr);
@@ -195,6 +262,7 @@ lt_dist_work *lt_dist_work_new(lt_dist_pg *pg, lt_dist_kind kind) {
   atomic_init(&w->state, LT_DIST_QUEUED);
   w->kind = kind;
   w->pg = pg;
+  w->backend = pg->backend;
   w->root = -1;
   w->source = -1;
   return w;
@@ -202,6 +270,7 @@ lt_dist_work *lt_dist_work_new(lt_dist_pg *pg, lt_dist_kind kind) {
 
 void lt_dist_work_release(lt_dist_work *w) {
   if (!w || atomic_fetch_sub(&w->refcount, 1) != 1) return;
+  if (w->backend_req && w->backend->release) w->backend->release(w);
   free(w->counts);
   free(w->rcounts);
   free(w);
@@ -209,14 +278,14 @@ void lt_dist_work_release(lt_dist_work *w) {
 
 int lt_dist_submit(lt_dist_work *w) {
   w->t_queued = lt_dist_clock();
-  if (w->kind == LT_DIST_SEND || w->kind == LT_DIST_RECV) {
+  if (direct_p2p(w)) {
     w->t_start = w->t_queued;
     atomic_store(&w->state, LT_DIST_RUNNING);
-    if (w->pg->backend->start_p2p(w) < 0) { atomic_store(&w->state, LT_DIST_FAILED); return -1; }
+    if (w->backend->start_p2p(w) < 0) { atomic_store(&w->state, LT_DIST_FAILED); return -1; }
     return 0;
   }
   pthread_mutex_lock(&mu);
-  w->seq = ++w->pg->seq;
+  if (!is_p2p(w)) w->seq = ++w->pg->seq;
   atomic_fetch_add(&w->refcount, 1);
   w->next = NULL;
   if (q_tail) q_tail->next = w; else q_head = w;
@@ -232,7 +301,7 @@ static int p2p_poll(lt_dist_work *w, bool block) {
     int st = atomic_load(&w->state);
     if (st == LT_DIST_DONE) return 1;
     if (st == LT_DIST_FAILED) return -1;
-    int r = w->pg->backend->test_p2p(w);
+    int r = w->backend->test_p2p(w);
     if (r < 0) {
       char d[200], m[700];
       describe(w, d, sizeof d);
@@ -258,8 +327,7 @@ static int p2p_poll(lt_dist_work *w, bool block) {
       return -1;
     }
     if (lt_dist_broken()) { snprintf(w->err, sizeof w->err, "%s", lt_dist_broken()); return -1; }
-    if (++spins < 200) sched_yield();
-    else { struct timespec ts = {0, 20000}; nanosleep(&ts, NULL); }
+    backoff(&spins);
   }
 }
 
@@ -276,7 +344,7 @@ int lt_dist_run(lt_dist_work *w) {
   begin_locked(w, true);
   w->t_queued = w->t_start;
   pthread_mutex_unlock(&mu);
-  int rc = w->pg->backend->run(w);
+  int rc = w->backend->run(w);
   pthread_mutex_lock(&mu);
   finish_locked(w, rc);
   pthread_mutex_unlock(&mu);
@@ -284,7 +352,7 @@ int lt_dist_run(lt_dist_work *w) {
 }
 
 int lt_dist_wait(lt_dist_work *w) {
-  if (w->kind == LT_DIST_SEND || w->kind == LT_DIST_RECV) return p2p_poll(w, true) > 0 ? 0 : -1;
+  if (direct_p2p(w)) return p2p_poll(w, true) > 0 ? 0 : -1;
   pthread_mutex_lock(&mu);
   while (atomic_load(&w->state) < LT_DIST_DONE && !broken_msg[0]) {
     struct timespec ts;
@@ -294,19 +362,38 @@ int lt_dist_wait(lt_dist_work *w) {
   int st = atomic_load(&w->state);
   if (st != LT_DIST_DONE && st != LT_DIST_FAILED && broken_msg[0])
     snprintf(w->err, sizeof w->err, "%s", broken_msg);
+  /* issued on a device: wait for the device too (the op ran on the caller's stream, so this
+     also orders the stream after it); the same timeout as a running collective */
+  int spins = 0;
+  while (st == LT_DIST_DONE && w->backend->pending) {
+    int r = dev_poll_locked(w);
+    if (r > 0) break;
+    if (r < 0) st = LT_DIST_FAILED;
+    else if (broken_msg[0]) { snprintf(w->err, sizeof w->err, "%s", broken_msg); st = LT_DIST_FAILED; }
+    else if (lt_dist_clock() - w->t_start > timeout_s) { timed_out_locked(w, " (on the device)", true); st = LT_DIST_FAILED; }
+    if (st != LT_DIST_DONE) break;
+    pthread_mutex_unlock(&mu);
+    backoff(&spins);
+    pthread_mutex_lock(&mu);
+  }
   pthread_mutex_unlock(&mu);
   return st == LT_DIST_DONE ? 0 : -1;
 }
 
 int lt_dist_test(lt_dist_work *w) {
-  if (w->kind == LT_DIST_SEND || w->kind == LT_DIST_RECV) return p2p_poll(w, false);
+  if (direct_p2p(w)) return p2p_poll(w, false);
   int st = atomic_load(&w->state);
-  return st == LT_DIST_DONE ? 1 : st == LT_DIST_FAILED ? -1 : 0;
+  if (st != LT_DIST_DONE) return st == LT_DIST_FAILED ? -1 : 0;
+  if (!w->backend->pending) return 1;
+  pthread_mutex_lock(&mu);
+  int r = dev_poll_locked(w);
+  pthread_mutex_unlock(&mu);
+  return r;
 }
 
 bool lt_dist_idle(void) {
   pthread_mutex_lock(&mu);
-  bool idle = !q_head && !running;
+  bool idle = !q_head && !running && !inflight;
   pthread_mutex_unlock(&mu);
   return idle;
 }
@@ -323,5 +410,16 @@ int lt_dist_stop(void) {
   pthread_join(comm_thread, NULL);
   pthread_join(wd_thread, NULL);
   started = false;
+  /* what the device still runs must end before its communicators go */
+  double t0 = lt_dist_clock();
+  int spins = 0;
+  pthread_mutex_lock(&mu);
+  while (sweep_inflight_locked(0, false) > 0) {
+    if (broken_msg[0] || lt_dist_clock() - t0 > timeout_s) { pthread_mutex_unlock(&mu); return -1; }
+    pthread_mutex_unlock(&mu);
+    backoff(&spins);
+    pthread_mutex_lock(&mu);
+  }
+  pthread_mutex_unlock(&mu);
   return 0;
 }

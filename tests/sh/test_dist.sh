@@ -1,6 +1,8 @@
 #!/bin/sh
 # test_dist.sh — torch.distributed on 2 ranks through mpirun on loopback: collectives,
-# DDP, and the failure paths (a stuck peer, a killed rank, a rank raising an error).
+# DDP, and the failure paths (a stuck peer, a killed rank, a rank raising an error); then
+# the nccl backend (its own section at the end): the real libnccl.so.2's bootstrap without a
+# GPU, and every collective, DDP and a stuck peer through the fake NCCL on the fake CUDA driver.
 # Skipped, and says so, where mpirun or lutorch_dist.so is absent.
 # Run by tests/run.sh as `BUILD=dir sh tests/sh/test_dist.sh`; prints "N passed, N failed".
 BUILD=${BUILD:-build}
@@ -20,10 +22,10 @@ contains() { case "$3" in *"$2"*) ok ;; *) bad "$1" "[$3] does not contain [$2]"
 finish() { echo "$passed passed, $failed failed${skipped:+, $skipped skipped}" | sed 's/, 0 skipped//'; [ $failed -eq 0 ]; exit $?; }
 
 if ! command -v mpirun >/dev/null 2>&1; then
-  skip "distributed" "mpirun not found (Debian: openmpi-bin)"; finish
+  skip "distributed (mpi and nccl)" "mpirun not found (Debian: openmpi-bin)"; finish
 fi
 if [ ! -f "$BUILD/lutorch_dist.so" ]; then
-  skip "distributed" "$BUILD/lutorch_dist.so not built (no OpenMPI development files)"; finish
+  skip "distributed (mpi and nccl)" "$BUILD/lutorch_dist.so not built (no OpenMPI development files)"; finish
 fi
 # Under make asan: OpenMPI's components allocate at init and are unloaded at
 # MPI_Finalize without freeing, so LeakSanitizer reports frames in "<unknown
@@ -37,10 +39,11 @@ MPI="timeout 60 mpirun $ROOT --oversubscribe -np 2"
 now() { date +%s.%N; }
 secs() { awk "BEGIN{printf \"%.1f\", $2 - $1}"; }
 
-# a Lua test file on 2 ranks: every rank must pass it
+RANK_ENV=""
+# a Lua test file on 2 ranks: every rank must pass it (RANK_ENV: variables for the ranks, if any)
 lua_on_2() {
   name=$1; file=$2
-  out=$($MPI "$LT" "$file" 2>&1); rc=$?
+  out=$(env $RANK_ENV $MPI "$LT" "$file" 2>&1); rc=$?
   n=$(printf '%s\n' "$out" | grep -cE '^[0-9]+ passed, 0 failed')
   if [ $rc -eq 0 ] && [ "$n" -eq 2 ]; then ok; else bad "$name (rc $rc)" "$out"; fi
   printf '%s\n' "$out" | grep '^overlap:' | sed 's/^/    /'
@@ -131,5 +134,86 @@ out=$(timeout 30 "$LT" -e 'print(pcall(torch.distributed.all_reduce, torch.ones(
 contains "collective before init" "not initialized; call init_process_group first" "$out"
 out=$(LUTORCH_DIST_SO=/nonexistent timeout 30 "$LT" -e 'print(torch.distributed.is_available())' 2>&1)
 contains "is_available" "true" "$out"
+
+# ======================================================================================
+# the nccl backend (src/dist/nccl.c). NCCL bootstraps its sockets on loopback here.
+# ======================================================================================
+export NCCL_SOCKET_IFNAME=lo
+REAL="-u LUTORCH_CUDA_DRIVER -u LUTORCH_NCCL"          # env arguments: the real library
+FAKE="LUTORCH_CUDA_DRIVER=fake LUTORCH_NCCL=fake"       # the fake NCCL on the fake CUDA driver
+
+# 1. the real libnccl.so.2 (no GPU here): ncclGetUniqueId on rank 0, the id broadcast over
+#    MPI, ncclCommInitRank failing with a clean Lua error on every rank (timeout bounds a hang)
+out=$(env $REAL timeout 30 "$LT" -e 'print(torch.distributed.is_nccl_available())' 2>&1)
+case "$out" in
+  true*) RANK_ENV=$REAL lua_on_2 "nccl: the real library's bootstrap on 2 ranks" tests/dist/nccl_real_bootstrap.lua; RANK_ENV="" ;;
+  *) skip "nccl: the real library's bootstrap" "libnccl.so.2 is not available: $out" ;;
+esac
+
+# 2. the fake NCCL: every collective on cuda tensors against MPI on CPU tensors, DDP on cuda,
+#    a stuck peer
+out=$(env $FAKE timeout 30 "$LT" -e 'print(torch.cuda.is_available(), torch.distributed.is_nccl_available())' 2>&1)
+case "$out" in
+  "true	true"*) HAVE_FAKE=1 ;;
+  *) HAVE_FAKE=0; skip "nccl: the fake NCCL" "the fake CUDA driver or the fake NCCL is not available: $out" ;;
+esac
+if [ $HAVE_FAKE = 1 ]; then
+  RANK_ENV=$FAKE lua_on_2 "nccl (fake): every collective on 2 ranks" tests/dist/nccl_fake.lua
+  RANK_ENV=""
+  # a world of one without mpirun: what tools/gpu_check.sh runs on a GPU with the real library
+  out=$(env $FAKE timeout 60 "$LT" tests/dist/nccl_one_rank.lua 2>&1); rc=$?
+  if [ $rc -eq 0 ] && printf '%s\n' "$out" | grep -qE '^[0-9]+ passed, 0 failed'; then ok
+  else bad "nccl (fake): a world of one without mpirun (rc $rc)" "$out"; fi
+  out=$(env $FAKE $MPI "$LT" tests/dist/nccl_ddp.lua 2>&1); rc=$?
+  n=$(printf '%s\n' "$out" | grep -cE '^[0-9]+ passed, 0 failed')
+  if [ $rc -eq 0 ] && [ "$n" -eq 2 ]; then ok
+  else
+    case "$out" in
+      *"post accumulate grad hook"*"is on the CPU: the nccl backend takes CUDA tensors"*)
+        # nn.DistributedDataParallel makes its gradient buckets with torch.zeros(n, {dtype=})
+        # (lib/nn/ddp.lua): on the CPU, which the nccl backend refuses
+        skip "nccl (fake): DDP on cuda" "lib/nn/ddp.lua makes its buckets on the CPU; they must be on the parameters' device" ;;
+      *) bad "nccl (fake): DDP on cuda (rc $rc)" "$out" ;;
+    esac
+  fi
+
+  t0=$(now)
+  out=$(env $FAKE $MPI "$LT" tests/dist/nccl_fail_stuck.lua 2 2>&1); rc=$?
+  el=$(secs "$t0" "$(now)")
+  if [ $rc -ne 0 ]; then ok; else bad "nccl stuck peer: nonzero exit" "$out"; fi
+  contains "nccl stuck peer: names the collective and ranks" "all_reduce #2 (float32, 1000 elements) on ranks {0,1} timed out after 2.0 s" "$out"
+  contains "nccl stuck peer: the job is aborted" "aborting the job" "$out"
+  if awk "BEGIN{exit !($el < 15)}"; then ok; else bad "nccl stuck peer: ended in ${el}s (limit 15)"; fi
+  case "$out" in *UNREACHABLE*) bad "nccl stuck peer: ran past the failed collective" ;; *) ok ;; esac
+  out=$(env $FAKE $MPI "$LT" tests/dist/nccl_fail_stuck.lua 2 async 2>&1); rc=$?
+  if [ $rc -ne 0 ]; then ok; else bad "nccl stuck peer, async: nonzero exit" "$out"; fi
+  caught=$(printf '%s\n' "$out" | grep '^CAUGHT: ')
+  contains "nccl stuck peer, async: a Lua error naming the collective" "lutorch.distributed: all_reduce #2 (float32, 1000 elements) on ranks {0,1} timed out after 2.0 s" "$caught"
+  # an op issued and never finished on the device: its waiter, and the watchdog without one
+  out=$(env $FAKE $MPI "$LT" tests/dist/nccl_fail_stuck.lua 2 device 2>&1); rc=$?
+  if [ $rc -ne 0 ]; then ok; else bad "nccl op stuck on the device: nonzero exit" "$out"; fi
+  caught=$(printf '%s\n' "$out" | grep '^CAUGHT: ')
+  contains "nccl op stuck on the device: the waiter's Lua error" "recv from rank 1 (float32, 1000 elements, tag 0) timed out after 2.0 s on rank 0 (on the device)" "$caught"
+  t0=$(now)
+  out=$(env $FAKE $MPI "$LT" tests/dist/nccl_fail_stuck.lua 2 watchdog 2>&1); rc=$?
+  el=$(secs "$t0" "$(now)")
+  if [ $rc -ne 0 ]; then ok; else bad "nccl op stuck, no waiter: nonzero exit" "$out"; fi
+  contains "nccl op stuck, no waiter: the watchdog names it" "[rank 0] lutorch.distributed: recv from rank 1 (float32, 1000 elements, tag 0) timed out after 2.0 s on rank 0 (on the device)" "$out"
+  if awk "BEGIN{exit !($el < 15)}"; then ok; else bad "nccl op stuck, no waiter: ended in ${el}s (limit 15)"; fi
+  case "$out" in *UNREACHABLE*) bad "nccl op stuck, no waiter: ran on" ;; *) ok ;; esac
+fi
+
+# the mpi backend refuses cuda tensors, and init_process_group's backend names
+out=$(env $FAKE timeout 30 "$LT" -e '
+  local dist = torch.distributed
+  print(pcall(dist.init_process_group, {backend = "nccl2"}))
+  dist.init_process_group {backend = "mpi"}
+  print(dist.get_backend(), pcall(dist.all_reduce, torch.ones(2, {device = "cuda"})))
+  dist.destroy_process_group()' 2>&1)
+contains "init_process_group: unknown backend" "unknown backend 'nccl2' (mpi, nccl" "$out"
+if [ $HAVE_FAKE = 1 ]; then
+  contains "the mpi backend refuses cuda tensors" "mpi	false" "$out"
+  contains "the mpi backend refuses cuda tensors: why" "is not on the CPU: the mpi backend takes CPU tensors" "$out"
+fi
 
 finish
