@@ -43,14 +43,14 @@ local function no_grad(fn) return torch.no_grad(fn) end
 local comm_hooks = require "distributed.comm_hooks"
 DDP.comm_hooks = comm_hooks
 
--- r.buckets laid out from the parameters in order: one dtype per bucket (each dtype fills
--- its own open bucket, as gradients of several dtypes may interleave); a dtype's first
+-- r.buckets laid out from the parameters in order: one dtype and device per bucket (each
+-- fills its own open bucket, as gradients of several dtypes may interleave); a dtype's first
 -- bucket holds up to first_bytes, its next ones up to cap_bytes. Buckets are numbered by
 -- the place of their first parameter in order, the order they are launched in.
 local function layout(r, order)
   local open, limit, list = {}, {}, {}
   for pos, p in ipairs(order) do
-    local key = tostring(p.dtype)
+    local key = tostring(p.dtype) .. "@" .. tostring(p.device)
     local bytes = p:numel() * p:element_size()
     local b = open[key]
     if b and b.bytes + bytes > limit[key] then
@@ -72,7 +72,7 @@ local function layout(r, order)
   r.buckets, r.where = list, {}
   for i, b in ipairs(list) do
     b.index = i
-    b.flat = torch.zeros(b.numel, { dtype = b.dtype })
+    b.flat = torch.zeros(b.numel, { dtype = b.dtype, device = b.params[1].device })
     b.views = {}
     for k, p in ipairs(b.params) do
       b.views[k] = b.flat:narrow(1, b.offsets[k] + 1, p:numel()):view(p.shape)
@@ -111,8 +111,10 @@ local function rebuild(self)
       if not seen[i] then seen[i] = true; order[#order + 1] = i end
     end
   end
-  local t = torch.tensor(order, { dtype = torch.int64 })
+  -- on the parameters' device: a backend such as nccl moves only its device's tensors
+  local t = torch.tensor(order, { dtype = torch.int64, device = n > 0 and r.params[1].device or nil })
   dist().broadcast(t, 0, { group = r.group })
+  t = t:cpu()
   local params, check = {}, {}
   for k = 1, n do
     local i = t[k]
