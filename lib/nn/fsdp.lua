@@ -82,7 +82,7 @@ end
 local function set_param(e, t) rawget(e.owner, "_parameters").vals[e.name] = t end
 
 -- one flat buffer of a dtype: its parameters' places, the rank's shard, the views
-local function make_group(unit, dtype, entries)
+local function make_group(unit, dtype, device, entries)
   local W, r = unit.world, unit.rank
   local esize = torch.empty(0, { dtype = dtype }):element_size()
   local total = 0
@@ -96,12 +96,12 @@ local function make_group(unit, dtype, entries)
   local padded = math.max(total, min_n)
   padded = (padded + W - 1) // W * W
   local n = padded // W
-  local g = { dtype = dtype, entries = entries, total = total, padded = padded, shard_n = n }
+  local g = { dtype = dtype, device = device, entries = entries, total = total, padded = padded, shard_n = n }
   local cdtype = unit.param_dtype or dtype
   g.compute_dtype = cdtype
   g.reduce_dtype = unit.reduce_dtype or cdtype
   -- the full buffer, filled from the current parameters (rank 0's, broadcast)
-  local full = torch.zeros(padded, { dtype = dtype })
+  local full = torch.zeros(padded, { dtype = dtype, device = device })
   no_grad(function()
     for _, e in ipairs(entries) do full:narrow(1, e.offset + 1, e.numel):copy_(e.p:reshape(-1)) end
   end)
@@ -111,7 +111,7 @@ local function make_group(unit, dtype, entries)
   -- the shards: module fields become 1-D views of the rank's range (a parameter outside
   -- it gets an empty view); each remembers which elements of which parameter it holds
   local lo_r, hi_r = r * n, (r + 1) * n
-  g.sgrad = torch.zeros(n, { dtype = dtype })
+  g.sgrad = torch.zeros(n, { dtype = dtype, device = device })
   for _, e in ipairs(entries) do
     local lo, hi = math.max(e.offset, lo_r), math.min(e.offset + e.numel, hi_r)
     if hi <= lo then lo, hi = math.min(math.max(e.offset, lo_r), hi_r), nil end
@@ -127,8 +127,8 @@ local function make_group(unit, dtype, entries)
     e.p = nil
   end
   -- the gathered buffer and its views, made once; its memory comes and goes
-  g.full = torch.empty(padded, { dtype = cdtype })
-  g.gfull = torch.empty(padded, { dtype = cdtype })
+  g.full = torch.empty(padded, { dtype = cdtype, device = device })
+  g.gfull = torch.empty(padded, { dtype = cdtype, device = device })
   for _, e in ipairs(entries) do
     local v
     no_grad(function() v = g.full:narrow(1, e.offset + 1, e.numel):view(e.shape) end)
@@ -263,7 +263,7 @@ local function launch_reduce(unit)
   for i, g in ipairs(unit.groups) do
     local input = g.gfull
     if g.reduce_dtype ~= g.compute_dtype then input = g.gfull:to(g.reduce_dtype) end
-    local out = reduce_into_sgrad(g) and g.sgrad or torch.empty(g.shard_n, { dtype = g.reduce_dtype })
+    local out = reduce_into_sgrad(g) and g.sgrad or torch.empty(g.shard_n, { dtype = g.reduce_dtype, device = g.device })
     rs.outs[i], rs.inputs[i] = out, input
     rs.works[i] = d.reduce_scatter_tensor(out, input, { op = "avg", group = unit.group, async_op = true })
   end
@@ -456,20 +456,20 @@ function M.fully_shard(module, opts)
   unit.ctx, unit.is_root = ctx, true
   table.insert(ctx.units, 1, unit)
 
-  -- one flat buffer per dtype, in the order the dtypes first appear
+  -- one flat buffer per dtype and device, in the order they first appear
   local by_dtype, dtypes = {}, {}
   for _, e in ipairs(collect(module)) do
     local dt = e.p.dtype
     if not is_float_dtype(dt) then
       error(("nn.fully_shard: parameter '%s' is %s: only floating point parameters can be sharded"):format(e.fqn, tostring(dt)), 2)
     end
-    local key = tostring(dt)
-    if not by_dtype[key] then by_dtype[key] = { dtype = dt, entries = {} }; dtypes[#dtypes + 1] = key end
+    local key = tostring(dt) .. "@" .. tostring(e.p.device)
+    if not by_dtype[key] then by_dtype[key] = { dtype = dt, device = e.p.device, entries = {} }; dtypes[#dtypes + 1] = key end
     local l = by_dtype[key].entries
     l[#l + 1] = e
   end
   for _, key in ipairs(dtypes) do
-    local g = make_group(unit, by_dtype[key].dtype, by_dtype[key].entries)
+    local g = make_group(unit, by_dtype[key].dtype, by_dtype[key].device, by_dtype[key].entries)
     unit.groups[#unit.groups + 1] = g
     for _, e in ipairs(g.entries) do
       if e.requires_grad then

@@ -166,16 +166,10 @@ if [ $HAVE_FAKE = 1 ]; then
   else bad "nccl (fake): a world of one without mpirun (rc $rc)" "$out"; fi
   out=$(env $FAKE $MPI "$LT" tests/dist/nccl_ddp.lua 2>&1); rc=$?
   n=$(printf '%s\n' "$out" | grep -cE '^[0-9]+ passed, 0 failed')
-  if [ $rc -eq 0 ] && [ "$n" -eq 2 ]; then ok
-  else
-    case "$out" in
-      *"post accumulate grad hook"*"is on the CPU: the nccl backend takes CUDA tensors"*)
-        # nn.DistributedDataParallel makes its gradient buckets with torch.zeros(n, {dtype=})
-        # (lib/nn/ddp.lua): on the CPU, which the nccl backend refuses
-        skip "nccl (fake): DDP on cuda" "lib/nn/ddp.lua makes its buckets on the CPU; they must be on the parameters' device" ;;
-      *) bad "nccl (fake): DDP on cuda (rc $rc)" "$out" ;;
-    esac
-  fi
+  if [ $rc -eq 0 ] && [ "$n" -eq 2 ]; then ok; else bad "nccl (fake): DDP on cuda (rc $rc)" "$out"; fi
+  out=$(env $FAKE $MPI "$LT" tests/dist/nccl_fsdp.lua 2>&1); rc=$?
+  n=$(printf '%s\n' "$out" | grep -cE '^[0-9]+ passed, 0 failed')
+  if [ $rc -eq 0 ] && [ "$n" -eq 2 ]; then ok; else bad "nccl (fake): FSDP on cuda (rc $rc)" "$out"; fi
 
   t0=$(now)
   out=$(env $FAKE $MPI "$LT" tests/dist/nccl_fail_stuck.lua 2 2>&1); rc=$?
