@@ -7,7 +7,7 @@
 local torch = ...
 
 local lazy = { nn = "nn", optim = "optim", data = "data", distributed = "distributed", amp = "amp", ao = "ao",
-               futures = "distributed.futures" }
+               futures = "distributed.futures", compiler = "compile" }
 
 -- names of torch that lib/ao defines
 local from_ao = { quantize_per_tensor = true, quantize_per_channel = true, dequantize = true, qint8 = true,
@@ -15,6 +15,11 @@ local from_ao = { quantize_per_tensor = true, quantize_per_channel = true, dequa
                   per_tensor_symmetric = true, per_channel_symmetric = true }
 
 local function loader(t, k)
+  if k == "compile" then
+    local v = require("compile").compile
+    rawset(t, k, v)
+    return v
+  end
   if from_ao[k] then
     local v = require("ao")[k]
     rawset(t, k, v)

@@ -1,0 +1,320 @@
+-- compile/fuse.lua — the scheduler and the C code generator for pointwise ops.
+--
+-- A run of consecutive pointwise nodes over one iteration space (one output shape, one
+-- floating dtype) becomes one kernel: a loop over the output's elements that loads each
+-- input once (broadcast inputs through their strides, constant in the source), computes
+-- every node's value in registers, and stores only the values that are used after the run
+-- or returned. Everything else (matrix products, convolutions, reductions, views, in place
+-- ops) stays a call of the op, between kernels. The loop's outer range is split over the
+-- thread pool by torch._compiled_run; its body is what the compiler vectorizes.
+local torch = require "torch"
+
+local M = {}
+
+-- ---- pointwise ops: C for one element; a, b are C expressions, T the C type ----
+local function fn1(f) return function(a, T) return (T == "float" and f .. "f(" or f .. "(") .. a .. ")" end end
+
+local UNARY = {
+  neg = function(a) return "(-" .. a .. ")" end,
+  abs = fn1("fabs"), exp = function(a, T) return T == "float" and "lt_exp_float(" .. a .. ")" or "exp(" .. a .. ")" end, log = fn1("log"), sqrt = fn1("sqrt"), sin = fn1("sin"), cos = fn1("cos"),
+  tanh = fn1("tanh"), erf = fn1("erf"), expm1 = fn1("expm1"), log1p = fn1("log1p"), floor = fn1("floor"),
+  ceil = fn1("ceil"), trunc = fn1("trunc"), tan = fn1("tan"), atan = fn1("atan"), log2 = fn1("log2"),
+  exp2 = fn1("exp2"),
+  sigmoid = function(a, T) return ("lt_sigmoid_%s(%s)"):format(T, a) end,
+  silu = function(a, T) return ("((%s) * lt_sigmoid_%s(%s))"):format(a, T, a) end,
+  relu = function(a, T) return ("lt_relu_%s(%s)"):format(T, a) end,
+  gelu = function(a, T) return ("lt_gelu_%s(%s)"):format(T, a) end,
+  rsqrt = function(a, T) return ("(1 / %s)"):format(fn1("sqrt")(a, T)) end,
+  reciprocal = function(a) return "(1 / " .. a .. ")" end,
+  square = function(a) return "((" .. a .. ") * (" .. a .. "))" end,
+}
+local BINARY = {
+  add = function(a, b) return "(" .. a .. " + " .. b .. ")" end,
+  sub = function(a, b) return "(" .. a .. " - " .. b .. ")" end,
+  mul = function(a, b) return "(" .. a .. " * " .. b .. ")" end,
+  div = function(a, b) return "(" .. a .. " / " .. b .. ")" end,
+  maximum = function(a, b, T) return ("lt_max_%s(%s, %s)"):format(T, a, b) end,
+  minimum = function(a, b, T) return ("lt_min_%s(%s, %s)"):format(T, a, b) end,
+  pow = function(a, b, T) return (T == "float" and "powf(" or "pow(") .. a .. ", " .. b .. ")" end,
+}
+-- names under which the ops are reached (methods, torch functions, operators)
+local ALIASES = { true_divide = "div", multiply = "mul", subtract = "sub", negative = "neg", absolute = "abs" }
+
+local HELPERS = [[
+#include <stdint.h>
+#include <math.h>
+/* exp for float without a call or a branch, so that loops using it vectorize: Cody-Waite
+   range reduction x = n ln2 + r, a degree-6 polynomial for e^r on |r| <= ln2/2 (within
+   2 ulp), and 2^n put into the exponent in two halves so that n down to -149 stays exact;
+   the edges by selects: NaN stays NaN, overflow gives inf, underflow 0. */
+static inline float lt_exp_float(float x) {
+  float xc = x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x);
+  float n = __builtin_rintf(xc * 1.44269504088896341f);
+  float r = xc - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  int32_t ni = (int32_t)n;
+  int32_t h = ni >> 1;
+  union { int32_t i; float f; } s1 = { (h + 127) << 23 }, s2 = { (ni - h + 127) << 23 };
+  float y = p * s1.f * s2.f;
+  y = x > 88.72283935546875f ? __builtin_inff() : y;
+  y = x < -103.97207708f ? 0.0f : y;
+  return x != x ? x : y;
+}
+static inline float lt_sigmoid_float(float x) { return 1.0f / (1.0f + lt_exp_float(-x)); }
+static inline double lt_sigmoid_double(double x) { return 1.0 / (1.0 + exp(-x)); }
+static inline float lt_relu_float(float x) { return x > 0.0f || x != x ? x : 0.0f; }
+static inline double lt_relu_double(double x) { return x > 0.0 || x != x ? x : 0.0; }
+static inline float lt_gelu_float(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
+static inline double lt_gelu_double(double x) { return 0.5 * x * (1.0 + erf(x * 0.70710678118654752440)); }
+static inline float lt_max_float(float a, float b) { return (a != a || a > b) ? a : b; }
+static inline double lt_max_double(double a, double b) { return (a != a || a > b) ? a : b; }
+static inline float lt_min_float(float a, float b) { return (a != a || a < b) ? a : b; }
+static inline double lt_min_double(double a, double b) { return (a != a || a < b) ? a : b; }
+]]
+
+local function ctype(dtype)
+  if dtype == torch.float32 then return "float" end
+  if dtype == torch.float64 then return "double" end
+end
+
+local function same_shape(a, b)
+  if #a ~= #b then return false end
+  for i = 1, #a do if a[i] ~= b[i] then return false end end
+  return true
+end
+
+local function broadcastable(from, to)
+  if #from > #to then return false end
+  local off = #to - #from
+  for i = 1, #from do
+    if from[i] ~= 1 and from[i] ~= to[i + off] then return false end
+  end
+  return true
+end
+
+-- node's pointwise form: {op =, kind = "unary"|"binary", a = arg, b = arg, alpha =} where an
+-- arg is {ref = value} or {num = lua number}; nil when the node is not one the kernel does
+function M.pointwise(node, value_meta)
+  local name = ALIASES[node.name] or node.name
+  if node.nres ~= 1 or not node.outs[1].ref or node.outs[1].alias then return nil end
+  local out = value_meta[node.outs[1].ref]
+  local T = ctype(out.dtype)
+  if not T then return nil end
+  local function arg(a)
+    if a == nil then return nil end
+    if a.ref then
+      local m = value_meta[a.ref]
+      if m.dtype ~= out.dtype or not broadcastable(m.shape, out.shape) then return nil end
+      return { ref = a.ref }
+    elseif a.const ~= nil and type(a.const) == "number" then
+      return { num = a.const }
+    end
+    return nil
+  end
+  if UNARY[name] then
+    if node.nargs ~= 1 then return nil end
+    local a = arg(node.args[1])
+    if not a or not a.ref then return nil end
+    return { op = name, kind = "unary", a = a, shape = out.shape, dtype = out.dtype }
+  elseif BINARY[name] then
+    local alpha
+    if node.nargs == 3 then
+      -- add/sub's options table {alpha = n}
+      local o = node.args[3]
+      if not (o.const and type(o.const) == "table") then return nil end
+      for k, v in pairs(o.const) do
+        if k ~= "alpha" or type(v) ~= "number" then return nil end
+      end
+      alpha = o.const.alpha
+      if name ~= "add" and name ~= "sub" then return nil end
+    elseif node.nargs ~= 2 then
+      return nil
+    end
+    local a, b = arg(node.args[1]), arg(node.args[2])
+    if not a or not b or (not a.ref and not b.ref) then return nil end
+    return { op = name, kind = "binary", a = a, b = b, alpha = alpha, shape = out.shape, dtype = out.dtype }
+  end
+  return nil
+end
+
+-- ---- scheduling ----
+
+--- plan(graph): the steps to run: {kind = "node", node =} or {kind = "kernel", ...}
+function M.plan(graph, opts)
+  local steps = {}
+  local vm = graph.value_meta
+  -- uses of each value after node i: outputs count as uses at the end
+  local last_use = {}
+  local function mark(tpl, i)
+    if tpl.ref then last_use[tpl.ref] = math.max(last_use[tpl.ref] or 0, i)
+    elseif tpl.tbl then for _, x in pairs(tpl.tbl) do mark(x, i) end end
+  end
+  for i, node in ipairs(graph.nodes) do
+    for k = 1, node.nargs do mark(node.args[k], i) end
+  end
+  local END = #graph.nodes + 1
+  for k = 1, graph.noutputs do mark(graph.outputs[k], END) end
+
+  local group = nil
+  local function close()
+    if not group then return end
+    if #group.nodes == 1 then
+      steps[#steps + 1] = { kind = "node", node = group.nodes[1].node }
+    else
+      steps[#steps + 1] = { kind = "group", group = group }
+    end
+    group = nil
+  end
+  for i, node in ipairs(graph.nodes) do
+    local pw = M.pointwise(node, vm)
+    if pw and group and (group.dtype ~= pw.dtype or not same_shape(group.shape, pw.shape)) then close() end
+    if pw then
+      group = group or { nodes = {}, shape = pw.shape, dtype = pw.dtype, first = i }
+      pw.node, pw.index = node, i
+      pw.out = node.outs[1].ref
+      group.nodes[#group.nodes + 1] = pw
+      group.last = i
+    else
+      close()
+      steps[#steps + 1] = { kind = "node", node = node }
+    end
+  end
+  close()
+  -- each group: its inputs (values made before it), its outputs (values used after it)
+  for _, s in ipairs(steps) do
+    if s.kind == "group" then
+      local g = s.group
+      local made, inputs, seen = {}, {}, {}
+      for _, pw in ipairs(g.nodes) do
+        for _, a in ipairs({ pw.a, pw.b }) do
+          if a and a.ref and not made[a.ref] and not seen[a.ref] then
+            seen[a.ref] = true
+            inputs[#inputs + 1] = a.ref
+          end
+        end
+        made[pw.out] = true
+      end
+      local outputs = {}
+      for _, pw in ipairs(g.nodes) do
+        if (last_use[pw.out] or 0) > g.last then outputs[#outputs + 1] = pw.out end
+      end
+      g.inputs, g.outputs = inputs, outputs
+    end
+  end
+  return steps
+end
+
+-- ---- code generation ----
+
+local function numel(shape)
+  local n = 1
+  for i = 1, #shape do n = n * shape[i] end
+  return n
+end
+
+local function contiguous_strides(shape)
+  local st, acc = {}, 1
+  for i = #shape, 1, -1 do st[i] = acc; acc = acc * shape[i] end
+  return st
+end
+
+local function num_literal(x, T)
+  if x == math.huge then return T == "float" and "INFINITY" or "((double)INFINITY)" end
+  if x == -math.huge then return T == "float" and "(-INFINITY)" or "(-(double)INFINITY)" end
+  if x ~= x then return "NAN" end
+  local s = ("%.17g"):format(x)
+  if not s:find("[%.eE]") then s = s .. ".0" end
+  return T == "float" and "((float)" .. s .. ")" or s
+end
+
+-- the C offset expression of element i of the output in a tensor of this meta (broadcast
+-- to out_shape): i itself when the layouts agree, else i decomposed by the output's sizes
+local function offset_expr(meta, out_shape)
+  local shape, stride = meta.shape, meta.stride
+  local n = #out_shape
+  local off = n - #shape
+  -- strides per output dim (0 where broadcast)
+  local st = {}
+  for d = 1, n do
+    local sd = d - off
+    if sd < 1 or shape[sd] == 1 then st[d] = 0 else st[d] = stride[sd] end
+  end
+  local cs = contiguous_strides(out_shape)
+  local same = true
+  for d = 1, n do if out_shape[d] ~= 1 and st[d] ~= cs[d] then same = false end end
+  if same then return "i" end
+  local all0 = true
+  for d = 1, n do if out_shape[d] ~= 1 and st[d] ~= 0 then all0 = false end end
+  if all0 then return "0" end
+  local terms = {}
+  for d = 1, n do
+    if out_shape[d] ~= 1 and st[d] ~= 0 then
+      local inner = cs[d]
+      local e = inner == 1 and "i" or ("(i / %d)"):format(inner)
+      if d > 1 then e = ("(%s %% %d)"):format(e, out_shape[d]) end
+      terms[#terms + 1] = st[d] == 1 and e or ("%s * %d"):format(e, st[d])
+    end
+  end
+  return table.concat(terms, " + ")
+end
+
+--- source(group, value_meta): C source of the group's kernel and the tensor order it takes
+--- (inputs, then outputs), with the elements each tensor's pointer must reach
+function M.source(g, vm, name)
+  local T = ctype(g.dtype)
+  local lines = { HELPERS, ("void %s(int64_t begin, int64_t end, char *const *p) {"):format(name) }
+  local reg = {}
+  local order, extents = {}, {}
+  for k, v in ipairs(g.inputs) do
+    lines[#lines + 1] = ("  const %s *restrict in%d = (const %s *)p[%d];"):format(T, k, T, k - 1)
+    order[#order + 1] = v
+    local m = vm[v]
+    local e = 1
+    for d = 1, #m.shape do if m.shape[d] == 0 then e = 0 break end; e = e + (m.shape[d] - 1) * m.stride[d] end
+    extents[#extents + 1] = e
+  end
+  local nin = #g.inputs
+  for k, v in ipairs(g.outputs) do
+    lines[#lines + 1] = ("  %s *restrict out%d = (%s *)p[%d];"):format(T, k, T, nin + k - 1)
+    order[#order + 1] = v
+    extents[#extents + 1] = numel(g.shape)
+  end
+  lines[#lines + 1] = "  for (int64_t i = begin; i < end; i++) {"
+  for k, v in ipairs(g.inputs) do
+    lines[#lines + 1] = ("    const %s v%d = in%d[%s];"):format(T, v, k, offset_expr(vm[v], g.shape))
+    reg[v] = "v" .. v
+  end
+  local function operand(a)
+    if a.ref then return reg[a.ref] end
+    return num_literal(a.num, T)
+  end
+  for _, pw in ipairs(g.nodes) do
+    local e
+    if pw.kind == "unary" then
+      e = UNARY[pw.op](operand(pw.a), T)
+    else
+      local b = operand(pw.b)
+      if pw.alpha and pw.alpha ~= 1 then b = ("(%s * %s)"):format(num_literal(pw.alpha, T), b) end
+      e = BINARY[pw.op](operand(pw.a), b, T)
+    end
+    lines[#lines + 1] = ("    const %s v%d = %s;"):format(T, pw.out, e)
+    reg[pw.out] = "v" .. pw.out
+  end
+  for k, v in ipairs(g.outputs) do
+    lines[#lines + 1] = ("    out%d[i] = v%d;"):format(k, v)
+  end
+  lines[#lines + 1] = "  }"
+  lines[#lines + 1] = "}"
+  return table.concat(lines, "\n") .. "\n", order, extents
+end
+
+M.numel = numel
+M.ctype = ctype
+return M

@@ -1,0 +1,250 @@
+-- torch.compile: captured graphs, fused C kernels, guards, graph breaks, the disk cache.
+local T = require "testing"
+local nn = require "nn"
+local F = nn.functional
+local C = require "compile"
+
+-- a cache of our own, empty, so every run compiles its kernels at least once
+local S = T.scratch()
+C.cache_dir_override = S.dir .. "/cache"
+
+local function rel_err(a, b)
+  local d = (a - b):abs():max():item()
+  local s = b:abs():max():item()
+  return d / math.max(s, 1e-30)
+end
+
+T.test("torch.compile and torch.compiler exist", function()
+  T.ok(type(torch.compile) == "function")
+  T.ok(type(torch.compiler.reset) == "function")
+end)
+
+T.test("a pointwise chain: one fused kernel, the same values as eager", function()
+  local fn = function(x, y, z) return x * torch.sigmoid(x) * y + z end
+  local f = torch.compile(fn)
+  for _, dt in ipairs({ torch.float32, torch.float64 }) do
+    local a, b, c = torch.randn(1000, { dtype = dt }), torch.randn(1000, { dtype = dt }), torch.randn(1000, { dtype = dt })
+    local r = f(a, b, c)
+    T.eq(r.dtype, dt)
+    T.ok(rel_err(r, fn(a, b, c)) < (dt == torch.float32 and 1e-5 or 1e-12))
+  end
+  local g = f:graphs()
+  T.eq(#g, 2)                         -- one per dtype
+  T.eq(g[1].kernels, 1)
+  T.eq(table.concat(g[1].ops, ","), "sigmoid,mul,mul,add")
+end)
+
+T.test("float64 arithmetic is exact: the same operations in the same order", function()
+  local fn = function(x, y) return ((x + y) * 3 - y / 7) * x - 2.5 end
+  local f = torch.compile(fn)
+  local a, b = torch.randn(3000, { dtype = torch.float64 }), torch.randn(3000, { dtype = torch.float64 })
+  T.eq((f(a, b) - fn(a, b)):abs():max():item(), 0.0)
+end)
+
+T.test("every fused pointwise op against eager (float32 within 1e-5, float64 within 1e-12)", function()
+  local unary = { "neg", "abs", "exp", "sqrt", "sin", "cos", "tanh", "sigmoid", "relu", "erf", "expm1", "log1p",
+                  "floor", "ceil", "trunc", "rsqrt", "reciprocal", "square", "log", "atan", "exp2", "log2", "tan" }
+  for _, dt in ipairs({ torch.float32, torch.float64 }) do
+    local x = torch.rand(4096, { dtype = dt }) * 3 + 0.1
+    for _, name in ipairs(unary) do
+      local fn = function(t) return torch[name](t * 1.5) end
+      local f = torch.compile(fn)
+      local e = rel_err(f(x), fn(x))
+      T.ok(e < (dt == torch.float32 and 1e-5 or 1e-12), ("%s %s: relative error %g"):format(name, dt, e))
+      T.eq(f:graphs()[1].kernels, 1, name)
+    end
+    for _, name in ipairs({ "add", "sub", "mul", "div", "maximum", "minimum", "pow" }) do
+      local y = torch.rand(4096, { dtype = dt }) + 0.5
+      local fn = function(a, b) return torch[name](a * 1.0, b) end
+      local f = torch.compile(fn)
+      local e = rel_err(f(x, y), fn(x, y))
+      T.ok(e < (dt == torch.float32 and 1e-5 or 1e-12), ("%s %s: relative error %g"):format(name, dt, e))
+    end
+    for _, name in ipairs({ "gelu", "silu", "relu" }) do
+      local fn = function(t) return F[name](t - 1.5) end
+      local e = rel_err(torch.compile(fn)(x), fn(x))
+      T.ok(e < (dt == torch.float32 and 1e-5 or 1e-12), ("F.%s %s: relative error %g"):format(name, dt, e))
+    end
+  end
+end)
+
+T.test("NaN and infinities pass through the fused kernel as through eager", function()
+  local fn = function(x) return torch.relu(torch.exp(x) * 1) + torch.maximum(x, x * 0) end
+  local x = torch.tensor({ 0 / 0, math.huge, -math.huge, 0, -200, 200, 1 })
+  local r, e = torch.compile(fn)(x), fn(x)
+  for i = 1, 7 do
+    local a, b = r[i], e[i]
+    T.ok((a ~= a and b ~= b) or a == b, ("element %d: %s vs %s"):format(i, tostring(a), tostring(b)))
+  end
+end)
+
+T.test("broadcasting and non-contiguous inputs", function()
+  local fn = function(x, row, col, s) return (x + row) * col - s end
+  local f = torch.compile(fn)
+  local x, row, col, s = torch.randn(37, 53), torch.randn(53), torch.randn(37, 1), torch.tensor(0.5)
+  T.ok(rel_err(f(x, row, col, s), fn(x, row, col, s)) < 1e-6)
+  -- transposed and sliced inputs
+  local xt = torch.randn(53, 37):t()
+  local sl = torch.randn(37, 106):narrow(2, 3, 53)
+  T.ok(rel_err(f(xt, row, col, s), fn(xt, row, col, s)) < 1e-6)
+  T.ok(rel_err(f(sl, row, col, s), fn(sl, row, col, s)) < 1e-6)
+  T.eq(#f:graphs(), 3)      -- strides are guarded: each layout its own kernel
+end)
+
+T.test("guards: a new shape or dtype recompiles, the same kinds reuse", function()
+  local n = 0
+  local f = torch.compile(function(x) n = n + 1; return x * 2 + 1 end)
+  f(torch.randn(10)); f(torch.randn(10)); f(torch.randn(10))
+  T.eq(n, 1)                               -- traced once, then the graph runs
+  f(torch.randn(11))
+  T.eq(n, 2)
+  f(torch.randn(11, { dtype = torch.float64 }))
+  T.eq(n, 3)
+  f(torch.randn(10))
+  T.eq(n, 3)
+  -- a number argument is specialized
+  local g = torch.compile(function(x, k) return x * k + 1 end)
+  local x = torch.randn(5)
+  T.ok(rel_err(g(x, 2), x * 2 + 1) < 1e-6)
+  T.ok(rel_err(g(x, 3), x * 3 + 1) < 1e-6)
+  T.eq(#g:graphs(), 2)
+end)
+
+T.test("cache_size_limit: past it, eager", function()
+  local old = C.config.cache_size_limit
+  C.config.cache_size_limit = 2
+  local f = torch.compile(function(x) return x + 1 end)
+  for n = 1, 4 do T.eq(f(torch.zeros(n)):sum():item(), n) end
+  T.eq(#f:graphs(), 2)
+  C.config.cache_size_limit = old
+end)
+
+T.test("graph breaks: the function runs eagerly; under fullgraph an error naming the line", function()
+  local fn = function(x)
+    local y = x * 2
+    if y:sum():item() > 0 then return y + 1 end      -- needs a value
+    return y - 1
+  end
+  local f = torch.compile(fn)
+  local x = torch.randn(20)
+  T.ok(rel_err(f(x), fn(x)) == 0)
+  T.ok(rel_err(f(-x:abs()), fn(-x:abs())) == 0)
+  local g = torch.compile(fn, { fullgraph = true })
+  T.raises(function() g(x) end, "graph break at")
+  T.raises(function() g(x) end, "test_compile.lua")
+end)
+
+T.test("tensors read from outside: the current values, each call", function()
+  local w = torch.randn(8)
+  local f = torch.compile(function(x) return x * w + 1 end)
+  local x = torch.randn(8)
+  T.ok(rel_err(f(x), x * w + 1) < 1e-6)
+  w:mul_(3)                               -- in place: the graph reads w itself
+  T.ok(rel_err(f(x), x * w + 1) < 1e-6)
+end)
+
+T.test("in place ops on arguments take effect", function()
+  local f = torch.compile(function(x) x:add_(1); return x * 2 end)
+  local x = torch.zeros(4)
+  local r = f(x)
+  T.eq(x:sum():item(), 4.0)
+  T.eq(r:sum():item(), 8.0)
+end)
+
+T.test("an nn.Module: inference fused, training through autograd with the same gradients", function()
+  torch.manual_seed(1)
+  local m = nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.Linear(32, 8), nn.Tanh())
+  local cm = torch.compile(m)
+  local x = torch.randn(5, 16)
+  local e = m(x)
+  local r = cm(x)
+  T.ok(rel_err(r, e) < 1e-5)
+  -- gradients
+  local ge = {}
+  m:zero_grad(); m(x):square():sum():backward()
+  for i, p in ipairs(m:parameters()) do ge[i] = p.grad:clone() end
+  m:zero_grad(); cm(x):square():sum():backward()
+  for i, p in ipairs(m:parameters()) do T.ok(rel_err(p.grad, ge[i]) < 1e-5) end
+  -- under no_grad the fused form runs, and sees updated weights
+  torch.no_grad(function()
+    for _, p in ipairs(m:parameters()) do p:mul_(0.5) end
+    T.ok(rel_err(cm(x), m(x)) < 1e-5)
+  end)
+end)
+
+T.test("layer norm + GELU + residual: layer_norm a call, the rest one kernel", function()
+  local ln = nn.LayerNorm(64)
+  local fn = function(x) return x + F.gelu(ln(x)) * 0.5 end
+  local f = torch.compile(fn)
+  local x = torch.randn(32, 64)
+  torch.no_grad(function() T.ok(rel_err(f(x), fn(x)) < 1e-5) end)
+end)
+
+T.test("the disk cache: a reset process finds the kernel; a corrupt entry is rebuilt", function()
+  local fn = function(x) return torch.tanh(x) * 3 + x end
+  torch.compiler.reset()
+  local f = torch.compile(fn)
+  local x = torch.randn(100)
+  f(x)
+  local compiled = C.counters.kernels_compiled
+  torch.compiler.reset()
+  local g = torch.compile(fn)
+  T.ok(rel_err(g(x), fn(x)) < 1e-6)
+  T.eq(C.counters.kernels_compiled, 0)
+  T.eq(C.counters.cache_hits, 1)
+  -- corrupt every cached object: the checksum catches it, the kernel is compiled again
+  local p = io.popen("ls '" .. C.cache_dir() .. "'/*.so")
+  for path in p:lines() do
+    local fh = io.open(path, "r+b"); fh:seek("set", 100); fh:write("garbage!"); fh:close()
+  end
+  p:close()
+  torch.compiler.reset()
+  local h = torch.compile(fn)
+  T.ok(rel_err(h(x), fn(x)) < 1e-6)
+  T.eq(C.counters.kernels_compiled, 1)
+  T.ok(compiled >= 1)
+end)
+
+T.test("a kernel that does not compile: a warning, and eager results", function()
+  local old = C.config.cc
+  C.config.cc = "false"                    -- a compiler that always fails
+  torch.compiler.reset()
+  local fn = function(x) return x * 7 - 1 end
+  local f = torch.compile(fn)
+  local x = torch.randn(10)
+  T.ok(rel_err(f(x), fn(x)) == 0)
+  T.eq(f:graphs()[1].kernels, 0)
+  C.config.cc = old
+  torch.compiler.reset()
+end)
+
+T.test("bad options and arguments", function()
+  T.raises(function() torch.compile(function() end, { fullgrph = true }) end, "fullgrph")
+  T.raises(function() torch.compile(function() end, { mode = "fast" }) end, "unknown mode 'fast'")
+  T.raises(function() torch.compile(function() end, { backend = "tvm" }) end, "unknown backend 'tvm'")
+  T.raises(function() torch.compile(function() end, { dynamic = true }) end, "dynamic = true is not supported")
+  T.raises(function() torch.compile(42) end, "must be a function or an nn.Module")
+  T.raises(function() torch._compiled_run(nil, 1, 1, {}, {}) end, "torch._compiled_run: argument 'kernel'")
+end)
+
+T.test("backend = 'eager' runs the captured ops one by one", function()
+  local fn = function(x) return x * 2 + 1 end
+  local f = torch.compile(fn, { backend = "eager" })
+  local x = torch.randn(9)
+  T.eq((f(x) - fn(x)):abs():max():item(), 0.0)
+  T.eq(f:graphs()[1].kernels, 0)
+end)
+
+T.test("temporaries stay bounded over many calls", function()
+  local f = torch.compile(function(x, y) return x * y + x end)
+  local x, y = torch.randn(10000), torch.randn(10000)
+  f(x, y)
+  local before = torch.cpu_memory_stats().allocated
+  for _ = 1, 2000 do f(x, y) end
+  -- 2000 results of 40 KB: 80 MB if nothing were freed along the way
+  local grown = torch.cpu_memory_stats().allocated - before
+  T.ok(grown < 16e6, ("%d bytes more after 2000 calls"):format(grown))
+end)
+
+S.remove()
+T.done()
