@@ -315,6 +315,173 @@ function M.source(g, vm, name)
   return table.concat(lines, "\n") .. "\n", order, extents
 end
 
+
+-- ---- backward ----
+
+-- the contribution of node pw to the gradient of its operand `which` ("a" or "b"), given
+-- g (the gradient of its result, a C expression), its operands' C expressions a, b and its
+-- result y; nil when the op has no rule here
+local SQRT1_2PI = "0.39894228040143267794"
+local DERIV = {
+  neg = function(g) return "(-" .. g .. ")" end,
+  exp = function(g, a, b, y) return g .. " * " .. y end,
+  log = function(g, a) return g .. " / " .. a end,
+  sqrt = function(g, a, b, y, T) return ("%s / (%s * %s)"):format(g, T == "float" and "2.0f" or "2.0", y) end,
+  sin = function(g, a, b, y, T) return ("%s * %s"):format(g, fn1("cos")(a, T)) end,
+  cos = function(g, a, b, y, T) return ("-(%s * %s)"):format(g, fn1("sin")(a, T)) end,
+  tan = function(g, a, b, y) return ("%s * (1 + %s * %s)"):format(g, y, y) end,
+  tanh = function(g, a, b, y) return ("%s * (1 - %s * %s)"):format(g, y, y) end,
+  sigmoid = function(g, a, b, y) return ("%s * %s * (1 - %s)"):format(g, y, y) end,
+  silu = function(g, a, b, y, T)
+    local sg = ("lt_sigmoid_%s(%s)"):format(T, a)
+    return ("%s * (%s * (1 + %s * (1 - %s)))"):format(g, sg, a, sg)
+  end,
+  relu = function(g, a) return ("(%s > 0 ? %s : 0)"):format(a, g) end,
+  gelu = function(g, a, b, y, T)
+    local e = T == "float" and "expf" or "exp"
+    local erf = T == "float" and "erff" or "erf"
+    return ("%s * (0.5 * (1 + %s(%s * 0.70710678118654752440)) + %s * %s * %s(-0.5 * %s * %s))"):format(
+      g, erf, a, a, SQRT1_2PI, e, a, a)
+  end,
+  erf = function(g, a, b, y, T)
+    local e = T == "float" and "expf" or "exp"
+    return ("%s * 1.12837916709551257390 * %s(-(%s * %s))"):format(g, e, a, a)
+  end,
+  expm1 = function(g, a, b, y) return ("%s * (%s + 1)"):format(g, y) end,
+  log1p = function(g, a) return ("%s / (1 + %s)"):format(g, a) end,
+  atan = function(g, a) return ("%s / (1 + %s * %s)"):format(g, a, a) end,
+  log2 = function(g, a) return ("%s / (%s * 0.69314718055994530942)"):format(g, a) end,
+  exp2 = function(g, a, b, y) return ("%s * %s * 0.69314718055994530942"):format(g, y) end,
+  abs = function(g, a) return ("(%s > 0 ? %s : (%s < 0 ? -%s : 0))"):format(a, g, a, g) end,
+  floor = function() return "0" end, ceil = function() return "0" end, trunc = function() return "0" end,
+  rsqrt = function(g, a, b, y) return ("(-0.5 * %s * %s * %s * %s)"):format(g, y, y, y) end,
+  reciprocal = function(g, a, b, y) return ("(-%s * %s * %s)"):format(g, y, y) end,
+  square = function(g, a) return ("2 * %s * %s"):format(a, g) end,
+}
+local DERIV2 = {
+  add = function(which, g) return g end,
+  sub = function(which, g) return which == "a" and g or "(-" .. g .. ")" end,
+  mul = function(which, g, a, b) return which == "a" and (g .. " * " .. b) or (g .. " * " .. a) end,
+  div = function(which, g, a, b) return which == "a" and (g .. " / " .. b) or ("-(%s * %s / (%s * %s))"):format(g, a, b, b) end,
+  -- as eager's: where both are equal, each gets half
+  maximum = function(which, g, a, b)
+    local x, o = which == "a" and a or b, which == "a" and b or a
+    return ("(%s > %s ? %s : (%s == %s ? 0.5 * %s : 0))"):format(x, o, g, x, o, g)
+  end,
+  minimum = function(which, g, a, b)
+    local x, o = which == "a" and a or b, which == "a" and b or a
+    return ("(%s < %s ? %s : (%s == %s ? 0.5 * %s : 0))"):format(x, o, g, x, o, g)
+  end,
+  -- a tensor to a number's power
+  pow = function(which, g, a, b, T, bnum)
+    if which ~= "a" or bnum == nil then return nil end
+    return ("%s * %s * %s(%s, %s)"):format(g, b, T == "float" and "powf" or "pow", a, num_literal(bnum - 1, T))
+  end,
+}
+
+--- differentiable(g): can the group's backward be one generated kernel?
+function M.differentiable(g)
+  for _, pw in ipairs(g.nodes) do
+    if pw.kind == "unary" then
+      if not DERIV[pw.op] then return false end
+    else
+      if not DERIV2[pw.op] then return false end
+      if pw.op == "pow" and (pw.b.ref or not pw.a.ref) then return false end
+    end
+  end
+  return true
+end
+
+--- backward_source(group, value_meta, name, need): C source of the kernel that takes the
+--- group's inputs and the gradients of its outputs and writes, at the output's shape, the
+--- gradient of each input k with need[k]; it recomputes the forward values it needs
+function M.backward_source(g, vm, name, need)
+  local T = ctype(g.dtype)
+  local lines = { HELPERS, ("void %s(int64_t begin, int64_t end, char *const *p) {"):format(name) }
+  local extents, slot = {}, 0
+  for k, v in ipairs(g.inputs) do
+    lines[#lines + 1] = ("  const %s *restrict in%d = (const %s *)p[%d];"):format(T, k, T, slot)
+    slot = slot + 1
+    local m = vm[v]
+    local e = 1
+    for d = 1, #m.shape do if m.shape[d] == 0 then e = 0 break end; e = e + (m.shape[d] - 1) * m.stride[d] end
+    extents[#extents + 1] = e
+  end
+  for k = 1, #g.outputs do
+    lines[#lines + 1] = ("  const %s *restrict gout%d = (const %s *)p[%d];"):format(T, k, T, slot)
+    slot = slot + 1
+    extents[#extents + 1] = numel(g.shape)
+  end
+  for k in ipairs(g.inputs) do
+    if need[k] then
+      lines[#lines + 1] = ("  %s *restrict gin%d = (%s *)p[%d];"):format(T, k, T, slot)
+      slot = slot + 1
+      extents[#extents + 1] = numel(g.shape)
+    end
+  end
+  lines[#lines + 1] = "  for (int64_t i = begin; i < end; i++) {"
+  local reg = {}
+  for k, v in ipairs(g.inputs) do
+    lines[#lines + 1] = ("    const %s v%d = in%d[%s];"):format(T, v, k, offset_expr(vm[v], g.shape))
+    reg[v] = "v" .. v
+  end
+  local function operand(a) if a.ref then return reg[a.ref] end return num_literal(a.num, T) end
+  for _, pw in ipairs(g.nodes) do
+    local e
+    if pw.kind == "unary" then
+      e = UNARY[pw.op](operand(pw.a), T)
+    else
+      local b = operand(pw.b)
+      if pw.alpha and pw.alpha ~= 1 then b = ("(%s * %s)"):format(num_literal(pw.alpha, T), b) end
+      e = BINARY[pw.op](operand(pw.a), b, T)
+    end
+    lines[#lines + 1] = ("    const %s v%d = %s;"):format(T, pw.out, e)
+    reg[pw.out] = "v" .. pw.out
+  end
+  -- adjoints: outputs start at their incoming gradient, everything else at 0
+  local is_out = {}
+  for k, v in ipairs(g.outputs) do is_out[v] = k end
+  local function adj(v) return "d" .. v end
+  for _, v in ipairs(g.inputs) do lines[#lines + 1] = ("    %s d%d = 0;"):format(T, v) end
+  for _, pw in ipairs(g.nodes) do
+    local k = is_out[pw.out]
+    lines[#lines + 1] = ("    %s d%d = %s;"):format(T, pw.out, k and ("gout%d[i]"):format(k) or "0")
+  end
+  for i = #g.nodes, 1, -1 do
+    local pw = g.nodes[i]
+    local gexpr, y = adj(pw.out), reg[pw.out]
+    if pw.kind == "unary" then
+      if pw.a.ref then
+        lines[#lines + 1] = ("    d%d += %s;"):format(pw.a.ref, DERIV[pw.op](gexpr, operand(pw.a), nil, y, T))
+      end
+    else
+      local a, b = operand(pw.a), operand(pw.b)
+      local alpha = pw.alpha and pw.alpha ~= 1 and num_literal(pw.alpha, T) or nil
+      local bscaled = alpha and ("(%s * %s)"):format(alpha, b) or b
+      if pw.a.ref then
+        lines[#lines + 1] = ("    d%d += %s;"):format(pw.a.ref, DERIV2[pw.op]("a", gexpr, a, bscaled, T, pw.b.num))
+      end
+      if pw.b.ref then
+        local d = DERIV2[pw.op]("b", gexpr, a, bscaled, T, nil)
+        if alpha then d = ("(%s * %s)"):format(alpha, d) end
+        lines[#lines + 1] = ("    d%d += %s;"):format(pw.b.ref, d)
+      end
+    end
+  end
+  for k, v in ipairs(g.inputs) do
+    if need[k] then lines[#lines + 1] = ("    gin%d[i] = d%d;"):format(k, v) end
+  end
+  if T == "float" then
+    -- the rules' decimal constants as float literals: no double arithmetic in a float loop
+    for i = 1, #lines do
+      if lines[i]:find("^    d%d+ %+=") then lines[i] = lines[i]:gsub("(%f[%w%.]%d+%.%d+)(%f[^%w%.])", "%1f%2") end
+    end
+  end
+  lines[#lines + 1] = "  }"
+  lines[#lines + 1] = "}"
+  return table.concat(lines, "\n") .. "\n", extents
+end
+
 M.numel = numel
 M.ctype = ctype
 return M

@@ -17,9 +17,11 @@
 -- Where the function needs a tensor's values (item(), printing, a branch on data) the trace
 -- stops: a graph break. This version then runs the function eagerly for those arguments
 -- (fullgraph = true makes it an error), logging the break with its source line.
--- When autograd would record (grad mode on and a tensor that requires grad among the
--- graph's inputs), the graph runs op by op, so backward works unchanged; fused kernels run
--- where no gradient is needed (inference, no_grad, evaluation).
+-- Under autograd (grad mode on, an input of a fused run requiring grad) the run is one
+-- autograd Function: its forward is the kernel, its backward a second generated kernel
+-- that recomputes the run's values and applies the ops' derivatives in reverse (gradients
+-- of broadcast inputs summed down to their shapes), so loss:backward() works unchanged.
+-- A run with an op that has no derivative rule here runs op by op under autograd.
 local torch = require "torch"
 local class = require "torch_class"
 local trace = require "compile.trace"
@@ -169,16 +171,111 @@ local function run_node(node, vals)
   bind_outputs(node, res, vals)
 end
 
-local function run_group(step, vals, vm)
+-- the group's forward kernel on input tensors ins: its outputs, in g.outputs order
+local function forward_kernel(step, ins)
   local g = step.group
-  local ts = {}
-  for i, v in ipairs(g.inputs) do ts[i] = vals[v] end
-  for _, v in ipairs(g.outputs) do
-    local o = torch.empty(g.shape, { dtype = g.dtype })
-    vals[v] = o
-    ts[#ts + 1] = o
+  local ts, outs = {}, {}
+  for i = 1, #g.inputs do ts[i] = ins[i] end
+  for k = 1, #g.outputs do
+    outs[k] = torch.empty(g.shape, { dtype = g.dtype })
+    ts[#ts + 1] = outs[k]
   end
   torch._compiled_run(step.kernel, step.numel, M.config.grain, ts, step.extents)
+  return outs
+end
+
+-- a gradient at the group's shape summed down to an input's (broadcast) shape
+local function reduce_to(grad, shape)
+  local n, m = #grad.shape, #shape
+  if n == m then
+    local same = true
+    for d = 1, n do if grad.shape[d] ~= shape[d] then same = false end end
+    if same then return grad end
+  end
+  local lead = {}
+  for d = 1, n - m do lead[#lead + 1] = d end
+  if #lead > 0 then grad = grad:sum(lead) end
+  local keep = {}
+  for d = 1, m do if shape[d] == 1 and grad.shape[d] ~= 1 then keep[#keep + 1] = d end end
+  if #keep > 0 then grad = grad:sum(keep, { keepdim = true }) end
+  return grad
+end
+
+-- the group as an autograd Function: the forward kernel, and a backward kernel made from
+-- the ops' derivatives (one per set of inputs needing a gradient); false where an op of the
+-- group has no derivative rule here
+local function group_function(step, vm)
+  if step.fn ~= nil then return step.fn end
+  local g = step.group
+  if not fuse.differentiable(g) then step.fn = false; return false end
+  local backward_kernels = {}
+  step.fn = torch.autograd.Function {
+    name = "CompiledPointwise",
+    forward = function(ctx, ...)
+      local ins = { ... }
+      ctx:save_for_backward(...)
+      return table.unpack(forward_kernel(step, ins))
+    end,
+    backward = function(ctx, ...)
+      local gouts = { ... }
+      local ins = ctx.saved_tensors
+      local need, key = {}, {}
+      for k = 1, #g.inputs do
+        need[k] = ctx.needs_input_grad[k] and true or false
+        key[k] = need[k] and "1" or "0"
+      end
+      key = table.concat(key)
+      local bk = backward_kernels[key]
+      if not bk then
+        local src, extents = fuse.backward_source(g, vm, "lt_kernel", need)
+        local k, err = kernel(src, "lt_kernel")
+        if debug_on() then log("backward kernel (%d ops):\n%s", #g.nodes, src) end
+        if not k then error("torch.compile: the backward kernel did not compile: " .. err, 0) end
+        bk = { kernel = k, extents = extents }
+        backward_kernels[key] = bk
+      end
+      local ts = {}
+      for i = 1, #g.inputs do ts[i] = ins[i] end
+      for k = 1, #g.outputs do
+        local go = gouts[k]
+        if go == nil then go = torch.zeros(g.shape, { dtype = g.dtype }) end
+        if go.dtype ~= g.dtype then go = go:to(g.dtype) end
+        ts[#ts + 1] = go:is_contiguous() and go or go:contiguous()
+      end
+      local grads = {}
+      for k = 1, #g.inputs do
+        if need[k] then
+          grads[k] = torch.empty(g.shape, { dtype = g.dtype })
+          ts[#ts + 1] = grads[k]
+        end
+      end
+      torch._compiled_run(bk.kernel, step.numel, M.config.grain, ts, bk.extents)
+      for k = 1, #g.inputs do
+        if need[k] then grads[k] = reduce_to(grads[k], vm[g.inputs[k]].shape) end
+      end
+      return table.unpack(grads, 1, #g.inputs)
+    end,
+  }
+  return step.fn
+end
+
+local function run_group(step, vals, vm)
+  local g = step.group
+  local ins = {}
+  for i, v in ipairs(g.inputs) do ins[i] = vals[v] end
+  local outs
+  if torch.is_grad_enabled() then
+    local any = false
+    for i = 1, #ins do if ins[i].requires_grad then any = true break end end
+    if any then
+      local fn = group_function(step, vm)
+      if not fn then return false end
+      outs = { fn.apply(table.unpack(ins, 1, #ins)) }
+    end
+  end
+  outs = outs or forward_kernel(step, ins)
+  for k, v in ipairs(g.outputs) do vals[v] = outs[k] end
+  return true
 end
 
 -- the compiled form of a graph: its steps, kernels loaded (a group whose kernel could not be
@@ -213,12 +310,14 @@ local function run_graph(entry, args)
     if inp.kind == "arg" then vals[inp.value] = args[inp.index]
     else vals[inp.value] = graph.lifted[inp.index].tensor end
   end
-  local eager = torch.is_grad_enabled() and entry.needs_grad
-  if eager then
-    for _, node in ipairs(graph.nodes) do run_node(node, vals) end
-  else
-    for _, s in ipairs(entry.steps) do
-      if s.kind == "group" then run_group(s, vals, graph.value_meta) else run_node(s.node, vals) end
+  for _, s in ipairs(entry.steps) do
+    if s.kind == "group" then
+      if not run_group(s, vals, graph.value_meta) then
+        -- a group with an op that has no derivative rule, under autograd: its ops one by one
+        for _, pw in ipairs(s.group.nodes) do run_node(pw.node, vals) end
+      end
+    else
+      run_node(s.node, vals)
     end
   end
   local res = {}
@@ -326,11 +425,6 @@ local function new_entry(self, args)
     entry.module = self.module
     entry.module_params = self.module:parameters()
   end
-  local needs = false
-  for _, i in ipairs(graph.inputs) do
-    if graph.value_meta[i.value].requires_grad then needs = true end
-  end
-  entry.needs_grad = needs
   if self.opts.backend == "eager" then
     entry.steps = {}
     for _, node in ipairs(graph.nodes) do entry.steps[#entry.steps + 1] = { kind = "node", node = node } end

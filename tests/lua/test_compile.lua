@@ -172,6 +172,32 @@ T.test("an nn.Module: inference fused, training through autograd with the same g
   end)
 end)
 
+T.test("training: a fused run is one autograd node whose backward is a generated kernel", function()
+  local fn = function(x, y, b)
+    return F.gelu(x * y + b) * torch.sigmoid(x) - torch.tanh(y) / 3 + torch.maximum(x, y) + F.silu(x + b) * 2
+  end
+  local f = torch.compile(fn)
+  for _, dt in ipairs({ torch.float64, torch.float32 }) do
+    local x = torch.randn(7, 5, { dtype = dt, requires_grad = true })
+    local y = torch.randn(7, 5, { dtype = dt, requires_grad = true })
+    local b = torch.randn(5, { dtype = dt, requires_grad = true })
+    local r = f(x, y, b)
+    T.ok(tostring(r.grad_fn):find("CompiledPointwise"), tostring(r.grad_fn))
+    r:square():sum():backward()
+    local gx, gy, gb = x.grad, y.grad, b.grad
+    x.grad, y.grad, b.grad = nil, nil, nil
+    local e = fn(x, y, b)
+    e:square():sum():backward()
+    local tol = dt == torch.float32 and 1e-5 or 1e-12
+    T.ok(rel_err(r, e) < tol)
+    T.ok(rel_err(gx, x.grad) < tol and rel_err(gy, y.grad) < tol and rel_err(gb, b.grad) < tol)
+  end
+  -- finite differences through the compiled function
+  local c = torch.ones(4, { dtype = torch.float64 })
+  T.ok(torch.autograd.gradcheck(function(a) return f(a, a * 2, c) end,
+    { torch.randn(3, 4, { dtype = torch.float64, requires_grad = true }) }))
+end)
+
 T.test("layer norm + GELU + residual: layer_norm a call, the rest one kernel", function()
   local ln = nn.LayerNorm(64)
   local fn = function(x) return x + F.gelu(ln(x)) * 0.5 end
