@@ -24,6 +24,7 @@ local UNARY = {
   silu = function(a, T) return ("((%s) * lt_sigmoid_%s(%s))"):format(a, T, a) end,
   relu = function(a, T) return ("lt_relu_%s(%s)"):format(T, a) end,
   gelu = function(a, T) return ("lt_gelu_%s(%s)"):format(T, a) end,
+  gelu_tanh = function(a, T) return ("lt_gelu_tanh_%s(%s)"):format(T, a) end,
   rsqrt = function(a, T) return ("(1 / %s)"):format(fn1("sqrt")(a, T)) end,
   reciprocal = function(a) return "(1 / " .. a .. ")" end,
   square = function(a) return "((" .. a .. ") * (" .. a .. "))" end,
@@ -43,6 +44,17 @@ local ALIASES = { true_divide = "div", multiply = "mul", subtract = "sub", negat
 local HELPERS = [[
 #include <stdint.h>
 #include <math.h>
+#ifdef LT_MVEC
+/* glibc's libmvec has vector versions of these: declared so, loops that call them vectorize */
+#define LT_SIMD __attribute__((simd("notinbranch")))
+LT_SIMD float logf(float); LT_SIMD float sinf(float); LT_SIMD float cosf(float); LT_SIMD float tanhf(float);
+LT_SIMD float erff(float); LT_SIMD float expm1f(float); LT_SIMD float log1pf(float); LT_SIMD float atanf(float);
+LT_SIMD float tanf(float); LT_SIMD float log2f(float); LT_SIMD float exp2f(float); LT_SIMD float powf(float, float);
+LT_SIMD double exp(double); LT_SIMD double log(double); LT_SIMD double sin(double); LT_SIMD double cos(double);
+LT_SIMD double tanh(double); LT_SIMD double erf(double); LT_SIMD double expm1(double); LT_SIMD double log1p(double);
+LT_SIMD double atan(double); LT_SIMD double tan(double); LT_SIMD double log2(double); LT_SIMD double exp2(double);
+LT_SIMD double pow(double, double);
+#endif
 /* exp for float without a call or a branch, so that loops using it vectorize: Cody-Waite
    range reduction x = n ln2 + r, a degree-6 polynomial for e^r on |r| <= ln2/2 (within
    2 ulp), and 2^n put into the exponent in two halves so that n down to -149 stays exact;
@@ -73,6 +85,12 @@ static inline float lt_relu_float(float x) { return x > 0.0f || x != x ? x : 0.0
 static inline double lt_relu_double(double x) { return x > 0.0 || x != x ? x : 0.0; }
 static inline float lt_gelu_float(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
 static inline double lt_gelu_double(double x) { return 0.5 * x * (1.0 + erf(x * 0.70710678118654752440)); }
+static inline float lt_gelu_tanh_float(float x) {
+  return 0.5f * x * (1.0f + tanhf(0.79788456080286535588f * (x + 0.044715f * x * x * x)));
+}
+static inline double lt_gelu_tanh_double(double x) {
+  return 0.5 * x * (1.0 + tanh(0.79788456080286535588 * (x + 0.044715 * x * x * x)));
+}
 static inline float lt_max_float(float a, float b) { return (a != a || a > b) ? a : b; }
 static inline double lt_max_double(double a, double b) { return (a != a || a > b) ? a : b; }
 static inline float lt_min_float(float a, float b) { return (a != a || a < b) ? a : b; }
@@ -119,7 +137,16 @@ function M.pointwise(node, value_meta)
     return nil
   end
   if UNARY[name] then
-    if node.nargs ~= 1 then return nil end
+    if node.nargs == 2 and name == "gelu" then
+      -- torch.gelu(x, {approximate = "none" | "tanh"})
+      local o = node.args[2].const
+      if type(o) ~= "table" then return nil end
+      for k in pairs(o) do if k ~= "approximate" then return nil end end
+      if o.approximate == "tanh" then name = "gelu_tanh"
+      elseif o.approximate ~= nil and o.approximate ~= "none" then return nil end
+    elseif node.nargs ~= 1 then
+      return nil
+    end
     local a = arg(node.args[1])
     if not a or not a.ref then return nil end
     return { op = name, kind = "unary", a = a, shape = out.shape, dtype = out.dtype }
@@ -342,6 +369,13 @@ local DERIV = {
     local erf = T == "float" and "erff" or "erf"
     return ("%s * (0.5 * (1 + %s(%s * 0.70710678118654752440)) + %s * %s * %s(-0.5 * %s * %s))"):format(
       g, erf, a, a, SQRT1_2PI, e, a, a)
+  end,
+  gelu_tanh = function(g, a, b, y, T)
+    local th = T == "float" and "tanhf" or "tanh"
+    local inner = ("0.79788456080286535588 * (%s + 0.044715 * %s * %s * %s)"):format(a, a, a, a)
+    local t = ("%s(%s)"):format(th, inner)
+    return ("%s * (0.5 * (1 + %s) + 0.5 * %s * (1 - %s * %s) * 0.79788456080286535588 * (1 + 0.134145 * %s * %s))"):format(
+      g, t, a, t, t, a, a)
   end,
   erf = function(g, a, b, y, T)
     local e = T == "float" and "expf" or "exp"

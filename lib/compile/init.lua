@@ -67,8 +67,13 @@ end
 M.hash = hash
 
 -- -ffp-contract=off: no fused multiply-adds the eager ops would not do, so float64 results
--- match eager bit for bit where the operations are the same
-local FLAGS = "-O3 -march=native -fPIC -shared -fno-math-errno -fno-trapping-math -ffp-contract=off"
+-- match eager bit for bit where the operations are the same. With libmvec (glibc 2.35 on)
+-- the transcendental functions vectorize; where a kernel does not build or load with it,
+-- kernels are built without it from then on.
+local BASE_FLAGS = "-O3 -march=native -fPIC -shared -fno-math-errno -fno-trapping-math -ffp-contract=off"
+M.config.mvec = true
+local function flags() return M.config.mvec and (BASE_FLAGS .. " -DLT_MVEC") or BASE_FLAGS end
+local function libs() return M.config.mvec and "-lmvec -lm" or "-lm" end
 
 local compiler_id
 local function compiler()
@@ -100,8 +105,20 @@ local loaded = {}   -- key -> kernel (this process)
 
 -- the kernel for C source src (symbol name), from memory, the disk cache, or the compiler;
 -- nil + message when it cannot be had
+local build
+
 local function kernel(src, name)
-  local key = hash(src .. "\0" .. compiler() .. "\0" .. FLAGS)
+  local k, err = build(src, name)
+  if not k and M.config.mvec then
+    log("the kernel did not build or load with libmvec (%s); building without it", err)
+    M.config.mvec = false
+    k, err = build(src, name)
+  end
+  return k, err
+end
+
+function build(src, name)
+  local key = hash(src .. "\0" .. compiler() .. "\0" .. flags())
   if loaded[key] then return loaded[key] end
   local dir = cache_dir()
   local so, sum = dir .. "/" .. key .. ".so", dir .. "/" .. key .. ".sum"
@@ -121,7 +138,7 @@ local function kernel(src, name)
   local tmp = ("%s/%s.%d.%d"):format(dir, key, os.time(), math.random(1, 1e9))
   local ok, err = write_all(tmp .. ".c", src)
   if not ok then return nil, "cannot write " .. tmp .. ".c: " .. tostring(err) end
-  local cmd = ("%s %s -o '%s.so' '%s.c' -lm 2>'%s.err'"):format(M.config.cc, FLAGS, tmp, tmp, tmp)
+  local cmd = ("%s %s -o '%s.so' '%s.c' %s 2>'%s.err'"):format(M.config.cc, flags(), tmp, tmp, libs(), tmp)
   local t0 = torch.time()
   local rc = os.execute(cmd)
   local msg = read_all(tmp .. ".err") or ""

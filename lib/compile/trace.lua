@@ -55,11 +55,18 @@ local function extent(shape, stride)
 end
 M.extent = extent
 
--- a meta tensor standing for t, with t's geometry
+-- a meta tensor standing for t, with t's geometry (made with the wrappers off: it is the
+-- tracer's own work, not the traced function's)
 local function meta_like(t)
   local shape, stride = t.shape, t:stride()
-  local m = torch.empty(extent(shape, stride), { dtype = t.dtype, device = "meta" }):as_strided(shape, stride)
-  if t.requires_grad then m.requires_grad = true end
+  depth = depth + 1
+  local ok, m = pcall(function()
+    local m = torch.empty(extent(shape, stride), { dtype = t.dtype, device = "meta" }):as_strided(shape, stride)
+    if t.requires_grad then m.requires_grad = true end
+    return m
+  end)
+  depth = depth - 1
+  if not ok then error(m, 0) end
   return m
 end
 

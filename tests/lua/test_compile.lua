@@ -52,6 +52,10 @@ T.test("every fused pointwise op against eager (float32 within 1e-5, float64 wit
       local e = rel_err(f(x), fn(x))
       T.ok(e < (dt == torch.float32 and 1e-5 or 1e-12), ("%s %s: relative error %g"):format(name, dt, e))
       T.eq(f:graphs()[1].kernels, 1, name)
+      if dt == torch.float64 then
+        local p = (torch.rand(6, { dtype = dt }) * 0.5 + 0.2):requires_grad_(true)
+        T.ok(torch.autograd.gradcheck(f, { p }), name .. " gradcheck")
+      end
     end
     for _, name in ipairs({ "add", "sub", "mul", "div", "maximum", "minimum", "pow" }) do
       local y = torch.rand(4096, { dtype = dt }) + 0.5
@@ -59,11 +63,22 @@ T.test("every fused pointwise op against eager (float32 within 1e-5, float64 wit
       local f = torch.compile(fn)
       local e = rel_err(f(x, y), fn(x, y))
       T.ok(e < (dt == torch.float32 and 1e-5 or 1e-12), ("%s %s: relative error %g"):format(name, dt, e))
+      if dt == torch.float64 and name ~= "pow" then
+        local p = (torch.rand(6, { dtype = dt }) + 0.2):requires_grad_(true)
+        local q = (torch.rand(6, { dtype = dt }) + 0.5):requires_grad_(true)
+        T.ok(torch.autograd.gradcheck(f, { p, q }), name .. " gradcheck")
+      end
     end
-    for _, name in ipairs({ "gelu", "silu", "relu" }) do
+    for _, name in ipairs({ "gelu", "silu", "relu", "gelu_tanh" }) do
       local fn = function(t) return F[name](t - 1.5) end
-      local e = rel_err(torch.compile(fn)(x), fn(x))
+      if name == "gelu_tanh" then fn = function(t) return F.gelu(t - 1.5, { approximate = "tanh" }) end end
+      local f = torch.compile(fn)
+      local e = rel_err(f(x), fn(x))
       T.ok(e < (dt == torch.float32 and 1e-5 or 1e-12), ("F.%s %s: relative error %g"):format(name, dt, e))
+      T.eq(f:graphs()[1].kernels, 1, "F." .. name .. " is fused")
+      if dt == torch.float64 then
+        T.ok(torch.autograd.gradcheck(f, { torch.randn(6, { dtype = dt, requires_grad = true }) }), name .. " gradcheck")
+      end
     end
   end
 end)
