@@ -68,7 +68,7 @@ end
 -- every chapter present, in a stable order (the overview first)
 local CHAPTERS = { "tensor", "complex", "fft", "autograd", "nn", "optim", "amp", "data", "serialization", "interchange",
   "distributed", "cuda", "profiler", "meta", "pytorch", "torch7", "library", "extension",
-  "quantization" }
+  "quantization", "compile" }
 
 local block_cache = {}
 -- "MaxPool1d/2d" and "BatchNorm1d/2d/3d" name MaxPool2d and BatchNorm3d too
