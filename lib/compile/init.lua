@@ -525,6 +525,7 @@ function M.reset()
   loaded = {}
   for k in pairs(counters) do counters[k] = 0 end
   for c in pairs(instances) do c.entries, c.eager_for = {}, {} end
+  M.config.mvec = true     -- tried again: a failure may have been the compiler's, not libmvec's
 end
 
 return M
