@@ -579,4 +579,13 @@ end
 --- is_main_process(): rank 0, or no process group
 function dist.is_main_process() return not world or world.rank == 0 end
 
+-- torch.distributed.checkpoint (lib/distributed/checkpoint.lua), loaded on first use
+setmetatable(dist, { __index = function(t, k)
+  if k == "checkpoint" then
+    local m = require "distributed.checkpoint"
+    rawset(t, k, m)
+    return m
+  end
+end })
+
 return dist
