@@ -454,22 +454,22 @@ function dcp.save(state_dict, opts)
       if not s then error(e, 0) end
       torch.save(dir .. "/" .. dcp.METADATA, meta)
     end)
-    if not ok3 then
-      result = tostring(err)
-    else
-      -- the previous saves' files (and those of saves that died), now named by nothing
-      for _, n in ipairs(S._dcp_listdir(dir) or {}) do
-        local other = n:match("^dcp%-(%x+)%-%d+%.bin$")
-        if (other and other ~= id) or n:match("^" .. dcp.METADATA:gsub("%.", "%%.") .. "%.tmp%.") then
-          os.remove(dir .. "/" .. n)
-        end
-      end
-    end
+    if not ok3 then result = tostring(err) end
   end
   result = comm.bcast(result)
   if result ~= "" then
     if ok2 and #writes[rank + 1] > 0 then os.remove(dir .. "/" .. writes[rank + 1][1].chunk.file) end
     fail("save", "%s", result)
+  end
+  -- Committed: the previous saves' files (and those of saves that died) are named by nothing
+  -- now. Each rank removes those of its rank number (modulo the world), in parallel: freeing
+  -- a large file's pages takes a while.
+  for _, n in ipairs(S._dcp_listdir(dir) or {}) do
+    local other, r = n:match("^dcp%-(%x+)%-(%d+)%.bin$")
+    if (other and other ~= id and tonumber(r) % comm.size == rank)
+       or (rank == 0 and n:match("^" .. dcp.METADATA:gsub("%.", "%%.") .. "%.tmp%.")) then
+      os.remove(dir .. "/" .. n)
+    end
   end
 end
 

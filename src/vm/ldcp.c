@@ -8,8 +8,9 @@
 ** Why C: going through Lua strings copies every byte twice and hashes it in
 ** a third pass; here each block is read or written straight from the
 ** tensor's memory and hashed while it is still in cache, the blocks spread
-** over lutorch's threads (they are independent), so a save is bounded by the
-** disk and a load by the page-cache copy, as `dd` is.
+** over lutorch's threads (they are independent), and a save starts the disk
+** writing each run as soon as it is in the page cache (sync_file_range), so a
+** save is bounded by the disk and a load by the page-cache copy, as `dd` is.
 **
 ** Added to torch.serialization as private functions (torch.serialization._dcp_*).
 ** Failures that come from the file (short read, I/O error) return nil and a
@@ -98,6 +99,14 @@ static int xfer(int fd, int writing, unsigned char *p, int64_t n, int64_t at, in
 ** small checksum block does not mean small system calls. */
 #define RUN_BYTES ((int64_t)8 << 20)
 
+/* the hashes of blocks [b, be), which end at byte hi */
+static void hash_blocks(job *j, int64_t b, int64_t be, int64_t hi) {
+  for (int64_t k = b; k < be; k++) {
+    int64_t o = k * j->block;
+    j->hash[k] = lt_xxh64(j->mem + o, (size_t)(hi - o < j->block ? hi - o : j->block));
+  }
+}
+
 static void run_blocks(void *ctx, int64_t b0, int64_t b1) {
   job *j = (job *)ctx;
   int64_t per = j->block >= RUN_BYTES ? 1 : RUN_BYTES / j->block;
@@ -105,18 +114,15 @@ static void run_blocks(void *ctx, int64_t b0, int64_t b1) {
     int64_t be = b + per < b1 ? b + per : b1;
     int64_t lo = b * j->block, hi = be * j->block < j->n ? be * j->block : j->n, at;
     /* writing: hash, then write the bytes just read; reading: read, then hash while cached */
-    if (j->writing)
-      for (int64_t k = b; k < be; k++) {
-        int64_t o = k * j->block;
-        j->hash[k] = lt_xxh64(j->mem + o, (size_t)((hi - o) < j->block ? hi - o : j->block));
-      }
+    if (j->writing) hash_blocks(j, b, be, hi);
     int e = xfer(j->fd, j->writing, j->mem + lo, hi - lo, j->pos + lo, &at);
     if (e) { set_err(j, e, at); return; }
-    if (!j->writing)
-      for (int64_t k = b; k < be; k++) {
-        int64_t o = k * j->block;
-        j->hash[k] = lt_xxh64(j->mem + o, (size_t)((hi - o) < j->block ? hi - o : j->block));
-      }
+    if (!j->writing) hash_blocks(j, b, be, hi);
+#ifdef SYNC_FILE_RANGE_WRITE
+    /* start writing these pages to the disk now, so the fsync that ends the file
+    ** waits for the last runs only, not for all of them (advice: an error shows again at fsync) */
+    if (j->writing) sync_file_range(j->fd, (off_t)(j->pos + lo), (off_t)(hi - lo), SYNC_FILE_RANGE_WRITE);
+#endif
   }
 }
 
