@@ -39,6 +39,9 @@ dcp.block_bytes = 1 << 20
 
 dcp.METADATA = "dcp.metadata"
 local FORMAT, VERSION = "lutorch.distributed.checkpoint", 1
+-- the checksum of each block: src/serial/crc32c.h (lane 0: the CRC-32C of the block's even
+-- 8-byte words and its last size % 16 bytes; lane 1: of its odd words; lane0 | lane1 << 32)
+local CHECKSUM = "crc32c-x2"
 local NAME = "torch.distributed.checkpoint"
 local OPTS = { "checkpoint_id", "process_group", "no_dist" }
 
@@ -432,7 +435,7 @@ function dcp.save(state_dict, opts)
   local result = ""
   if rank == 0 then
     local ok3, err = pcall(function()
-      local meta = { format = FORMAT, version = VERSION, id = id, world_size = comm.size,
+      local meta = { format = FORMAT, version = VERSION, id = id, world_size = comm.size, checksum = CHECKSUM,
                      block_bytes = dcp.block_bytes, tensors = meta_tensors, values = {}, files = {} }
       local rs = {}
       for r, s in ipairs(reports) do
@@ -487,6 +490,9 @@ local function read_meta(fn, dir)
   end
   if meta.version ~= VERSION then
     fail(fn, "%s is format version %s; this lutorch reads version %d", path, tostring(meta.version), VERSION)
+  end
+  if meta.checksum ~= CHECKSUM then
+    fail(fn, "%s: unknown checksum '%s' (this lutorch checks %s)", path, tostring(meta.checksum), CHECKSUM)
   end
   return meta
 end

@@ -1,9 +1,9 @@
 /*
 ** ldcp.c — the C half of torch.distributed.checkpoint (lib/distributed/
 ** checkpoint.lua): moving a tensor's bytes between its memory and a file
-** offset, checksummed in fixed-size blocks (XXH64, src/serial/serial_hash.c,
-** the checksum torch.save uses), plus the three file-system calls Lua lacks
-** (fsync, mkdir -p, listing a directory).
+** offset, checksummed in fixed-size blocks (two-lane CRC-32C, src/serial/
+** crc32c.h), plus the three file-system calls Lua lacks (fsync, mkdir -p,
+** listing a directory).
 **
 ** Why C: going through Lua strings copies every byte twice and hashes it in
 ** a third pass; here each block is read or written straight from the
@@ -29,7 +29,7 @@
 #include "lutorch_vm.h"
 #include "ltensor.h"
 #include "cpu/parallel.h"
-#include "serial/serial_hash.h"
+#include "serial/crc32c.h"
 
 #define DCP "torch.distributed.checkpoint"
 
@@ -95,21 +95,25 @@ static int xfer(int fd, int writing, unsigned char *p, int64_t n, int64_t at, in
   return 0;
 }
 
-/* Bytes per read or write call: blocks are moved in runs of about this size, so a
-** small checksum block does not mean small system calls. */
+/* Bytes per write call: blocks are written in runs of about this size, so a
+** small checksum block does not mean small system calls. Reads go in runs of
+** about READ_RUN_BYTES (at least a block): small enough that the bytes a read
+** just brought in are still in the core's cache when they are checksummed. */
 #define RUN_BYTES ((int64_t)8 << 20)
+#define READ_RUN_BYTES ((int64_t)256 << 10)
 
 /* the hashes of blocks [b, be), which end at byte hi */
 static void hash_blocks(job *j, int64_t b, int64_t be, int64_t hi) {
   for (int64_t k = b; k < be; k++) {
     int64_t o = k * j->block;
-    j->hash[k] = lt_xxh64(j->mem + o, (size_t)(hi - o < j->block ? hi - o : j->block));
+    j->hash[k] = lt_crc32c_x2(j->mem + o, (size_t)(hi - o < j->block ? hi - o : j->block));
   }
 }
 
 static void run_blocks(void *ctx, int64_t b0, int64_t b1) {
   job *j = (job *)ctx;
-  int64_t per = j->block >= RUN_BYTES ? 1 : RUN_BYTES / j->block;
+  int64_t run = j->writing ? RUN_BYTES : READ_RUN_BYTES;
+  int64_t per = j->block >= run ? 1 : run / j->block;
   for (int64_t b = b0; b < b1 && atomic_load(&j->err) == 0; b += per) {
     int64_t be = b + per < b1 ? b + per : b1;
     int64_t lo = b * j->block, hi = be * j->block < j->n ? be * j->block : j->n, at;
@@ -191,7 +195,7 @@ static int l_pread_part(lua_State *L) {
     if (e < 0) return fail(L, "the file ends before byte %I (truncated)", (lua_Integer)at + 1);
     return fail(L, "read at byte %I: %s", (lua_Integer)at, strerror(e));
   }
-  uint64_t h = lt_xxh64(buf, (size_t)n);
+  uint64_t h = lt_crc32c_x2(buf, (size_t)n);
   if (take) memcpy(mem + off, buf + skip, (size_t)take);
   lt_tensor_bump_version(t);
   lua_pushinteger(L, (lua_Integer)h);

@@ -123,6 +123,49 @@ T.test("metadata: dtypes, global shapes, chunks with checksums, values", functio
   T.eq(m.files[1].bytes, total)
 end)
 
+-- CRC-32C bit by bit, and the two-lane block checksum the metadata documents (man/distributed.md)
+local function crc32c(s)
+  local c = 0xFFFFFFFF
+  for i = 1, #s do
+    c = c ~ s:byte(i)
+    for _ = 1, 8 do c = (c & 1 == 1) and ((c >> 1) ~ 0x82F63B78) or (c >> 1) end
+  end
+  return c ~ 0xFFFFFFFF
+end
+local function crc32c_x2(s)
+  local full = #s - #s % 16
+  local lanes = { {}, {} }
+  for w = 0, full // 8 - 1 do table.insert(lanes[w % 2 + 1], s:sub(8 * w + 1, 8 * w + 8)) end
+  table.insert(lanes[1], s:sub(full + 1))
+  return crc32c(table.concat(lanes[1])) | (crc32c(table.concat(lanes[2])) << 32)
+end
+
+T.test("the block checksums are the documented two-lane CRC-32C of the file's bytes", function()
+  T.eq(crc32c("123456789"), 0xE3069283)
+  local dir = new_dir()
+  torch.manual_seed(4)
+  dcp.block_bytes = 20                      -- blocks of 20 bytes: lanes, tails and a short last block
+  dcp.save({ b = torch.randint(0, 256, { 45 }):to(torch.uint8), f = torch.randn(7), e = torch.randn(40) },
+    { checkpoint_id = dir })
+  dcp.block_bytes = 1 << 20
+  local m = dcp.metadata(dir)
+  T.eq(m.checksum, "crc32c-x2")
+  local bytes = S.read(dir .. "/" .. m.files[1].name)
+  local n = 0
+  for _, key in ipairs({ "b", "e", "f" }) do
+    local t = m.tensors[key]
+    local c = t.chunks[1]
+    local size = c.numel * t.elsize
+    T.eq(#c.hashes, (size + 19) // 20)
+    for i, h in ipairs(c.hashes) do
+      local lo = c.pos + (i - 1) * 20
+      T.eq(h, crc32c_x2(bytes:sub(lo + 1, math.min(lo + 20, c.pos + size))), key .. " block " .. i)
+      n = n + 1
+    end
+  end
+  T.eq(n, 3 + 8 + 2)
+end)
+
 T.test("non-contiguous tensors save and load (through a contiguous copy)", function()
   local dir = new_dir()
   torch.manual_seed(5)
