@@ -5,13 +5,15 @@
 --   build/lutorch bench/dcp.lua 1024                  # one process, 1 GiB
 --
 -- Each rank holds a shard (MiB per rank) of one global float32 tensor. A round: dd writes
--- the total with conv=fsync over its previous file; dd writes it into a new file and then
--- removes the previous one (what an atomic replacement must do: the old data stays until
--- the new is complete); dcp.save (with its fsyncs, the metadata's rename and the removal of
--- the previous checkpoint's files); dd reads its file back; dcp.load fills an existing
--- (already touched) tensor. Reads are warm (from
--- the page cache: the files were just written); dropping the cache needs root. Timed on
--- rank 0 between barriers; files are removed at the end.
+-- the total with conv=fsync over its previous file; dcp.save (with its fsyncs, the metadata's
+-- rename and the removal of the previous checkpoint's files); dd reads its file back;
+-- dcp.load fills an existing (already touched) tensor; last, dd writes the total into a new
+-- file and then removes the previous one — what an atomic replacement does (the old data
+-- stays until the new is complete), and what the save does. On a disk where blocks freed a
+-- moment ago are written faster than others (this VM's), the writes right after a removal
+-- gain; this order puts neither the save nor that dd right after one. Reads are warm (from
+-- the page cache: the files were just written); dropping the cache needs root. Timed on rank 0
+-- between barriers; files are removed at the end.
 local dist = torch.distributed
 local dcp = dist.checkpoint
 dist.init_process_group { backend = "mpi", timeout = 600 }
@@ -48,12 +50,6 @@ for r = 1, rounds do
   res.ddw[r] = timed(function()
     if rank == 0 then sh(("dd if=/dev/zero of=%s bs=16M count=%d conv=fsync 2>/dev/null"):format(ddfile, count)) end
   end)
-  res.ddn[r] = timed(function()
-    if rank == 0 then
-      sh(("dd if=/dev/zero of=%s.%d bs=16M count=%d conv=fsync 2>/dev/null"):format(ddfile, r, count))
-      os.remove(("%s.%d"):format(ddfile, r - 1))
-    end
-  end)
   res.save[r] = timed(function() dcp.save({ w = shard }, { checkpoint_id = ckdir }) end)
   res.ddr[r] = timed(function()
     if rank == 0 then sh(("dd if=%s of=/dev/null bs=16M 2>/dev/null"):format(ddfile)) end
@@ -61,6 +57,12 @@ for r = 1, rounds do
   dest:zero()
   res.load[r] = timed(function() dcp.load({ w = dest }, { checkpoint_id = ckdir }) end)
   if not torch.equal(dest, shard) then error("rank " .. rank .. ": the loaded tensor differs") end
+  res.ddn[r] = timed(function()
+    if rank == 0 then
+      sh(("dd if=/dev/zero of=%s.%d bs=16M count=%d conv=fsync 2>/dev/null"):format(ddfile, r, count))
+      os.remove(("%s.%d"):format(ddfile, r - 1))
+    end
+  end)
 end
 
 if rank == 0 then
