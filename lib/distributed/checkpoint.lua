@@ -431,7 +431,7 @@ function dcp.save(state_dict, opts)
   local report = { err = not ok2 and strip(hashes) or nil, hashes = ok2 and hashes or nil, values = values }
   local reports = comm.gather(torch.serialize(report))
 
-  -- 3. rank 0 commits: the metadata, renamed over the old one, then the old files go
+  -- 3. rank 0 commits (the metadata, renamed over the old one); every rank learns the outcome
   local result = ""
   if rank == 0 then
     local ok3, err = pcall(function()

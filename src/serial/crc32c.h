@@ -7,8 +7,8 @@
 ** a page-cache copy plus a checksum on every byte, and XXH64 runs at about
 ** the speed of that copy, so it halves the load's bandwidth; the CPU's CRC-32C
 ** instruction (SSE4.2, ARMv8 CRC) on two independent lanes runs 3-4 times
-** faster on data in cache. Where neither instruction is compiled in, a table
-** version computes the same values (checkpoints are portable).
+** faster on data in cache. On a CPU without it, a table version computes the
+** same values (checkpoints are portable).
 */
 #ifndef LT_SERIAL_CRC32C_H
 #define LT_SERIAL_CRC32C_H
