@@ -634,4 +634,13 @@ dist.GradBucket = comm_hooks.GradBucket
 dist.algorithms = { ddp_comm_hooks = { default_hooks = comm_hooks } }
 if rawget(torch, "futures") == nil then rawset(torch, "futures", dist.futures) end
 
+-- torch.distributed.checkpoint (lib/distributed/checkpoint.lua), loaded on first use
+setmetatable(dist, { __index = function(t, k)
+  if k == "checkpoint" then
+    local m = require "distributed.checkpoint"
+    rawset(t, k, m)
+    return m
+  end
+end })
+
 return dist

@@ -40,13 +40,21 @@ now() { date +%s.%N; }
 secs() { awk "BEGIN{printf \"%.1f\", $2 - $1}"; }
 
 RANK_ENV=""
-# a Lua test file on 2 ranks: every rank must pass it (RANK_ENV: variables for the ranks, if any)
+# a Lua test file (and its arguments) on 2 ranks: every rank must pass it (RANK_ENV: variables
+# for the ranks, if any)
 lua_on_2() {
-  name=$1; file=$2
-  out=$(env $RANK_ENV $MPI "$LT" "$file" 2>&1); rc=$?
+  name=$1; file=$2; shift 2
+  out=$(env $RANK_ENV $MPI "$LT" "$file" "$@" 2>&1); rc=$?
   n=$(printf '%s\n' "$out" | grep -cE '^[0-9]+ passed, 0 failed')
   if [ $rc -eq 0 ] && [ "$n" -eq 2 ]; then ok; else bad "$name (rc $rc)" "$out"; fi
   printf '%s\n' "$out" | grep '^overlap:' | sed 's/^/    /'
+}
+# the same on N ranks
+lua_on_n() {
+  np=$1; name=$2; file=$3; shift 3
+  out=$(timeout 60 mpirun $ROOT --oversubscribe -np "$np" "$LT" "$file" "$@" 2>&1); rc=$?
+  n=$(printf '%s\n' "$out" | grep -cE '^[0-9]+ passed, 0 failed')
+  if [ $rc -eq 0 ] && [ "$n" -eq "$np" ]; then ok; else bad "$name (rc $rc)" "$out"; fi
 }
 lua_on_2 "collectives on 2 ranks" tests/dist/collectives.lua
 lua_on_2 "DDP on 2 ranks" tests/dist/ddp.lua
@@ -56,6 +64,33 @@ lua_on_2 "FSDP on 2 ranks" tests/dist/fsdp.lua
 out=$(timeout 120 mpirun $ROOT --oversubscribe -np 4 "$LT" tests/dist/fsdp.lua 2>&1); rc=$?
 n=$(printf '%s\n' "$out" | grep -cE '^[0-9]+ passed, 0 failed')
 if [ $rc -eq 0 ] && [ "$n" -eq 4 ]; then ok; else bad "FSDP on 4 ranks (rc $rc)" "$out"; fi
+
+# distributed checkpoints: saved by 2 ranks, loaded back on 2 (another split), 1, 3 and 4
+lua_on_2 "checkpoint: save and load on 2 ranks" tests/dist/checkpoint.lua "$tmp/ck"
+for np in 1 3 4; do
+  lua_on_n $np "checkpoint: the 2-rank checkpoint loaded on $np ranks" tests/dist/checkpoint_load.lua "$tmp/ck"
+done
+# FSDP's sharded model and optimizer saved on 2 ranks, resumed on 1, 3 and 4, loaded unsharded
+lua_on_2 "FSDP checkpoint: saved on 2 ranks" tests/dist/fsdp_checkpoint.lua save "$tmp/fsdp"
+for np in 1 3 4; do
+  lua_on_n $np "FSDP checkpoint: resumed on $np ranks" tests/dist/fsdp_checkpoint.lua load "$tmp/fsdp"
+done
+out=$(timeout 60 "$LT" tests/dist/fsdp_checkpoint.lua plain "$tmp/fsdp" 2>&1)
+contains "FSDP checkpoint: loaded by an unsharded model" "1 passed, 0 failed" "$out"
+# a rank killed (SIGKILL, by the checkpoint's test hook) while writing checkpoint B over A:
+# the job fails, and a fresh process loads exactly A
+kd="$tmp/ck_kill"
+out=$($MPI "$LT" tests/dist/checkpoint_save.lua "$kd" 1 2>&1)
+contains "checkpoint kill: A saved" "saved" "$out"
+out=$(LUTORCH_DCP_TEST_DIE_AFTER_BYTES=40 LUTORCH_DCP_TEST_DIE_RANK=1 timeout 60 mpirun $ROOT --oversubscribe \
+      -x LUTORCH_DCP_TEST_DIE_AFTER_BYTES -x LUTORCH_DCP_TEST_DIE_RANK -np 2 "$LT" tests/dist/checkpoint_save.lua "$kd" 2 2>&1); rc=$?
+if [ $rc -ne 0 ]; then ok; else bad "checkpoint kill: the job fails" "$out"; fi
+contains "checkpoint kill: rank 1 died mid-save" "test hook: killing this process mid-save" "$out"
+case "$out" in *saved*) bad "checkpoint kill: B was not committed" "$out" ;; *) ok ;; esac
+n=$(find "$kd" -name 'dcp-*-1.bin' -size 40c | wc -l)
+if [ "$n" -eq 1 ]; then ok; else bad "checkpoint kill: rank 1's partial file is there" "$(ls -l "$kd")"; fi
+out=$(timeout 60 "$LT" tests/dist/checkpoint_load.lua "$kd" 1 2>&1)
+contains "checkpoint kill: a fresh process loads A" "3 passed, 0 failed" "$out"
 
 # a stuck peer: rank 0's collective times out (2 s), the error names it, the job ends
 t0=$(now)

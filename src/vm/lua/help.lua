@@ -218,8 +218,12 @@ local function lib_of(v)
     local t = package.loaded[lib]
     if type(t) == "table" then
       for k, x in pairs(t) do if rawequal(x, v) then return lib .. "." .. k end end
-      if type(t.functional) == "table" then
-        for k, x in pairs(t.functional) do if rawequal(x, v) then return lib .. ".functional." .. k end end
+      -- nn.functional, distributed.checkpoint (rawget: a lazy field not yet loaded has nothing to find)
+      for _, sub in ipairs({ "functional", "checkpoint" }) do
+        local st = rawget(t, sub)
+        if type(st) == "table" then
+          for k, x in pairs(st) do if rawequal(x, v) then return lib .. "." .. sub .. "." .. k end end
+        end
       end
     end
   end
