@@ -292,28 +292,11 @@ local function offset_expr(meta, out_shape)
   return table.concat(terms, " + ")
 end
 
---- source(group, value_meta): C source of the group's kernel and the tensor order it takes
---- (inputs, then outputs), with the elements each tensor's pointer must reach
-function M.source(g, vm, name)
-  local T = ctype(g.dtype)
-  local lines = { HELPERS, ("void %s(int64_t begin, int64_t end, char *const *p) {"):format(name) }
+-- the loop body's loads of the inputs and the group's nodes, each into a register v<id>;
+-- returns the operand renderer and the registers
+-- (shared by the forward kernel and the backward one, which recomputes the forward)
+local function emit_forward_body(lines, g, vm, T)
   local reg = {}
-  local order, extents = {}, {}
-  for k, v in ipairs(g.inputs) do
-    lines[#lines + 1] = ("  const %s *restrict in%d = (const %s *)p[%d];"):format(T, k, T, k - 1)
-    order[#order + 1] = v
-    local m = vm[v]
-    local e = 1
-    for d = 1, #m.shape do if m.shape[d] == 0 then e = 0 break end; e = e + (m.shape[d] - 1) * m.stride[d] end
-    extents[#extents + 1] = e
-  end
-  local nin = #g.inputs
-  for k, v in ipairs(g.outputs) do
-    lines[#lines + 1] = ("  %s *restrict out%d = (%s *)p[%d];"):format(T, k, T, nin + k - 1)
-    order[#order + 1] = v
-    extents[#extents + 1] = numel(g.shape)
-  end
-  lines[#lines + 1] = "  for (int64_t i = begin; i < end; i++) {"
   for k, v in ipairs(g.inputs) do
     lines[#lines + 1] = ("    const %s v%d = in%d[%s];"):format(T, v, k, offset_expr(vm[v], g.shape))
     reg[v] = "v" .. v
@@ -334,6 +317,31 @@ function M.source(g, vm, name)
     lines[#lines + 1] = ("    const %s v%d = %s;"):format(T, pw.out, e)
     reg[pw.out] = "v" .. pw.out
   end
+  return operand, reg
+end
+
+--- source(group, value_meta): C source of the group's kernel and the tensor order it takes
+--- (inputs, then outputs), with the elements each tensor's pointer must reach
+function M.source(g, vm, name)
+  local T = ctype(g.dtype)
+  local lines = { HELPERS, ("void %s(int64_t begin, int64_t end, char *const *p) {"):format(name) }
+  local order, extents = {}, {}
+  for k, v in ipairs(g.inputs) do
+    lines[#lines + 1] = ("  const %s *restrict in%d = (const %s *)p[%d];"):format(T, k, T, k - 1)
+    order[#order + 1] = v
+    local m = vm[v]
+    local e = 1
+    for d = 1, #m.shape do if m.shape[d] == 0 then e = 0 break end; e = e + (m.shape[d] - 1) * m.stride[d] end
+    extents[#extents + 1] = e
+  end
+  local nin = #g.inputs
+  for k, v in ipairs(g.outputs) do
+    lines[#lines + 1] = ("  %s *restrict out%d = (%s *)p[%d];"):format(T, k, T, nin + k - 1)
+    order[#order + 1] = v
+    extents[#extents + 1] = numel(g.shape)
+  end
+  lines[#lines + 1] = "  for (int64_t i = begin; i < end; i++) {"
+  emit_forward_body(lines, g, vm, T)
   for k, v in ipairs(g.outputs) do
     lines[#lines + 1] = ("    out%d[i] = v%d;"):format(k, v)
   end
@@ -454,24 +462,7 @@ function M.backward_source(g, vm, name, need)
     end
   end
   lines[#lines + 1] = "  for (int64_t i = begin; i < end; i++) {"
-  local reg = {}
-  for k, v in ipairs(g.inputs) do
-    lines[#lines + 1] = ("    const %s v%d = in%d[%s];"):format(T, v, k, offset_expr(vm[v], g.shape))
-    reg[v] = "v" .. v
-  end
-  local function operand(a) if a.ref then return reg[a.ref] end return num_literal(a.num, T) end
-  for _, pw in ipairs(g.nodes) do
-    local e
-    if pw.kind == "unary" then
-      e = UNARY[pw.op](operand(pw.a), T)
-    else
-      local b = operand(pw.b)
-      if pw.alpha and pw.alpha ~= 1 then b = ("(%s * %s)"):format(num_literal(pw.alpha, T), b) end
-      e = BINARY[pw.op](operand(pw.a), b, T)
-    end
-    lines[#lines + 1] = ("    const %s v%d = %s;"):format(T, pw.out, e)
-    reg[pw.out] = "v" .. pw.out
-  end
+  local operand, reg = emit_forward_body(lines, g, vm, T)
   -- adjoints: outputs start at their incoming gradient, everything else at 0
   local is_out = {}
   for k, v in ipairs(g.outputs) do is_out[v] = k end
