@@ -502,3 +502,21 @@ gpu-bundle:
 	sh tools/gpu_bundle.sh $(GPU_BUNDLE) $(GPU_BUNDLE_MAX_MIB)
 .PHONY: gpu-bundle
 # ---- end of gpu-bundle ----
+
+# ---- deb: Debian packages (debian/) ----
+# make deb copies the tree's files (tracked and untracked-but-not-ignored) into
+# $(DEB_DIR)/lutorch-$(VERSION) and runs dpkg-buildpackage there, so the checkout and its
+# build/ stay as they are; the .debs land in $(DEB_DIR). tests/pkg/deb_check.sh runs lintian
+# on them and installs them on a clean Debian (a debootstrap chroot).
+DEB_DIR ?= $(BUILD)/deb
+DEB_PKGS = debhelper dpkg-dev fakeroot
+deb:
+	@missing=""; for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | \
+	  grep -q "install ok installed" || missing="$$missing $$p"; done; \
+	  if [ -n "$$missing" ]; then echo "make deb needs:$$missing (apt-get install$$missing)"; exit 1; fi
+	rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)/lutorch-$(VERSION)
+	git ls-files -co --exclude-standard -z | xargs -0 cp --parents -t $(DEB_DIR)/lutorch-$(VERSION)
+	cd $(DEB_DIR)/lutorch-$(VERSION) && dpkg-buildpackage -us -uc -b
+	@ls -1 $(DEB_DIR)/*.deb
+.PHONY: deb
+# ---- end of deb ----
