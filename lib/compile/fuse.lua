@@ -117,6 +117,18 @@ local function broadcastable(from, to)
   return true
 end
 
+local function numel(shape)
+  local n = 1
+  for i = 1, #shape do n = n * shape[i] end
+  return n
+end
+
+local function contiguous_strides(shape)
+  local st, acc = {}, 1
+  for i = #shape, 1, -1 do st[i] = acc; acc = acc * shape[i] end
+  return st
+end
+
 -- node's pointwise form: {op =, kind = "unary"|"binary", a = arg, b = arg, alpha =} where an
 -- arg is {ref = value} or {num = lua number}; nil when the node is not one the kernel does
 function M.pointwise(node, value_meta)
@@ -169,6 +181,40 @@ function M.pointwise(node, value_meta)
     return { op = name, kind = "binary", a = a, b = b, alpha = alpha, shape = out.shape, dtype = out.dtype }
   end
   return nil
+end
+
+-- node's row-normalization form, when it is a layer_norm over the last dimension of a
+-- contiguous float tensor with 1-D contiguous weight and bias (or none):
+-- {x =, w =, b =, eps =, D =, out =, node =, shape =, dtype =}; else nil
+function M.rownorm(node, vm)
+  if node.name ~= "layer_norm" or node.nres ~= 1 or node.nargs > 5 then return nil end
+  local o = node.outs[1]
+  local a = node.args
+  if not o.ref or o.alias or not (a[1] and a[1].ref) then return nil end
+  local xm = vm[a[1].ref]
+  if not ctype(xm.dtype) or #xm.shape == 0 then return nil end
+  local D = xm.shape[#xm.shape]
+  if D == 0 then return nil end
+  local ns = a[2] and a[2].const
+  if type(ns) == "number" then ns = { ns } end
+  if (type(ns) ~= "table" and type(ns) ~= "userdata") or #ns ~= 1 or ns[1] ~= D then return nil end
+  local cs = contiguous_strides(xm.shape)
+  for d = 1, #cs do if xm.shape[d] ~= 1 and xm.stride[d] ~= cs[d] then return nil end end
+  -- weight and bias: nil when absent, false when not of the kernel's form
+  local function vec(arg)
+    if arg == nil or (arg.ref == nil and arg.const == nil and arg.tbl == nil) then return nil end
+    if not arg.ref then return false end
+    local m = vm[arg.ref]
+    if m.dtype ~= xm.dtype or #m.shape ~= 1 or m.shape[1] ~= D or (D > 1 and m.stride[1] ~= 1) then return false end
+    return arg.ref
+  end
+  local w, b = vec(a[3]), vec(a[4])
+  if w == false or b == false then return nil end
+  local eps = a[5] and a[5].const
+  if eps == nil then eps = 1e-5 end
+  if type(eps) ~= "number" then return nil end
+  return { x = a[1].ref, w = w, b = b, eps = eps, D = D, out = o.ref, node = node,
+           shape = xm.shape, dtype = xm.dtype }
 end
 
 -- ---- scheduling ----
@@ -235,22 +281,31 @@ function M.plan(graph, opts)
       g.inputs, g.outputs = inputs, outputs
     end
   end
-  return steps
+  -- a layer_norm whose result feeds the pointwise group right after it: one kernel per row
+  -- (the row's statistics, then the normalized values go straight into the group's ops)
+  local merged = {}
+  local i = 1
+  while i <= #steps do
+    local s, nxt = steps[i], steps[i + 1]
+    local rn = s.kind == "node" and nxt and nxt.kind == "group" and M.rownorm(s.node, vm)
+    local g = nxt and nxt.group
+    local feeds = false
+    if rn and g.dtype == rn.dtype and same_shape(g.shape, rn.shape) then
+      for _, v in ipairs(g.inputs) do if v == rn.out then feeds = true end end
+    end
+    if feeds then
+      merged[#merged + 1] = { kind = "rowgroup", norm = rn, group = g,
+                              keep_norm = (last_use[rn.out] or 0) > g.last }
+      i = i + 2
+    else
+      merged[#merged + 1] = s
+      i = i + 1
+    end
+  end
+  return merged
 end
 
 -- ---- code generation ----
-
-local function numel(shape)
-  local n = 1
-  for i = 1, #shape do n = n * shape[i] end
-  return n
-end
-
-local function contiguous_strides(shape)
-  local st, acc = {}, 1
-  for i = #shape, 1, -1 do st[i] = acc; acc = acc * shape[i] end
-  return st
-end
 
 local function num_literal(x, T)
   if x == math.huge then return T == "float" and "INFINITY" or "((double)INFINITY)" end
@@ -292,14 +347,25 @@ local function offset_expr(meta, out_shape)
   return table.concat(terms, " + ")
 end
 
+-- the elements from a tensor's first one to its last, +1 (0 when empty)
+local function extent(m)
+  local e = 1
+  for d = 1, #m.shape do if m.shape[d] == 0 then return 0 end; e = e + (m.shape[d] - 1) * m.stride[d] end
+  return e
+end
+
 -- the loop body's loads of the inputs and the group's nodes, each into a register v<id>;
 -- returns the operand renderer and the registers
 -- (shared by the forward kernel and the backward one, which recomputes the forward)
-local function emit_forward_body(lines, g, vm, T)
+local function emit_forward_body(lines, g, vm, T, preset)
   local reg = {}
   for k, v in ipairs(g.inputs) do
-    lines[#lines + 1] = ("    const %s v%d = in%d[%s];"):format(T, v, k, offset_expr(vm[v], g.shape))
-    reg[v] = "v" .. v
+    if preset and preset[v] then
+      reg[v] = preset[v]
+    else
+      lines[#lines + 1] = ("    const %s v%d = in%d[%s];"):format(T, v, k, offset_expr(vm[v], g.shape))
+      reg[v] = "v" .. v
+    end
   end
   local function operand(a)
     if a.ref then return reg[a.ref] end
@@ -329,10 +395,7 @@ function M.source(g, vm, name)
   for k, v in ipairs(g.inputs) do
     lines[#lines + 1] = ("  const %s *restrict in%d = (const %s *)p[%d];"):format(T, k, T, k - 1)
     order[#order + 1] = v
-    local m = vm[v]
-    local e = 1
-    for d = 1, #m.shape do if m.shape[d] == 0 then e = 0 break end; e = e + (m.shape[d] - 1) * m.stride[d] end
-    extents[#extents + 1] = e
+    extents[#extents + 1] = extent(vm[v])
   end
   local nin = #g.inputs
   for k, v in ipairs(g.outputs) do
@@ -444,10 +507,7 @@ function M.backward_source(g, vm, name, need)
   for k, v in ipairs(g.inputs) do
     lines[#lines + 1] = ("  const %s *restrict in%d = (const %s *)p[%d];"):format(T, k, T, slot)
     slot = slot + 1
-    local m = vm[v]
-    local e = 1
-    for d = 1, #m.shape do if m.shape[d] == 0 then e = 0 break end; e = e + (m.shape[d] - 1) * m.stride[d] end
-    extents[#extents + 1] = e
+    extents[#extents + 1] = extent(vm[v])
   end
   for k = 1, #g.outputs do
     lines[#lines + 1] = ("  const %s *restrict gout%d = (const %s *)p[%d];"):format(T, k, T, slot)
@@ -505,6 +565,69 @@ function M.backward_source(g, vm, name, need)
   lines[#lines + 1] = "  }"
   lines[#lines + 1] = "}"
   return table.concat(lines, "\n") .. "\n", extents
+end
+
+--- row_source(rowgroup, value_meta, name): C source of a layer_norm fused with the pointwise
+--- group it feeds, over rows: the tensors it takes (the norm's input, weight and bias, the
+--- group's other inputs, the group's outputs, then the norm's result where it is kept) and
+--- the elements each pointer must reach
+function M.row_source(rg, vm, name)
+  local rn, g = rg.norm, rg.group
+  local T = ctype(g.dtype)
+  local D, n = rn.D, numel(g.shape)
+  local lines = { HELPERS, ("void %s(int64_t begin, int64_t end, char *const *p) {"):format(name) }
+  local order, extents = {}, {}
+  local function ptr(decl, v, e)
+    lines[#lines + 1] = (decl):format(#order)
+    order[#order + 1] = v
+    extents[#extents + 1] = e
+  end
+  ptr("  const " .. T .. " *restrict nx = (const " .. T .. " *)p[%d];", rn.x, n)
+  if rn.w then ptr("  const " .. T .. " *restrict nw = (const " .. T .. " *)p[%d];", rn.w, D) end
+  if rn.b then ptr("  const " .. T .. " *restrict nb = (const " .. T .. " *)p[%d];", rn.b, D) end
+  for k, v in ipairs(g.inputs) do
+    if v ~= rn.out then
+      ptr(("  const %s *restrict in%d = (const %s *)p[%%d];"):format(T, k, T), v, extent(vm[v]))
+    end
+  end
+  for k, v in ipairs(g.outputs) do
+    ptr(("  %s *restrict out%d = (%s *)p[%%d];"):format(T, k, T), v, n)
+  end
+  if rg.keep_norm then ptr("  " .. T .. " *restrict nout = (" .. T .. " *)p[%d];", rn.out, n) end
+  -- the row's mean and variance in double, in 8 independent lanes (vectorizable without
+  -- reassociation), two passes as the eager kernel does
+  lines[#lines + 1] = ("  const int64_t D = %d;"):format(D)
+  lines[#lines + 1] = "  for (int64_t r = begin; r < end; r++) {"
+  lines[#lines + 1] = "    const " .. T .. " *restrict xr = nx + r * D;"
+  lines[#lines + 1] = [[
+    double s8[8] = {0}, q8[8] = {0}, s = 0, q = 0;
+    int64_t j = 0;
+    for (; j + 8 <= D; j += 8) for (int l = 0; l < 8; l++) s8[l] += (double)xr[j + l];
+    for (; j < D; j++) s += (double)xr[j];
+    for (int l = 0; l < 8; l++) s += s8[l];
+    const double mean = s / (double)D;
+    for (j = 0; j + 8 <= D; j += 8) for (int l = 0; l < 8; l++) { double d = (double)xr[j + l] - mean; q8[l] += d * d; }
+    for (; j < D; j++) { double d = (double)xr[j] - mean; q += d * d; }
+    for (int l = 0; l < 8; l++) q += q8[l];]]
+  lines[#lines + 1] = ("    const %s tm = (%s)mean, trs = (%s)(1.0 / sqrt(q / (double)D + %s));"):format(
+    T, T, T, num_literal(rn.eps, "double"))
+  lines[#lines + 1] = "    for (int64_t c = 0; c < D; c++) {"
+  lines[#lines + 1] = "      const int64_t i = r * D + c;"
+  local e = "(xr[c] - tm) * trs"
+  if rn.w then e = e .. " * nw[c]" end
+  if rn.b then e = e .. " + nb[c]" end
+  lines[#lines + 1] = ("      const %s vn = %s;"):format(T, e)
+  if rg.keep_norm then lines[#lines + 1] = "      nout[i] = vn;" end
+  local body = {}
+  emit_forward_body(body, g, vm, T, { [rn.out] = "vn" })
+  for _, l in ipairs(body) do lines[#lines + 1] = "  " .. l end
+  for k, v in ipairs(g.outputs) do
+    lines[#lines + 1] = ("      out%d[i] = v%d;"):format(k, v)
+  end
+  lines[#lines + 1] = "    }"
+  lines[#lines + 1] = "  }"
+  lines[#lines + 1] = "}"
+  return table.concat(lines, "\n") .. "\n", order, extents
 end
 
 M.numel = numel

@@ -295,6 +295,20 @@ local function run_group(step, vals, vm)
   return true
 end
 
+-- a pointwise group's compiled step appended to out (its nodes, where the kernel could not
+-- be had)
+local function compile_group(g, vm, out)
+  local src, _, extents = fuse.source(g, vm, "lt_kernel")
+  local k, err = kernel(src, "lt_kernel")
+  if debug_on() then log("kernel (%d ops):\n%s", #g.nodes, src) end
+  if k then
+    out[#out + 1] = { kind = "group", group = g, kernel = k, extents = extents, numel = fuse.numel(g.shape) }
+  else
+    io.stderr:write("torch.compile: warning: a fused kernel did not compile; its ops run eagerly: ", err, "\n")
+    for _, pw in ipairs(g.nodes) do out[#out + 1] = { kind = "node", node = pw.node } end
+  end
+end
+
 -- the compiled form of a graph: its steps, kernels loaded (a group whose kernel could not be
 -- had runs its nodes)
 local function compile_graph(graph)
@@ -303,21 +317,70 @@ local function compile_graph(graph)
   local out = {}
   for _, s in ipairs(steps) do
     if s.kind == "group" then
-      local name = "lt_kernel"
-      local src, order, extents = fuse.source(s.group, vm, name)
-      local k, err = kernel(src, name)
-      if debug_on() then log("kernel (%d ops):\n%s", #s.group.nodes, src) end
+      compile_group(s.group, vm, out)
+    elseif s.kind == "rowgroup" then
+      local src, order, extents = fuse.row_source(s, vm, "lt_kernel")
+      local k, err = kernel(src, "lt_kernel")
+      if debug_on() then log("row kernel (layer_norm and %d ops):\n%s", #s.group.nodes, src) end
       if k then
-        out[#out + 1] = { kind = "group", group = s.group, kernel = k, extents = extents, numel = fuse.numel(s.group.shape) }
+        s.kernel, s.order, s.extents = k, order, extents
+        s.nin = #order - #s.group.outputs - (s.keep_norm and 1 or 0)
+        s.rows = fuse.numel(s.group.shape) // s.norm.D
+        out[#out + 1] = s
       else
         io.stderr:write("torch.compile: warning: a fused kernel did not compile; its ops run eagerly: ", err, "\n")
-        for _, pw in ipairs(s.group.nodes) do out[#out + 1] = { kind = "node", node = pw.node } end
+        out[#out + 1] = { kind = "node", node = s.norm.node }
+        compile_group(s.group, vm, out)
       end
     else
       out[#out + 1] = s
     end
   end
   return out
+end
+
+local run_steps
+
+-- a layer_norm fused with the group it feeds: the row kernel; under autograd, the norm's op
+-- and then the group's own kernel (compiled on first need), whose backward exists
+local function run_rowgroup(s, vals, vm)
+  local rn, g = s.norm, s.group
+  local ts = {}
+  for i = 1, s.nin do ts[i] = vals[s.order[i]] end
+  if torch.is_grad_enabled() then
+    for i = 1, s.nin do
+      if ts[i].requires_grad then
+        run_node(rn.node, vals)
+        if not s.plain then s.plain = {}; compile_group(g, vm, s.plain) end
+        return run_steps(s.plain, vals, vm)
+      end
+    end
+  end
+  local outs = {}
+  for k = 1, #g.outputs do
+    outs[k] = torch.empty(g.shape, { dtype = g.dtype })
+    ts[#ts + 1] = outs[k]
+  end
+  local nout
+  if s.keep_norm then nout = torch.empty(g.shape, { dtype = g.dtype }); ts[#ts + 1] = nout end
+  torch._compiled_run(s.kernel, s.rows, math.max(1, M.config.grain // rn.D), ts, s.extents)
+  for k, v in ipairs(g.outputs) do vals[v] = outs[k] end
+  if nout then vals[rn.out] = nout end
+end
+
+function run_steps(steps, vals, vm)
+  for _, s in ipairs(steps) do
+    if s.kind == "group" then
+      if not run_group(s, vals, vm) then
+        -- a group with an op that has no derivative rule, under autograd: its ops one by one
+        for _, pw in ipairs(s.group.nodes) do run_node(pw.node, vals) end
+      end
+    elseif s.kind == "rowgroup" then
+      run_rowgroup(s, vals, vm)
+    else
+      run_node(s.node, vals)
+    end
+  end
 end
 
 local function run_graph(entry, args)
@@ -327,16 +390,7 @@ local function run_graph(entry, args)
     if inp.kind == "arg" then vals[inp.value] = args[inp.index]
     else vals[inp.value] = graph.lifted[inp.index].tensor end
   end
-  for _, s in ipairs(entry.steps) do
-    if s.kind == "group" then
-      if not run_group(s, vals, graph.value_meta) then
-        -- a group with an op that has no derivative rule, under autograd: its ops one by one
-        for _, pw in ipairs(s.group.nodes) do run_node(pw.node, vals) end
-      end
-    else
-      run_node(s.node, vals)
-    end
-  end
+  run_steps(entry.steps, vals, graph.value_meta)
   local res = {}
   for i = 1, graph.noutputs do res[i] = resolve(graph.outputs[i], vals) end
   return table.unpack(res, 1, graph.noutputs)
@@ -490,7 +544,7 @@ function Compiled:graphs()
   for i, e in ipairs(self.entries) do
     local ops, k = {}, 0
     for j, n in ipairs(e.graph.nodes) do ops[j] = n.name end
-    for _, s in ipairs(e.steps) do if s.kind == "group" then k = k + 1 end end
+    for _, s in ipairs(e.steps) do if s.kind == "group" or s.kind == "rowgroup" then k = k + 1 end end
     out[i] = { ops = ops, kernels = k }
   end
   return out

@@ -213,12 +213,40 @@ T.test("training: a fused run is one autograd node whose backward is a generated
     { torch.randn(3, 4, { dtype = torch.float64, requires_grad = true }) }))
 end)
 
-T.test("layer norm + GELU + residual: layer_norm a call, the rest one kernel", function()
-  local ln = nn.LayerNorm(64)
-  local fn = function(x) return x + F.gelu(ln(x)) * 0.5 end
-  local f = torch.compile(fn)
-  local x = torch.randn(32, 64)
-  torch.no_grad(function() T.ok(rel_err(f(x), fn(x)) < 1e-5) end)
+T.test("layer norm + GELU + residual: one row kernel, the same values as eager", function()
+  for _, dt in ipairs({ torch.float32, torch.float64 }) do
+    local tol = dt == torch.float32 and 1e-5 or 1e-12
+    local ln = nn.LayerNorm(67, { dtype = dt })
+    torch.no_grad(function() ln.weight:uniform_(0.5, 1.5); ln.bias:uniform_(-0.5, 0.5) end)
+    local fn = function(x, r) return x + F.gelu(ln(x)) * 0.5 + r end
+    local f = torch.compile(fn)
+    local x, r = torch.randn(3, 33, 67, { dtype = dt }), torch.randn(67, { dtype = dt })
+    torch.no_grad(function()
+      T.ok(rel_err(f(x, r), fn(x, r)) < tol, tostring(dt))
+      T.eq(f:graphs()[1].kernels, 1, "layer_norm fused into the pointwise kernel")
+    end)
+    -- under autograd: the same gradients for the input, the weight and the bias
+    local xg = x:clone():requires_grad_()
+    f(xg, r):sum():backward()
+    local gx, gw, gb = xg.grad:clone(), ln.weight.grad:clone(), ln.bias.grad:clone()
+    xg.grad = nil; ln:zero_grad()
+    fn(xg, r):sum():backward()
+    T.ok(rel_err(gx, xg.grad) < tol and rel_err(gw, ln.weight.grad) < tol and rel_err(gb, ln.bias.grad) < tol,
+         "gradients " .. tostring(dt))
+  end
+  -- no affine, the normalized values also returned, a row length under the 8 lanes, eps
+  local g = torch.compile(function(x) local y = F.layer_norm(x, { 5 }, nil, nil, 1e-3); return torch.tanh(y) - x, y end)
+  local x = torch.randn(7, 5, { dtype = torch.float64 })
+  local a1, a2 = g(x)
+  local y = F.layer_norm(x, { 5 }, nil, nil, 1e-3)
+  T.ok(rel_err(a1, torch.tanh(y) - x) < 1e-12 and rel_err(a2, y) < 1e-12)
+  -- a non-contiguous input and a norm over two dimensions are left to the eager layer_norm
+  local h = torch.compile(function(x) return F.layer_norm(x, { 6 }) * 2 + 1 end)
+  local xt = torch.randn(6, 4):t()
+  T.ok(rel_err(h(xt), F.layer_norm(xt, { 6 }) * 2 + 1) < 1e-5)
+  local k = torch.compile(function(x) return F.layer_norm(x, { 3, 4 }) + 1 end)
+  local x3 = torch.randn(2, 3, 4)
+  T.ok(rel_err(k(x3), F.layer_norm(x3, { 3, 4 }) + 1) < 1e-5)
 end)
 
 T.test("the disk cache: a reset process finds the kernel; a corrupt entry is rebuilt", function()
