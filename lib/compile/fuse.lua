@@ -217,6 +217,23 @@ function M.rownorm(node, vm)
            shape = xm.shape, dtype = xm.dtype }
 end
 
+-- node's row-softmax form, when it is softmax or log_softmax over the last dimension of a
+-- float tensor with no dtype conversion: {log =, x =, out =, D =, node =}; else nil
+function M.rowsoftmax(node, vm)
+  if (node.name ~= "softmax" and node.name ~= "log_softmax") or node.nres ~= 1 or node.nargs > 3 then return nil end
+  local o, a = node.outs[1], node.args
+  if not o.ref or o.alias or not (a[1] and a[1].ref) then return nil end
+  if a[3] and (a[3].ref or a[3].tbl or a[3].const ~= nil) then return nil end
+  local xm = vm[a[1].ref]
+  local nd = #xm.shape
+  if not ctype(xm.dtype) or nd == 0 or vm[o.ref].dtype ~= xm.dtype then return nil end
+  local dim = a[2] and a[2].const
+  if dim ~= -1 and dim ~= nd then return nil end
+  local D = xm.shape[nd]
+  if D == 0 then return nil end
+  return { log = node.name == "log_softmax", x = a[1].ref, out = o.ref, D = D, node = node }
+end
+
 -- ---- scheduling ----
 
 --- plan(graph): the steps to run: {kind = "node", node =} or {kind = "kernel", ...}
@@ -293,9 +310,19 @@ function M.plan(graph, opts)
     if rn and g.dtype == rn.dtype and same_shape(g.shape, rn.shape) then
       for _, v in ipairs(g.inputs) do if v == rn.out then feeds = true end end
     end
+    -- a pointwise group whose result (used by nothing else) goes into a softmax over rows:
+    -- the group's values are stored in the softmax's output row, which is then normalized
+    local sm = not feeds and s.kind == "group" and nxt and nxt.kind == "node" and M.rowsoftmax(nxt.node, vm)
+    local into = false
+    if sm and s.group.dtype == vm[sm.x].dtype and last_use[sm.x] == s.group.last + 1 then
+      for _, v in ipairs(s.group.outputs) do if v == sm.x then into = true end end
+    end
     if feeds then
       merged[#merged + 1] = { kind = "rowgroup", norm = rn, group = g,
                               keep_norm = (last_use[rn.out] or 0) > g.last }
+      i = i + 2
+    elseif into and graph.nodes[s.group.last + 1] == nxt.node then
+      merged[#merged + 1] = { kind = "softmaxgroup", softmax = sm, group = s.group }
       i = i + 2
     else
       merged[#merged + 1] = s
@@ -318,7 +345,9 @@ end
 
 -- the C offset expression of element i of the output in a tensor of this meta (broadcast
 -- to out_shape): i itself when the layouts agree, else i decomposed by the output's sizes
-local function offset_expr(meta, out_shape)
+-- (rows: in a row kernel, where i = r * D + c with D the last size, so the last dimension's
+-- index is c and the others come from r, without a division per element)
+local function offset_expr(meta, out_shape, rows)
   local shape, stride = meta.shape, meta.stride
   local n = #out_shape
   local off = n - #shape
@@ -339,8 +368,17 @@ local function offset_expr(meta, out_shape)
   for d = 1, n do
     if out_shape[d] ~= 1 and st[d] ~= 0 then
       local inner = cs[d]
-      local e = inner == 1 and "i" or ("(i / %d)"):format(inner)
-      if d > 1 then e = ("(%s %% %d)"):format(e, out_shape[d]) end
+      local e
+      if rows and d == n then
+        e = "c"
+      elseif rows then
+        inner = inner // out_shape[n]
+        e = inner == 1 and "r" or ("(r / %d)"):format(inner)
+        if d > 1 then e = ("(%s %% %d)"):format(e, out_shape[d]) end
+      else
+        e = inner == 1 and "i" or ("(i / %d)"):format(inner)
+        if d > 1 then e = ("(%s %% %d)"):format(e, out_shape[d]) end
+      end
       terms[#terms + 1] = st[d] == 1 and e or ("%s * %d"):format(e, st[d])
     end
   end
@@ -357,13 +395,13 @@ end
 -- the loop body's loads of the inputs and the group's nodes, each into a register v<id>;
 -- returns the operand renderer and the registers
 -- (shared by the forward kernel and the backward one, which recomputes the forward)
-local function emit_forward_body(lines, g, vm, T, preset)
+local function emit_forward_body(lines, g, vm, T, preset, rows)
   local reg = {}
   for k, v in ipairs(g.inputs) do
     if preset and preset[v] then
       reg[v] = preset[v]
     else
-      lines[#lines + 1] = ("    const %s v%d = in%d[%s];"):format(T, v, k, offset_expr(vm[v], g.shape))
+      lines[#lines + 1] = ("    const %s v%d = in%d[%s];"):format(T, v, k, offset_expr(vm[v], g.shape, rows))
       reg[v] = "v" .. v
     end
   end
@@ -619,12 +657,78 @@ function M.row_source(rg, vm, name)
   lines[#lines + 1] = ("      const %s vn = %s;"):format(T, e)
   if rg.keep_norm then lines[#lines + 1] = "      nout[i] = vn;" end
   local body = {}
-  emit_forward_body(body, g, vm, T, { [rn.out] = "vn" })
+  emit_forward_body(body, g, vm, T, { [rn.out] = "vn" }, true)
   for _, l in ipairs(body) do lines[#lines + 1] = "  " .. l end
   for k, v in ipairs(g.outputs) do
     lines[#lines + 1] = ("      out%d[i] = v%d;"):format(k, v)
   end
   lines[#lines + 1] = "    }"
+  lines[#lines + 1] = "  }"
+  lines[#lines + 1] = "}"
+  return table.concat(lines, "\n") .. "\n", order, extents
+end
+
+--- softmax_source(softmaxgroup, value_meta, name): C source of a pointwise group fused with
+--- the softmax (or log_softmax) over rows of one of its results: the tensors it takes (the
+--- group's inputs, its other outputs, the softmax's output) and the elements each must reach
+function M.softmax_source(sg, vm, name)
+  local sm, g = sg.softmax, sg.group
+  local T = ctype(g.dtype)
+  local D, n = sm.D, numel(g.shape)
+  local lines = { HELPERS, ("void %s(int64_t begin, int64_t end, char *const *p) {"):format(name) }
+  local order, extents = {}, {}
+  local function ptr(decl, v, e)
+    lines[#lines + 1] = (decl):format(#order)
+    order[#order + 1] = v
+    extents[#extents + 1] = e
+  end
+  for k, v in ipairs(g.inputs) do
+    ptr(("  const %s *restrict in%d = (const %s *)p[%%d];"):format(T, k, T), v, extent(vm[v]))
+  end
+  for k, v in ipairs(g.outputs) do
+    if v ~= sm.x then ptr(("  %s *restrict out%d = (%s *)p[%%d];"):format(T, k, T), v, n) end
+  end
+  ptr("  " .. T .. " *restrict sout = (" .. T .. " *)p[%d];", sm.out, n)
+  local EXP = T == "float" and "lt_exp_float" or "exp"
+  lines[#lines + 1] = ("  const int64_t D = %d;"):format(D)
+  lines[#lines + 1] = "  for (int64_t r = begin; r < end; r++) {"
+  lines[#lines + 1] = "    " .. T .. " *restrict so = sout + r * D;"
+  lines[#lines + 1] = "    for (int64_t c = 0; c < D; c++) {"
+  lines[#lines + 1] = "      const int64_t i = r * D + c;"
+  local body = {}
+  emit_forward_body(body, g, vm, T, nil, true)
+  for _, l in ipairs(body) do lines[#lines + 1] = "  " .. l end
+  for k, v in ipairs(g.outputs) do
+    if v ~= sm.x then lines[#lines + 1] = ("      out%d[i] = v%d;"):format(k, v) end
+  end
+  lines[#lines + 1] = ("      so[c] = v%d;"):format(sm.x)
+  lines[#lines + 1] = "    }"
+  -- the row's maximum and the sum of exponentials, each in 8 independent lanes (a NaN in
+  -- the row makes the sum NaN, and so every result, as in eager)
+  lines[#lines + 1] = ([[
+    @T@ m8[8], m;
+    int64_t j = 0;
+    for (int l = 0; l < 8; l++) m8[l] = -INFINITY;
+    for (; j + 8 <= D; j += 8) for (int l = 0; l < 8; l++) m8[l] = so[j + l] > m8[l] ? so[j + l] : m8[l];
+    m = -INFINITY;
+    for (int l = 0; l < 8; l++) m = m8[l] > m ? m8[l] : m;
+    for (; j < D; j++) m = so[j] > m ? so[j] : m;
+    double s8[8] = {0}, s = 0;]]):gsub("@T@", T)
+  if sm.log then
+    lines[#lines + 1] = ([[
+    for (j = 0; j + 8 <= D; j += 8) for (int l = 0; l < 8; l++) s8[l] += (double)EXP(so[j + l] - m);
+    for (; j < D; j++) s += (double)EXP(so[j] - m);
+    for (int l = 0; l < 8; l++) s += s8[l];
+    const @T@ lse = m + (@T@)log(s);
+    for (j = 0; j < D; j++) so[j] = so[j] - lse;]]):gsub("EXP", EXP):gsub("@T@", T)
+  else
+    lines[#lines + 1] = ([[
+    for (j = 0; j + 8 <= D; j += 8) for (int l = 0; l < 8; l++) { @T@ e = EXP(so[j + l] - m); so[j + l] = e; s8[l] += (double)e; }
+    for (; j < D; j++) { @T@ e = EXP(so[j] - m); so[j] = e; s += (double)e; }
+    for (int l = 0; l < 8; l++) s += s8[l];
+    const @T@ inv = (@T@)(1.0 / s);
+    for (j = 0; j < D; j++) so[j] *= inv;]]):gsub("EXP", EXP):gsub("@T@", T)
+  end
   lines[#lines + 1] = "  }"
   lines[#lines + 1] = "}"
   return table.concat(lines, "\n") .. "\n", order, extents

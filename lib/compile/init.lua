@@ -318,19 +318,34 @@ local function compile_graph(graph)
   for _, s in ipairs(steps) do
     if s.kind == "group" then
       compile_group(s.group, vm, out)
-    elseif s.kind == "rowgroup" then
-      local src, order, extents = fuse.row_source(s, vm, "lt_kernel")
+    elseif s.kind == "rowgroup" or s.kind == "softmaxgroup" then
+      -- a row kernel: the op before or after the group (layer_norm, softmax) fused with it;
+      -- outvals: the values of its output pointers, in order
+      local g, src, order, extents = s.group
+      local outvals = {}
+      if s.kind == "rowgroup" then
+        src, order, extents = fuse.row_source(s, vm, "lt_kernel")
+        for _, v in ipairs(g.outputs) do outvals[#outvals + 1] = v end
+        if s.keep_norm then outvals[#outvals + 1] = s.norm.out end
+        s.before, s.D = s.norm.node, s.norm.D
+      else
+        src, order, extents = fuse.softmax_source(s, vm, "lt_kernel")
+        for _, v in ipairs(g.outputs) do if v ~= s.softmax.x then outvals[#outvals + 1] = v end end
+        outvals[#outvals + 1] = s.softmax.out
+        s.after, s.D = s.softmax.node, s.softmax.D
+      end
       local k, err = kernel(src, "lt_kernel")
-      if debug_on() then log("row kernel (layer_norm and %d ops):\n%s", #s.group.nodes, src) end
+      if debug_on() then log("row kernel (%s and %d ops):\n%s", (s.before or s.after).name, #g.nodes, src) end
       if k then
-        s.kernel, s.order, s.extents = k, order, extents
-        s.nin = #order - #s.group.outputs - (s.keep_norm and 1 or 0)
-        s.rows = fuse.numel(s.group.shape) // s.norm.D
+        s.kernel, s.order, s.extents, s.outvals = k, order, extents, outvals
+        s.nin = #order - #outvals
+        s.rows = fuse.numel(g.shape) // s.D
         out[#out + 1] = s
       else
         io.stderr:write("torch.compile: warning: a fused kernel did not compile; its ops run eagerly: ", err, "\n")
-        out[#out + 1] = { kind = "node", node = s.norm.node }
-        compile_group(s.group, vm, out)
+        if s.before then out[#out + 1] = { kind = "node", node = s.before } end
+        compile_group(g, vm, out)
+        if s.after then out[#out + 1] = { kind = "node", node = s.after } end
       end
     else
       out[#out + 1] = s
@@ -341,31 +356,30 @@ end
 
 local run_steps
 
--- a layer_norm fused with the group it feeds: the row kernel; under autograd, the norm's op
--- and then the group's own kernel (compiled on first need), whose backward exists
-local function run_rowgroup(s, vals, vm)
-  local rn, g = s.norm, s.group
+-- a row kernel (a layer_norm before the group, or a softmax after it); under autograd, that
+-- op as itself and the group's own kernel (compiled on first need), whose backward exists
+local function run_rows(s, vals, vm)
+  local g = s.group
   local ts = {}
   for i = 1, s.nin do ts[i] = vals[s.order[i]] end
   if torch.is_grad_enabled() then
     for i = 1, s.nin do
       if ts[i].requires_grad then
-        run_node(rn.node, vals)
+        if s.before then run_node(s.before, vals) end
         if not s.plain then s.plain = {}; compile_group(g, vm, s.plain) end
-        return run_steps(s.plain, vals, vm)
+        run_steps(s.plain, vals, vm)
+        if s.after then run_node(s.after, vals) end
+        return
       end
     end
   end
   local outs = {}
-  for k = 1, #g.outputs do
+  for k = 1, #s.outvals do
     outs[k] = torch.empty(g.shape, { dtype = g.dtype })
     ts[#ts + 1] = outs[k]
   end
-  local nout
-  if s.keep_norm then nout = torch.empty(g.shape, { dtype = g.dtype }); ts[#ts + 1] = nout end
-  torch._compiled_run(s.kernel, s.rows, math.max(1, M.config.grain // rn.D), ts, s.extents)
-  for k, v in ipairs(g.outputs) do vals[v] = outs[k] end
-  if nout then vals[rn.out] = nout end
+  torch._compiled_run(s.kernel, s.rows, math.max(1, M.config.grain // s.D), ts, s.extents)
+  for k, v in ipairs(s.outvals) do vals[v] = outs[k] end
 end
 
 function run_steps(steps, vals, vm)
@@ -375,8 +389,8 @@ function run_steps(steps, vals, vm)
         -- a group with an op that has no derivative rule, under autograd: its ops one by one
         for _, pw in ipairs(s.group.nodes) do run_node(pw.node, vals) end
       end
-    elseif s.kind == "rowgroup" then
-      run_rowgroup(s, vals, vm)
+    elseif s.kind == "rowgroup" or s.kind == "softmaxgroup" then
+      run_rows(s, vals, vm)
     else
       run_node(s.node, vals)
     end
@@ -544,7 +558,7 @@ function Compiled:graphs()
   for i, e in ipairs(self.entries) do
     local ops, k = {}, 0
     for j, n in ipairs(e.graph.nodes) do ops[j] = n.name end
-    for _, s in ipairs(e.steps) do if s.kind == "group" or s.kind == "rowgroup" then k = k + 1 end end
+    for _, s in ipairs(e.steps) do if s.kind ~= "node" then k = k + 1 end end
     out[i] = { ops = ops, kernels = k }
   end
   return out

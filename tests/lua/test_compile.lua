@@ -249,6 +249,41 @@ T.test("layer norm + GELU + residual: one row kernel, the same values as eager",
   T.ok(rel_err(k(x3), F.layer_norm(x3, { 3, 4 }) + 1) < 1e-5)
 end)
 
+T.test("a pointwise run into softmax / log_softmax over the last dimension: one row kernel", function()
+  for _, dt in ipairs({ torch.float32, torch.float64 }) do
+    local tol = dt == torch.float32 and 1e-5 or 1e-12
+    local fn = function(q, mask) return F.softmax(q * 0.125 + mask, -1) end
+    local f = torch.compile(fn)
+    local q, mask = torch.randn(2, 9, 37, { dtype = dt }) * 10, torch.randn(2, 1, 37, { dtype = dt })
+    torch.no_grad(function()
+      T.ok(rel_err(f(q, mask), fn(q, mask)) < tol, "softmax " .. tostring(dt))
+      T.eq(f:graphs()[1].kernels, 1, "softmax fused into the pointwise kernel")
+    end)
+    -- log_softmax, with dim given as the last index, and a value of the run also returned
+    local gn = function(x) local a = torch.tanh(x); return F.log_softmax(a * 3, 3), a end
+    local g = torch.compile(gn)
+    local a1, a2 = g(q)
+    local b1, b2 = gn(q)
+    T.ok(rel_err(a1, b1) < tol and rel_err(a2, b2) < tol, "log_softmax " .. tostring(dt))
+    -- rows of -inf and NaN give what eager gives
+    local bad = torch.randn(3, 6, { dtype = dt })
+    bad[1]:fill_(-math.huge); bad[2][3] = 0 / 0
+    local e, c = fn(bad, torch.zeros(6, { dtype = dt })), f(bad, torch.zeros(6, { dtype = dt }))
+    T.ok(torch.equal(e:isnan(), c:isnan()), "NaN rows as eager")
+    T.ok(rel_err(c[3], e[3]) < tol)
+    -- under autograd: the same gradients
+    local qg = q:clone():requires_grad_()
+    f(qg, mask):pow(2):sum():backward()
+    local gq = qg.grad:clone(); qg.grad = nil
+    fn(qg, mask):pow(2):sum():backward()
+    T.ok(rel_err(gq, qg.grad) < tol, "gradients " .. tostring(dt))
+  end
+  -- softmax over another dimension, or of a value used again, stays an op
+  local h = torch.compile(function(x) local y = x * 2; return F.softmax(y, 1) + y end)
+  local x = torch.randn(5, 4)
+  T.ok(rel_err(h(x), F.softmax(x * 2, 1) + x * 2) < 1e-5)
+end)
+
 T.test("the disk cache: a reset process finds the kernel; a corrupt entry is rebuilt", function()
   local fn = function(x) return torch.tanh(x) * 3 + x end
   torch.compiler.reset()
