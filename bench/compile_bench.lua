@@ -3,6 +3,8 @@
 --   chain_*       x * sigmoid(x) * y + z on 16M float32 (4 ops; eager reads and writes 16M
 --                 floats per op, the fused kernel once)
 --   lngelu_*      x + gelu(layer_norm(x)) on 4096 x 1024 float32, no_grad
+--   softmax_*     softmax(s * 0.125 + mask, -1) on 4096 x 1024 float32 (attention's scores with
+--                 a broadcast mask), no_grad
 --   mlp_train_*   forward + backward of a GELU MLP block with residual (x + W2 gelu(W1 x + b1)),
 --                 8192 x 256 -> 1024 -> 256, float32
 --   first_compile a new graph's first call (trace + cc), cached_start its first call in a
@@ -28,6 +30,14 @@ local lngelu_c = torch.compile(lngelu)
 torch.no_grad(function()
   T:bench("lngelu_eager", 5, function(n) for _ = 1, n do lngelu(xl) end end)
   T:bench("lngelu_compiled", 5, function(n) for _ = 1, n do lngelu_c(xl) end end)
+end)
+
+local mask = torch.randn(1024)
+local attn = function(s) return F.softmax(s * 0.125 + mask, -1) end
+local attn_c = torch.compile(attn)
+torch.no_grad(function()
+  T:bench("softmax_eager", 5, function(n) for _ = 1, n do attn(xl) end end)
+  T:bench("softmax_compiled", 5, function(n) for _ = 1, n do attn_c(xl) end end)
 end)
 
 local fc1, fc2 = nn.Linear(256, 1024), nn.Linear(1024, 256)

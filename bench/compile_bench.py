@@ -14,6 +14,8 @@ bench("chain_eager", 3, lambda n: [a * torch.sigmoid(a) * b + c for _ in range(n
 ln = nn.LayerNorm(1024); xl = torch.randn(4096, 1024)
 with torch.no_grad():
     bench("lngelu_eager", 5, lambda n: [xl + F.gelu(ln(xl)) for _ in range(n)])
+    mask = torch.randn(1024)
+    bench("softmax_eager", 5, lambda n: [F.softmax(xl * 0.125 + mask, -1) for _ in range(n)])
 fc1, fc2 = nn.Linear(256, 1024), nn.Linear(1024, 256); xm = torch.randn(8192, 256)
 def train(n):
     for _ in range(n):
