@@ -17,6 +17,8 @@ SAN ?=
 DEPS_PKGS = gcc make pkg-config lua5.4 liblua5.4-dev libopenblas-dev libreadline-dev zlib1g-dev \
             libjansson-dev libzip-dev libopenmpi-dev openmpi-bin \
             python3-numpy python3-torch time dataset-fashion-mnist gnuplot-nox fortunes
+# lib/image: the PNG and JPEG codecs (src/serial/png.c, jpeg.c); its tests compare with Pillow
+DEPS_PKGS += libpng-dev libjpeg62-turbo-dev python3-pil
 # tests/lua/test_special.lua's reference values (tests/lua/scipyref.lua: scipy.special and mpmath)
 DEPS_PKGS += python3-scipy python3-mpmath
 PKG_CFLAGS := $(shell pkg-config --cflags lua5.4 openblas jansson libzip 2>/dev/null)
@@ -25,7 +27,7 @@ LUA_LIBS := $(shell pkg-config --libs lua5.4 2>/dev/null)
 CFLAGS_BASE = -std=gnu11 $(OPT) -g -fPIC -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
               -D_GNU_SOURCE -fno-math-errno $(PKG_CFLAGS) -I$(BUILD)/gen -Isrc $(SAN)
 CFLAGS += $(CFLAGS_BASE)
-LIBS = $(PKG_LIBS) -lz -lpthread -lm -ldl
+LIBS = $(PKG_LIBS) -lpng16 -ljpeg -lz -lpthread -lm -ldl
 LUA = lua5.4
 
 # the library, layer by layer (ARCHITECTURE.md): core, dispatcher, shape inference, the CPU
