@@ -191,7 +191,7 @@ image.decode = image.decode_image
 ------------------------------------------------------------------------------
 -- encoding
 ------------------------------------------------------------------------------
--- x as a contiguous uint8 [C, H, W]: floating images are clamped to [0, 1] and rounded
+-- x as a contiguous uint8 [C, H, W]: floating images are clamped to [0, 1], scaled and rounded
 local function to_uint8(fname, x, argname)
   check_image(fname, x, argname)
   if x:dim() == 2 then x = x:unsqueeze(1) end
@@ -207,7 +207,8 @@ local function to_uint8(fname, x, argname)
     fail(fname, "argument '%s' has dtype %s: save uint8 (0..255) or floating ([0, 1]) images", argname or "input",
       dt.name)
   end
-  return x:to(torch.float32):clamp(0, 1):mul(255):round():to(torch.uint8):contiguous()
+  -- x * 255 rounded half up, as torchvision's save_image (add 0.5, truncate)
+  return x:to(torch.float32):clamp(0, 1):mul(255):add(0.5):floor():to(torch.uint8):contiguous()
 end
 
 local function check_level(fname, v)
@@ -325,15 +326,16 @@ local AA = {
   end },
 }
 
--- the [out, in] matrix that resamples one axis: row o holds the weights of output o
-local function resample_matrix(n_in, n_out, mode, antialias, dt)
+-- the taps that resample one axis of n_in samples to n_out: for each output o, the inputs
+-- it reads and their weights, as two [n_out, T] lists (0-based input indices; unused taps
+-- have weight 0)
+local function resample_taps(n_in, n_out, mode, antialias)
   local scale = n_in / n_out
-  local w = {}
+  local idx, wts, T = {}, {}, 0
   for o = 1, n_out do
-    local row = {}
-    for i = 1, n_in do row[i] = 0 end
+    local ii, ww = {}, {}
     if antialias then
-      -- PyTorch's _upsample_*_aa: the filter widened by the scale when shrinking, weights
+      -- PyTorch's _upsample_*_aa: the filter widened by the scale when shrinking, the weights
       -- normalised over the taps inside the input
       local flt = AA[mode]
       local sc = math.max(scale, 1)
@@ -344,29 +346,47 @@ local function resample_matrix(n_in, n_out, mode, antialias, dt)
       local total = 0
       for j = xmin, xmax - 1 do
         local v = flt.f((j - center + 0.5) / sc)
-        row[j + 1] = v
+        ii[#ii + 1], ww[#ww + 1] = j, v
         total = total + v
       end
-      if total ~= 0 then for j = xmin, xmax - 1 do row[j + 1] = row[j + 1] / total end end
+      if total ~= 0 then for k = 1, #ww do ww[k] = ww[k] / total end end
     elseif mode == "bicubic" then
+      -- PyTorch's upsample_bicubic2d: four taps around the source position, clamped at the edges
       local real = scale * (o - 1 + 0.5) - 0.5
       local i0 = math.floor(real)
-      local ws = { cubic_weights(real - i0) }
-      for k = 0, 3 do
-        local idx = math.min(math.max(i0 - 1 + k, 0), n_in - 1)
-        row[idx + 1] = row[idx + 1] + ws[k + 1]
-      end
+      local w4 = { cubic_weights(real - i0) }
+      for k = 0, 3 do ii[k + 1], ww[k + 1] = math.min(math.max(i0 - 1 + k, 0), n_in - 1), w4[k + 1] end
     else   -- bilinear
       local real = math.max(scale * (o - 1 + 0.5) - 0.5, 0)
       local i0 = math.floor(real)
-      local i1 = i0 < n_in - 1 and i0 + 1 or i0
       local l1 = real - i0
-      row[i0 + 1] = row[i0 + 1] + (1 - l1)
-      row[i1 + 1] = row[i1 + 1] + l1
+      ii[1], ww[1] = i0, 1 - l1
+      ii[2], ww[2] = i0 < n_in - 1 and i0 + 1 or i0, l1
     end
-    w[o] = row
+    idx[o], wts[o] = ii, ww
+    if #ii > T then T = #ii end
   end
-  return torch.tensor(w, { dtype = dt })
+  return idx, wts, T
+end
+
+-- b ([N, C, H, W]) resampled along dim d (3 or 4) to n_out samples: a weighted sum of T
+-- index_selects, so the cost is the output's size times the taps
+local function resample_axis(b, d, n_out, mode, antialias)
+  local idx, wts, T = resample_taps(b:size(d), n_out, mode, antialias)
+  local y
+  for t = 1, T do
+    local it, wt = {}, {}
+    for o = 1, n_out do
+      it[o] = (idx[o][t] or idx[o][1]) + 1   -- 1-based
+      wt[o] = wts[o][t] or 0
+    end
+    local shape = { 1, 1, 1, 1 }
+    shape[d] = n_out
+    local term = b:index_select(d, torch.tensor(it, { dtype = torch.int64 })) *
+      torch.tensor(wt, { dtype = b.dtype }):reshape(shape)
+    y = y and y:add_(term) or term
+  end
+  return y
 end
 
 local MODES = { bilinear = "bilinear", bicubic = "bicubic", simple = "nearest", nearest = "nearest" }
@@ -391,10 +411,8 @@ local function resample(fname, x, oh, ow, mode, antialias)
   elseif m == "bilinear" and not antialias then
     y = torch.upsample_bilinear2d(b, { oh, ow }, false)
   else
-    -- separable: y = Mh @ x @ Mw^T, the matrices computed in float64 once per call
-    local mh = resample_matrix(H, oh, m, antialias, b.dtype)
-    local mw = resample_matrix(W, ow, m, antialias, b.dtype)
-    y = torch.matmul(torch.matmul(mh, b), mw:t())
+    -- separable: rows, then columns
+    y = resample_axis(resample_axis(b, 3, oh, m, antialias), 4, ow, m, antialias)
   end
   return back(y)
 end
