@@ -928,12 +928,14 @@ image._ansi_preview = ansi_preview
 
 local DISPLAY_OPTS = { "file", "preview", "title", "legend", "nrow", "padding", "min", "max", "scaleeach", "zoom" }
 -- image.display(img, {file=, preview=, nrow=, padding=, min=, max=, scaleeach=, zoom=, title=}):
--- the image (or a list / batch of them, laid out as toDisplayTensor does) as a PNG. With
--- torch._display_hook set (the Jupyter kernel sets it) it is handed the MIME bundle
--- {["image/png"] = bytes, ["text/plain"] = "<image CxHxW>"}; otherwise the PNG is written to
--- `file` (or a temporary file, whose name is printed) and, on a terminal (or with
--- preview=true), shown in colour with half-block characters. Returns the file name (nil
--- when the hook took it) and the displayed tensor.
+-- the image (or a list / batch of them, laid out as toDisplayTensor does) as a PNG. Floating
+-- values in [0, 1] and uint8 images are shown as they are; other ranges are scaled to the
+-- data's min and max (Torch7's display), or to opts.min / opts.max. With torch._display_hook
+-- set (the Jupyter kernel sets it) the hook is handed the MIME bundle
+-- {["image/png"] = bytes, ["text/plain"] = "<image CxHxW>"}; otherwise the PNG is written to a
+-- temporary file, whose name is printed, and on a terminal (or with preview=true) shown in
+-- colour with half-block characters. opts.file writes the PNG there too. Returns the file
+-- name, or nil when the hook took the picture and no file was asked for.
 function image.display(img, opts)
   local fname = "image.display"
   if type(img) == "table" and not torch.is_tensor(img) and img.image ~= nil and opts == nil then
@@ -944,13 +946,17 @@ function image.display(img, opts)
   class.check_options(fname, opts, DISPLAY_OPTS)
   opts = opts or {}
   if img == nil then fail(fname, "argument 'image' is required") end
-  local x = img
-  if not (torch.is_tensor(x) and x.dtype == torch.uint8 and x:dim() <= 3 and opts.min == nil and opts.max == nil) then
-    x = image.toDisplayTensor { input = img, padding = opts.padding or (torch.is_tensor(img) and img:dim() == 3 and 0) or 1,
-      nrow = opts.nrow, scaleeach = opts.scaleeach, min = opts.min, max = opts.max }
-  else
-    check_image(fname, x, "image")
+  -- the range shown: opts.min / max; else [0, 1] when every value is in it (uint8: scaled)
+  local lo, hi = opts.min, opts.max
+  if lo == nil and hi == nil and not opts.scaleeach then
+    local all = stack_images(fname, img)
+    local mn, mx = all:min():item(), all:max():item()
+    if all.dtype == torch.uint8 then lo, hi = 0, 255
+    elseif mn >= 0 and mx <= 1 then lo, hi = 0, 1 end
   end
+  local single = torch.is_tensor(img) and img:dim() <= 3
+  local x = image.toDisplayTensor { input = img, padding = opts.padding or (single and 0 or 2), nrow = opts.nrow,
+    scaleeach = opts.scaleeach, min = lo, max = hi }
   local zoom = opts.zoom or 1
   if type(zoom) ~= "number" or zoom <= 0 then fail(fname, "zoom must be a positive number, got %s", tostring(zoom)) end
   if zoom ~= 1 then
@@ -963,9 +969,9 @@ function image.display(img, opts)
   local desc = ("<image %s>"):format(table.concat(u8.shape, "x"))
   if opts.title then desc = ("%s %s"):format(tostring(opts.title), desc) end
   local hook = rawget(torch, "_display_hook")
-  if hook ~= nil and opts.file == nil then
+  if hook ~= nil then
     hook({ ["image/png"] = png, ["text/plain"] = desc })
-    return nil, x
+    if opts.file == nil then return nil end
   end
   local path = opts.file
   if path == nil then
@@ -975,10 +981,10 @@ function image.display(img, opts)
   end
   write_all(fname, path, png)
   local tty = opts.preview
-  if tty == nil then tty = opts.file == nil and torch._data.isatty(io.stdout) end
+  if tty == nil then tty = hook == nil and torch._data.isatty(io.stdout) end
   if tty then io.stdout:write(ansi_preview(u8, 80, 24)) end
   if opts.file == nil then io.stdout:write(("%s written to %s\n"):format(desc, path)) end
-  return path, x
+  return path
 end
 
 return image

@@ -512,9 +512,23 @@ T.test("display: the hook gets a PNG bundle; without it a file and (asked) a pre
   local text = image._ansi_preview(u8, 80, 24)
   T.ok(text:find("\27[38;2;255;0;0m\27[48;2;255;0;0m\u{2580}", 1, true) ~= nil, "half blocks in 24-bit colour")
   T.raises(function() image.display(x, { fiel = "x.png" }) end, "image.display", "fiel")
-  -- a batch is shown as a grid
-  local _, shown = image.display(torch.rand(4, 3, 5, 5), { file = S.path("grid.png") })
-  T.eq(shown:size(1), 3)
+  -- a batch is shown as a grid (2 x 2 images of 5 x 5, padding 2 between them)
+  image.display(torch.rand(4, 3, 5, 5), { file = S.path("grid.png") })
+  T.eq(image.read_image(S.path("grid.png")):size(), { 3, 14, 14 })
+  -- values in [0, 1] are shown as they are; other ranges scaled to the data's, or to min/max
+  image.display(torch.full({ 1, 2, 2 }, 0.5), { file = S.path("half.png") })
+  T.eq(image.read_image(S.path("half.png"))[1][1][1], 128)
+  image.display(torch.tensor({ { { -2.0, 2.0 } } }), { file = S.path("wide.png") })
+  T.tensor(image.read_image(S.path("wide.png")), { { { 0, 255 } } })
+  image.display(torch.tensor({ { { 0.25, 0.5 } } }), { file = S.path("mm.png"), min = 0.25, max = 0.5 })
+  T.tensor(image.read_image(S.path("mm.png")), { { { 0, 255 } } })
+  -- with the hook and a file: both
+  torch._display_hook = function(bundle) got = bundle end
+  got = nil
+  ok, err = pcall(image.display, x, { file = S.path("both.png") })
+  torch._display_hook = nil
+  assert(ok, err)
+  T.ok(got ~= nil and io.open(S.path("both.png")) ~= nil)
 end)
 
 ------------------------------------------------------------------------------
