@@ -153,16 +153,8 @@ end
 local function bytes_of(fname, b)
   if type(b) == "string" then return b end
   if torch.is_tensor(b) and b.dtype == torch.uint8 and b:dim() == 1 then
-    local parts, n, step = {}, b:numel(), 4096
-    local flat = b:contiguous()
-    for i = 1, n, step do
-      local k = math.min(step, n - i + 1)
-      local seg = flat:narrow(1, i, k)
-      local chars = {}
-      for j = 1, k do chars[j] = seg[j] end
-      parts[#parts + 1] = string.char(table.unpack(chars))
-    end
-    return table.concat(parts)
+    if b.device.type ~= "cpu" then b = b:cpu() end
+    return b:contiguous()   -- the codecs read its memory
   end
   fail(fname, "argument 'input' must be the encoded bytes (a string, or a 1-D uint8 tensor), got %s",
     torch.is_tensor(b) and ("a %s tensor of shape %s"):format(b.dtype.name, tostring(b.shape)) or type(b))

@@ -7,6 +7,7 @@
 ** prefixes every error.
 **
 **   decode(bytes, channels, keep16, what, op) -> tensor [C, H, W], bits, "png" | "jpeg"
+**                                    (bytes: a string or a contiguous 1-D uint8 tensor)
 **   encode_png(tensor, level, op)    -> string      (uint8, contiguous [C, H, W])
 **   encode_jpeg(tensor, quality, op) -> string
 **   sniff(bytes)                     -> "png" | "jpeg" | nil
@@ -16,9 +17,20 @@
 #include "ltensor.h"
 #include "serial/image.h"
 
+/* the encoded bytes at idx: a string, or a 1-D uint8 tensor on the CPU (torchvision's form) */
+static const unsigned char *input_bytes(lua_State *L, int idx, size_t *n) {
+  lt_tensor *t = lt_vm_totensor(L, idx);
+  if (!t) return (const unsigned char *)luaL_checklstring(L, idx, n);
+  if (lt_tensor_dtype(t) != LT_UINT8 || t->ndim != 1 || !lt_tensor_is_contiguous(t) ||
+      lt_tensor_device(t).type != LT_DEV_CPU)
+    luaL_error(L, "torch._image: the bytes must be a string or a contiguous 1-D uint8 CPU tensor");
+  *n = (size_t)t->numel;
+  return t->numel ? (const unsigned char *)lt_tensor_data(t) : (const unsigned char *)"";
+}
+
 static int l_sniff(lua_State *L) {
   size_t n;
-  const unsigned char *p = (const unsigned char *)luaL_checklstring(L, 1, &n);
+  const unsigned char *p = input_bytes(L, 1, &n);
   switch (lt_image_sniff(p, n)) {
   case LT_IMAGE_PNG: lua_pushliteral(L, "png"); break;
   case LT_IMAGE_JPEG: lua_pushliteral(L, "jpeg"); break;
@@ -29,7 +41,7 @@ static int l_sniff(lua_State *L) {
 
 static int l_decode(lua_State *L) {
   size_t n;
-  const unsigned char *p = (const unsigned char *)luaL_checklstring(L, 1, &n);
+  const unsigned char *p = input_bytes(L, 1, &n);
   int channels = (int)luaL_checkinteger(L, 2);
   int keep16 = lua_toboolean(L, 3);
   const char *what = luaL_checkstring(L, 4);
