@@ -282,21 +282,25 @@ end
 torch_test("scale/resize: bilinear, bicubic, nearest equal F.interpolate (align_corners=False)", function()
   local x = torch.rand(3, 9, 13, { dtype = torch.float64 })
   local cases = { { 17, 6 }, { 5, 4 }, { 13, 9 }, { 30, 21 } }   -- width, height
-  for _, wh in ipairs(cases) do
+  local body, outs = {}, {}
+  for i, wh in ipairs(cases) do
     local w, h = wh[1], wh[2]
-    local r = P.run({ x = x }, ([[
-b = F.interpolate(x[None], size=(%d, %d), mode='bilinear', align_corners=False)[0]
-c = F.interpolate(x[None], size=(%d, %d), mode='bicubic', align_corners=False)[0]
-n = F.interpolate(x[None], size=(%d, %d), mode='nearest')[0]
-ba = F.interpolate(x[None], size=(%d, %d), mode='bilinear', align_corners=False, antialias=True)[0]
-ca = F.interpolate(x[None], size=(%d, %d), mode='bicubic', align_corners=False, antialias=True)[0]
-]]):format(h, w, h, w, h, w, h, w, h, w), { "b", "c", "n", "ba", "ca" })
-    local tag = w .. "x" .. h
-    close(image.scale(x, w, h), r[1], 1e-12, "bilinear " .. tag)
-    close(image.scale(x, w, h, "bicubic"), r[2], 1e-12, "bicubic " .. tag)
-    close(image.scale(x, w, h, "simple"), r[3], 0, "nearest " .. tag)
-    close(image.resize(x, { h, w }, { antialias = true }), r[4], 1e-12, "bilinear antialias " .. tag)
-    close(image.resize(x, { h, w }, "bicubic", { antialias = true }), r[5], 1e-12, "bicubic antialias " .. tag)
+    for _, m in ipairs { { "b", "mode='bilinear', align_corners=False" }, { "c", "mode='bicubic', align_corners=False" },
+      { "n", "mode='nearest'" }, { "ba", "mode='bilinear', align_corners=False, antialias=True" },
+      { "ca", "mode='bicubic', align_corners=False, antialias=True" } } do
+      body[#body + 1] = ("%s%d = F.interpolate(x[None], size=(%d, %d), %s)[0]"):format(m[1], i, h, w, m[2])
+      outs[#outs + 1] = m[1] .. i
+    end
+  end
+  local r = P.run({ x = x }, table.concat(body, "\n"), outs)
+  for i, wh in ipairs(cases) do
+    local w, h = wh[1], wh[2]
+    local tag, k = w .. "x" .. h, (i - 1) * 5
+    close(image.scale(x, w, h), r[k + 1], 1e-12, "bilinear " .. tag)
+    close(image.scale(x, w, h, "bicubic"), r[k + 2], 1e-12, "bicubic " .. tag)
+    close(image.scale(x, w, h, "simple"), r[k + 3], 0, "nearest " .. tag)
+    close(image.resize(x, { h, w }, { antialias = true }), r[k + 4], 1e-12, "bilinear antialias " .. tag)
+    close(image.resize(x, { h, w }, "bicubic", { antialias = true }), r[k + 5], 1e-12, "bicubic antialias " .. tag)
   end
 end)
 
@@ -427,21 +431,35 @@ end)
 
 T.test("convolve: full, valid, same equal scipy.signal.convolve2d", function()
   local x = torch.rand(2, 6, 7, { dtype = torch.float64 })
-  for _, k in ipairs { torch.rand(3, 3, { dtype = torch.float64 }), torch.rand(2, 4, { dtype = torch.float64 }) } do
-    for _, mode in ipairs { "full", "valid", "same" } do
-      local got = image.convolve(x, k, mode)
-      if P.can_import("scipy.signal, numpy") then
-        local r = P.python({
-          "import numpy as np, scipy.signal as ss",
-          ("x = np.array(%s).reshape(2, 6, 7)"):format(P.pylist(x:reshape(-1):totable())),
-          ("k = np.array(%s).reshape(%d, %d)"):format(P.pylist(k:reshape(-1):totable()), k:size(1), k:size(2)),
-          ("y = np.stack([ss.convolve2d(x[i], k, mode=%q) for i in range(2)])"):format(mode),
-          "print('return {s = {%s}, v = {%s}}' % (','.join(map(str, y.shape)), ','.join('%.17g' % v for v in y.reshape(-1))))",
-        }, "scipy")
-        T.eq(got:size(), r.s, mode)
-        close(got, torch.tensor(r.v, { dtype = torch.float64 }):reshape(r.s), 1e-12, mode)
+  local kernels = { torch.rand(3, 3, { dtype = torch.float64 }), torch.rand(2, 4, { dtype = torch.float64 }) }
+  local MODES = { "full", "valid", "same" }
+  if P.can_import("scipy.signal, numpy") then
+    local lines = {
+      "import numpy as np, scipy.signal as ss",
+      ("x = np.array(%s).reshape(2, 6, 7)"):format(P.pylist(x:reshape(-1):totable())),
+      "out = []",
+    }
+    for _, k in ipairs(kernels) do
+      lines[#lines + 1] = ("k = np.array(%s).reshape(%d, %d)"):format(P.pylist(k:reshape(-1):totable()), k:size(1), k:size(2))
+      for _, mode in ipairs(MODES) do
+        lines[#lines + 1] = ("y = np.stack([ss.convolve2d(x[i], k, mode=%q) for i in range(2)])"):format(mode)
+        lines[#lines + 1] = "out.append('{s = {%s}, v = {%s}}' % (','.join(map(str, y.shape)), " ..
+          "','.join('%.17g' % v for v in y.reshape(-1))))"
       end
     end
+    lines[#lines + 1] = "print('return {' + ','.join(out) + '}')"
+    local r = P.python(lines, "scipy")
+    local i = 0
+    for _, k in ipairs(kernels) do
+      for _, mode in ipairs(MODES) do
+        i = i + 1
+        local got = image.convolve(x, k, mode)
+        T.eq(got:size(), r[i].s, mode)
+        close(got, torch.tensor(r[i].v, { dtype = torch.float64 }):reshape(r[i].s), 1e-12, mode)
+      end
+    end
+  else
+    T.skip("convolve against scipy", "/usr/bin/python3 cannot import scipy.signal (apt-get install python3-scipy)")
   end
   -- by hand: a delta kernel shifted off-centre moves the image (convolution flips it)
   local img = torch.zeros(1, 3, 3); img[1][2][2] = 1
