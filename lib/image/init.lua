@@ -721,7 +721,7 @@ function image.gaussian1D(size, sigma, amplitude, normalize, mean)
   return g:reshape(g:size(2))
 end
 
--- image.convolve(src, kernel, mode='same'): true 2-D convolution (the kernel flipped, as
+-- image.convolve(src, kernel, mode='valid'): true 2-D convolution (the kernel flipped, as
 -- Torch7's torch.conv2) of each channel of src with a 2-D kernel; 'full' ((H+kh-1) x
 -- (W+kw-1)), 'valid' ((H-kh+1) x (W-kw+1)) or 'same' (H x W, the centre of 'full', as
 -- scipy.signal.convolve2d)
@@ -730,7 +730,7 @@ function image.convolve(src, kernel, mode)
   local x = check_image(fname, src, "src", true)
   check_tensor(fname, kernel, "kernel")
   if kernel:dim() ~= 2 then fail(fname, "argument 'kernel' must be 2-D [kh, kw], got shape %s", tostring(kernel.shape)) end
-  mode = mode or "same"
+  mode = mode or "valid"   -- Torch7's default
   if mode ~= "full" and mode ~= "valid" and mode ~= "same" then
     fail(fname, "mode must be 'full', 'valid' or 'same', got %s", tostring(mode))
   end
@@ -831,51 +831,64 @@ function image.make_grid(...)
 end
 
 local TODISPLAY_OPTS = { "input", "padding", "nrow", "scaleeach", "min", "max", "symmetric", "saturate" }
--- image.toDisplayTensor{input=, padding=0, nrow=ceil(sqrt(n)), scaleeach=false, min=, max=,
--- symmetric=false, saturate=true} (Torch7): the images (a list, a batch, or [N, H, W] gray
--- maps) scaled to [0, 1] (by min/max when given, else by their own range; each on its own
--- with scaleeach) and laid out in a grid on a background of 0; a single image is returned alone
+-- image.toDisplayTensor{input=, padding=0, nrow=6, scaleeach=false, min=, max=, symmetric=false,
+-- saturate=true} (Torch7's): the images (a list, a batch [N, C, H, W], or [N, H, W] with N not 1
+-- or 3: N gray maps) laid out nrow to a row, each cell `padding` pixels larger than an image,
+-- on a background of the largest value, and the whole scaled to [0, 1] (Torch7's minmax: from
+-- min/max when given, clamped unless saturate=false, else from the data's own range;
+-- scaleeach: each image by itself first). A single image ([H, W] or [C, H, W] with C 1 or 3) is
+-- only scaled. Gray maps give a 2-D grid, as in Torch7.
 function image.toDisplayTensor(opts, ...)
   local fname = "image.toDisplayTensor"
   if torch.is_tensor(opts) or (type(opts) == "table" and opts[1] ~= nil and opts.input == nil) then
-    local pos = { ... }   -- Torch7 also took (input, padding, nrow, scaleeach, min, max, symmetric)
+    local pos = { ... }   -- Torch7 also took (input, padding, nrow, scaleeach, min, max, symmetric, saturate)
     opts = { input = opts, padding = pos[1], nrow = pos[2], scaleeach = pos[3], min = pos[4], max = pos[5],
-             symmetric = pos[6] }
+             symmetric = pos[6], saturate = pos[7] }
   end
   class.check_options(fname, opts, TODISPLAY_OPTS)
   if opts.input == nil then fail(fname, "option 'input' (the images) is required") end
-  local input = opts.input
-  -- [N, H, W] with N not 1 or 3: N gray maps (Torch7)
-  if torch.is_tensor(input) and input:dim() == 3 and input:size(1) ~= 1 and input:size(1) ~= 3 then
-    input = input:unsqueeze(2)
-  end
-  local x = stack_images(fname, input)
-  x = x.dtype.is_floating_point and x:clone() or x:to(torch.float32)
-  local padding = opts.padding or 0
+  local padding, nrow = opts.padding or 0, opts.nrow or 6
   if math.type(padding) ~= "integer" or padding < 0 then
     fail(fname, "padding must be a non-negative integer, got %s", tostring(padding))
   end
-  local n = x:size(1)
-  local nrow = opts.nrow or math.ceil(math.sqrt(n))
   if not positive_int(nrow) then fail(fname, "nrow must be a positive integer, got %s", tostring(nrow)) end
-  local function norm(t)
-    local lo, hi = opts.min, opts.max
-    if lo == nil then lo = t:min():item() end
-    if hi == nil then hi = t:max():item() end
-    if opts.symmetric then
-      local m = math.max(math.abs(lo), math.abs(hi))
-      lo, hi = -m, m
-    end
-    if opts.saturate ~= false then t:clamp_(lo, hi) end
-    t:sub_(lo)
-    if hi > lo then t:div_(hi - lo) end
+  for _, k in ipairs { "min", "max" } do
+    if opts[k] ~= nil and type(opts[k]) ~= "number" then fail(fname, "%s must be a number, got %s", k, tostring(opts[k])) end
   end
-  if opts.scaleeach then for i = 1, n do norm(x[i]) end else norm(x) end
-  if n == 1 then return x[1]:contiguous() end
+  -- Torch7's minmax, in place on t
+  local function minmax(t)
+    local lo, hi = opts.min, opts.max
+    local saturate = opts.saturate ~= false and (lo ~= nil or hi ~= nil)
+    if lo == nil or hi == nil then
+      local tmin, tmax = t:min():item(), t:max():item()
+      if opts.symmetric then
+        local m = math.max(math.abs(tmin), math.abs(tmax))
+        tmin, tmax = -m, m
+      end
+      lo = lo == nil and tmin or lo
+      hi = hi == nil and tmax or hi
+    end
+    t:sub_(lo)
+    if hi - lo ~= 0 then t:div_(hi - lo) end
+    if saturate then t:clamp_(0, 1) end
+  end
+  local input = opts.input
+  local single = torch.is_tensor(input) and (input:dim() == 2 or (input:dim() == 3 and (input:size(1) == 1 or input:size(1) == 3)))
+  local gray_maps = torch.is_tensor(input) and input:dim() == 3 and not single
+  if gray_maps then input = input:unsqueeze(2) end
+  local x = stack_images(fname, input)
+  x = x.dtype.is_floating_point and x:clone() or x:to(torch.float32)
+  if single then
+    local one = x[1]
+    minmax(one)
+    return opts.input:dim() == 2 and one[1] or one
+  end
+  local n = x:size(1)
+  if opts.scaleeach then for i = 1, n do minmax(x[i]) end end
   local xmaps = math.min(nrow, n)
   local ymaps = math.ceil(n / xmaps)
   local h, w = x:size(3) + padding, x:size(4) + padding
-  local grid = torch.zeros({ x:size(2), h * ymaps, w * xmaps }, { dtype = x.dtype })
+  local grid = torch.full({ x:size(2), h * ymaps, w * xmaps }, x:max():item(), { dtype = x.dtype })
   local k = 1
   for yy = 0, ymaps - 1 do
     for xx = 0, xmaps - 1 do
@@ -885,6 +898,8 @@ function image.toDisplayTensor(opts, ...)
       k = k + 1
     end
   end
+  if not opts.scaleeach then minmax(grid) end
+  if gray_maps then grid = grid[1] end
   return grid
 end
 

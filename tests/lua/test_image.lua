@@ -498,13 +498,19 @@ T.test("make_grid: torchvision's layout, normalize, value_range, one channel to 
   T.raises(function() image.make_grid(b, { scale_each = true }) end, "image.make_grid", "normalize")
 end)
 
-T.test("toDisplayTensor: scaled to [0, 1], Torch7's grid, gray maps", function()
+T.test("toDisplayTensor: Torch7's grid (background the maximum), scaled to [0, 1], gray maps", function()
   local maps = torch.tensor({ { { 0, 2 } }, { { 4, 6 } } })      -- [2, 1, 2]: two gray maps
   local g = image.toDisplayTensor { input = maps, padding = 2, nrow = 2 }
-  T.eq(g:size(), { 1, 3, 8 })
-  T.tensor(g[1][2], { 0, 0, 1 / 3, 0, 0, 2 / 3, 1, 0 }, { tol = 1e-6 })
+  T.eq(g:size(), { 3, 8 })
+  T.tensor(g[2], { 1, 0, 1 / 3, 1, 1, 2 / 3, 1, 1 }, { tol = 1e-6 })
+  T.tensor(g[1], { 1, 1, 1, 1, 1, 1, 1, 1 })
   local each = image.toDisplayTensor { input = maps, scaleeach = true, nrow = 1 }
-  T.tensor(each, { { { 0, 1 }, { 0, 1 } } })
+  T.tensor(each, { { 0, 1 }, { 0, 1 } })
+  local b = image.toDisplayTensor(torch.rand(8, 3, 2, 2), 0)       -- positional; nrow 6 by default
+  T.eq(b:size(), { 3, 4, 12 })
+  T.eq(image.toDisplayTensor { input = torch.tensor({ { 1.0, 3.0 } }) }:size(), { 1, 2 }, "[H, W] stays 2-D")
+  T.tensor(image.toDisplayTensor { input = torch.tensor({ { { -1.0, 3.0 } } }), symmetric = true }, { { { 1 / 3, 1 } } },
+    { tol = 1e-6 })
   local mm = image.toDisplayTensor { input = torch.tensor({ { { -1, 0.5, 3 } } }), min = 0, max = 1 }
   T.tensor(mm, { { { 0, 0.5, 1 } } })
   T.raises(function() image.toDisplayTensor { input = maps, scalleach = true } end, "image.toDisplayTensor", "scalleach")
@@ -530,9 +536,9 @@ T.test("display: the hook gets a PNG bundle; without it a file and (asked) a pre
   local text = image._ansi_preview(u8, 80, 24)
   T.ok(text:find("\27[38;2;255;0;0m\27[48;2;255;0;0m\u{2580}", 1, true) ~= nil, "half blocks in 24-bit colour")
   T.raises(function() image.display(x, { fiel = "x.png" }) end, "image.display", "fiel")
-  -- a batch is shown as a grid (2 x 2 images of 5 x 5, padding 2 between them)
+  -- a batch is shown as a grid (6 to a row: one row of four 5 x 5 images, cells 2 pixels larger)
   image.display(torch.rand(4, 3, 5, 5), { file = S.path("grid.png") })
-  T.eq(image.read_image(S.path("grid.png")):size(), { 3, 14, 14 })
+  T.eq(image.read_image(S.path("grid.png")):size(), { 3, 7, 28 })
   -- values in [0, 1] are shown as they are; other ranges scaled to the data's, or to min/max
   image.display(torch.full({ 1, 2, 2 }, 0.5), { file = S.path("half.png") })
   T.eq(image.read_image(S.path("half.png"))[1][1][1], 128)
