@@ -382,7 +382,8 @@ local function resample_axis(b, d, n_out, mode, antialias)
 end
 
 local MODES = { bilinear = "bilinear", bicubic = "bicubic", simple = "nearest", nearest = "nearest" }
-local MAX_OUT = 1 << 16
+-- the largest output the resamplers make: as the decoders' limits (serial/image.h)
+local MAX_SIDE, MAX_PIXELS = 65535, 1 << 28
 
 -- resample x ([H, W], [C, H, W] or [N, C, H, W]) to oh x ow
 local function resample(fname, x, oh, ow, mode, antialias)
@@ -390,9 +391,12 @@ local function resample(fname, x, oh, ow, mode, antialias)
   if not m then
     fail(fname, "mode must be 'bilinear', 'bicubic', 'simple' or 'nearest', got %s", tostring(mode))
   end
-  if not (positive_int(oh) and positive_int(ow)) or oh > MAX_OUT or ow > MAX_OUT then
-    fail(fname, "the output size must be positive integers up to %d, got %s x %s (width x height)", MAX_OUT,
+  if not (positive_int(oh) and positive_int(ow)) or oh > MAX_SIDE or ow > MAX_SIDE then
+    fail(fname, "the output size must be positive integers up to %d, got %s x %s (width x height)", MAX_SIDE,
       tostring(ow), tostring(oh))
+  end
+  if oh * ow > MAX_PIXELS then
+    fail(fname, "a %d x %d output is more than %d pixels (width x height)", ow, oh, MAX_PIXELS)
   end
   local b, back = as_batch(x)
   local H, W = b:size(3), b:size(4)

@@ -328,6 +328,8 @@ T.test("scale: Torch7's size forms, resize's shorter side, uint8 rounded and cla
   T.raises(function() image.scale(torch.rand(5), 4, 4) end, "image.scale", "src")
   T.raises(function() image.scale(x, 4, 4, { mdoe = "bicubic" }) end, "image.scale", "mdoe")
   T.raises(function() image.resize(x, { 1e9, 2 }) end, "image.resize", "size")
+  T.raises(function() image.resize(x, { 70000, 2 }) end, "image.resize", "65535")
+  T.raises(function() image.scale(x, 60000, 60000) end, "image.scale", "pixels")
   T.raises(function() image.resize(x, 20, { max_size = 10 }) end, "image.resize", "max_size")
 end)
 
