@@ -978,7 +978,8 @@ function image.display(img, opts)
   if u8:size(1) == 2 then u8 = u8:narrow(1, 1, 1):contiguous() end
   local png = C.encode_png(u8, 6, fname)
   local desc = ("<image %s>"):format(table.concat(u8.shape, "x"))
-  if opts.title then desc = ("%s %s"):format(tostring(opts.title), desc) end
+  local title = opts.title or opts.legend   -- legend: Torch7's name for the window title
+  if title then desc = ("%s %s"):format(tostring(title), desc) end
   local hook = rawget(torch, "_display_hook")
   if hook ~= nil then
     hook({ ["image/png"] = png, ["text/plain"] = desc })
