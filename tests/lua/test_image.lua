@@ -555,6 +555,12 @@ T.test("display: the hook gets a PNG bundle; without it a file and (asked) a pre
   torch._display_hook = nil
   assert(ok, err)
   T.ok(got ~= nil and io.open(S.path("both.png")) ~= nil)
+  -- Torch7's table form, its legend the title
+  torch._display_hook = function(bundle) got = bundle end
+  ok, err = pcall(image.display, { image = torch.rand(1, 3, 3), legend = "cat", zoom = 2 })
+  torch._display_hook = nil
+  assert(ok, err)
+  T.eq(got["text/plain"], "cat <image 1x6x6>")
 end)
 
 ------------------------------------------------------------------------------
