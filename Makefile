@@ -17,15 +17,20 @@ SAN ?=
 DEPS_PKGS = gcc make pkg-config lua5.4 liblua5.4-dev libopenblas-dev libreadline-dev zlib1g-dev \
             libjansson-dev libzip-dev libopenmpi-dev openmpi-bin \
             python3-numpy python3-torch time dataset-fashion-mnist gnuplot-nox fortunes
+# lib/image: the PNG and JPEG codecs (src/serial/png.c, jpeg.c); its tests compare with Pillow
+DEPS_PKGS += libpng-dev libjpeg62-turbo-dev python3-pil
 # tests/lua/test_special.lua's reference values (tests/lua/scipyref.lua: scipy.special and mpmath)
 DEPS_PKGS += python3-scipy python3-mpmath
 PKG_CFLAGS := $(shell pkg-config --cflags lua5.4 openblas jansson libzip 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs openblas jansson libzip 2>/dev/null)
 LUA_LIBS := $(shell pkg-config --libs lua5.4 2>/dev/null)
+# the image codecs (src/serial/png.c, jpeg.c): libpng and libjpeg-turbo
+IMG_CFLAGS := $(shell pkg-config --cflags libpng libjpeg 2>/dev/null)
+IMG_LIBS := $(or $(shell pkg-config --libs libpng libjpeg 2>/dev/null),-lpng16 -ljpeg)
 CFLAGS_BASE = -std=gnu11 $(OPT) -g -fPIC -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
-              -D_GNU_SOURCE -fno-math-errno $(PKG_CFLAGS) -I$(BUILD)/gen -Isrc $(SAN)
+              -D_GNU_SOURCE -fno-math-errno $(PKG_CFLAGS) $(IMG_CFLAGS) -I$(BUILD)/gen -Isrc $(SAN)
 CFLAGS += $(CFLAGS_BASE)
-LIBS = $(PKG_LIBS) -lz -lpthread -lm -ldl
+LIBS = $(PKG_LIBS) $(IMG_LIBS) -lz -lpthread -lm -ldl
 LUA = lua5.4
 
 # the library, layer by layer (ARCHITECTURE.md): core, dispatcher, shape inference, the CPU
@@ -287,7 +292,7 @@ define lt_write_pc
 	@mkdir -p $(dir $(1))
 	@printf '%s\n' 'prefix=$(2)' 'libdir=$(3)' 'includedir=$(4)' '' \
 	  'Name: lutorch' 'Description: tensors, autograd and nn for Lua 5.4, embeddable in C' \
-	  'Version: $(VERSION)' 'Requires: lua5.4' 'Requires.private: openblas jansson libzip zlib' \
+	  'Version: $(VERSION)' 'Requires: lua5.4' 'Requires.private: openblas jansson libzip zlib libpng libjpeg' \
 	  'Cflags: -I$${includedir}$(5)' 'Libs: -L$${libdir} -llutorch' \
 	  'Libs.private: -lm -lpthread -ldl' >$(1)
 endef

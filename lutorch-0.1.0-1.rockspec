@@ -34,6 +34,8 @@ external_dependencies = {
   JANSSON = { library = "jansson" },
   LIBZIP = { library = "zip" },
   ZLIB = { library = "z" },
+  LIBPNG = { library = "png16" },
+  LIBJPEG = { library = "jpeg" },
 }
 build = {
   type = "make",

@@ -21,8 +21,9 @@
 -- A plain Lua list is a map-style dataset too. Samplers: SequentialSampler,
 -- RandomSampler, WeightedRandomSampler, SubsetRandomSampler, BatchSampler.
 -- Readers: read_idx, read_csv, read_npy, write_npy; MNIST / FashionMNIST(root,
--- {train=true}) with 1-based class labels (file label + 1). data.transforms:
--- ToFloat (ToTensor), Normalize, RandomCrop, RandomHorizontalFlip, Compose.
+-- {train=true}) with 1-based class labels (file label + 1); ImageFolder(root, {transform=})
+-- over root/class/*.png|jpg (data/folder.lua). data.transforms: ToFloat (ToTensor),
+-- Normalize, RandomCrop, RandomHorizontalFlip, Resize, CenterCrop, ColorJitter, Compose.
 -- The design of the worker processes is described in data/loader.lua.
 local torch = torch or require("torch")
 local dataset = require "data.dataset"
@@ -57,6 +58,7 @@ local data = {
   write_npy = readers.write_npy,
   MNIST = readers.MNIST,
   FashionMNIST = readers.FashionMNIST,
+  ImageFolder = require("data.folder").ImageFolder,
   progress = progress.progress,
   Progress = progress.Progress,
 }

@@ -1,6 +1,7 @@
 -- data/transforms.lua — tensor transforms for a single sample ([C, H, W] or
 -- [H, W]) or a batch ([N, C, H, W]). Random transforms draw per sample, also
--- inside a batch. Each is a callable object; Compose chains them.
+-- inside a batch. Each is a callable object; Compose chains them. Resize, CenterCrop and
+-- ColorJitter use lib/image.
 local torch = torch or require("torch")
 local data_class = require("data.dataset").data_class
 local class = require "torch_class"
@@ -187,6 +188,130 @@ function RandomCrop:forward(x)
     return out
   end
   return crop(xp):contiguous()
+end
+
+-- the image library, loaded when an image transform is first made
+local function image_lib() return require "image" end
+
+-- Resize(size, interpolation='bilinear', max_size=nil, antialias=false): torchvision's,
+-- through image.resize: size {h, w}, or a number the shorter side becomes; interpolation
+-- 'bilinear', 'bicubic' or 'nearest'. uint8 images stay uint8 (rounded).
+local Resize = Transform:extend("Resize")
+M.Resize = Resize
+local RESIZE = class.signature("data.transforms.Resize", "size, interpolation='bilinear', max_size=nil, antialias=false")
+function Resize:__init(...)
+  local a = RESIZE(...)
+  local fname = "data.transforms.Resize"
+  local size = a.size
+  local ok = positive_int(size) or (type(size) == "table" and (#size == 1 or #size == 2) and positive_int(size[1])
+    and (size[2] == nil or positive_int(size[2])))
+  if not ok then error(fname .. ": size must be a positive integer or {h, w}, got " .. tostring(size), 3) end
+  local modes = { bilinear = true, bicubic = true, nearest = true }
+  if not modes[a.interpolation] then
+    error(fname .. ": interpolation must be 'bilinear', 'bicubic' or 'nearest', got " .. tostring(a.interpolation), 3)
+  end
+  self.size, self.interpolation, self.max_size, self.antialias = size, a.interpolation, a.max_size, a.antialias
+end
+function Resize:forward(x)
+  return image_lib().resize(x, self.size, self.interpolation, self.max_size, self.antialias)
+end
+
+-- CenterCrop(size): the centre size x size (or {h, w}) window, torchvision's rounding
+local CenterCrop = Transform:extend("CenterCrop")
+M.CenterCrop = CenterCrop
+local CENTERCROP = class.signature("data.transforms.CenterCrop", "size")
+function CenterCrop:__init(...)
+  local size = CENTERCROP(...).size
+  local ok = positive_int(size) or (type(size) == "table" and (#size == 1 or #size == 2) and positive_int(size[1])
+    and (size[2] == nil or positive_int(size[2])))
+  if not ok then
+    error("data.transforms.CenterCrop: size must be a positive integer or {h, w}, got " .. tostring(size), 3)
+  end
+  self.size = size
+end
+function CenterCrop:forward(x) return image_lib().center_crop(x, self.size) end
+
+-- ColorJitter(brightness=0, contrast=0, saturation=0, hue=0, {generator=}): torchvision's:
+-- each a number b (a factor drawn from [max(0, 1 - b), 1 + b]; hue: a shift from [-h, h],
+-- h <= 0.5) or a range {lo, hi}; the four adjustments in a random order. Images are RGB
+-- [3, H, W] (or a batch, drawn per sample), floating in [0, 1] or uint8 (rounded back).
+local ColorJitter = Transform:extend("ColorJitter")
+M.ColorJitter = ColorJitter
+local JITTER = class.signature("data.transforms.ColorJitter",
+  "brightness=0, contrast=0, saturation=0, hue=0, *, generator=nil")
+function ColorJitter:__init(...)
+  local a = JITTER(...)
+  local fname = "data.transforms.ColorJitter"
+  local function range(name, v, center, bound, clip)
+    if type(v) == "number" then
+      if v < 0 then error(("%s: %s must be non-negative, got %s"):format(fname, name, tostring(v)), 4) end
+      if v == 0 then return nil end
+      local lo, hi = center - v, center + v
+      if clip then lo = math.max(lo, 0) end
+      v = { lo, hi }
+    end
+    if type(v) ~= "table" or type(v[1]) ~= "number" or type(v[2]) ~= "number" or v[1] > v[2]
+      or v[1] < bound[1] or v[2] > bound[2] then
+      error(("%s: %s must be a number or a range {lo, hi} within [%s, %s], got %s"):format(fname, name,
+        tostring(bound[1]), tostring(bound[2]), type(v) == "table" and ("{%s, %s}"):format(tostring(v[1]),
+        tostring(v[2])) or tostring(v)), 4)
+    end
+    if v[1] == center and v[2] == center then return nil end
+    return v
+  end
+  self.brightness = range("brightness", a.brightness, 1, { 0, math.huge }, true)
+  self.contrast = range("contrast", a.contrast, 1, { 0, math.huge }, true)
+  self.saturation = range("saturation", a.saturation, 1, { 0, math.huge }, true)
+  self.hue = range("hue", a.hue, 0, { -0.5, 0.5 }, false)
+  self.generator = a.generator
+end
+
+local function blend(x, y, r) return (x * r + y * (1 - r)):clamp(0, 1) end
+
+function ColorJitter:jitter(x)
+  local image = image_lib()
+  local gen = self.generator
+  local order = torch.randperm(4, G(gen)):totable()
+  local function draw(r) return r[1] + (r[2] - r[1]) * rand_uniform(gen) end
+  local f = {}
+  if self.brightness then f[1] = draw(self.brightness) end
+  if self.contrast then f[2] = draw(self.contrast) end
+  if self.saturation then f[3] = draw(self.saturation) end
+  if self.hue then f[4] = draw(self.hue) end
+  for _, k in ipairs(order) do
+    k = math.tointeger(k) + 1
+    if f[k] then
+      if k == 1 then x = blend(x, torch.zeros_like(x), f[1])
+      elseif k == 2 then x = blend(x, torch.full_like(x, image.rgb2y(x):mean():item()), f[2])
+      elseif k == 3 then x = blend(x, image.rgb2y(x):expand(3, x:size(2), x:size(3)), f[3])
+      else
+        local hsv = image.rgb2hsv(x)
+        hsv[1] = (hsv[1] + f[4]):remainder(1.0)
+        x = image.hsv2rgb(hsv):to(x.dtype)
+      end
+    end
+  end
+  return x
+end
+
+function ColorJitter:forward(x)
+  local fname = "ColorJitter"
+  local c = x:dim() == 4 and 2 or 1
+  if (x:dim() ~= 3 and x:dim() ~= 4) or x:size(c) ~= 3 then
+    error(("%s: input must be an RGB image [3, H, W] or a batch [N, 3, H, W], got shape %s"):format(fname,
+      tostring(x.shape)), 2)
+  end
+  local dt = x.dtype
+  local f = dt.is_floating_point and x or x:to(torch.float32):div(255)
+  local out
+  if x:dim() == 4 then
+    out = torch.empty_like(f)
+    for i = 1, f:size(1) do out[i]:copy_(self:jitter(f[i])) end
+  else
+    out = self:jitter(f)
+  end
+  if dt.is_floating_point then return out end
+  return out:mul(255):round():clamp(0, 255):to(dt)
 end
 
 return M

@@ -13,7 +13,7 @@ typedef void (*lt_vm_open_fn)(lua_State *L);
 
 #define LT_VM_OPENERS_LIST(_) \
   _(complex) _(index) _(print) _(creation) _(rng) _(autograd) _(data) _(serial) _(dcp) _(interchange) _(torch7) _(t7file) _(profiler) _(library) _(meta) _(autocast) \
-  _(backends) _(compile)
+  _(backends) _(compile) _(image)
 
 #define LT_VM_DECLARE_OPENER(n) void lt_vm_open_##n(lua_State *L);
 LT_VM_OPENERS_LIST(LT_VM_DECLARE_OPENER)

@@ -36,7 +36,7 @@ if [ ! -x "$LT" ]; then
 fi
 
 # --help: usage and options, exit 0, no data needed
-for ex in fashion_mnist_mlp fashion_mnist_cnn torch7_style char_lm regression autograd_basics; do
+for ex in fashion_mnist_mlp fashion_mnist_cnn torch7_style char_lm regression autograd_basics images; do
   run "$ex --help" 0 "usage: lutorch examples/$ex.lua" "$ex.lua" --help
 done
 run "unknown option" 2 "unknown option --no_such" regression.lua --no-such
@@ -45,6 +45,8 @@ run "unknown option" 2 "unknown option --no_such" regression.lua --no-such
 run "autograd_basics: gradcheck" 0 "gradcheck(Softplus) =	true" autograd_basics.lua
 run "autograd_basics: third derivative" 0 "f''' = 6" autograd_basics.lua
 run "regression" 0 "least squares (exact)" regression.lua --steps 200 --out "$tmp/regression"
+run "images: drawn pictures" 0 "ImageFolder: 32 images in 3 classes" images.lua --out "$tmp/images"
+[ -s "$tmp/images_grid.png" ] && [ -s "$tmp/images_strip.jpg" ] && ok || bad "images: the grid and the strip written"
 
 # char_lm on a small text the test writes
 i=0
@@ -65,6 +67,7 @@ if [ -f "$FMNIST/train-images-idx3-ubyte.gz" ] || [ -f "$FMNIST/train-images-idx
   # mixed precision: bf16 autocast, and f16 with a GradScaler
   run "fashion_mnist_mlp --amp bf16" 0 "test acc" fashion_mnist_mlp.lua --data "$FMNIST" --max-batches 5 --quiet --amp bf16 --out "$tmp/mlp16"
   run "fashion_mnist_cnn --amp f16" 0 "test acc" fashion_mnist_cnn.lua --data "$FMNIST" --max-batches 5 --quiet --amp f16 --out "$tmp/cnn16"
+  run "images: Fashion-MNIST" 0 "a batch: images 8x3x32x32" images.lua --data "$FMNIST" --out "$tmp/images_fm"
   run "--amp fp8" 2 "--amp expects none, bf16 or f16" fashion_mnist_mlp.lua --amp fp8
   # the checkpoint loads back into a fresh model: the state_dict's tensors and the accuracy
   out=$(CK="$tmp/cnn.ckpt" $TO "$LT" -e '

@@ -68,7 +68,7 @@ end
 -- every chapter present, in a stable order (the overview first)
 local CHAPTERS = { "tensor", "complex", "fft", "autograd", "nn", "optim", "amp", "data", "serialization", "interchange",
   "distributed", "cuda", "profiler", "meta", "pytorch", "torch7", "library", "extension",
-  "quantization", "compile" }
+  "quantization", "compile", "image" }
 
 local block_cache = {}
 -- "MaxPool1d/2d" and "BatchNorm1d/2d/3d" name MaxPool2d and BatchNorm3d too
@@ -192,7 +192,7 @@ end
 ------------------------------------------------------------------------------
 -- values to names
 ------------------------------------------------------------------------------
-local LIBS = { "nn", "optim", "data", "distributed" }
+local LIBS = { "nn", "optim", "data", "distributed", "image" }
 
 -- a value with several names (manual_seed and Torch7's manualSeed): the
 -- PyTorch spelling first, the way the manual names it
@@ -301,10 +301,14 @@ end
 
 
 -- PyTorch's module paths name the same things: torch.nn.functional.X is F.X, torch.nn.X
--- is nn.X, torch.optim.X is optim.X, torch.utils.data.X is data.X
+-- is nn.X, torch.optim.X is optim.X, torch.utils.data.X is data.X (and torchvision's
+-- io, utils and transforms.functional are image)
 local PYTORCH_PATHS = {
   { "^torch%.nn%.functional%.", "F." }, { "^nn%.functional%.", "F." }, { "^torch%.nn%.", "nn." },
   { "^torch%.optim%.", "optim." }, { "^torch%.utils%.data%.", "data." },
+  -- torchvision's: torchvision.io.read_image is image.read_image, and so on
+  { "^torchvision%.io%.", "image." }, { "^torchvision%.utils%.", "image." },
+  { "^torchvision%.transforms%.functional%.", "image." }, { "^torch%.image%.", "image." },
 }
 
 local function lookup(name)

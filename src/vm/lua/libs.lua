@@ -1,5 +1,6 @@
 -- libs.lua — the Lua libraries as fields of torch, loaded on first use:
--- torch.nn, torch.optim, torch.utils.data, torch.distributed, torch.amp, torch.ao, torch.futures
+-- torch.nn, torch.optim, torch.utils.data, torch.distributed, torch.amp, torch.ao, torch.futures,
+-- torch.image (`require "image"`, lutorch's Torch7-style image package)
 -- (PyTorch's spellings) are the tables `require "nn"`, `require "optim"`,
 -- `require "data"`, `require "distributed"`, `require "amp"` and `require "ao"`
 -- return; torch.quantize_per_tensor and the other quantized-tensor names are
@@ -7,7 +8,7 @@
 local torch = ...
 
 local lazy = { nn = "nn", optim = "optim", data = "data", distributed = "distributed", amp = "amp", ao = "ao",
-               futures = "distributed.futures", compiler = "compile" }
+               futures = "distributed.futures", compiler = "compile", image = "image" }
 
 -- names of torch that lib/ao defines
 local from_ao = { quantize_per_tensor = true, quantize_per_channel = true, dequantize = true, qint8 = true,
