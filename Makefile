@@ -17,6 +17,9 @@ SAN ?=
 DEPS_PKGS = gcc make pkg-config lua5.4 liblua5.4-dev libopenblas-dev libreadline-dev zlib1g-dev \
             libjansson-dev libzip-dev libopenmpi-dev openmpi-bin \
             python3-numpy python3-torch time dataset-fashion-mnist gnuplot-nox fortunes
+# the Jupyter kernel (libzmq: MPL-2.0/LGPL with a linking exception; libcrypto: Apache-2.0), and
+# the real Jupyter client its test drives (tests/sh/test_kernel.sh)
+DEPS_PKGS += libzmq3-dev libssl-dev python3-jupyter-client jupyter-nbconvert python3-nbformat
 # tests/lua/test_special.lua's reference values (tests/lua/scipyref.lua: scipy.special and mpmath)
 DEPS_PKGS += python3-scipy python3-mpmath
 PKG_CFLAGS := $(shell pkg-config --cflags lua5.4 openblas jansson libzip 2>/dev/null)
@@ -33,8 +36,15 @@ LUA = lua5.4
 CORE_SRC := $(wildcard src/core/*.c) $(wildcard src/dispatch/*.c) $(wildcard src/meta/*.c) \
             $(wildcard src/cpu/*.c) $(wildcard src/metadev/*.c) $(wildcard src/composite/*.c) $(wildcard src/autograd/*.c) $(wildcard src/amp/*.c) \
             $(wildcard src/serial/*.c)
-# the program's main and its REPL are the program's, not the library's
+# the program's main and its REPL are the program's, not the library's; so is the Jupyter
+# kernel (src/repl/kernel*.c, jmsg.c: ZeroMQ and libcrypto's HMAC), built where libzmq is found
 REPL_SRC := $(wildcard src/repl/*.c)
+KERNEL_SRC := $(wildcard src/repl/kernel*.c) src/repl/jmsg.c
+KERNEL_LIBS := $(shell pkg-config --libs libzmq libcrypto 2>/dev/null)
+ifeq ($(strip $(KERNEL_LIBS)),)
+REPL_SRC := $(filter-out $(KERNEL_SRC),$(REPL_SRC))
+$(BUILD)/obj/src/repl/main.o: CFLAGS += -DLT_NO_KERNEL
+endif
 VM_SRC := $(wildcard src/vm/*.c)
 OPS_DECL := $(sort $(wildcard src/ops/*.lua))
 EMBED_LUA := $(sort $(wildcard src/vm/lua/*.lua))
@@ -107,7 +117,7 @@ $(BUILD)/torch.so: $(OBJ)
 
 $(BUILD)/lutorch: $(patsubst %.c,$(BUILD)/obj/%.o,$(REPL_SRC)) $(OBJ)
 	@echo "  LD $@"
-	@$(CC) $(SAN) -o $@ $^ $(LIBS) $(LUA_LIBS) -lreadline -Wl,-E
+	@$(CC) $(SAN) -o $@ $^ $(LIBS) $(LUA_LIBS) -lreadline $(KERNEL_LIBS) -Wl,-E
 
 # ---- distributed: torch.distributed's C half, a module of its own linked against MPI ----
 # Built where OpenMPI's pkg-config file (or mpicc) is found; skipped quietly otherwise. It is
