@@ -20,11 +20,11 @@
 
 /* ---- running a cell ------------------------------------------------------- */
 
-/* the REPL's compile, else `head return last-lines` for the last lines that
-** form an expression; leaves the function or the first attempt's message */
+/* A cell of several lines whose last line (or lines) form an expression after
+** whole statements returns it ("x = f()\nx:sum()" shows the sum, where Lua
+** alone would take the call as a statement); else the REPL's compile. Leaves
+** the function or the error message. */
 static int compile_cell(lua_State *L, const char *code) {
-  int status = lt_repl_compile(L, code, "=cell");
-  if (status != LUA_ERRSYNTAX) return status;
   size_t n = strlen(code);
   int tries = 0;
   for (size_t p = n; p > 0 && tries < 64; p--) {
@@ -32,6 +32,9 @@ static int compile_cell(lua_State *L, const char *code) {
     const char *tail = code + p;
     if (strspn(tail, " \t\r\n") == strlen(tail)) continue;
     tries++;
+    /* the head must stand alone: not the inside of a loop or a function */
+    if (luaL_loadbuffer(L, code, p, "=cell") != LUA_OK) { lua_pop(L, 1); continue; }
+    lua_pop(L, 1);
     luaL_Buffer b;
     luaL_buffinit(L, &b);
     luaL_addlstring(&b, code, p);
@@ -42,12 +45,11 @@ static int compile_cell(lua_State *L, const char *code) {
     const char *src = lua_tolstring(L, -1, &len);
     if (luaL_loadbuffer(L, src, len, "=cell") == LUA_OK) {
       lua_remove(L, -2);   /* the source */
-      lua_remove(L, -2);   /* the first message */
       return LUA_OK;
     }
     lua_pop(L, 2);
   }
-  return status;
+  return lt_repl_compile(L, code, "=cell");
 }
 
 /* the error on top as ename, evalue (the message's first line) and traceback */
