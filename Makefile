@@ -271,6 +271,8 @@ INCDIR = $(PREFIX)/include
 MANDIR = $(PREFIX)/share/man
 PCDIR = $(LIBDIR)/pkgconfig
 DATADIR = $(PREFIX)/share/lutorch
+# the Jupyter kernelspec (where jupyter looks under /usr/local and /usr; JUPYTER_PATH elsewhere)
+KERNELSPEC_DIR = $(PREFIX)/share/jupyter/kernels/lutorch
 # where a stock lua5.4 looks (Debian: /usr/local/share/lua/5.4, /usr/local/lib/lua/5.4)
 LUA_LMOD = $(PREFIX)/share/lua/5.4
 LUA_CMOD = $(PREFIX)/lib/lua/5.4
@@ -334,6 +336,9 @@ install: all $(BUILD)/liblutorch.so.$(VERSION)
 	  install -D -m 644 $$f $(DESTDIR)$(MANDIR)/man$${f##*.}/$${f##*/} || exit 1; done
 	$(call lt_write_pc,$(DESTDIR)$(PCDIR)/lutorch.pc,$(PREFIX),$(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR)),$(patsubst $(PREFIX)/%,$${prefix}/%,$(INCDIR)),)
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
+	if [ -n "$(strip $(KERNEL_LIBS))" ]; then install -d $(DESTDIR)$(KERNELSPEC_DIR) && \
+	  printf '{\n "argv": ["%s", "--kernel", "-f", "{connection_file}"],\n "display_name": "Lutorch",\n "language": "lua",\n "interrupt_mode": "signal",\n "metadata": {}\n}\n' \
+	  '$(BINDIR)/lutorch' >$(DESTDIR)$(KERNELSPEC_DIR)/kernel.json; fi
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/lutorch $(DESTDIR)$(LIBDIR)/liblutorch.a $(DESTDIR)$(LIBDIR)/liblutorch.so \
@@ -343,7 +348,8 @@ uninstall:
 	  $(DESTDIR)$(INCDIR)/lutorch.h $(DESTDIR)$(INCDIR)/lutorch/extension.h $(DESTDIR)$(PCDIR)/lutorch.pc
 	rm -f $(addprefix $(DESTDIR)$(INCDIR)/lutorch/,lt_ops.h $(PUB_HDRS))
 	rm -f $(patsubst lib/%,$(DESTDIR)$(LUA_LMOD)/%,$(LUA_MODS))
-	rm -f $(DESTDIR)$(DATADIR)/man/*.md
+	rm -f $(DESTDIR)$(DATADIR)/man/*.md $(DESTDIR)$(KERNELSPEC_DIR)/kernel.json
+	rmdir $(DESTDIR)$(KERNELSPEC_DIR) $(DESTDIR)$(PREFIX)/share/jupyter/kernels $(DESTDIR)$(PREFIX)/share/jupyter 2>/dev/null; true
 	for f in man/*.[137] $(BUILD)/man/*.[137] $(DESTDIR)$(MANDIR)/man[137]/lutorch*.[137]; do \
 	  [ -f "$$f" ] && rm -f $(DESTDIR)$(MANDIR)/man$${f##*.}/$${f##*/}; done; true
 	rmdir $(addprefix $(DESTDIR)$(INCDIR)/lutorch/,core cpu dispatch autograd) $(DESTDIR)$(INCDIR)/lutorch \
