@@ -220,6 +220,13 @@ test: deps
 
 # C unit tests: each tests/c/test_*.c links against the static library
 CTESTS := $(patsubst tests/c/%.c,$(BUILD)/tests/%,$(wildcard tests/c/test_*.c))
+# the Jupyter wire format's test links the program's jmsg.o (not in the library)
+ifeq ($(strip $(KERNEL_LIBS)),)
+CTESTS := $(filter-out $(BUILD)/tests/test_jmsg,$(CTESTS))
+endif
+$(BUILD)/tests/test_jmsg: tests/c/test_jmsg.c $(BUILD)/obj/src/repl/jmsg.o tests/c/ctest.h src/repl/jmsg.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests/c -o $@ $< $(BUILD)/obj/src/repl/jmsg.o $(PKG_LIBS) $(KERNEL_LIBS)
 $(BUILD)/tests/%: tests/c/%.c $(BUILD)/liblutorch.a tests/c/ctest.h tests/fake/fake_backend.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests/c -o $@ $< $(BUILD)/liblutorch.a $(LIBS) $(LUA_LIBS)
