@@ -241,6 +241,16 @@ def body(km, kc):
     # the signatures
     rejected_messages(km, kc)
 
+    # the heartbeat echoes
+    import zmq
+    info = km.get_connection_info()
+    hb = zmq.Context.instance().socket(zmq.REQ)
+    hb.linger = 0
+    hb.connect("%s://%s:%d" % (info["transport"], info["ip"], info["hb_port"]))
+    hb.send(b"ping-42")
+    check(hb.poll(5000) != 0 and hb.recv() == b"ping-42", "the heartbeat echoes a ping")
+    hb.close()
+
     # interrupt
     msg_id = kc.execute("local n = 0\nwhile true do n = n + 1 end")
     time.sleep(1.0)

@@ -278,6 +278,13 @@ int lt_kernel_main(lua_State *L, const char *connection_file) {
     json_decref(conf);
     return EXIT_FAILURE;
   }
+  /* SIGINT is the main thread's (call.c's handler stops the cell there): the
+  ** threads started from here on (ZeroMQ's, the heartbeat, the stream reader)
+  ** inherit a mask that blocks it */
+  sigset_t block, old_mask;
+  sigemptyset(&block);
+  sigaddset(&block, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &block, &old_mask);
   k->ctx = zmq_ctx_new();
   k->shell = open_socket(k, ZMQ_ROUTER, transport, ip, conf, "shell_port");
   k->control = k->shell ? open_socket(k, ZMQ_ROUTER, transport, ip, conf, "control_port") : NULL;
@@ -288,7 +295,9 @@ int lt_kernel_main(lua_State *L, const char *connection_file) {
   pthread_t hb;
   bool hb_running = k->hb && pthread_create(&hb, NULL, hb_thread, k->hb) == 0;
   int rc = EXIT_FAILURE;
-  if (!hb_running || lt_kernel_io_start(k) != 0) goto out;
+  bool io_ok = hb_running && lt_kernel_io_start(k) == 0;
+  pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+  if (!io_ok) goto out;
   struct sigaction sa, old_sa;
   memset(&sa, 0, sizeof sa);
   sigemptyset(&sa.sa_mask);

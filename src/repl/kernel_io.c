@@ -66,16 +66,16 @@ static void send_text(lt_kernel *k, stream *s, const char *buf, size_t n, bool f
   free(joined);
 }
 
-/* reads what is in the pipe now; returns false at its end */
-static bool drain(lt_kernel *k, stream *s, bool final) {
+/* sends what is in the pipe now (and, when final, a cut sequence kept back) */
+static void drain(lt_kernel *k, stream *s, bool final) {
   char buf[65536];
   for (;;) {
     ssize_t r = read(s->rd, buf, sizeof buf);
     if (r > 0) { send_text(k, s, buf, (size_t)r, false); continue; }
     if (r < 0 && errno == EINTR) continue;
-    if (final && s->ncarry > 0) send_text(k, s, "", 0, true);
-    return !(r == 0);
+    break;   /* empty (EAGAIN) */
   }
+  if (final && s->ncarry > 0) send_text(k, s, "", 0, true);
 }
 
 static void *stream_thread(void *arg) {
