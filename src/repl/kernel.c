@@ -22,7 +22,6 @@
 #include <lauxlib.h>
 #include "kernel.h"
 #include "repl.h"
-#include "vm/lutorch_vm.h"
 
 
 void lt_kernel_log(lt_kernel *k, const char *fmt, ...) {
