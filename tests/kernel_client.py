@@ -193,6 +193,9 @@ def body(km, kc):
     if dd:
         png = base64.b64decode(dd[0]["data"].get("image/png", ""))
         check(png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 1000, "the figure is a PNG", png[:8])
+    rep, msgs = run(kc, "gnuplot.plot(torch.ones(3))\nerror('after the plot')", timeout=30)
+    check(rep["status"] == "error" and "after the plot" in rep.get("evalue", "") and len(of_type(msgs, "display_data")) == 1,
+          "a figure drawn before an error is shown, the error reported", (rep.get("evalue"), len(of_type(msgs, "display_data"))))
     rep, msgs = run(kc, "gnuplot.plot(nil)")
     check(rep["status"] == "error" and "gnuplot.plot" in rep.get("evalue", ""), "gnuplot's errors name the function",
           rep.get("evalue"))

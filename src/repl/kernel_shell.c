@@ -130,9 +130,12 @@ static json_t *run_cell(lt_kernel *k, const char *code, bool silent) {
     if (status == LUA_OK) status = lt_repl_docall(L, 0, LUA_MULTRET);
     if (status == LUA_OK && !silent && !lt_repl_silenced(code)) data = result_data(k, top);
   }
+  /* figures drawn before an error are shown too; the cell's error comes first */
   if (status == LUA_OK) {
     lua_settop(L, top);
     status = cell_done(k);
+  } else if (cell_done(k) != LUA_OK) {
+    lua_pop(L, 1);
   }
   json_t *err = NULL;
   lt_kernel_io_sync(k);
