@@ -19,6 +19,9 @@ DEPS_PKGS = gcc make pkg-config lua5.4 liblua5.4-dev libopenblas-dev libreadline
             python3-numpy python3-torch time dataset-fashion-mnist gnuplot-nox fortunes
 # lib/image: the PNG and JPEG codecs (src/serial/png.c, jpeg.c); its tests compare with Pillow
 DEPS_PKGS += libpng-dev libjpeg62-turbo-dev python3-pil
+# the Jupyter kernel (libzmq: MPL-2.0/LGPL with a linking exception; libcrypto: Apache-2.0), and
+# the real Jupyter client its test drives (tests/sh/test_kernel.sh)
+DEPS_PKGS += libzmq3-dev libssl-dev python3-jupyter-client jupyter-nbconvert python3-nbformat
 # tests/lua/test_special.lua's reference values (tests/lua/scipyref.lua: scipy.special and mpmath)
 DEPS_PKGS += python3-scipy python3-mpmath
 PKG_CFLAGS := $(shell pkg-config --cflags lua5.4 openblas jansson libzip 2>/dev/null)
@@ -38,8 +41,15 @@ LUA = lua5.4
 CORE_SRC := $(wildcard src/core/*.c) $(wildcard src/dispatch/*.c) $(wildcard src/meta/*.c) \
             $(wildcard src/cpu/*.c) $(wildcard src/metadev/*.c) $(wildcard src/composite/*.c) $(wildcard src/autograd/*.c) $(wildcard src/amp/*.c) \
             $(wildcard src/serial/*.c)
-# the program's main and its REPL are the program's, not the library's
+# the program's main and its REPL are the program's, not the library's; so is the Jupyter
+# kernel (src/repl/kernel*.c, jmsg.c: ZeroMQ and libcrypto's HMAC), built where libzmq is found
 REPL_SRC := $(wildcard src/repl/*.c)
+KERNEL_SRC := $(wildcard src/repl/kernel*.c) src/repl/jmsg.c
+KERNEL_LIBS := $(shell pkg-config --libs libzmq libcrypto 2>/dev/null)
+ifeq ($(strip $(KERNEL_LIBS)),)
+REPL_SRC := $(filter-out $(KERNEL_SRC),$(REPL_SRC))
+$(BUILD)/obj/src/repl/main.o: CFLAGS += -DLT_NO_KERNEL
+endif
 VM_SRC := $(wildcard src/vm/*.c)
 OPS_DECL := $(sort $(wildcard src/ops/*.lua))
 EMBED_LUA := $(sort $(wildcard src/vm/lua/*.lua))
@@ -112,7 +122,7 @@ $(BUILD)/torch.so: $(OBJ)
 
 $(BUILD)/lutorch: $(patsubst %.c,$(BUILD)/obj/%.o,$(REPL_SRC)) $(OBJ)
 	@echo "  LD $@"
-	@$(CC) $(SAN) -o $@ $^ $(LIBS) $(LUA_LIBS) -lreadline -Wl,-E
+	@$(CC) $(SAN) -o $@ $^ $(LIBS) $(LUA_LIBS) -lreadline $(KERNEL_LIBS) -Wl,-E
 
 # ---- distributed: torch.distributed's C half, a module of its own linked against MPI ----
 # Built where OpenMPI's pkg-config file (or mpicc) is found; skipped quietly otherwise. It is
@@ -215,6 +225,13 @@ test: deps
 
 # C unit tests: each tests/c/test_*.c links against the static library
 CTESTS := $(patsubst tests/c/%.c,$(BUILD)/tests/%,$(wildcard tests/c/test_*.c))
+# the Jupyter wire format's test links the program's jmsg.o (not in the library)
+ifeq ($(strip $(KERNEL_LIBS)),)
+CTESTS := $(filter-out $(BUILD)/tests/test_jmsg,$(CTESTS))
+endif
+$(BUILD)/tests/test_jmsg: tests/c/test_jmsg.c $(BUILD)/obj/src/repl/jmsg.o tests/c/ctest.h src/repl/jmsg.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests/c -o $@ $< $(BUILD)/obj/src/repl/jmsg.o $(PKG_LIBS) $(KERNEL_LIBS)
 $(BUILD)/tests/%: tests/c/%.c $(BUILD)/liblutorch.a tests/c/ctest.h tests/fake/fake_backend.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests/c -o $@ $< $(BUILD)/liblutorch.a $(LIBS) $(LUA_LIBS)
@@ -266,6 +283,8 @@ INCDIR = $(PREFIX)/include
 MANDIR = $(PREFIX)/share/man
 PCDIR = $(LIBDIR)/pkgconfig
 DATADIR = $(PREFIX)/share/lutorch
+# the Jupyter kernelspec (where jupyter looks under /usr/local and /usr; JUPYTER_PATH elsewhere)
+KERNELSPEC_DIR = $(PREFIX)/share/jupyter/kernels/lutorch
 # where a stock lua5.4 looks (Debian: /usr/local/share/lua/5.4, /usr/local/lib/lua/5.4)
 LUA_LMOD = $(PREFIX)/share/lua/5.4
 LUA_CMOD = $(PREFIX)/lib/lua/5.4
@@ -329,6 +348,9 @@ install: all $(BUILD)/liblutorch.so.$(VERSION)
 	  install -D -m 644 $$f $(DESTDIR)$(MANDIR)/man$${f##*.}/$${f##*/} || exit 1; done
 	$(call lt_write_pc,$(DESTDIR)$(PCDIR)/lutorch.pc,$(PREFIX),$(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR)),$(patsubst $(PREFIX)/%,$${prefix}/%,$(INCDIR)),)
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
+	if [ -n "$(strip $(KERNEL_LIBS))" ]; then install -d $(DESTDIR)$(KERNELSPEC_DIR) && \
+	  printf '{\n "argv": ["%s", "--kernel", "-f", "{connection_file}"],\n "display_name": "Lutorch",\n "language": "lua",\n "interrupt_mode": "signal",\n "metadata": {}\n}\n' \
+	  '$(BINDIR)/lutorch' >$(DESTDIR)$(KERNELSPEC_DIR)/kernel.json; fi
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/lutorch $(DESTDIR)$(LIBDIR)/liblutorch.a $(DESTDIR)$(LIBDIR)/liblutorch.so \
@@ -338,7 +360,8 @@ uninstall:
 	  $(DESTDIR)$(INCDIR)/lutorch.h $(DESTDIR)$(INCDIR)/lutorch/extension.h $(DESTDIR)$(PCDIR)/lutorch.pc
 	rm -f $(addprefix $(DESTDIR)$(INCDIR)/lutorch/,lt_ops.h $(PUB_HDRS))
 	rm -f $(patsubst lib/%,$(DESTDIR)$(LUA_LMOD)/%,$(LUA_MODS))
-	rm -f $(DESTDIR)$(DATADIR)/man/*.md
+	rm -f $(DESTDIR)$(DATADIR)/man/*.md $(DESTDIR)$(KERNELSPEC_DIR)/kernel.json
+	rmdir $(DESTDIR)$(KERNELSPEC_DIR) $(DESTDIR)$(PREFIX)/share/jupyter/kernels $(DESTDIR)$(PREFIX)/share/jupyter 2>/dev/null; true
 	for f in man/*.[137] $(BUILD)/man/*.[137] $(DESTDIR)$(MANDIR)/man[137]/lutorch*.[137]; do \
 	  [ -f "$$f" ] && rm -f $(DESTDIR)$(MANDIR)/man$${f##*.}/$${f##*/}; done; true
 	rmdir $(addprefix $(DESTDIR)$(INCDIR)/lutorch/,core cpu dispatch autograd) $(DESTDIR)$(INCDIR)/lutorch \

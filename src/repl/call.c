@@ -19,6 +19,7 @@
 #include "core/error.h"
 
 const char *lt_repl_progname = "lutorch";
+bool lt_repl_kernel_mode;
 
 static lua_State *volatile running_L = NULL;
 static volatile sig_atomic_t presses;    /* Ctrl-C presses during this call */
@@ -35,6 +36,7 @@ static void on_sigint(int sig) {
   presses++;
   lt_interrupt_flag = 1;
   if (running_L) lua_sethook(running_L, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+  if (lt_repl_kernel_mode) return;   /* the notebook's interrupt button: never a kill */
   if (presses == 2) {
     static const char msg[] = "\n(interrupting; press Ctrl-C again to kill lutorch)\n";
     ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);

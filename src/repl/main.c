@@ -14,6 +14,9 @@
 #include "vm/lt7.h"
 #include "repl/repl.h"
 #include "repl/launch.h"
+#ifndef LT_NO_KERNEL
+#include "repl/kernel.h"
+#endif
 
 
 static const char *progname = "lutorch";
@@ -95,6 +98,8 @@ static void usage(void) {
           "  -h        show this help\n"
           "  --nproc N run the script on N ranks through mpirun (torch.distributed)\n"
           "  --torch7  Torch7 mode: Torch7's meanings of the names they share (x:add(y) in place, ...)\n"
+          "  --kernel -f FILE   run as a Jupyter kernel (FILE: the connection file)\n"
+          "  --install-kernel [--user] [--prefix P]   install the Jupyter kernelspec\n"
           "  --        stop handling options\n"
           "  -         run stdin as a script\n"
           "With no script and a terminal, %s starts its REPL: ? there for help; see lutorch(1).\n",
@@ -128,6 +133,7 @@ static int pmain(lua_State *L) {
   lua_gc(L, LUA_GCGEN, 0, 0);
   /* first pass: the options that change how the rest runs */
   int interactive = 0, quiet = 0, noenv = 0, script = 0, ran = 0, nproc = 0;
+  const char *kernel_file = NULL;
   int i;
   for (i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -139,6 +145,16 @@ static int pmain(lua_State *L) {
     else if (strcmp(a, "-W") == 0) lua_warning(L, "@on", 0);
     else if (strcmp(a, "-v") == 0) { print_version(); ran = 1; }
     else if (strcmp(a, "--torch7") == 0) { /* handled before the module opened */ }
+    else if (strcmp(a, "--kernel") == 0) {
+      /* --kernel -f FILE (jupyter's form) or --kernel FILE */
+      if (i + 1 < argc && strcmp(argv[i + 1], "-f") == 0) i++;
+      if (i + 1 >= argc) {
+        fprintf(stderr, "%s: --kernel needs the connection file: --kernel -f FILE\n", progname);
+        lua_pushboolean(L, 0);
+        return 1;
+      }
+      kernel_file = argv[++i];
+    }
     else if (strcmp(a, "--nproc") == 0) {
       if (i + 1 >= argc || (nproc = atoi(argv[i + 1])) < 1) {
         fprintf(stderr, "%s: --nproc needs a number of ranks (at least 1)\n", progname);
@@ -164,6 +180,15 @@ static int pmain(lua_State *L) {
     return 1;
   }
   if (!noenv && doinit(L) != LUA_OK) { lua_pushboolean(L, 0); return 1; }
+  if (kernel_file) {
+#ifndef LT_NO_KERNEL
+    lua_pushboolean(L, lt_kernel_main(L, kernel_file) == EXIT_SUCCESS);
+#else
+    fprintf(stderr, "%s: this build has no Jupyter kernel (it was built without ZeroMQ: apt-get install libzmq3-dev, rebuild)\n", progname);
+    lua_pushboolean(L, 0);
+#endif
+    return 1;
+  }
   /* second pass: -e and -l in order */
   int last = script ? script : argc;
   for (i = 1; i < last; i++) {
@@ -201,7 +226,33 @@ static int pmain(lua_State *L) {
   return 1;
 }
 
+/* --install-kernel [--user] [--prefix P]: needs no Lua state */
+static int install_kernel(int argc, char **argv) {
+  bool user = false;
+  const char *prefix = NULL;
+  for (int i = 2; i < argc; i++) {
+    if (strcmp(argv[i], "--user") == 0) user = true;
+    else if (strcmp(argv[i], "--prefix") == 0 && i + 1 < argc) prefix = argv[++i];
+    else {
+      fprintf(stderr, "%s --install-kernel: unknown argument '%s' (--user, --prefix P)\n", progname, argv[i]);
+      return EXIT_FAILURE;
+    }
+  }
+#ifndef LT_NO_KERNEL
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) { fprintf(stderr, "%s --install-kernel: cannot find the program's path\n", progname); return EXIT_FAILURE; }
+  exe[n] = 0;
+  return lt_kernel_install(exe, user, prefix) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+#else
+  (void)user;
+  fprintf(stderr, "%s: this build has no Jupyter kernel (it was built without ZeroMQ)\n", progname);
+  return EXIT_FAILURE;
+#endif
+}
+
 int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "--install-kernel") == 0) return install_kernel(argc, argv);
   lua_State *L = luaL_newstate();
   if (!L) { fprintf(stderr, "%s: cannot create state: not enough memory\n", progname); return EXIT_FAILURE; }
   lua_pushcfunction(L, pmain);

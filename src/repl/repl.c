@@ -37,8 +37,7 @@ static double now(void) {
   return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* pushes torch._repl.<name> (a function) and returns 1, or returns 0 with nothing pushed */
-static int push_repl_fn(lua_State *L, const char *name) {
+int lt_repl_push_fn(lua_State *L, const char *name) {
   int top = lua_gettop(L);
   lua_getfield(L, LUA_REGISTRYINDEX, "lutorch.module");
   if (lua_istable(L, -1) && lua_getfield(L, -1, "_repl") == LUA_TTABLE &&
@@ -82,7 +81,7 @@ static void banner(lua_State *L) {
 /* ---- Lua commands --------------------------------------------------------- */
 
 /* a syntax error that only says the chunk stopped early */
-static bool incomplete(lua_State *L, int status) {
+bool lt_repl_incomplete(lua_State *L, int status) {
   if (status != LUA_ERRSYNTAX) return false;
   size_t n;
   const char *msg = lua_tolstring(L, -1, &n);
@@ -95,11 +94,11 @@ static bool incomplete(lua_State *L, int status) {
 
 /* Compiles buf as `return buf` (an expression: its values print) or else as
 ** statements; leaves the function or the error message. */
-static int compile(lua_State *L, const char *buf) {
+int lt_repl_compile(lua_State *L, const char *buf, const char *chunkname) {
   const char *src = buf;
   if (*src == '=') src++;   /* Lua 5.1's `= expr` habit */
   const char *ret = lua_pushfstring(L, "return %s", src);
-  int status = luaL_loadbuffer(L, ret, strlen(ret), "=stdin");
+  int status = luaL_loadbuffer(L, ret, strlen(ret), chunkname);
   lua_remove(L, -2);
   if (status == LUA_OK) return status;
   lua_pop(L, 1);
@@ -110,20 +109,20 @@ static int compile(lua_State *L, const char *buf) {
     lua_pushlstring(L, src, (size_t)(semi - src + 1));
     size_t hn;
     const char *head = lua_tolstring(L, -1, &hn);
-    status = luaL_loadbuffer(L, head, hn, "=stdin");
+    status = luaL_loadbuffer(L, head, hn, chunkname);
     lua_pop(L, 1);
     if (status != LUA_OK) {
       lua_pop(L, 1);
-      return luaL_loadbuffer(L, buf, strlen(buf), "=stdin");
+      return luaL_loadbuffer(L, buf, strlen(buf), chunkname);
     }
     ret = lua_pushfstring(L, "%s return %s", head, semi + 1);
-    status = luaL_loadbuffer(L, ret, strlen(ret), "=stdin");
+    status = luaL_loadbuffer(L, ret, strlen(ret), chunkname);
     lua_remove(L, -2);
     lua_remove(L, -2);
     if (status == LUA_OK) return status;
     lua_pop(L, 1);
   }
-  return luaL_loadbuffer(L, buf, strlen(buf), "=stdin");
+  return luaL_loadbuffer(L, buf, strlen(buf), chunkname);
 }
 
 /* Reads continuation lines while the chunk is unfinished; *buf grows. Returns
@@ -131,8 +130,8 @@ static int compile(lua_State *L, const char *buf) {
 ** Ctrl-D abandoned the command. */
 static int read_chunk(lua_State *L, char **buf) {
   for (;;) {
-    int status = compile(L, *buf);
-    if (!incomplete(L, status)) return status;
+    int status = lt_repl_compile(L, *buf, "=stdin");
+    if (!lt_repl_incomplete(L, status)) return status;
     char *more = NULL;
     const char *p2 = color_out ? RL_IGN(C_GREEN) ">> " RL_IGN(C_RESET) : ">> ";
     int r = lt_line_read(p2, &more);
@@ -157,7 +156,7 @@ static int read_chunk(lua_State *L, char **buf) {
   }
 }
 
-static bool ends_with_semicolon(const char *s) {
+bool lt_repl_silenced(const char *s) {
   size_t n = strlen(s);
   while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' || s[n - 1] == '\r')) n--;
   return n > 0 && s[n - 1] == ';';
@@ -168,7 +167,7 @@ static void print_values(lua_State *L, int base) {
   int n = lua_gettop(L) - base;
   if (n <= 0) return;
   luaL_checkstack(L, 4, "too many results to print");
-  if (!push_repl_fn(L, "show")) return;
+  if (!lt_repl_push_fn(L, "show")) return;
   lua_insert(L, base + 1);
   lua_pushinteger(L, lt_line_width());
   lua_insert(L, base + 2);
@@ -186,7 +185,7 @@ static void lua_command(lua_State *L, char *line) {
   int status = read_chunk(L, &buf);
   if (status < 0) { free(buf); return; }
   lt_line_remember(buf);
-  bool quiet = ends_with_semicolon(buf);
+  bool quiet = lt_repl_silenced(buf);
   free(buf);
   if (status == LUA_OK) status = lt_repl_docall(L, 0, LUA_MULTRET);
   if (status == LUA_OK) {
@@ -202,7 +201,7 @@ static void lua_command(lua_State *L, char *line) {
 
 static void help_command(lua_State *L, const char *what) {
   int top = lua_gettop(L);
-  if (!push_repl_fn(L, "help")) { puts("help: not available"); return; }
+  if (!lt_repl_push_fn(L, "help")) { puts("help: not available"); return; }
   lua_pushstring(L, what);
   int status = lt_repl_docall(L, 1, 1);
   if (status != LUA_OK) lt_repl_report(L, status);
@@ -251,7 +250,7 @@ static void print_time(double seconds) {
 /* ---- the loop ------------------------------------------------------------- */
 
 static void install_globals(lua_State *L) {
-  if (push_repl_fn(L, "install")) {
+  if (lt_repl_push_fn(L, "install")) {
     if (lua_pcall(L, 0, 0, 0) != LUA_OK) lua_pop(L, 1);
   }
 }

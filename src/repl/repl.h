@@ -10,6 +10,9 @@
 #include <lua.h>
 
 extern const char *lt_repl_progname;
+/* set by the Jupyter kernel: Ctrl-C (SIGINT) only ever stops the running call,
+** never kills the process, and says nothing on stderr */
+extern bool lt_repl_kernel_mode;
 
 /* ---- call.c ---- */
 
@@ -41,5 +44,16 @@ int lt_line_width(void);
 
 /* The read-eval-print loop, until :quit or end of input; `banner`: print the banner first. */
 void lt_repl_run(lua_State *L, bool banner);
+/* Compiles a command as `return buf` (an expression: its values are the result)
+** or else as statements (`stmts; expr` returns expr); leaves the function or the
+** error message. The Jupyter kernel's cells mean what the REPL's commands do. */
+int lt_repl_compile(lua_State *L, const char *buf, const char *chunkname);
+/* whether a load status is a syntax error at the end of the chunk (pops the
+** message then): the command goes on in another line */
+bool lt_repl_incomplete(lua_State *L, int status);
+/* pushes torch._repl.<name> (a function) and returns 1, or returns 0 with nothing pushed */
+int lt_repl_push_fn(lua_State *L, const char *name);
+/* a command ending in `;` prints nothing */
+bool lt_repl_silenced(const char *s);
 
 #endif

@@ -68,7 +68,7 @@ end
 -- every chapter present, in a stable order (the overview first)
 local CHAPTERS = { "tensor", "complex", "fft", "autograd", "nn", "optim", "amp", "data", "serialization", "interchange",
   "distributed", "cuda", "profiler", "meta", "pytorch", "torch7", "library", "extension",
-  "quantization", "compile", "image" }
+  "quantization", "compile", "image", "notebook", "gnuplot" }
 
 local block_cache = {}
 -- "MaxPool1d/2d" and "BatchNorm1d/2d/3d" name MaxPool2d and BatchNorm3d too
@@ -213,8 +213,11 @@ local function name_of(v)
   if k then return "x:" .. k end
 end
 
+-- the libraries whose functions help(value) names (gnuplot's are looked up by
+-- name in its chapter, not as a library of classes)
+local VALUE_LIBS = { "nn", "optim", "data", "distributed", "gnuplot" }
 local function lib_of(v)
-  for _, lib in ipairs(LIBS) do
+  for _, lib in ipairs(VALUE_LIBS) do
     local t = package.loaded[lib]
     if type(t) == "table" then
       for k, x in pairs(t) do if rawequal(x, v) then return lib .. "." .. k end end
