@@ -242,7 +242,16 @@ function Figure:show_inline(fn)
   local hook = rawget(torch, "_display_hook")
   if not hook then return end
   local mime = self.term == "svg" and "image/svg+xml" or "image/png"
-  hook({ [mime] = bytes, ["text/plain"] = ("<gnuplot figure %d>"):format(self.id) })
+  local bundle = { [mime] = bytes, ["text/plain"] = ("<gnuplot figure %d>"):format(self.id) }
+  -- within one cell a figure keeps one picture, replaced on each drawing (a loss curve
+  -- redrawn with plotflush() during training grows in place)
+  if self.live_id then
+    hook(bundle, { display_id = self.live_id, update = true })
+  else
+    state.displays = (state.displays or 0) + 1
+    self.live_id = ("gnuplot-%d-%d"):format(self.id, state.displays)
+    hook(bundle, { display_id = self.live_id })
+  end
 end
 
 -- the end of a notebook cell: every figure changed in it is shown once
@@ -254,6 +263,7 @@ function gnuplot._flush_inline()
   end
   table.sort(ids)
   for _, id in ipairs(ids) do state.figures[id]:show_inline("plot") end
+  for _, fig in pairs(state.figures) do fig.live_id = nil end
 end
 
 -- a setting changed: draw again when there is a plot (Torch7's replot)
