@@ -98,15 +98,15 @@ done:
 
 int lt_image_encode_jpeg(const lt_tensor *t, int quality, unsigned char **out, size_t *len) {
   if (t->ndim != 3 || lt_tensor_dtype(t) != LT_UINT8 || !lt_tensor_is_contiguous(t))
-    return lt_error("encode_jpeg: expected a contiguous uint8 [C, H, W] tensor");
+    return lt_error("JPEG encoding takes a contiguous uint8 [C, H, W] tensor");
   int64_t nc = t->sizes[0], h = t->sizes[1], w = t->sizes[2];
   if (nc != 1 && nc != 3)
-    return lt_error("encode_jpeg: JPEG holds 1 (gray) or 3 (RGB) channels, got %lld (drop the alpha channel)",
+    return lt_error("JPEG holds 1 (gray) or 3 (RGB) channels, got %lld (drop the alpha channel)",
                     (long long)nc);
   if (h < 1 || w < 1 || h > LT_IMAGE_MAX_SIDE || w > LT_IMAGE_MAX_SIDE)
-    return lt_error("encode_jpeg: %lld x %lld is not a size JPEG can have (1..%d a side)", (long long)w,
+    return lt_error("%lld x %lld is not a size JPEG can have (1..%d a side)", (long long)w,
                     (long long)h, LT_IMAGE_MAX_SIDE);
-  if (quality < 1 || quality > 100) return lt_error("encode_jpeg: quality must be 1..100, got %d", quality);
+  if (quality < 1 || quality > 100) return lt_error("JPEG quality must be 1..100, got %d", quality);
   struct jpeg_compress_struct cinfo;
   jpeg_ctx c;
   memset(&c, 0, sizeof c);
@@ -115,7 +115,7 @@ int lt_image_encode_jpeg(const lt_tensor *t, int quality, unsigned char **out, s
   c.pub.error_exit = on_error;
   jpeg_create_compress(&cinfo);
   if (setjmp(c.jb)) {
-    lt_error("encode_jpeg: %s", c.msg);
+    lt_error("libjpeg: %s", c.msg);
     goto done;
   }
   jpeg_mem_dest(&cinfo, &c.out, &c.len);
@@ -128,7 +128,7 @@ int lt_image_encode_jpeg(const lt_tensor *t, int quality, unsigned char **out, s
   jpeg_start_compress(&cinfo, TRUE);
   c.buf = malloc((size_t)(w * nc));
   if (!c.buf) {
-    lt_error("encode_jpeg: out of memory");
+    lt_error("out of memory encoding a JPEG");
     goto done;
   }
   const uint8_t *px = (const uint8_t *)lt_tensor_data(t);

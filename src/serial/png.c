@@ -130,23 +130,23 @@ int lt_image_encode_png(const lt_tensor *t, int level, unsigned char **out, size
   static const int types[5] = {0, PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA, PNG_COLOR_TYPE_RGB,
                                PNG_COLOR_TYPE_RGB_ALPHA};
   if (t->ndim != 3 || lt_tensor_dtype(t) != LT_UINT8 || !lt_tensor_is_contiguous(t))
-    return lt_error("encode_png: expected a contiguous uint8 [C, H, W] tensor");
+    return lt_error("PNG encoding takes a contiguous uint8 [C, H, W] tensor");
   int64_t nc = t->sizes[0], h = t->sizes[1], w = t->sizes[2];
-  if (nc < 1 || nc > 4) return lt_error("encode_png: an image has 1 to 4 channels, got %lld", (long long)nc);
+  if (nc < 1 || nc > 4) return lt_error("a PNG image has 1 to 4 channels, got %lld", (long long)nc);
   if (h < 1 || w < 1 || h > LT_IMAGE_MAX_SIDE || w > LT_IMAGE_MAX_SIDE)
-    return lt_error("encode_png: %lld x %lld is not a size PNG files here can have (1..%d a side)", (long long)w,
+    return lt_error("%lld x %lld is not a size PNG files here can have (1..%d a side)", (long long)w,
                     (long long)h, LT_IMAGE_MAX_SIDE);
-  if (level < -1 || level > 9) return lt_error("encode_png: compression level must be 0..9, got %d", level);
+  if (level < -1 || level > 9) return lt_error("PNG compression level must be 0..9, got %d", level);
   png_ctx c = {0};
   int volatile rc = -1;
   png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &c, on_error, on_warning);
   png_infop info = png ? png_create_info_struct(png) : NULL;
   if (!info) {
     png_destroy_write_struct(&png, NULL);
-    return lt_error("encode_png: out of memory starting libpng");
+    return lt_error("out of memory starting libpng");
   }
   if (setjmp(png_jmpbuf(png))) {
-    lt_error("encode_png: %s", c.msg);
+    lt_error("libpng: %s", c.msg);
     goto done;
   }
   png_set_write_fn(png, &c, write_bytes, flush_bytes);

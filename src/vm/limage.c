@@ -13,9 +13,21 @@
 **   sniff(bytes)                     -> "png" | "jpeg" | nil
 */
 #include <stdlib.h>
+#include <string.h>
+#include "core/error.h"
 #include "lutorch_vm.h"
 #include "ltensor.h"
 #include "serial/image.h"
+
+/* raise the error slot's message prefixed with "op: ", without a source position: the
+** message already names the function and the file, as lib/image's own errors do */
+static int raise(lua_State *L, const char *op) {
+  const char *msg = lt_error_message();
+  size_t n = strlen(op);
+  if (strncmp(msg, op, n) == 0 && msg[n] == ':') lua_pushstring(L, msg);
+  else lua_pushfstring(L, "%s: %s", op, msg);
+  return lua_error(L);
+}
 
 /* the encoded bytes at idx: a string, or a 1-D uint8 tensor on the CPU (torchvision's form) */
 static const unsigned char *input_bytes(lua_State *L, int idx, size_t *n) {
@@ -53,10 +65,11 @@ static int l_decode(lua_State *L) {
   case LT_IMAGE_PNG: t = lt_image_decode_png(p, n, channels, keep16, &bits, what); fmt = "png"; break;
   case LT_IMAGE_JPEG: t = lt_image_decode_jpeg(p, n, channels, what); fmt = "jpeg"; break;
   default:
-    return luaL_error(L, "%s: %s is neither a PNG nor a JPEG file (%s)", op, what,
-                      n == 0 ? "it is empty" : "unknown signature");
+    lua_pushfstring(L, "%s: %s is neither a PNG nor a JPEG file (%s)", op, what,
+                    n == 0 ? "it is empty" : "unknown signature");
+    return lua_error(L);
   }
-  if (!t) return lt_vm_raise(L, op);
+  if (!t) return raise(L, op);
   lt_vm_push_tensor(L, t);
   lua_pushinteger(L, bits);
   lua_pushstring(L, fmt);
@@ -86,7 +99,7 @@ static int encode(lua_State *L, int jpeg) {
   lua_setmetatable(L, -2);
   size_t len = 0;
   int r = jpeg ? lt_image_encode_jpeg(t, arg, box, &len) : lt_image_encode_png(t, arg, box, &len);
-  if (r < 0) return lt_vm_raise(L, op);
+  if (r < 0) return raise(L, op);
   lua_pushlstring(L, (const char *)*box, len);
   free(*box);
   *box = NULL;

@@ -628,6 +628,11 @@ T.test("data.ImageFolder: classes sorted, samples, transform, target_transform, 
     T.tensor(b[2], { 1, 1, 2, 2 })
     break
   end
+  -- decoded in worker processes
+  local seen = 0
+  for xb in data.DataLoader(data.ImageFolder(root, { transform = data.transforms.Resize({ 2, 2 }) }),
+    { batch_size = 3, num_workers = 2, unpack = true }) do seen = seen + xb:size(1) end
+  T.eq(seen, 4)
   T.raises(function() data.ImageFolder(S.path("nope")) end, "ImageFolder", "nope")
   T.raises(function() data.ImageFolder(root, { extensions = { ".gif" } }) end, "ImageFolder", "no images")
   T.raises(function() data.ImageFolder(root, { transfrom = 1 }) end, "ImageFolder", "transfrom")

@@ -194,7 +194,8 @@ end)
 
 -- "batch_size" -> "batch_siez": a near misspelling of a name
 local function misspell(name)
-  if #name < 3 then return name .. "x" end
+  -- (swapping the last two letters of "brightness" gives "brightness" again)
+  if #name < 3 or name:sub(-1) == name:sub(-2, -2) then return name .. "x" end
   return name:sub(1, -3) .. name:sub(-1) .. name:sub(-2, -2)
 end
 
