@@ -605,6 +605,19 @@ function M.backward_source(g, vm, name, need)
   return table.concat(lines, "\n") .. "\n", extents
 end
 
+-- a row kernel's first lines, and ptr(decl, value, extent), which declares its next pointer
+-- (decl has a %d for its slot) and records the value and the elements it must reach
+local function kernel_head(name)
+  local lines = { HELPERS, ("void %s(int64_t begin, int64_t end, char *const *p) {"):format(name) }
+  local order, extents = {}, {}
+  local function ptr(decl, v, e)
+    lines[#lines + 1] = (decl):format(#order)
+    order[#order + 1] = v
+    extents[#extents + 1] = e
+  end
+  return lines, order, extents, ptr
+end
+
 --- row_source(rowgroup, value_meta, name): C source of a layer_norm fused with the pointwise
 --- group it feeds, over rows: the tensors it takes (the norm's input, weight and bias, the
 --- group's other inputs, the group's outputs, then the norm's result where it is kept) and
@@ -613,13 +626,7 @@ function M.row_source(rg, vm, name)
   local rn, g = rg.norm, rg.group
   local T = ctype(g.dtype)
   local D, n = rn.D, numel(g.shape)
-  local lines = { HELPERS, ("void %s(int64_t begin, int64_t end, char *const *p) {"):format(name) }
-  local order, extents = {}, {}
-  local function ptr(decl, v, e)
-    lines[#lines + 1] = (decl):format(#order)
-    order[#order + 1] = v
-    extents[#extents + 1] = e
-  end
+  local lines, order, extents, ptr = kernel_head(name)
   ptr("  const " .. T .. " *restrict nx = (const " .. T .. " *)p[%d];", rn.x, n)
   if rn.w then ptr("  const " .. T .. " *restrict nw = (const " .. T .. " *)p[%d];", rn.w, D) end
   if rn.b then ptr("  const " .. T .. " *restrict nb = (const " .. T .. " *)p[%d];", rn.b, D) end
@@ -675,13 +682,7 @@ function M.softmax_source(sg, vm, name)
   local sm, g = sg.softmax, sg.group
   local T = ctype(g.dtype)
   local D, n = sm.D, numel(g.shape)
-  local lines = { HELPERS, ("void %s(int64_t begin, int64_t end, char *const *p) {"):format(name) }
-  local order, extents = {}, {}
-  local function ptr(decl, v, e)
-    lines[#lines + 1] = (decl):format(#order)
-    order[#order + 1] = v
-    extents[#extents + 1] = e
-  end
+  local lines, order, extents, ptr = kernel_head(name)
   for k, v in ipairs(g.inputs) do
     ptr(("  const %s *restrict in%d = (const %s *)p[%%d];"):format(T, k, T), v, extent(vm[v]))
   end
