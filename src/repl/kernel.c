@@ -118,7 +118,10 @@ static int send_part(void *sock, const void *data, size_t len, bool more) {
 
 int lt_kernel_send(lt_kernel *k, void *sock, const lt_jframe *ids, size_t nids, const char *msg_type, json_t *content) {
   json_t *header = lt_jmsg_header(k->session, msg_type);
-  json_t *parts[4] = { header, k->parent ? json_incref(k->parent) : json_object(), json_object(), content };
+  pthread_mutex_lock(&k->iopub_lock);   /* the stream thread sends too: k->parent may change under it */
+  json_t *parent = k->parent ? json_incref(k->parent) : json_object();
+  pthread_mutex_unlock(&k->iopub_lock);
+  json_t *parts[4] = { header, parent, json_object(), content };
   char *text[4] = { NULL, NULL, NULL, NULL };
   int rc = -1;
   for (int i = 0; i < 4; i++) {
@@ -220,8 +223,11 @@ static json_t *read_connection(lt_kernel *k, const char *path) {
 static void ignore_sigint(int sig) { (void)sig; }
 
 static void set_parent(lt_kernel *k, const lt_jmsg *m, const lt_jframe *frames) {
-  json_decref(k->parent);
+  pthread_mutex_lock(&k->iopub_lock);
+  json_t *old = k->parent;
   k->parent = m ? json_incref(m->header) : NULL;
+  pthread_mutex_unlock(&k->iopub_lock);
+  json_decref(old);
   lt_kernel_free_frames(k->ids, k->nids);
   k->ids = NULL;
   k->nids = 0;

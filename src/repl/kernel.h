@@ -24,8 +24,9 @@ typedef struct lt_kernel {
   char session[37];
   lua_State *L;
   int log_fd;                   /* the kernel's own messages: the original stderr */
-  pthread_mutex_t iopub_lock;   /* iopub is written by the main and the stream thread */
-  json_t *parent;               /* the header of the request being handled (NULL: none) */
+  pthread_mutex_t iopub_lock;   /* iopub is written by the main and the stream thread; */
+  json_t *parent;               /* the header of the request being handled (NULL: none),
+                                ** swapped under iopub_lock */
   lt_jframe *ids;               /* its routing identities (copies), for input_request */
   size_t nids;
   bool allow_stdin;             /* the execute_request being run allows input_request */
