@@ -369,6 +369,8 @@ uninstall:
 	  $(sort $(dir $(patsubst lib/%,$(DESTDIR)$(LUA_LMOD)/%,$(filter lib/*/%,$(LUA_MODS))))) 2>/dev/null; true
 
 # for luarocks (lutorch-*.rockspec): the module and the Lua libraries only
+# (tests/sh/test_rockspec.sh runs `luarocks make` into a private tree)
+DEPS_PKGS += luarocks
 lua-module: $(BUILD)/torch.so
 install-lua: lua-module
 	install -d $(DESTDIR)$(LUA_CMOD) $(DESTDIR)$(LUA_LMOD)
