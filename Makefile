@@ -63,14 +63,16 @@ CPU_VARIANTS ?= $(if $(filter x86_64,$(shell uname -m)),$(if $(findstring native
 # the x86-64 psABI levels: v3 = AVX2, FMA, F16C, BMI1/2, LZCNT, MOVBE (Haswell, Zen 1 on);
 # v4 = AVX-512 F, BW, CD, DQ, VL (Skylake-SP, Ice Lake, Zen 4 on)
 CAP_MARCH_avx2 = -march=x86-64-v3
-# 256-bit vectors by default, as GCC's own tuning for every AVX-512 Intel core (what
-# -march=native gives on them): 512-bit ones lower the clock of the whole core on many
-CAP_MARCH_avx512 = -march=x86-64-v4 -mprefer-vector-width=256
+# tuned as GCC tunes the AVX-512 Intel cores (what -march=native gives on them; 256-bit
+# vectors by default): measured on an Ice Lake Xeon, x86-64-v4 with the generic tuning (512-bit
+# vectors, or 256-bit ones) made conv2d's direct kernel 1.6-2.3x slower (bench/README.md,
+# "Portable builds"); AMD's AVX-512 cores (Zen 4 on) run 256-bit code at full width too
+CAP_MARCH_avx512 = -march=x86-64-v4 -mtune=icelake-server -mprefer-vector-width=256
 # compiled once: state (the allocator, the thread pool, shared memory, the FFT plan cache,
 # the backend and the choice itself), the paths that pick their own instructions at run time
-# (cvt.c, quant.c, quant_gemm.c: target attributes), and the LAPACK and BLAS drivers, whose
-# time is spent in OpenBLAS (which picks its own kernels for the CPU) — bench/README.md,
-# "Portable builds", has the figures that chose the rest
+# (cvt.c, quant.c, quant_gemm.c: target attributes), and the LAPACK drivers, whose time is
+# spent in OpenBLAS (which picks its own kernels for the CPU). bench/README.md, "Portable
+# builds", has the portable build's figures against a native one
 CPU_SINGLE_SRC := $(addprefix src/cpu/,alloc.c backend.c capability.c cvt.c parallel.c shm.c fft_plan.c \
                   quant.c quant_gemm.c creation.c lapack_batch.c linalg.c linalg_eig.c linalg_lstsq.c \
                   linalg_solve.c linalg_solve_chol.c linalg_spectral.c linalg_spectral_eig.c linalg_t7.c)
