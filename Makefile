@@ -22,6 +22,9 @@ DEPS_PKGS = gcc make pkg-config lua5.4 liblua5.4-dev libopenblas-dev libreadline
             python3-numpy python3-torch time dataset-fashion-mnist gnuplot-nox fortunes
 # tests/lua/test_special.lua's reference values (tests/lua/scipyref.lua: scipy.special and mpmath)
 DEPS_PKGS += python3-scipy python3-mpmath
+# tests/sh/test_portable.sh runs the build on emulated older CPUs (qemu-x86_64 -cpu Haswell);
+# tests/sh/test_licence.sh reads the shared objects' dependencies (readelf)
+DEPS_PKGS += qemu-user binutils
 PKG_CFLAGS := $(shell pkg-config --cflags lua5.4 openblas jansson libzip 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs openblas jansson libzip 2>/dev/null)
 LUA_LIBS := $(shell pkg-config --libs lua5.4 2>/dev/null)
