@@ -8,8 +8,11 @@
 
 BUILD ?= build
 CC ?= gcc
-# the target CPU: native here; make gpu-bundle builds for another machine's (x86-64-v3)
-MARCH ?= native
+# the target CPU: a baseline any x86-64 PC of the last fifteen years runs (x86-64-v2: SSE4.2,
+# POPCNT), so a binary built here runs on another machine; the hot CPU kernels are compiled
+# again for AVX2 and AVX-512 and picked at start-up ("CPU kernels' variants" below).
+# make OPT="-O2 -march=native" (or MARCH=native) builds for this machine alone, without variants.
+MARCH ?= x86-64-v2
 OPT ?= -O2 -march=$(MARCH)
 # the CPU kernels want the vectoriser's full cost model and unrolling
 KERNEL_OPT ?= -O3
@@ -24,6 +27,9 @@ DEPS_PKGS += libpng-dev libjpeg62-turbo-dev python3-pil
 DEPS_PKGS += libzmq3-dev libssl-dev python3-jupyter-client jupyter-nbconvert python3-nbformat
 # tests/lua/test_special.lua's reference values (tests/lua/scipyref.lua: scipy.special and mpmath)
 DEPS_PKGS += python3-scipy python3-mpmath
+# tests/sh/test_portable.sh runs the build on emulated older CPUs (qemu-x86_64 -cpu Haswell);
+# tests/sh/test_licence.sh reads the shared objects' dependencies (readelf)
+DEPS_PKGS += qemu-user binutils
 PKG_CFLAGS := $(shell pkg-config --cflags lua5.4 openblas jansson libzip 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs openblas jansson libzip 2>/dev/null)
 LUA_LIBS := $(shell pkg-config --libs lua5.4 2>/dev/null)
@@ -65,6 +71,35 @@ OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRC) $(VM_SRC)) \
        $(patsubst $(BUILD)/gen/%.c,$(BUILD)/obj/gen/%.o,$(GEN_SRC))
 HDRS := $(wildcard src/*/*.h) $(BUILD)/gen/lt_ops.h $(BUILD)/gen/kernels_cpu.h $(BUILD)/gen/kernels_meta.h
 
+# ---- the CPU kernels' variants (src/cpu/capability.h; ARCHITECTURE.md, "CPU capability") ----
+# The kernel files of src/cpu (CPU_VARIANT_SRC) and the generated kernel table are compiled
+# once more per variant, for its instruction sets, into one object each ($(BUILD)/obj/cpu_V.o,
+# tools/cpu_variant.sh: global names suffixed __V); lt_cpu_init picks one variant at start-up.
+# No variants where the build targets this machine alone (-march=native in OPT or MARCH) or
+# is not for x86-64: CPU_VARIANTS= on the command line does the same.
+CPU_VARIANTS ?= $(if $(filter x86_64,$(shell uname -m)),$(if $(findstring native,$(OPT)),,avx2 avx512))
+# the x86-64 psABI levels: v3 = AVX2, FMA, F16C, BMI1/2, LZCNT, MOVBE (Haswell, Zen 1 on);
+# v4 = AVX-512 F, BW, CD, DQ, VL (Skylake-SP, Ice Lake, Zen 4 on)
+CAP_MARCH_avx2 = -march=x86-64-v3
+# tuned as GCC tunes the AVX-512 Intel cores (what -march=native gives on them; 256-bit
+# vectors by default): measured on an Ice Lake Xeon, x86-64-v4 with the generic tuning (512-bit
+# vectors, or 256-bit ones) made conv2d's direct kernel 1.6-2.3x slower (bench/README.md,
+# "Portable builds"); AMD's AVX-512 cores (Zen 4 on) run 256-bit code at full width too
+CAP_MARCH_avx512 = -march=x86-64-v4 -mtune=icelake-server -mprefer-vector-width=256
+# compiled once: state (the allocator, the thread pool, shared memory, the FFT plan cache,
+# the backend and the choice itself), the paths that pick their own instructions at run time
+# (cvt.c, quant.c, quant_gemm.c: target attributes), and the LAPACK drivers, whose time is
+# spent in OpenBLAS (which picks its own kernels for the CPU). bench/README.md, "Portable
+# builds", has the portable build's figures against a native one
+CPU_SINGLE_SRC := $(addprefix src/cpu/,alloc.c backend.c capability.c cvt.c parallel.c shm.c fft_plan.c \
+                  quant.c quant_gemm.c creation.c lapack_batch.c linalg.c linalg_eig.c linalg_lstsq.c \
+                  linalg_solve.c linalg_solve_chol.c linalg_spectral.c linalg_spectral_eig.c linalg_t7.c)
+CPU_VARIANT_SRC := $(filter-out $(CPU_SINGLE_SRC),$(wildcard src/cpu/*.c))
+CPU_VARIANT_OBJ := $(foreach v,$(CPU_VARIANTS),$(BUILD)/obj/cpu_$(v).o)
+OBJ += $(CPU_VARIANT_OBJ)
+# capability.c references the descriptor of each variant built
+CAP_CFLAGS_capability = $(foreach v,$(CPU_VARIANTS),-DLT_CAP_HAVE_$(v))
+
 all: $(BUILD)/lutorch $(BUILD)/liblutorch.a $(BUILD)/liblutorch.so $(BUILD)/torch.so
 
 $(GEN_OUT) &: tools/gen.lua tools/gen_t7.lua tools/gen_meta.lua tools/gen_autocast.lua tools/decl.lua $(OPS_DECL)
@@ -92,19 +127,44 @@ check-gen: $(GEN_OUT)
 	  $(CC) $(CFLAGS) $(GEN_CFLAGS) -fsyntax-only $(BUILD)/gen/kernels_$$b.c || exit 1; \
 	done
 
-$(BUILD)/obj/src/cpu/%.o: CFLAGS += $(KERNEL_OPT)
+# src/cpu: the kernel flags, then each file's own (KFLAGS_<file>; the ISA variants use them too)
+$(BUILD)/obj/src/cpu/%.o: src/cpu/%.c $(HDRS)
+	@mkdir -p $(dir $@)
+	@echo "  CC $<"
+	@$(CC) $(CFLAGS) $(KERNEL_OPT) $(KFLAGS_$*) $(CAP_CFLAGS_$*) -c $< -o $@
 # GCC 12.2 dies (internal compiler error in extract_insn) vectorising the special functions'
 # loops with the dynamic cost model; the cheap model is what -O2 used for them
-$(BUILD)/obj/src/cpu/math_special.o: CFLAGS += -fvect-cost-model=very-cheap
+KFLAGS_math_special = -fvect-cost-model=very-cheap
 # the activations' branches if-convert (and vectorise) only where a comparison may not trap
-$(BUILD)/obj/src/cpu/nn_act.o: CFLAGS += -fno-trapping-math
+KFLAGS_nn_act = -fno-trapping-math
 # measured (bench/README.md, Backends): the elementwise driver's short path for small tensors
 # and the dropout kernels run 3-8% faster at -O2 than at -O3, so their kernel flags stay -O2
-$(BUILD)/obj/src/cpu/iter.o $(BUILD)/obj/src/cpu/nn_misc.o: CFLAGS += $(if $(KERNEL_OPT),-O2)
+KFLAGS_iter = $(if $(KERNEL_OPT),-O2)
+KFLAGS_nn_misc = $(if $(KERNEL_OPT),-O2)
+# the row reductions use 32-byte GCC vectors in static functions; without AVX (the baseline)
+# GCC warns that passing them would change the ABI, which no call outside the file sees
+KFLAGS_nn_softmax = -Wno-psabi
 $(BUILD)/obj/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  CC $<"
 	@$(CC) $(CFLAGS) -c $< -o $@
+
+# one variant V of the CPU kernels: its objects under $(BUILD)/obj/cpu-V/, then cpu_V.o
+define lt_cpu_variant
+$(BUILD)/obj/cpu-$(1)/%.o: src/cpu/%.c $$(HDRS)
+	@mkdir -p $$(dir $$@)
+	@echo "  CC $$< ($(1))"
+	@$$(CC) $$(CFLAGS) $$(KERNEL_OPT) $$(KFLAGS_$$*) $$(CAP_MARCH_$(1)) -c $$< -o $$@
+$(BUILD)/obj/cpu-$(1)/kernels_cpu.o: $(BUILD)/gen/kernels_cpu.c $$(HDRS)
+	@mkdir -p $$(dir $$@)
+	@echo "  CC $$< ($(1))"
+	@$$(CC) $$(CFLAGS) $$(GEN_CFLAGS) $$(CAP_MARCH_$(1)) -c $$< -o $$@
+$(BUILD)/obj/cpu_$(1).o: $$(patsubst src/cpu/%.c,$(BUILD)/obj/cpu-$(1)/%.o,$$(CPU_VARIANT_SRC)) \
+                         $(BUILD)/obj/cpu-$(1)/kernels_cpu.o tools/cpu_variant.sh
+	@echo "  VARIANT $$@"
+	@sh tools/cpu_variant.sh $(1) $$@ $$(filter %.o,$$^)
+endef
+$(foreach v,$(CPU_VARIANTS),$(eval $(call lt_cpu_variant,$(v))))
 
 $(BUILD)/liblutorch.a: $(OBJ)
 	@rm -f $@
@@ -309,7 +369,7 @@ $(PUB_INC)/%.h: src/%.h
 # pkg-config: lutorch.pc for the file at $(1) with prefix, libdir, includedir and extra cflags
 define lt_write_pc
 	@mkdir -p $(dir $(1))
-	@printf '%s\n' 'prefix=$(2)' 'libdir=$(3)' 'includedir=$(4)' '' \
+	@printf '%s\n' '# lutorch: MIT licence (LICENSE, THIRD_PARTY.md)' 'prefix=$(2)' 'libdir=$(3)' 'includedir=$(4)' '' \
 	  'Name: lutorch' 'Description: tensors, autograd and nn for Lua 5.4, embeddable in C' \
 	  'Version: $(VERSION)' 'Requires: lua5.4' 'Requires.private: openblas jansson libzip zlib libpng libjpeg' \
 	  'Cflags: -I$${includedir}$(5)' 'Libs: -L$${libdir} -llutorch' \
@@ -527,7 +587,7 @@ GPU_BUNDLE ?= gpu-bundle
 GPU_MARCH ?= x86-64-v3
 GPU_BUNDLE_MAX_MIB ?= 48
 gpu-bundle:
-	$(MAKE) BUILD=$(GPU_BUNDLE)/build MARCH=$(GPU_MARCH) CK_ARCH=sm_90 all \
+	$(MAKE) BUILD=$(GPU_BUNDLE)/build MARCH=$(GPU_MARCH) CPU_VARIANTS=avx512 CK_ARCH=sm_90 all \
 	  $(GPU_BUNDLE)/build/tests/test_cuda_alloc $(GPU_BUNDLE)/build/bench/cuda_alloc_bench
 	sh tools/gpu_bundle.sh $(GPU_BUNDLE) $(GPU_BUNDLE_MAX_MIB)
 .PHONY: gpu-bundle

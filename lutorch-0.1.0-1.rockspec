@@ -21,7 +21,7 @@ tape-based autograd engine, nn modules, optimizers and data loaders — in C.
 This rock installs the `torch` C module and the Lua libraries nn, optim, data
 and distributed, so `require "torch"` works from any Lua 5.4.
 ]],
-  license = "not chosen yet (set by the project before publishing)",
+  license = "MIT",
   labels = { "tensor", "autograd", "deep-learning", "torch" },
 }
 dependencies = {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT -- Copyright (c) 2026 the lutorch authors (LICENSE) */
 /*
 ** lutorch.h — the one public header for embedding lutorch in a C program.
 **

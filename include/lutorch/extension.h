@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT -- Copyright (c) 2026 the lutorch authors (LICENSE) */
 /*
 ** lutorch/extension.h — writing ops in C: the C extension API.
 **

@@ -2,12 +2,14 @@
 ** backend.c — the CPU backend registers itself through the same interface
 ** as any other backend: host memory from the CPU allocator, the strided copy
 ** and fill of copy.c, and byte copies to and from the host that are plain
-** memcpy (its memory is the host's).
+** memcpy (its memory is the host's). The kernel table, copy and fill are
+** those of the build of the kernels this CPU runs best (capability.h).
 */
 #include <string.h>
 #include "cpu/cpu.h"
+#include "cpu/capability.h"
 #include "cpu/cvt.h"
-#include "kernels_cpu.h"   /* generated: lt_cpu_kernel_table */
+#include "dispatch/dispatch.h"
 
 static int one_device(void) { return 1; }
 
@@ -36,7 +38,8 @@ static void reset_peak(int index) {
   lt_cpu_reset_peak();
 }
 
-static const lt_backend cpu_backend = {
+/* copy and fill are set by lt_cpu_init to the chosen build's */
+static lt_backend cpu_backend = {
   .name = "cpu",
   .device_type = LT_DEV_CPU,
   .key = LT_KEY_CPU,
@@ -53,11 +56,18 @@ static const lt_backend cpu_backend = {
   .empty_cache = lt_cpu_empty_cache,
 };
 
-void *const *lt_cpu_kernels(void) { return lt_cpu_kernel_table; }
+void *const *lt_cpu_kernels(void) {
+  lt_capability_init();
+  return lt_capability_variant()->kernels;
+}
 
 void lt_cpu_init(void) {
+  lt_capability_init();   /* first: the conversions below stay within its level */
+  const lt_cap_variant *v = lt_capability_variant();
   lt_cvt_init();   /* the 16-bit float conversions this CPU runs best */
+  cpu_backend.copy = v->copy;
+  cpu_backend.fill = v->fill;
   /* a static backend and its generated table at a backend key: neither can fail */
   (void)lt_backend_register(&cpu_backend);
-  (void)lt_dispatch_register_backend(LT_KEY_CPU, lt_cpu_kernel_table);
+  (void)lt_dispatch_register_backend(LT_KEY_CPU, v->kernels);
 }

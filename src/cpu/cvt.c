@@ -7,6 +7,7 @@
 ** half with the quiet bit (0x40) set. bfloat16 -> float32 is a shift.
 */
 #include <string.h>
+#include "cpu/capability.h"
 #include "cpu/cvt.h"
 #include "core/dtype.h"
 #include "core/error.h"
@@ -180,9 +181,14 @@ static const cvt_path paths[] = {
   {"portable", bf16_to_f32_c, f16_to_f32_c, f32_to_bf16_c, f32_to_f16_c},
 };
 
+/* the CPU has the instructions and the CPU capability in use (capability.h:
+** $LUTORCH_CPU_CAPABILITY may lower it) reaches them */
 static int supported(const char *name) {
 #ifdef CVT_X86
   __builtin_cpu_init();
+  lt_cap_level cap = lt_capability_level();
+  if (!strncmp(name, "avx512", 6) && cap < LT_CAP_AVX512) return 0;
+  if (!strcmp(name, "avx2") && cap < LT_CAP_AVX2) return 0;
   if (!strcmp(name, "avx512bf16")) return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
   if (!strcmp(name, "avx512")) return __builtin_cpu_supports("avx512f");
   if (!strcmp(name, "avx2")) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
@@ -196,7 +202,8 @@ int lt_cvt_select(const char *path) {
   for (size_t k = 0; k < sizeof paths / sizeof paths[0]; k++) {
     const cvt_path *p = &paths[k];
     if (strcmp(p->name, path)) continue;
-    if (!supported(p->name)) return lt_error("this CPU cannot run the %s conversions", path);
+    if (!supported(p->name)) return lt_error("this CPU cannot run the %s conversions (or the CPU capability in use, '%s', is below them)",
+                                             path, lt_capability_name(lt_capability_level()));
     lt_cvt_bf16_to_f32 = p->bf16_to; lt_cvt_f16_to_f32 = p->f16_to;
     lt_cvt_f32_to_bf16 = p->to_bf16; lt_cvt_f32_to_f16 = p->to_f16;
     cur_path = p->name;

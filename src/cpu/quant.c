@@ -15,6 +15,7 @@
 #include "core/tensor.h"
 #include "core/error.h"
 #include "cpu/parallel.h"
+#include "cpu/capability.h"
 #include "cpu/quant.h"
 #include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
 #include "meta/quant.h"
@@ -25,8 +26,12 @@ static const char *ISA_NAMES[] = {"portable", "avx2", "avx512", "avx512_vnni"};
 
 const char *lt_quant_isa_name(lt_qisa i) { return ISA_NAMES[i]; }
 
+/* the CPU has the path's instructions and the CPU capability in use
+** (capability.h: $LUTORCH_CPU_CAPABILITY may lower it) reaches them */
 static bool isa_available(lt_qisa i) {
 #if defined(__x86_64__) || defined(__i386__)
+  lt_cap_level need = i == LT_QISA_PORTABLE ? LT_CAP_DEFAULT : i == LT_QISA_AVX2 ? LT_CAP_AVX2 : LT_CAP_AVX512;
+  if (need > lt_capability_level()) return false;
   __builtin_cpu_init();
   switch (i) {
   case LT_QISA_PORTABLE: return true;
@@ -58,8 +63,9 @@ int lt_quant_pick_isa(const char *op, const char *isa) {
   for (int i = 0; i <= LT_QISA_VNNI; i++) {
     if (strcmp(isa, ISA_NAMES[i]) != 0) continue;
     if (!isa_available((lt_qisa)i))
-      return lt_error("%s: %s is '%s', but this CPU lacks that path's instructions (its best path is '%s')", op,
-                      what, isa, ISA_NAMES[lt_quant_best_isa()]);
+      return lt_error("%s: %s is '%s', but this CPU lacks that path's instructions or the CPU capability "
+                      "in use ('%s') is below them (its best path is '%s')", op, what, isa,
+                      lt_capability_name(lt_capability_level()), ISA_NAMES[lt_quant_best_isa()]);
     return i;
   }
   return lt_error("%s: %s must be one of \"auto\", \"portable\", \"avx2\", \"avx512\", \"avx512_vnni\", got \"%s\"",

@@ -2,16 +2,37 @@
 ** lbackends.c — torch.backends.cpu: what the CPU backend picked for this
 ** machine (man/tensor.md, "16-bit floats"). The 16-bit float conversions are
 ** chosen once at start-up (cpu/cvt.h); _set_half_path lets the tests run
-** each path this CPU has against the others.
+** each path this CPU has against the others. get_cpu_capability names the
+** build of the CPU kernels chosen at start-up (cpu/capability.h).
 */
 #include "lutorch_vm.h"
 #include "core/error.h"
+#include "cpu/capability.h"
 #include "cpu/cvt.h"
 
-/* PyTorch's name: the widest vector ISA the kernels use here */
+static void push_upper(lua_State *L, const char *s) {
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (; *s; s++) luaL_addchar(&b, (char)(*s >= 'a' && *s <= 'z' ? *s - 32 : *s));
+  luaL_pushresult(&b);
+}
+
+/* PyTorch's name ("DEFAULT", "AVX2", "AVX512"): the build of the kernels in use */
 static int l_capability(lua_State *L) {
-  __builtin_cpu_init();
-  lua_pushstring(L, __builtin_cpu_supports("avx512f") ? "AVX512" : __builtin_cpu_supports("avx2") ? "AVX2" : "DEFAULT");
+  push_upper(L, lt_capability_name(lt_capability_level()));
+  return 1;
+}
+
+/* the builds this program has and this CPU runs, lowest first, as
+** $LUTORCH_CPU_CAPABILITY spells them (the tests run each) */
+static int l_capabilities(lua_State *L) {
+  lua_newtable(L);
+  int n = 0;
+  for (int l = 0; l < LT_CAP_NLEVELS; l++)
+    if (lt_capability_runnable((lt_cap_level)l)) {
+      lua_pushstring(L, lt_capability_name((lt_cap_level)l));
+      lua_rawseti(L, -2, ++n);
+    }
   return 1;
 }
 
@@ -34,7 +55,7 @@ static int l_set_half_path(lua_State *L) {
 }
 
 static const luaL_Reg cpu_fns[] = {
-  {"get_cpu_capability", l_capability}, {"half_paths", l_half_paths}, {"_set_half_path", l_set_half_path},
+  {"get_cpu_capability", l_capability}, {"_capabilities", l_capabilities}, {"half_paths", l_half_paths}, {"_set_half_path", l_set_half_path},
   {NULL, NULL}
 };
 

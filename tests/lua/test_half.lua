@@ -14,7 +14,8 @@ local best = cpu.half_paths().convert
 local runnable = {}
 for _, p in ipairs(paths) do
   if pcall(cpu._set_half_path, p) then runnable[#runnable + 1] = p
-  else T.skip("conversion path " .. p, "this CPU lacks its instructions") end
+  else T.skip("conversion path " .. p, "this CPU lacks its instructions, or the CPU capability in use ("
+                .. cpu.get_cpu_capability() .. ") is below them") end
 end
 cpu._set_half_path(best)
 
