@@ -566,3 +566,15 @@ test-c: $(FUZZ_REPLAYS)
 DEPS_PKGS += clang
 .PHONY: fuzz fuzz-build fuzz-corpus
 # ---- end of fuzz ----
+
+# ---- alloc-fail: allocation-failure injection (tests/c/test_alloc_fail.c) ----
+# The test fails every allocation from the Nth on, for its Lua state (its own lua_Alloc) and
+# for lutorch's own code: liblutorch.a is linked with the linker's --wrap for each allocation
+# function, so the library carries no hook. make test runs it; make asan runs it under
+# LeakSanitizer. LT_ALLOC_FAIL_MAX bounds the points per operation, LT_ALLOC_FAIL_ONLY=NAME
+# sweeps one operation.
+ALLOC_FAIL_WRAP = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc,--wrap=posix_memalign \
+                  -Wl,--wrap=strdup,--wrap=strndup,--wrap=mmap
+$(BUILD)/tests/test_alloc_fail: CFLAGS += $(ALLOC_FAIL_WRAP)
+$(BUILD)/tests/test_alloc_fail: tests/c/alloc_fail_cases.lua
+# ---- end of alloc-fail ----
