@@ -578,3 +578,11 @@ ALLOC_FAIL_WRAP = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_
 $(BUILD)/tests/test_alloc_fail: CFLAGS += $(ALLOC_FAIL_WRAP)
 $(BUILD)/tests/test_alloc_fail: tests/c/alloc_fail_cases.lua
 # ---- end of alloc-fail ----
+
+# ---- soak: a long training run watched for growth (tests/soak/soak.sh; not in make test) ----
+# SOAK_SECONDS (default 240) of training with DataLoader workers and checkpoints, a SIGINT
+# halfway (caught: save, resume), RSS, descriptors and children sampled from /proc.
+soak: all
+	@BUILD=$(BUILD) sh tests/soak/soak.sh
+.PHONY: soak
+# ---- end of soak ----
