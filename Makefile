@@ -577,6 +577,16 @@ ALLOC_FAIL_WRAP = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_
                   -Wl,--wrap=strdup,--wrap=strndup,--wrap=mmap
 $(BUILD)/tests/test_alloc_fail: CFLAGS += $(ALLOC_FAIL_WRAP)
 $(BUILD)/tests/test_alloc_fail: tests/c/alloc_fail_cases.lua
+# the same test under AddressSanitizer, LeakSanitizer and UBSan, linked with the fuzz build's
+# instrumented library (clang; make fuzz-build makes the library): make alloc-fail-asan.
+# tests/sh/test_fuzz.sh runs it in make test where it is built. (make asan runs the gcc one.)
+$(FUZZ_BUILD)/test_alloc_fail: tests/c/test_alloc_fail.c tests/c/ctest.h $(FUZZ_BUILD)/liblutorch-fuzz.a
+	@echo "  FUZZLD $@"
+	@$(FUZZ_CC) $(FUZZ_CFLAGS) -Itests/c $(ALLOC_FAIL_WRAP) -o $@ $< $(FUZZ_BUILD)/liblutorch-fuzz.a $(LIBS) $(LUA_LIBS)
+alloc-fail-asan: $(FUZZ_BUILD)/test_alloc_fail
+	ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp ./$(FUZZ_BUILD)/test_alloc_fail
+fuzz-build: $(FUZZ_BUILD)/test_alloc_fail
+.PHONY: alloc-fail-asan
 # ---- end of alloc-fail ----
 
 # ---- soak: a long training run watched for growth (tests/soak/soak.sh; not in make test) ----

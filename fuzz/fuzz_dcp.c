@@ -101,7 +101,7 @@ const lt_fuzz_target lt_fuzz_this = {
   "  if not template then setup(dir) end\n"
   "  if #bytes == 0 then return end\n"
   "  local run = dir .. '/run'\n"
-  "  os.execute('mkdir -p ' .. run)\n"
+  "  assert(S._dcp_mkdir(run))\n"
   "  for name, b in pairs(files) do\n"
   "    for _, n in ipairs({ name, FIXED }) do\n"
   "      local h = assert(io.open(run .. '/' .. n, 'wb')); h:write(b); h:close()\n"

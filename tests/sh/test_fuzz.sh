@@ -47,6 +47,16 @@ else
     fi
   done
   [ $fail -eq 0 ] && rm -rf "$tmp"
+  # the allocation-failure sweep under the sanitizers (Makefile, "alloc-fail")
+  if [ -x "$FUZZ_BUILD/test_alloc_fail" ]; then
+    if "$FUZZ_BUILD/test_alloc_fail" >"$FUZZ_BUILD/alloc_fail.log" 2>&1; then
+      echo "ok alloc-fail under ASan/LSan: $(tail -n 1 "$FUZZ_BUILD/alloc_fail.log")"; pass=$((pass + 1))
+    else
+      echo "FAIL alloc-fail under ASan/LSan (log $FUZZ_BUILD/alloc_fail.log):"
+      grep -E 'FAIL|ERROR|SUMMARY|passed' "$FUZZ_BUILD/alloc_fail.log" | head -n 8 | sed 's/^/    /'
+      fail=$((fail + 1))
+    fi
+  fi
 fi
 if [ $skip -gt 0 ]; then echo "$pass passed, $fail failed, $skip skipped"; else echo "$pass passed, $fail failed"; fi
 [ $fail -eq 0 ]
