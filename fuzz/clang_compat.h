@@ -6,3 +6,7 @@
 */
 #define __builtin_cpu_supports(feature) 0
 #define __builtin_cpu_init() ((void)0)
+/* glibc defines CMPLX only for gcc (>= 4.7); clang has the same builtin */
+#define CMPLX(x, y) __builtin_complex((double)(x), (double)(y))
+#define CMPLXF(x, y) __builtin_complex((float)(x), (float)(y))
+#define CMPLXL(x, y) __builtin_complex((long double)(x), (long double)(y))

@@ -5,7 +5,8 @@
 # written to $FUZZ_BUILD/artifacts/NAME/ and its log is $FUZZ_BUILD/logs/NAME.log. Every run
 # appends "name seconds executions cov ft" to $FUZZ_BUILD/stats.tsv; the totals per target
 # are printed at the end (fuzz/README.md's table comes from them).
-# Extra libFuzzer flags: FUZZ_FLAGS="-dict=... -max_len=..."
+# Extra libFuzzer flags: FUZZ_FLAGS="-dict=... -max_len=...". FUZZ_FLAGS="-fork=1 -ignore_crashes=1"
+# goes on after a finding (each is still written to artifacts/), for long unattended runs.
 FUZZ_BUILD=${FUZZ_BUILD:-build-fuzz}
 secs=$1; shift
 cd "$(dirname "$0")/.." || exit 1
@@ -30,12 +31,15 @@ for t in "$@"; do
   el=$(( $(date +%s) - start ))
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
   last=$(grep -E '^#[0-9]+.*cov: [0-9]+ ft: [0-9]+' "$log" | tail -n 1)
+  # with -fork=N the parent prints no final stats; its "#N:" lines count every child's runs
+  [ -z "$execs" ] && execs=$(echo "$last" | sed -n 's/^#\([0-9]*\).*/\1/p')
   cov=$(echo "$last" | sed -n 's/.*cov: \([0-9]*\).*/\1/p')
   ft=$(echo "$last" | sed -n 's/.* ft: \([0-9]*\).*/\1/p')
   printf '%s\t%s\t%s\t%s\t%s\n' "$t" "$el" "${execs:-0}" "${cov:-0}" "${ft:-0}" >>"$FUZZ_BUILD/stats.tsv"
-  if [ $rc -ne 0 ]; then
+  found=$(ls "$FUZZ_BUILD/artifacts/$t" 2>/dev/null | wc -l)
+  if [ $rc -ne 0 ] || [ "$found" -gt 0 ]; then
     status=1
-    echo "fuzz $t: FOUND something (exit $rc); the input is in $FUZZ_BUILD/artifacts/$t/:"
+    echo "fuzz $t: FOUND something (exit $rc, $found inputs in $FUZZ_BUILD/artifacts/$t/):"
     grep -E 'ERROR|SUMMARY|fuzz finding|runtime error' "$log" | head -n 5 | sed 's/^/    /'
   else
     echo "fuzz $t: ${el}s, ${execs:-?} executions, cov ${cov:-?} ft ${ft:-?}"
