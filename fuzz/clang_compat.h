@@ -10,3 +10,11 @@
 #define CMPLX(x, y) __builtin_complex((double)(x), (double)(y))
 #define CMPLXF(x, y) __builtin_complex((float)(x), (float)(y))
 #define CMPLXL(x, y) __builtin_complex((long double)(x), (long double)(y))
+/* gcc says __SANITIZE_ADDRESS__ under -fsanitize=address, clang says __has_feature: the
+** library's AddressSanitizer cases (no header caches, so a leak is reported where it was
+** allocated, not where a recycled header was first made) hold in this build too */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) && !defined(__SANITIZE_ADDRESS__)
+#define __SANITIZE_ADDRESS__ 1
+#endif
+#endif

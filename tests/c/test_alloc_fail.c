@@ -19,6 +19,8 @@
 **
 ** LT_ALLOC_FAIL_MAX (default 300) bounds the points swept per operation: one
 ** that allocates more is swept with a stride, every point near the start.
+** LT_ALLOC_FAIL_ONLY=NAME sweeps one case; LT_ALLOC_FAIL_LEAKS=1 (sanitized
+** builds) checks for leaks after every point and names the N.
 */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -96,6 +98,33 @@ static void *l_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
 static void arm(long from) { atomic_store(&n_allocs, 0); atomic_store(&fail_from, from); atomic_store(&armed, 1); }
 static long disarm(void) { atomic_store(&armed, 0); atomic_store(&fail_from, -1); return atomic_load(&n_allocs); }
 
+/* LT_ALLOC_FAIL_LEAKS=1 under LeakSanitizer: a leak check after every point,
+** so a leak is reported with the operation and the N that made it */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HAVE_LSAN 1
+#endif
+#endif
+#if !defined(HAVE_LSAN) && defined(__SANITIZE_ADDRESS__)
+#define HAVE_LSAN 1
+#endif
+#ifdef HAVE_LSAN
+int __lsan_do_recoverable_leak_check(void);
+#endif
+static int leak_each;
+
+static void check_leaks(const char *name, long n) {
+#ifdef HAVE_LSAN
+  if (leak_each && __lsan_do_recoverable_leak_check()) {
+    ctest_fail(__FILE__, __LINE__);
+    fprintf(stderr, "%s: a leak after allocation %ld failed (report above; leaks are not checked again)\n", name, n);
+    leak_each = 0;   /* LeakSanitizer would report the same leak at every later point */
+  }
+#else
+  (void)name; (void)n;
+#endif
+}
+
 /* ---- the sweep ---- */
 
 static int traceback(lua_State *L) {
@@ -162,6 +191,7 @@ static void sweep(lua_State *L, const char *name, int run_ref, int ctx_ref, long
       return;
     }
     atomic_fetch_add(&ctest_passed, 1);
+    check_leaks(name, n);
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);
   printf("%-12s %6ld allocations, %4ld points swept: %4ld errors about memory, %4ld succeeded anyway (%.1fs)\n",
@@ -183,6 +213,7 @@ int main(void) {
   const char *mx = getenv("LT_ALLOC_FAIL_MAX");
   long max_points = mx && atol(mx) > 0 ? atol(mx) : 300;
   const char *only = getenv("LT_ALLOC_FAIL_ONLY");
+  leak_each = getenv("LT_ALLOC_FAIL_LEAKS") != NULL;
 
   if (luaL_dofile(L, "tests/c/alloc_fail_cases.lua") != LUA_OK) {
     fprintf(stderr, "alloc_fail_cases.lua: %s\n", lua_tostring(L, -1));
