@@ -6,7 +6,7 @@
 # descriptors (/proc/PID/fd) and its live child processes every SOAK_EVERY seconds (default 2)
 # into $SOAK_DIR/samples.tsv. It passes when the run ends well and what it holds stays flat:
 #   - RSS: the median of the last fifth of the samples exceeds the median of the second fifth
-#     (after warm-up) by at most SOAK_RSS_MIB (default 24 MiB) or 15%, whichever is more;
+#     (after warm-up) by at most SOAK_RSS_MIB (default 8 MiB) or 10%, whichever is more;
 #   - descriptors: the last sample is within 2 of the second fifth's median, and no sample
 #     exceeds it by more than 4 per worker + 8 (an epoch's sockets and batch buffers);
 #   - children: never more than the workers of two epochs at once, none left at the end.
@@ -16,7 +16,7 @@ cd "$(dirname "$0")/../.." || exit 1
 secs=${SOAK_SECONDS:-240}
 workers=${SOAK_WORKERS:-2}
 every=${SOAK_EVERY:-2}
-rss_mib=${SOAK_RSS_MIB:-24}
+rss_mib=${SOAK_RSS_MIB:-8}
 dir=${SOAK_DIR:-$(mktemp -d)}
 mkdir -p "$dir"
 passed=0; failed=0
@@ -62,7 +62,7 @@ summary=$(awk -F'\t' -v w="$workers" -v lim="$rss_mib" '
     r0 = median(r, lo, hi); r1 = median(r, tail, n); f0 = median(f, lo, hi)
     fmax = 0; kmax = 0
     for (i = lo; i <= n; i++) { if (f[i] > fmax) fmax = f[i]; if (k[i] > kmax) kmax = k[i] }
-    allow = lim * 1024; if (r0 * 0.15 > allow) allow = r0 * 0.15
+    allow = lim * 1024; if (r0 * 0.10 > allow) allow = r0 * 0.10
     printf "%d %d %d %d %d %d %d %d %d\n", n, r0, r1, allow, f0, f[n], fmax, kmax, k[n]
   }' "$dir/samples.tsv")
 if [ "$summary" = "few" ] || [ -z "$summary" ]; then

@@ -74,7 +74,7 @@ local function train()
       step = step + 1
       if step % CKPT_EVERY == 0 then save() end
       if step % 200 == 0 then
-        print(("soak: step %d epoch %d loss %.4f"):format(step, epoch, loss:item()))
+        print(("soak: step %d epoch %d loss %.4f lua %d KiB"):format(step, epoch, loss:item(), math.floor(collectgarbage("count"))))
         io.stdout:flush()
       end
       if os.time() >= deadline then break end
