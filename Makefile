@@ -549,7 +549,7 @@ $(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(FUZZ_BUILD)/fobj/fuzz/fuzz_lua.o $(FUZZ_BU
 	@$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_BUILD)/fobj/fuzz/fuzz_lua.o \
 	  $(FUZZ_BUILD)/liblutorch-fuzz.a $(LIBS) $(LUA_LIBS) -Wl,-E
 
-fuzz-build: $(FUZZ_BINS)
+fuzz-build: fuzz-deps $(FUZZ_BINS)
 # one target at a time, one job each (the machine is shared); the corpus grows in $(FUZZ_BUILD)
 fuzz: fuzz-build
 	@FUZZ_BUILD=$(FUZZ_BUILD) sh fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
@@ -563,8 +563,12 @@ $(BUILD)/fuzz/replay_%: fuzz/fuzz_%.c fuzz/fuzz_lua.c fuzz/fuzz_lua.h $(BUILD)/l
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Ifuzz -DLT_FUZZ_REPLAY -o $@ $< fuzz/fuzz_lua.c $(BUILD)/liblutorch.a $(LIBS) $(LUA_LIBS) -Wl,-E
 test-c: $(FUZZ_REPLAYS)
-DEPS_PKGS += clang
-.PHONY: fuzz fuzz-build fuzz-corpus
+# clang and libFuzzer (libclang-rt-14-dev) only for make fuzz, fuzz-build and alloc-fail-asan:
+# make test replays with the ordinary compiler, so they are not in DEPS_PKGS
+FUZZ_PKGS = clang libclang-rt-14-dev
+fuzz-deps:
+	$(MAKE) deps DEPS_PKGS="$(FUZZ_PKGS)"
+.PHONY: fuzz fuzz-build fuzz-corpus fuzz-deps
 # ---- end of fuzz ----
 
 # ---- alloc-fail: allocation-failure injection (tests/c/test_alloc_fail.c) ----
