@@ -26,7 +26,7 @@ done
 FUZZ_BUILD=${FUZZ_BUILD:-build-fuzz}
 secs=${FUZZ_TEST_SECONDS:-3}
 if ! command -v clang >/dev/null 2>&1; then
-  echo "SKIP short fuzz runs: no clang (make deps installs it; then make fuzz-build)"; skip=1
+  echo "SKIP short fuzz runs: no clang (make fuzz-build installs it and builds the targets)"; skip=1
 elif [ ! -x "$FUZZ_BUILD/fuzz_ops" ]; then
   echo "SKIP short fuzz runs: the libFuzzer targets are not built (make fuzz-build, about 30 CPU-minutes)"; skip=1
 else
