@@ -79,7 +79,7 @@ static const char prelude[] =
   "function fuzz_try(f, ...)\n"
   "  local r = table.pack(pcall(f, ...))\n"
   "  if not r[1] and verbose then io.stderr:write('  error: ', tostring(r[2]), '\\n') end\n"
-  "  if not r[1] and not lax and type(r[2]) == 'string' and r[2]:find('attempt to ', 1, true) then\n"
+  "  if not r[1] and not lax and type(r[2]) == 'string' and r[2]:find('^[^ ]+%.lua:%d+: attempt to ') then\n"
   "    io.stderr:write('fuzz finding: an error from Lua itself, not a message naming the function: ', r[2], '\\n')\n"
   "    io.stderr:flush()\n"
   "    os.exit(3)\n"
