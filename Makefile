@@ -610,3 +610,101 @@ deb:
 	@ls -1 $(DEB_DIR)/*.deb
 .PHONY: deb
 # ---- end of deb ----
+
+# ---- fuzz: libFuzzer targets over every reader of untrusted bytes (fuzz/README.md) ----
+# The library is compiled again with clang, AddressSanitizer, UBSan and libFuzzer's coverage
+# instrumentation into $(FUZZ_BUILD)/fobj (its own object tree: the gcc-only flags of the
+# kernel rules above do not apply), and each fuzz/fuzz_NAME.c links with it into
+# $(FUZZ_BUILD)/fuzz_NAME. make fuzz builds them and runs each for FUZZ_SECONDS on its corpus
+# (fuzz/corpus/NAME, grown in $(FUZZ_BUILD)/corpus/NAME) and its regressions (fuzz/regress/NAME);
+# a crash is left in $(FUZZ_BUILD)/artifacts/NAME. make test replays the committed corpus and
+# regressions with the ordinary build's replay programs ($(BUILD)/fuzz/replay_NAME, made by
+# test-c; tests/sh/test_fuzz.sh), and runs each target for a few seconds where they are built.
+FUZZ_BUILD ?= build-fuzz
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := $(sort $(patsubst fuzz/fuzz_%.c,%,$(filter-out fuzz/fuzz_lua.c,$(wildcard fuzz/fuzz_*.c))))
+FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-sanitize=function
+FUZZ_CFLAGS = -std=gnu11 -O1 -g -fno-omit-frame-pointer -fPIC -D_GNU_SOURCE -fno-math-errno -w \
+              $(PKG_CFLAGS) -I$(FUZZ_BUILD)/gen -Isrc -Ifuzz -include fuzz/clang_compat.h $(FUZZ_SAN) -fsanitize=fuzzer-no-link
+FUZZ_LIB_SRC := $(CORE_SRC) $(VM_SRC)
+FUZZ_GEN_SRC := $(patsubst $(BUILD)/gen/%,$(FUZZ_BUILD)/gen/%,$(GEN_SRC))
+FUZZ_OBJ := $(patsubst %.c,$(FUZZ_BUILD)/fobj/%.o,$(FUZZ_LIB_SRC)) \
+            $(patsubst $(FUZZ_BUILD)/gen/%.c,$(FUZZ_BUILD)/fobj/gen/%.o,$(FUZZ_GEN_SRC))
+FUZZ_HDRS := $(wildcard src/*/*.h)
+FUZZ_BINS := $(patsubst %,$(FUZZ_BUILD)/fuzz_%,$(FUZZ_TARGETS))
+
+# the generated sources, made by the rules above in a make of their own with BUILD=$(FUZZ_BUILD)
+ifneq ($(BUILD),$(FUZZ_BUILD))
+$(FUZZ_GEN_SRC) $(FUZZ_BUILD)/gen/lt_ops.h &: tools/gen.lua tools/embed.lua $(OPS_DECL) $(EMBED_LUA)
+	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) $(FUZZ_GEN_SRC) $(FUZZ_BUILD)/gen/lt_ops.h
+endif
+$(FUZZ_BUILD)/fobj/gen/%.o: $(FUZZ_BUILD)/gen/%.c $(FUZZ_BUILD)/gen/lt_ops.h
+	@mkdir -p $(dir $@)
+	@echo "  FUZZCC $<"
+	@$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
+$(FUZZ_BUILD)/fobj/%.o: %.c $(FUZZ_HDRS) $(FUZZ_BUILD)/gen/lt_ops.h
+	@mkdir -p $(dir $@)
+	@echo "  FUZZCC $<"
+	@$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
+$(FUZZ_BUILD)/fobj/fuzz/fuzz_lua.o: fuzz/fuzz_lua.h
+$(FUZZ_BUILD)/liblutorch-fuzz.a: $(FUZZ_OBJ)
+	@rm -f $@
+	@echo "  AR $@"
+	@ar rcs $@ $^
+$(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(FUZZ_BUILD)/fobj/fuzz/fuzz_lua.o $(FUZZ_BUILD)/liblutorch-fuzz.a
+	@echo "  FUZZLD $@"
+	@$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_BUILD)/fobj/fuzz/fuzz_lua.o \
+	  $(FUZZ_BUILD)/liblutorch-fuzz.a $(LIBS) $(LUA_LIBS) -Wl,-E
+
+fuzz-build: fuzz-deps $(FUZZ_BINS)
+# one target at a time, one job each (the machine is shared); the corpus grows in $(FUZZ_BUILD)
+fuzz: fuzz-build
+	@FUZZ_BUILD=$(FUZZ_BUILD) sh fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+fuzz-corpus:
+	$(LUA) fuzz/make_corpus.lua
+
+# the replay programs: the same harnesses with a main() that runs each file given (no
+# libFuzzer, no clang), built with the ordinary compiler into $(BUILD)/fuzz
+FUZZ_REPLAYS := $(patsubst %,$(BUILD)/fuzz/replay_%,$(FUZZ_TARGETS))
+$(BUILD)/fuzz/replay_%: fuzz/fuzz_%.c fuzz/fuzz_lua.c fuzz/fuzz_lua.h $(BUILD)/liblutorch.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Ifuzz -DLT_FUZZ_REPLAY -o $@ $< fuzz/fuzz_lua.c $(BUILD)/liblutorch.a $(LIBS) $(LUA_LIBS) -Wl,-E
+test-c: $(FUZZ_REPLAYS)
+# clang and libFuzzer (libclang-rt-14-dev) only for make fuzz, fuzz-build and alloc-fail-asan:
+# make test replays with the ordinary compiler, so they are not in DEPS_PKGS
+FUZZ_PKGS = clang libclang-rt-14-dev
+fuzz-deps:
+	$(MAKE) deps DEPS_PKGS="$(FUZZ_PKGS)"
+.PHONY: fuzz fuzz-build fuzz-corpus fuzz-deps
+# ---- end of fuzz ----
+
+# ---- alloc-fail: allocation-failure injection (tests/c/test_alloc_fail.c) ----
+# The test fails every allocation from the Nth on, for its Lua state (its own lua_Alloc) and
+# for lutorch's own code: liblutorch.a is linked with the linker's --wrap for each allocation
+# function, so the library carries no hook. make test runs it; make asan runs it under
+# LeakSanitizer. LT_ALLOC_FAIL_MAX bounds the points per operation, LT_ALLOC_FAIL_ONLY=NAME
+# sweeps one operation.
+ALLOC_FAIL_WRAP = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc,--wrap=posix_memalign \
+                  -Wl,--wrap=strdup,--wrap=strndup,--wrap=mmap
+$(BUILD)/tests/test_alloc_fail: CFLAGS += $(ALLOC_FAIL_WRAP)
+$(BUILD)/tests/test_alloc_fail: tests/c/alloc_fail_cases.lua
+# the same test under AddressSanitizer, LeakSanitizer and UBSan, linked with the fuzz build's
+# instrumented library (clang; make fuzz-build makes the library): make alloc-fail-asan.
+# tests/sh/test_fuzz.sh runs it in make test where it is built. (make asan runs the gcc one.)
+$(FUZZ_BUILD)/test_alloc_fail: tests/c/test_alloc_fail.c tests/c/ctest.h $(FUZZ_BUILD)/liblutorch-fuzz.a
+	@echo "  FUZZLD $@"
+	@$(FUZZ_CC) $(FUZZ_CFLAGS) -Itests/c $(ALLOC_FAIL_WRAP) -o $@ $< $(FUZZ_BUILD)/liblutorch-fuzz.a $(LIBS) $(LUA_LIBS)
+alloc-fail-asan: $(FUZZ_BUILD)/test_alloc_fail
+	ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp ./$(FUZZ_BUILD)/test_alloc_fail
+fuzz-build: $(FUZZ_BUILD)/test_alloc_fail
+.PHONY: alloc-fail-asan
+# ---- end of alloc-fail ----
+
+# ---- soak: a long training run watched for growth (tests/soak/soak.sh; not in make test) ----
+# SOAK_SECONDS (default 240) of training with DataLoader workers and checkpoints, a SIGINT
+# halfway (caught: save, resume), RSS, descriptors and children sampled from /proc.
+soak: all
+	@BUILD=$(BUILD) sh tests/soak/soak.sh
+.PHONY: soak
+# ---- end of soak ----

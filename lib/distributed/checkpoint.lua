@@ -478,6 +478,59 @@ end
 
 -- ---- load ----
 
+-- Everything load takes from the metadata, checked before any of it is used: a damaged or
+-- hostile file gets an error naming it and the field, never an error from inside load, a
+-- read outside the checkpoint's directory, a read past a tensor or a giant buffer.
+local MAX_BLOCK = 1 << 30
+local function check_meta(fn, path, meta)
+  local function bad(fmt, ...) fail(fn, "%s is damaged: " .. fmt, path, ...) end
+  local function tbl(v, what)
+    if type(v) ~= "table" then bad("%s is a %s, not a table", what, type(v)) end
+    return v
+  end
+  local function int(v, lo, hi, what)
+    if math.type(v) ~= "integer" or v < lo or v > hi then bad("%s is %s", what, tostring(v)) end
+    return v
+  end
+  local MAXI = math.maxinteger
+  local block = int(meta.block_bytes, 1, MAX_BLOCK, "block_bytes")
+  local sizes = {}
+  for i, f in ipairs(tbl(meta.files, "files")) do
+    tbl(f, ("files[%d]"):format(i))
+    -- a plain name in the checkpoint's directory
+    if type(f.name) ~= "string" or not f.name:match("^[%w_][%w_.%-]*$") then
+      bad("files[%d] is named %s", i, tostring(f.name))
+    end
+    sizes[f.name] = int(f.bytes, 0, MAXI, ("files[%d].bytes"):format(i))
+  end
+  for key, m in pairs(tbl(meta.tensors, "tensors")) do
+    local w = "tensor " .. tostring(key)
+    if type(key) ~= "string" then bad("%s has a key that is not a string", w) end
+    tbl(m, w)
+    local dt = type(m.dtype) == "string" and torch[m.dtype]
+    if type(dt) ~= "table" or dt.itemsize == nil or dt.name ~= m.dtype then bad("%s has dtype %s", w, tostring(m.dtype)) end
+    local es = int(m.elsize, dt.itemsize, dt.itemsize, w .. "'s elsize")
+    local numel = 1
+    for i, n in ipairs(tbl(m.shape, w .. "'s shape")) do
+      int(n, 0, MAXI, ("%s's shape[%d]"):format(w, i))
+      if n > 0 and numel > (MAXI // es) // n then bad("%s's shape %s is too large", w, shape_str(m.shape)) end
+      numel = numel * n
+    end
+    for i, c in ipairs(tbl(m.chunks, w .. "'s chunks")) do
+      local cw = ("%s's chunk %d"):format(w, i)
+      tbl(c, cw)
+      local cn = int(c.numel, 0, numel, cw .. " numel")
+      int(c.offset, 0, numel - cn, cw .. " offset")
+      if type(c.file) ~= "string" or sizes[c.file] == nil then bad("%s is in file %s, not one of the checkpoint's", cw, tostring(c.file)) end
+      int(c.pos, 0, sizes[c.file] - cn * es, cw .. " position")
+      local nh = (cn * es + block - 1) // block
+      if #tbl(c.hashes, cw .. " hashes") ~= nh then bad("%s has %d checksums for %d blocks", cw, #c.hashes, nh) end
+      for k = 1, nh do int(c.hashes[k], math.mininteger, MAXI, cw .. " checksum") end
+    end
+  end
+  for key, v in pairs(tbl(meta.values, "values")) do tbl(v, "value " .. tostring(key)) end
+end
+
 local function read_meta(fn, dir)
   local path = dir .. "/" .. dcp.METADATA
   local f, err = io.open(path, "rb")
@@ -494,6 +547,7 @@ local function read_meta(fn, dir)
   if meta.checksum ~= CHECKSUM then
     fail(fn, "%s: unknown checksum '%s' (this lutorch checks %s)", path, tostring(meta.checksum), CHECKSUM)
   end
+  check_meta(fn, path, meta)
   return meta
 end
 

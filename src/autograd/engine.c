@@ -176,6 +176,7 @@ static int run_backward(lt_tensor *const *roots, lt_tensor *const *grads, int n,
   node_vec seen = {0}, ready = {0};
   capture *caps = NULL;
   lt_tensor **grads_out = NULL;
+  int grads_n = 0;   /* entries of grads_out that done: releases (those not yet handed on) */
   int rc = -1;
   bool saved_mode = lt_tls_grad_enabled;
   lt_keyset saved_excluded = lt_tls_excluded;
@@ -293,14 +294,15 @@ static int run_backward(lt_tensor *const *roots, lt_tensor *const *grads, int n,
     if (!skip) {
       /* a node run again after its saved tensors were freed fails when it unpacks them */
       free(grads_out);
+      grads_n = 0;
       grads_out = calloc((size_t)(x->num_next > 0 ? x->num_next : 1), sizeof(lt_tensor *));
       if (!grads_out) { lt_error("backward: out of memory"); goto done; }
+      grads_n = x->num_next;
       if (lt_autograd_node_hook) lt_autograd_node_hook(x, 0);
       int applied = x->ops->apply(x, in, grads_out);
       if (lt_autograd_node_hook) lt_autograd_node_hook(x, 1);
       if (applied < 0) {
-        for (int j = 0; j < x->num_next; j++) lt_tensor_release(grads_out[j]);
-        goto done;
+        goto done;   /* done: releases what apply made before it failed */
       }
       if (lt_anomaly_enabled) {
         for (int j = 0; j < x->num_next; j++) {
@@ -308,7 +310,6 @@ static int run_backward(lt_tensor *const *roots, lt_tensor *const *grads, int n,
             lt_error("Function '%s' returned nan values in its %dth output.%s%s", x->ops->name, j + 1,
                      x->anomaly_trace ? "\nTraceback of forward call that caused the error:\n" : "",
                      x->anomaly_trace ? x->anomaly_trace : "");
-            for (int k = 0; k < x->num_next; k++) lt_tensor_release(grads_out[k]);
             goto done;
           }
         }
@@ -357,6 +358,9 @@ done:
   if (rc < 0 && results && opts->num_inputs > 0 && !opts->accumulate) {
     for (int i = 0; i < opts->num_inputs; i++) { lt_tensor_release(results[i]); results[i] = NULL; }
   }
+  /* a failure while the gradients of a node were handed on (buffer_add, ready_push)
+  ** leaves the rest of them here */
+  for (int j = 0; j < grads_n; j++) lt_tensor_release(grads_out[j]);
   free(grads_out);
   free(caps);
   free(seen.v);

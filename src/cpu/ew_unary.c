@@ -307,6 +307,8 @@ static lt_tensor *hardtanh_impl(const char *op, lt_tensor *self, lt_scalar lo, l
   ew_ctx_set(&c, 1, hi);
   if (!lt_dtype_is_float((lt_dtype)self->dtype)) {   /* integer bounds for integer tensors */
     double lo_f = ceil(c.f[0]), hi_f = floor(c.f[1]);
+    if (isnan(lo_f) || isnan(hi_f))   /* no integer is one: (int64_t)NaN is undefined */
+      return lt_error_null("%s: a bound is NaN, which an integer tensor cannot be clamped to", op);
     c.i[0] = lo_f < -9.2e18 ? INT64_MIN : lo_f > 9.2e18 ? INT64_MAX : (int64_t)lo_f;
     c.i[1] = hi_f < -9.2e18 ? INT64_MIN : hi_f > 9.2e18 ? INT64_MAX : (int64_t)hi_f;
   }

@@ -123,8 +123,8 @@ static int product_into(lt_meta_gemm_fn gemm, const char *op, lt_tensor *R, lt_t
   lt_tensor *C, *Rv;
   if (direct) {
     C = view(R, cnd, cshape, cst);
-    Rv = R;
-    if (C) lt_tensor_retain(R);
+    Rv = NULL;   /* R is the caller's: a reference of our own only when C was made */
+    if (C) { lt_tensor_retain(R); Rv = R; }
   } else {
     C = lt_tensor_new((lt_dtype)A->dtype, lt_tensor_device(A), cnd, cshape);
     Rv = C ? lt_tensor_alias(C, 0, R->ndim, R->sizes, NULL) : NULL;

@@ -27,6 +27,11 @@ static volatile sig_atomic_t presses;    /* Ctrl-C presses during this call */
 static void stop_hook(lua_State *L, lua_Debug *ar) {
   (void)ar;
   lua_sethook(L, NULL, 0, 0);
+  /* The op that saw the flag has returned and its result is never seen; a
+  ** script that catches "interrupted" (to save and go on) runs its next ops
+  ** with the flag down, or every kernel would skip its work and hand back
+  ** uninitialised memory for the rest of the call. */
+  lt_interrupt_flag = 0;
   lua_pushliteral(L, "interrupted");
   lua_error(L);
 }

@@ -105,8 +105,20 @@ static int l_read_idx(lua_State *L) {
   int64_t numel = 1;
   for (int i = 0; i < nd; i++) {
     sizes[i] = ((int64_t)dims[4 * i] << 24) | (dims[4 * i + 1] << 16) | (dims[4 * i + 2] << 8) | dims[4 * i + 3];
+    /* checked before the product, which could overflow past 2^63 */
+    if (sizes[i] > 0 && numel > ((int64_t)1 << 40) / sizes[i])
+      return rerror(L, "read_idx: '%s' declares an absurd size", path);
     numel *= sizes[i];
-    if (numel > ((int64_t)1 << 40)) return rerror(L, "read_idx: '%s' declares an absurd size", path);
+  }
+  /* the data must fit in the file (deflate expands at most about 1032 times) before the
+  ** tensor is allocated: a 20-byte header must not cost gigabytes */
+  size_t es0 = lt_dtype_size(dt);
+  struct stat st;
+  if (stat(path, &st) == 0 && st.st_size >= 0) {
+    uint64_t room = (uint64_t)st.st_size * (gzdirect(f) ? 1 : 1100);
+    if ((uint64_t)numel * es0 > room)
+      return rerror(L, "read_idx: '%s' is truncated (its dims need %I data bytes, the file has %I bytes)", path,
+                    (lua_Integer)((uint64_t)numel * es0), (lua_Integer)st.st_size);
   }
   lt_tensor *t = lt_tensor_new(dt, lt_device_cpu(), nd, sizes);
   if (!t) return lt_vm_raise(L, "read_idx");

@@ -68,9 +68,25 @@ lt_tensor *lt_vm_totensor(lua_State *L, int idx) {
   return u ? u->t : NULL;
 }
 
+/* A result whose userdata Lua could not allocate: lua_newuserdatauv raised
+** "not enough memory" with the only reference still in C. It is parked here
+** as the allocation is tried and released by the next push on this thread,
+** so a failed push costs at most one tensor for a while, not a leak; a pcall
+** around every push would cost each small op. */
+static _Thread_local lt_tensor *unowned;
+
+static void release_unowned(void) {
+  lt_tensor *t = unowned;
+  unowned = NULL;
+  if (t) lt_tensor_release(t);
+}
+
 void lt_vm_push_tensor(lua_State *L, lt_tensor *t) {
   if (!t) { lt_vm_raise(L, NULL); return; }
+  if (unowned) release_unowned();
+  unowned = t;
   lt_ud *u = lua_newuserdatauv(L, sizeof(lt_ud), 0);
+  unowned = NULL;
   u->magic = LT_TENSOR_MAGIC;
   u->t = t;
   lt_vm_tensor_made = 1;   /* Torch7 mode cannot be chosen after this (lt7.c) */

@@ -266,6 +266,35 @@ T.test("load errors: missing directory, keys, dtype and shape mismatches", funct
   T.raises(function() dcp.load(sd, { checkpoint_id = dir }) end, "model.bias is a number in the state dict but a tensor")
 end)
 
+T.test("load errors: damaged metadata is refused before it is used, naming the field", function()
+  -- each case edits the metadata table of a good checkpoint and writes it back (fuzz_dcp's edits)
+  local cases = {
+    { function(m) m.files[1] = 7 end, "files[1] is a number, not a table" },
+    { function(m) m.files[1].name = "../elsewhere.bin" end, "files[1] is named ../elsewhere.bin" },
+    { function(m) m.block_bytes = 0 end, "block_bytes is 0" },
+    { function(m) m.block_bytes = 1 << 40 end, "block_bytes is" },
+    { function(m) m.tensors["model.weight"].elsize = 8 end, "tensor model.weight's elsize is 8" },
+    { function(m) m.tensors["model.weight"].dtype = "float99" end, "tensor model.weight has dtype float99" },
+    { function(m) m.tensors["model.weight"].shape = { 4, -3 } end, "tensor model.weight's shape[2] is -3" },
+    { function(m) m.tensors["model.weight"].shape = { 1 << 40, 1 << 40 } end, "is too large" },
+    { function(m) m.tensors["model.weight"].chunks[1].offset = 5 end, "tensor model.weight's chunk 1 offset is 5" },
+    { function(m) m.tensors["model.weight"].chunks[1].pos = 1 << 50 end, "chunk 1 position is" },
+    { function(m) m.tensors["model.weight"].chunks[1].file = "other.bin" end, "is in file other.bin" },
+    { function(m) m.tensors["model.weight"].chunks[1].hashes = {} end, "has 0 checksums for 1 blocks" },
+    { function(m) m.tensors["model.weight"].chunks = "x" end, "chunks is a string, not a table" },
+    { function(m) m.values.epoch = 3 end, "value epoch is a number, not a table" },
+  }
+  for _, c in ipairs(cases) do
+    local dir = new_dir()
+    dcp.save(sample(5), { checkpoint_id = dir })
+    local m = dcp.metadata(dir)
+    c[1](m)
+    torch.save(dir .. "/dcp.metadata", m)
+    T.raises(function() dcp.load(blank(sample(5)), { checkpoint_id = dir }) end,
+      "torch.distributed.checkpoint.load", "dcp.metadata is damaged", c[2])
+  end
+end)
+
 T.test("load errors: a missing data file, a truncated one, a flipped byte", function()
   local function fresh()
     local dir = new_dir()

@@ -49,6 +49,11 @@ T.test("read_idx: clear errors", function()
   T.raises(function() data.read_idx(write("magic", "PK" .. good:sub(3))) end, "read_idx", "magic", "not an idx file")
   T.raises(function() data.read_idx(write("type", string.char(0, 0, 0x42, 1) .. good:sub(5))) end, "read_idx", "element type")
   T.raises(function() data.read_idx(write("extra", good .. "xx")) end, "read_idx", "bytes after the data")
+  -- dims whose product overflows, and dims far beyond the file: errors before any allocation
+  local huge = string.char(0, 0, 0x0E, 3) .. string.pack(">I4>I4>I4", 0xFFFFFFFF, 0xFFFFFF01, 0xFFFFFFFF)
+  T.raises(function() data.read_idx(write("overflow", huge)) end, "read_idx", "absurd size")
+  local big = string.char(0, 0, 0x0E, 2) .. string.pack(">I4>I4", 1 << 15, 1 << 15) .. "12345678"
+  T.raises(function() data.read_idx(write("big", big)) end, "read_idx", "big", "its dims need 8589934592 data bytes")
   if have_gzip then
     local gz = read(gzip(write("g-idx", good .. string.rep("\7", 5000))))  -- wrong: extra data, for size
     local p = write("good-idx", good)
