@@ -277,10 +277,12 @@ run: deps
 	$(MAKE) all
 	./$(BUILD)/lutorch
 
+# make test builds on every CPU (CI's fresh machine has two): BUILD_JOBS=1 for a serial build
+BUILD_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 test: deps
-	$(MAKE) all
+	$(MAKE) -j$(BUILD_JOBS) all
 	$(MAKE) check-gen
-	$(MAKE) test-c
+	$(MAKE) -j$(BUILD_JOBS) test-c
 	@BUILD=$(BUILD) sh tests/run.sh
 
 # C unit tests: each tests/c/test_*.c links against the static library
