@@ -144,6 +144,10 @@ KFLAGS_nn_misc = $(if $(KERNEL_OPT),-O2)
 # the row reductions use 32-byte GCC vectors in static functions; without AVX (the baseline)
 # GCC warns that passing them would change the ABI, which no call outside the file sees
 KFLAGS_nn_softmax = -Wno-psabi
+# the samplers' a + u * (b - a) must not become an FMA in the AVX2/AVX-512 variants only: the
+# numbers of a seed are then the same whichever variant runs, and the CUDA backend's host
+# build (which checks its samplers against these) gets them too
+KFLAGS_random = -ffp-contract=off
 $(BUILD)/obj/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  CC $<"
