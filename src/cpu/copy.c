@@ -4,6 +4,7 @@
 ** over dims is lt_iter's (dims merged where both operands are contiguous,
 ** parallel above the elementwise grain).
 */
+#include <stdint.h>
 #include <string.h>
 #include "cpu/cpu.h"
 #include "cpu/iter.h"
@@ -100,6 +101,51 @@ static void transpose_rows_f32(float *restrict d, const float *restrict s, int64
       for (int64_t c = cfull; c < cols; c++) d[r * cols + c] = s[r + c * cs];
   }
 }
+
+/* A destination too big for the cache is written with streaming stores. Stored
+** plainly, each 128-byte piece of a destination row first reads its line from
+** memory (read-for-ownership); those lines lie a whole row apart, which no
+** prefetcher follows, so the copy waited on memory latency (0.45x STREAM copy).
+** A band of 8 destination rows x 32 columns is transposed into a buffer that stays
+** in L1, then each row's piece leaves in whole lines that need no read: 1.5-1.8x
+** STREAM copy on the 4096^2 case (bench/README.md). The plan's jobs are then blocks
+** of destination columns, each reading a contiguous run of source rows. */
+#define STREAM_MIN_BYTES (4 << 20)   /* above any L2: below it plain stores stay cached */
+#define BAND 32
+
+static void transpose_cols_f32_stream(float *restrict d, const float *restrict s, int64_t rows,
+                                      int64_t cols, int64_t cs, int64_t C0, int64_t C1) {
+  float buf[8 * BAND] __attribute__((aligned(32)));
+  int64_t rfull = rows / 8 * 8;
+  for (int64_t c0 = C0; c0 < C1; c0 += BAND) {
+    int64_t w = C1 - c0 < BAND ? C1 - c0 : BAND;   /* a multiple of 8: cols is */
+    for (int64_t r = 0; r < rfull; r += 8) {
+      for (int64_t j = 0; j < w; j += 8) transpose8x8_f32(buf + j, w, s + (c0 + j) * cs + r, cs);
+      for (int k = 0; k < 8; k++) {
+        float *dr = d + (r + k) * cols + c0;
+        for (int64_t j = 0; j < w; j += 8) _mm256_stream_ps(dr + j, _mm256_load_ps(buf + k * w + j));
+      }
+    }
+    for (int64_t r = rfull; r < rows; r++)            /* rows left over */
+      for (int64_t c = c0; c < c0 + w; c++) d[r * cols + c] = s[r + c * cs];
+  }
+}
+
+/* jobs of the streaming plan: (outer index, block of BAND destination columns) */
+static void transpose_stream_chunk(void *vp, int64_t begin, int64_t end) {
+  transpose_plan *p = vp;
+  int64_t col_blocks = (p->cols + BAND - 1) / BAND;
+  for (int64_t job = begin; job < end; job++) {
+    int64_t o = job / col_blocks, cb = job % col_blocks;
+    int64_t soff = 0, rem = o;
+    for (int k = p->nouter - 1; k >= 0; k--) { soff += (rem % p->outer_sz[k]) * p->outer_st[k]; rem /= p->outer_sz[k]; }
+    float *dp = (float *)p->dst + o * p->rows * p->cols;
+    const float *sp = (const float *)p->src + soff;
+    int64_t C0 = cb * BAND, C1 = C0 + BAND < p->cols ? C0 + BAND : p->cols;
+    transpose_cols_f32_stream(dp, sp, p->rows, p->cols, p->src_col_stride, C0, C1);
+  }
+  _mm_sfence();   /* streaming stores are weakly ordered: visible before the pool's join */
+}
 #endif
 
 static void transpose_chunk(void *vp, int64_t begin, int64_t end) {
@@ -144,6 +190,17 @@ static int copy_transposed(lt_tensor *dst, const lt_tensor *src, const int64_t *
   for (int k = 0; k < nd - 2; k++) { p.outer_sz[k] = dst->sizes[k]; p.outer_st[k] = sst[k]; p.outer *= dst->sizes[k]; }
   p.row_blocks = (rows + BLOCK - 1) / BLOCK;
   p.es = es;
+#ifdef __AVX2__
+  /* streaming: 4-byte elements, rows of whole 32-byte pieces, a big destination */
+  if (es == 4 && cols % 8 == 0 && ((uintptr_t)p.dst & 31) == 0 &&
+      (size_t)dst->numel * es >= STREAM_MIN_BYTES) {
+    int64_t jobs = p.outer * ((cols + BAND - 1) / BAND);
+    int64_t grain = LT_GRAIN_ELEMENTWISE / (BAND * rows) + 1;
+    if (jobs < 2 * grain) transpose_stream_chunk(&p, 0, jobs);
+    else lt_parallel_for(jobs, grain, transpose_stream_chunk, &p);
+    return 1;
+  }
+#endif
   int64_t jobs = p.outer * p.row_blocks;
   int64_t grain = LT_GRAIN_ELEMENTWISE / (BLOCK * cols) + 1;
   if (jobs < 2 * grain) transpose_chunk(&p, 0, jobs);
