@@ -27,6 +27,7 @@
 #include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
 #include "cpu/la_gemm.h"
 #include "cpu/nn_conv_shift.h"
+#include "cpu/nn_conv_vec.h"
 
 /* as in la_gemm.c: OpenBLAS threads products above this many multiply-adds */
 #define CONV_SMALL_GEMM 262144
@@ -150,6 +151,15 @@ static bool as_shift(const conv_geom *q, lt_conv_shift *s) {
   if (q->sh != 1 || q->sw != 1) return false;
   *s = (lt_conv_shift){q->N, q->C, q->H, q->W, q->O, q->kh, q->kw, q->ph, q->pw, q->dh, q->dw, q->g, is_f32(q)};
   return true;
+}
+
+/* q for the direct vector path (nn_conv_vec.c): strided float32 layers with few channels
+** and one group, which im2col served with rows of a few elements */
+static bool as_vec(const conv_geom *q, lt_conv_vec *v) {
+  if (!is_f32(q) || q->g != 1 || (q->sh == 1 && q->sw == 1) || q->K == 0) return false;
+  *v = (lt_conv_vec){q->N, q->C, q->H, q->W, q->O, q->kh, q->kw, q->sh, q->sw, q->ph, q->pw, q->dh, q->dw,
+                     q->OH, q->OW};
+  return lt_conv_vec_ok(v);
 }
 
 /* items per chunk: the columns fit CONV_CHUNK_BYTES, and with threads there are enough chunks */
@@ -457,6 +467,8 @@ static int bwd_weight_wide(const conv_geom *q, const char *x, const char *gy, ch
 static int bwd_weight(const conv_geom *q, const char *x, const char *gy, char *gw) {
   size_t es = elem_size(q);
   lt_conv_shift sh;
+  lt_conv_vec vv;
+  if (as_vec(q, &vv)) return lt_conv_vec_backward_weight(&vv, (const float *)x, (const float *)gy, (float *)gw);
   if (as_shift(q, &sh) && lt_conv_shift_ok(&sh)) return lt_conv_shift_backward_weight(&sh, x, gy, gw);
   if (is_wide(q)) return bwd_weight_wide(q, x, gy, gw);
   int64_t nbmax = chunk_items(q, false);
@@ -555,6 +567,13 @@ static lt_tensor *conv_forward(const char *op, conv_geom *q, lt_tensor *input, l
       release_n(c, 3);
       return y;
     }
+    lt_conv_vec vv;
+    if (as_vec(q, &vv)) {
+      if (lt_conv_vec_forward(&vv, lt_tensor_data(c[0]), lt_tensor_data(c[1]), c[2] ? lt_tensor_data(c[2]) : NULL,
+                              lt_tensor_data(y))) { lt_tensor_release(y); y = lt_error_null("%s: out of memory", op); }
+      release_n(c, 3);
+      return y;
+    }
     if (q->K == 0) memset(lt_tensor_data(y), 0, (size_t)(q->N * q->O * q->L) * elem_size(q));
     conv_job j = {q, lt_tensor_data(c[0]), lt_tensor_data(c[1]), c[2] ? lt_tensor_data(c[2]) : NULL, NULL,
                   lt_tensor_data(y), 1};
@@ -577,8 +596,15 @@ static lt_tensor *backward_input(const char *op, conv_geom *q, lt_tensor *grad_o
   if (contig(c, src, 2)) return NULL;
   lt_tensor *x = new_out(q, lt_tensor_dtype(weight), lt_tensor_device(weight), q->C, q->H, q->W);
   lt_conv_shift sh;
+  lt_conv_vec vv;
   if (x && q->N > 0 && q->C * q->H * q->W > 0) {
     if (q->og == 0 || q->L == 0) memset(lt_tensor_data(x), 0, (size_t)(q->N * q->C * q->H * q->W) * elem_size(q));
+    else if (as_vec(q, &vv) && lt_conv_vec_backward_input_ok(&vv)) {
+      if (lt_conv_vec_backward_input(&vv, lt_tensor_data(c[0]), lt_tensor_data(c[1]), lt_tensor_data(x))) {
+        lt_tensor_release(x);
+        x = lt_error_null("%s: out of memory", op);
+      }
+    }
     else if (as_shift(q, &sh) && lt_conv_shift_backward_input_ok(&sh)) {
       if (lt_conv_shift_backward_input(&sh, lt_tensor_data(c[0]), lt_tensor_data(c[1]), lt_tensor_data(x))) {
         lt_tensor_release(x);

@@ -413,4 +413,42 @@ T.test("double backward of the backward ops is differentiable", function()
   T.ok(w.grad ~= nil)
 end)
 
+-- strided float32 layers with few channels take the direct vector path (nn_conv_vec.c);
+-- float64 takes im2col: the two must agree, forward and both gradients, over strides,
+-- dilations, rectangular kernels, channel counts around the vector width, odd sizes
+T.test("strided float32 convs (vector path) agree with float64 (im2col)", function()
+  local F = torch.nn.functional
+  torch.manual_seed(1)
+  local cases = {
+    { 64, 16, 14, 14, 16, 3, 3, { stride = 2, padding = 1 } },   -- the nn_tutorial CNN
+    { 2, 16, 7, 7, 10, 3, 3, { stride = 2, padding = 1 } },
+    { 2, 5, 11, 13, 7, 3, 2, { stride = { 2, 3 }, padding = { 1, 0 } } },
+    { 2, 3, 12, 12, 33, 5, 5, { stride = 2, padding = 2, dilation = 2 } },
+    { 1, 40, 9, 9, 20, 3, 3, { stride = 3 } },
+    { 3, 9, 10, 10, 64, 2, 2, { stride = 2 } },
+    { 2, 17, 6, 5, 1, 3, 3, { stride = 2, padding = 1 } },
+    { 2, 20, 10, 10, 65, 1, 1, { stride = 2 } },                  -- too many outputs: im2col
+    { 3, 1, 28, 28, 16, 3, 3, { stride = 2, padding = 1 } },      -- one input channel: im2col
+  }
+  for i, c in ipairs(cases) do
+    local N, C, H, W, O, kh, kw, opt = table.unpack(c)
+    local x = torch.randn(N, C, H, W, { dtype = "float64", requires_grad = true })
+    local w = torch.randn(O, C, kh, kw, { dtype = "float64", requires_grad = true })
+    local b = torch.randn(O, { dtype = "float64", requires_grad = true })
+    local y = F.conv2d(x, w, b, opt)
+    local g = torch.randn(y:size(), { dtype = "float64" })
+    y:backward(g)
+    local xf = x:detach():float():requires_grad_()
+    local wf = w:detach():float():requires_grad_()
+    local bf = b:detach():float():requires_grad_()
+    local yf = F.conv2d(xf, wf, bf, opt)
+    yf:backward(g:float())
+    local function rel(a, ref) return (a:double() - ref):abs():max():item() / ref:abs():max():item() end
+    T.ok(rel(yf, y) < 1e-5, "case " .. i .. " forward")
+    T.ok(rel(xf.grad, x.grad) < 1e-5, "case " .. i .. " input gradient")
+    T.ok(rel(wf.grad, w.grad) < 1e-5, "case " .. i .. " weight gradient")
+    T.ok(rel(bf.grad, b.grad) < 1e-5, "case " .. i .. " bias gradient")
+  end
+end)
+
 T.done()
