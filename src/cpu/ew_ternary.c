@@ -9,22 +9,26 @@
 
 #define TY(x) __typeof__(x)
 
-/* ---- where: selection only moves bytes, so one loop per element size ---- */
-#define WHERE_DEF(NAME, T) \
+/* ---- where: selection only moves bytes, so one loop per element size ----
+** SEL picks without a branch (a mask from the 0/1 condition) so the loops vectorise: a
+** branch mispredicts on every other element of a random mask such as ReLU's backward. */
+#define SEL_INT(T, c, a, b) ((T)(((a) & (T)-(T)(c)) | ((b) & (T)~(T)-(T)(c))))
+#define SEL_ANY(T, c, a, b) ((c) ? (a) : (b))
+#define WHERE_DEF(NAME, T, SEL) \
 static void NAME(char **d_, const int64_t *s_, int64_t n_, void *ctx_) { \
   (void)ctx_; \
   const int64_t et_ = (int64_t)sizeof(T); \
   if (s_[0] == et_ && s_[1] == 1) { \
-    T *o_ = (T *)d_[0]; const bool *c_ = (const bool *)d_[1]; \
+    T *o_ = (T *)d_[0]; const uint8_t *c_ = (const uint8_t *)d_[1];   /* bools: 0 or 1 */ \
     const T *a_ = (const T *)d_[2], *b_ = (const T *)d_[3]; \
     if (s_[2] == et_ && s_[3] == et_) { \
-      EW_IVDEP for (int64_t i_ = 0; i_ < n_; i_++) o_[i_] = c_[i_] ? a_[i_] : b_[i_]; return; } \
+      EW_IVDEP for (int64_t i_ = 0; i_ < n_; i_++) o_[i_] = SEL(T, c_[i_], a_[i_], b_[i_]); return; } \
     if (s_[2] == et_ && s_[3] == 0) { const T b0_ = b_[0]; \
-      EW_IVDEP for (int64_t i_ = 0; i_ < n_; i_++) o_[i_] = c_[i_] ? a_[i_] : b0_; return; } \
+      EW_IVDEP for (int64_t i_ = 0; i_ < n_; i_++) o_[i_] = SEL(T, c_[i_], a_[i_], b0_); return; } \
     if (s_[2] == 0 && s_[3] == et_) { const T a0_ = a_[0]; \
-      EW_IVDEP for (int64_t i_ = 0; i_ < n_; i_++) o_[i_] = c_[i_] ? a0_ : b_[i_]; return; } \
+      EW_IVDEP for (int64_t i_ = 0; i_ < n_; i_++) o_[i_] = SEL(T, c_[i_], a0_, b_[i_]); return; } \
     if (s_[2] == 0 && s_[3] == 0) { const T a0_ = a_[0], b0_ = b_[0]; \
-      EW_IVDEP for (int64_t i_ = 0; i_ < n_; i_++) o_[i_] = c_[i_] ? a0_ : b0_; return; } \
+      EW_IVDEP for (int64_t i_ = 0; i_ < n_; i_++) o_[i_] = SEL(T, c_[i_], a0_, b0_); return; } \
   } \
   for (int64_t i_ = 0; i_ < n_; i_++) { \
     bool c_ = *(const bool *)(d_[1] + i_ * s_[1]); \
@@ -32,7 +36,8 @@ static void NAME(char **d_, const int64_t *s_, int64_t n_, void *ctx_) { \
   } \
 }
 typedef struct { uint64_t lo, hi; } where_bytes16;   /* complex128 */
-WHERE_DEF(where16, where_bytes16) WHERE_DEF(where8, uint64_t) WHERE_DEF(where4, uint32_t) WHERE_DEF(where2, uint16_t) WHERE_DEF(where1, uint8_t)
+WHERE_DEF(where16, where_bytes16, SEL_ANY) WHERE_DEF(where8, uint64_t, SEL_INT)
+WHERE_DEF(where4, uint32_t, SEL_INT) WHERE_DEF(where2, uint16_t, SEL_INT) WHERE_DEF(where1, uint8_t, SEL_INT)
 
 /* ---- clamp: NaN in the input or a bound gives NaN ---- */
 #define CMIN_F(x, lo) ((x < lo || lo != lo) ? lo : x)
