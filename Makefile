@@ -20,6 +20,8 @@ SAN ?=
 DEPS_PKGS = gcc make pkg-config lua5.4 liblua5.4-dev libopenblas-dev libreadline-dev zlib1g-dev \
             libjansson-dev libzip-dev libopenmpi-dev openmpi-bin \
             python3-numpy python3-torch time dataset-fashion-mnist gnuplot-nox fortunes
+# oneDNN's sgemm for float32 products on AVX-512 CPUs (src/cpu/gemm_lib.c: dlopen, no -dev needed)
+DEPS_PKGS += libdnnl2
 # lib/image: the PNG and JPEG codecs (src/serial/png.c, jpeg.c); its tests compare with Pillow
 DEPS_PKGS += libpng-dev libjpeg62-turbo-dev python3-pil
 # the Jupyter kernel (libzmq: MPL-2.0/LGPL with a linking exception; libcrypto: Apache-2.0), and
@@ -87,11 +89,11 @@ CAP_MARCH_avx2 = -march=x86-64-v3
 # "Portable builds"); AMD's AVX-512 cores (Zen 4 on) run 256-bit code at full width too
 CAP_MARCH_avx512 = -march=x86-64-v4 -mtune=icelake-server -mprefer-vector-width=256
 # compiled once: state (the allocator, the thread pool, shared memory, the FFT plan cache,
-# the backend and the choice itself), the paths that pick their own instructions at run time
+# the backend, the choice itself and the gemm library's), the paths that pick their own instructions at run time
 # (cvt.c, quant.c, quant_gemm.c: target attributes), and the LAPACK drivers, whose time is
 # spent in OpenBLAS (which picks its own kernels for the CPU). bench/README.md, "Portable
 # builds", has the portable build's figures against a native one
-CPU_SINGLE_SRC := $(addprefix src/cpu/,alloc.c backend.c capability.c cvt.c parallel.c shm.c fft_plan.c \
+CPU_SINGLE_SRC := $(addprefix src/cpu/,alloc.c backend.c capability.c cvt.c parallel.c shm.c fft_plan.c gemm_lib.c \
                   quant.c quant_gemm.c creation.c lapack_batch.c linalg.c linalg_eig.c linalg_lstsq.c \
                   linalg_solve.c linalg_solve_chol.c linalg_spectral.c linalg_spectral_eig.c linalg_t7.c)
 CPU_VARIANT_SRC := $(filter-out $(CPU_SINGLE_SRC),$(wildcard src/cpu/*.c))

@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <cblas.h>
 #include "cpu/la_gemm.h"
+#include "cpu/gemm_lib.h"
 #include "cpu/parallel.h"
 #include "cpu/cvt.h"
 #include "core/error.h"
@@ -177,6 +178,9 @@ static void blas_part(const blas_job *g, int64_t i0, int64_t m, int64_t j0, int6
   const char *B = g->B + (size_t)(g->tb ? j0 * g->ldb : j0) * es;
   char *C = g->C + (size_t)(i0 * g->ldc + j0) * es;
   enum CBLAS_TRANSPOSE ta = g->ta ? CblasTrans : CblasNoTrans, tb = g->tb ? CblasTrans : CblasNoTrans;
+  if (g->f32 && lt_gemm_lib_sgemm(g->ta, g->tb, m, n, g->k, (float)g->alpha, (const float *)A, g->lda,
+                                  (const float *)B, g->ldb, (float)g->beta, (float *)C, g->ldc))
+    return;
   if (g->f32)
     cblas_sgemm(CblasRowMajor, ta, tb, (blasint)m, (blasint)n, (blasint)g->k, (float)g->alpha, (const float *)A,
                 (blasint)g->lda, (const float *)B, (blasint)g->ldb, (float)g->beta, (float *)C, (blasint)g->ldc);

@@ -3,12 +3,14 @@
 ** machine (man/tensor.md, "16-bit floats"). The 16-bit float conversions are
 ** chosen once at start-up (cpu/cvt.h); _set_half_path lets the tests run
 ** each path this CPU has against the others. get_cpu_capability names the
-** build of the CPU kernels chosen at start-up (cpu/capability.h).
+** build of the CPU kernels chosen at start-up (cpu/capability.h). gemm_library
+** names the library of float32 matrix products (cpu/gemm_lib.h).
 */
 #include "lutorch_vm.h"
 #include "core/error.h"
 #include "cpu/capability.h"
 #include "cpu/cvt.h"
+#include "cpu/gemm_lib.h"
 
 static void push_upper(lua_State *L, const char *s) {
   luaL_Buffer b;
@@ -54,7 +56,23 @@ static int l_set_half_path(lua_State *L) {
   return 0;
 }
 
+/* "onednn" or "openblas": the library of float32 matrix products; and why not oneDNN */
+static int l_gemm_library(lua_State *L) {
+  lua_pushstring(L, lt_gemm_lib_name());
+  const char *why = lt_gemm_lib_why();
+  if (why) lua_pushstring(L, why);
+  else lua_pushnil(L);
+  return 2;
+}
+
+static int l_set_gemm_library(lua_State *L) {
+  const char *name = luaL_checkstring(L, 1);
+  if (lt_gemm_lib_select(name) < 0) return luaL_error(L, "torch.backends.cpu.%s", lt_error_message());
+  return 0;
+}
+
 static const luaL_Reg cpu_fns[] = {
+  {"gemm_library", l_gemm_library}, {"set_gemm_library", l_set_gemm_library},
   {"get_cpu_capability", l_capability}, {"_capabilities", l_capabilities}, {"half_paths", l_half_paths}, {"_set_half_path", l_set_half_path},
   {NULL, NULL}
 };
