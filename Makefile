@@ -150,6 +150,9 @@ KFLAGS_nn_softmax = -Wno-psabi
 # numbers of a seed are then the same whichever variant runs, and the CUDA backend's host
 # build (which checks its samplers against these) gets them too
 KFLAGS_random = -ffp-contract=off
+# a file's flags in one variant only, after the variant's own (KFLAGS_<file>_<variant>)
+KFLAGS_ew_unary_avx512 = -mprefer-vector-width=512
+KFLAGS_nn_act_avx512 = -mprefer-vector-width=512
 $(BUILD)/obj/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  CC $<"
@@ -160,7 +163,7 @@ define lt_cpu_variant
 $(BUILD)/obj/cpu-$(1)/%.o: src/cpu/%.c $$(HDRS)
 	@mkdir -p $$(dir $$@)
 	@echo "  CC $$< ($(1))"
-	@$$(CC) $$(CFLAGS) $$(KERNEL_OPT) $$(KFLAGS_$$*) $$(CAP_MARCH_$(1)) -c $$< -o $$@
+	@$$(CC) $$(CFLAGS) $$(KERNEL_OPT) $$(KFLAGS_$$*) $$(CAP_MARCH_$(1)) $$(KFLAGS_$$*_$(1)) -c $$< -o $$@
 $(BUILD)/obj/cpu-$(1)/kernels_cpu.o: $(BUILD)/gen/kernels_cpu.c $$(HDRS)
 	@mkdir -p $$(dir $$@)
 	@echo "  CC $$< ($(1))"
