@@ -153,10 +153,19 @@ static bool as_shift(const conv_geom *q, lt_conv_shift *s) {
   return true;
 }
 
-/* q for the direct vector path (nn_conv_vec.c): strided float32 layers with few channels
-** and one group, which im2col served with rows of a few elements */
-static bool as_vec(const conv_geom *q, lt_conv_vec *v) {
-  if (!is_f32(q) || q->g != 1 || (q->sh == 1 && q->sw == 1) || q->K == 0) return false;
+static bool as_shift(const conv_geom *q, lt_conv_shift *s);
+
+/* q for the direct vector path (nn_conv_vec.c): float32 layers with few channels and one
+** group. Strided ones, which im2col served with rows of a few elements, take it for all
+** three products; stride-1 ones for the two gradients where the shifted gemms do not
+** apply (LeNet's second layer: its gradients 1.2x faster than through im2col, its
+** forward 1.1x slower than nn_conv_direct.c's, which it keeps) */
+static bool as_vec(const conv_geom *q, lt_conv_vec *v, bool gradient) {
+  if (!is_f32(q) || q->g != 1 || q->K == 0) return false;
+  if (q->sh == 1 && q->sw == 1) {
+    lt_conv_shift sh;
+    if (!gradient || (as_shift(q, &sh) && lt_conv_shift_ok(&sh))) return false;
+  }
   *v = (lt_conv_vec){q->N, q->C, q->H, q->W, q->O, q->kh, q->kw, q->sh, q->sw, q->ph, q->pw, q->dh, q->dw,
                      q->OH, q->OW};
   return lt_conv_vec_ok(v);
@@ -468,7 +477,7 @@ static int bwd_weight(const conv_geom *q, const char *x, const char *gy, char *g
   size_t es = elem_size(q);
   lt_conv_shift sh;
   lt_conv_vec vv;
-  if (as_vec(q, &vv)) return lt_conv_vec_backward_weight(&vv, (const float *)x, (const float *)gy, (float *)gw);
+  if (as_vec(q, &vv, true)) return lt_conv_vec_backward_weight(&vv, (const float *)x, (const float *)gy, (float *)gw);
   if (as_shift(q, &sh) && lt_conv_shift_ok(&sh)) return lt_conv_shift_backward_weight(&sh, x, gy, gw);
   if (is_wide(q)) return bwd_weight_wide(q, x, gy, gw);
   int64_t nbmax = chunk_items(q, false);
@@ -568,7 +577,7 @@ static lt_tensor *conv_forward(const char *op, conv_geom *q, lt_tensor *input, l
       return y;
     }
     lt_conv_vec vv;
-    if (as_vec(q, &vv)) {
+    if (as_vec(q, &vv, false)) {
       if (lt_conv_vec_forward(&vv, lt_tensor_data(c[0]), lt_tensor_data(c[1]), c[2] ? lt_tensor_data(c[2]) : NULL,
                               lt_tensor_data(y))) { lt_tensor_release(y); y = lt_error_null("%s: out of memory", op); }
       release_n(c, 3);
@@ -599,7 +608,7 @@ static lt_tensor *backward_input(const char *op, conv_geom *q, lt_tensor *grad_o
   lt_conv_vec vv;
   if (x && q->N > 0 && q->C * q->H * q->W > 0) {
     if (q->og == 0 || q->L == 0) memset(lt_tensor_data(x), 0, (size_t)(q->N * q->C * q->H * q->W) * elem_size(q));
-    else if (as_vec(q, &vv) && lt_conv_vec_backward_input_ok(&vv)) {
+    else if (as_vec(q, &vv, true) && lt_conv_vec_backward_input_ok(&vv)) {
       if (lt_conv_vec_backward_input(&vv, lt_tensor_data(c[0]), lt_tensor_data(c[1]), lt_tensor_data(x))) {
         lt_tensor_release(x);
         x = lt_error_null("%s: out of memory", op);

@@ -413,10 +413,11 @@ T.test("double backward of the backward ops is differentiable", function()
   T.ok(w.grad ~= nil)
 end)
 
--- strided float32 layers with few channels take the direct vector path (nn_conv_vec.c);
+-- float32 layers with few channels take the direct vector path (nn_conv_vec.c: strided
+-- ones for all products, stride-1 ones for the gradients);
 -- float64 takes im2col: the two must agree, forward and both gradients, over strides,
 -- dilations, rectangular kernels, channel counts around the vector width, odd sizes
-T.test("strided float32 convs (vector path) agree with float64 (im2col)", function()
+T.test("float32 convs with few channels (vector path) agree with float64 (im2col)", function()
   local F = torch.nn.functional
   torch.manual_seed(1)
   local cases = {
@@ -429,6 +430,8 @@ T.test("strided float32 convs (vector path) agree with float64 (im2col)", functi
     { 2, 17, 6, 5, 1, 3, 3, { stride = 2, padding = 1 } },
     { 2, 20, 10, 10, 65, 1, 1, { stride = 2 } },                  -- too many outputs: im2col
     { 3, 1, 28, 28, 16, 3, 3, { stride = 2, padding = 1 } },      -- one input channel: im2col
+    { 4, 6, 12, 12, 16, 5, 5, {} },                               -- LeNet's second layer: gradients
+    { 2, 8, 9, 11, 12, 3, 3, { padding = 2, dilation = 2 } },     -- stride 1, padded, dilated
   }
   for i, c in ipairs(cases) do
     local N, C, H, W, O, kh, kw, opt = table.unpack(c)
