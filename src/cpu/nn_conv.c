@@ -162,9 +162,9 @@ static bool as_shift(const conv_geom *q, lt_conv_shift *s);
 ** forward 1.1x slower than nn_conv_direct.c's, which it keeps) */
 static bool as_vec(const conv_geom *q, lt_conv_vec *v, bool gradient) {
   if (!is_f32(q) || q->g != 1 || q->K == 0) return false;
-  if (q->sh == 1 && q->sw == 1) {
+  if (q->sh == 1 && q->sw == 1) {   /* LeNet's first layer (K = 25) gains nothing */
     lt_conv_shift sh;
-    if (!gradient || (as_shift(q, &sh) && lt_conv_shift_ok(&sh))) return false;
+    if (!gradient || q->K < 32 || (as_shift(q, &sh) && lt_conv_shift_ok(&sh))) return false;
   }
   *v = (lt_conv_vec){q->N, q->C, q->H, q->W, q->O, q->kh, q->kw, q->sh, q->sw, q->ph, q->pw, q->dh, q->dw,
                      q->OH, q->OW};

@@ -429,7 +429,8 @@ T.test("float32 convs with few channels (vector path) agree with float64 (im2col
     { 3, 9, 10, 10, 64, 2, 2, { stride = 2 } },
     { 2, 17, 6, 5, 1, 3, 3, { stride = 2, padding = 1 } },
     { 2, 20, 10, 10, 65, 1, 1, { stride = 2 } },                  -- too many outputs: im2col
-    { 3, 1, 28, 28, 16, 3, 3, { stride = 2, padding = 1 } },      -- one input channel: im2col
+    { 3, 1, 28, 28, 16, 3, 3, { stride = 2, padding = 1 } },      -- one input channel
+    { 2, 1, 9, 9, 4, 1, 2, { stride = 2 } },                     -- 2 products per output: im2col
     { 4, 6, 12, 12, 16, 5, 5, {} },                               -- LeNet's second layer: gradients
     { 2, 8, 9, 11, 12, 3, 3, { padding = 2, dilation = 2 } },     -- stride 1, padded, dilated
   }
