@@ -264,10 +264,11 @@ int lt_conv_vec_backward_weight(const lt_conv_vec *v, const float *x, const floa
   return rc;
 }
 
-/* ---- input gradient: P pixels x NV vectors of input channels, channels last ---- */
+/* ---- input gradient: P pixels x NV vectors of input channels, channels last ----
+** gy is the image's gradient (O x L) from the block's first pixel on */
 
 #define BWI(NV, P)                                                                           \
-static void bwi_##NV##_##P(const geom *g, float *gxp, const float *wT, const float *gyT,     \
+static void bwi_##NV##_##P(const geom *g, float *gxp, const float *wT, const float *gy,      \
                            const int64_t *po, int64_t O) {                                   \
   const int64_t T = g->T;                                                                    \
   for (int64_t t = 0; t < T; t++) {                                                          \
@@ -282,7 +283,7 @@ static void bwi_##NV##_##P(const geom *g, float *gxp, const float *wT, const flo
       vf wv[NV];                                                                             \
       for (int u = 0; u < NV; u++) wv[u] = vload(wt + (o * NV + u) * VL);                    \
       for (int p = 0; p < P; p++) {                                                          \
-        vf s = vsplat(gyT[p * O + o]);                                                       \
+        vf s = vsplat(gy[o * g->L + p]);                                                     \
         for (int u = 0; u < NV; u++) acc[p][u] += wv[u] * s;                                 \
       }                                                                                      \
     }                                                                                        \
@@ -301,18 +302,15 @@ static void bwi_images(void *ctx, int64_t n0, int64_t n1) {
   const geom *g = j->g;
   const lt_conv_vec *v = g->v;
   const int64_t NV = j->NV, Cp = NV * VL, L = g->L, O = v->O, P = bwi_pixels[NV];
-  float *gxp = malloc((size_t)(g->plane * Cp + L * O) * sizeof(float));
+  float *gxp = malloc((size_t)(g->plane * Cp) * sizeof(float));
   if (!gxp) { atomic_store(&j->failed, 1); return; }
-  float *gyT = gxp + g->plane * Cp;
   for (int64_t n = n0; n < n1; n++) {
     memset(gxp, 0, (size_t)(g->plane * Cp) * sizeof(float));
     const float *gy = j->gy + n * O * L;
-    for (int64_t o = 0; o < O; o++)
-      for (int64_t p = 0; p < L; p++) gyT[p * O + o] = gy[o * L + p];
     /* pixels in blocks of P: one tap's P windows are P distinct positions */
     int64_t p = 0;
-    for (; p + P <= L; p += P) bwi_block[NV](g, gxp, j->wr, gyT + p * O, g->po + p, O);
-    for (; p < L; p++) bwi_one[NV](g, gxp, j->wr, gyT + p * O, g->po + p, O);
+    for (; p + P <= L; p += P) bwi_block[NV](g, gxp, j->wr, gy + p, g->po + p, O);
+    for (; p < L; p++) bwi_one[NV](g, gxp, j->wr, gy + p, g->po + p, O);
     float *gx = j->out + n * v->C * v->H * v->W;
     for (int64_t c = 0; c < v->C; c++)
       for (int64_t h = 0; h < v->H; h++) {
