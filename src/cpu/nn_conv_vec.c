@@ -204,11 +204,21 @@ static void bww_##NV##_##TB(const geom *g, const float *xc, const float *gyT, in
       vstore(d, vload(d) + acc[k][u]);                                                       \
     }                                                                                        \
 }
-BWW(1, 8) BWW(2, 8) BWW(3, 4) BWW(4, 4) BWW(1, 1) BWW(2, 1) BWW(3, 1) BWW(4, 1)
+BWW(1, 1) BWW(1, 2) BWW(1, 3) BWW(1, 4) BWW(1, 5) BWW(1, 6) BWW(1, 7) BWW(1, 8)
+BWW(2, 1) BWW(2, 2) BWW(2, 3) BWW(2, 4) BWW(2, 5) BWW(2, 6) BWW(2, 7) BWW(2, 8)
+BWW(3, 1) BWW(3, 2) BWW(3, 3) BWW(3, 4) BWW(4, 1) BWW(4, 2) BWW(4, 3) BWW(4, 4)
 
+/* bww[NV][TB]: each pass over the pixels serves TB taps; the taps are cut into passes of
+** even size (3x3: 5 + 4, not 8 + 1, whose last pass would load a pixel's gradient for
+** two FMAs) */
 typedef void (*bww_fn)(const geom *, const float *, const float *, int64_t, float *);
-static const bww_fn bww_block[MAXNV + 1] = {NULL, bww_1_8, bww_2_8, bww_3_4, bww_4_4};
-static const bww_fn bww_one[MAXNV + 1] = {NULL, bww_1_1, bww_2_1, bww_3_1, bww_4_1};
+static const bww_fn bww[MAXNV + 1][9] = {
+  {NULL},
+  {NULL, bww_1_1, bww_1_2, bww_1_3, bww_1_4, bww_1_5, bww_1_6, bww_1_7, bww_1_8},
+  {NULL, bww_2_1, bww_2_2, bww_2_3, bww_2_4, bww_2_5, bww_2_6, bww_2_7, bww_2_8},
+  {NULL, bww_3_1, bww_3_2, bww_3_3, bww_3_4},
+  {NULL, bww_4_1, bww_4_2, bww_4_3, bww_4_4},
+};
 static const int bww_taps[MAXNV + 1] = {0, 8, 8, 4, 4};
 
 /* job k of njobs: images [N*k/njobs, N*(k+1)/njobs) into partial sums out + k*(C*T*Op) */
@@ -229,12 +239,15 @@ static void bww_jobs(void *ctx, int64_t k0, int64_t k1) {
       memset(gyT, 0, (size_t)(L * Op) * sizeof(float));
       for (int64_t o = 0; o < v->O; o++)
         for (int64_t p = 0; p < L; p++) gyT[p * Op + o] = gy[o * L + p];
+      int64_t passes = (T + TB - 1) / TB;
       for (int64_t c = 0; c < v->C; c++) {
         const float *xc = xp + c * g->plane;
         float *pc = part + c * T * Op;
-        int64_t t = 0;
-        for (; t + TB <= T; t += TB) bww_block[NV](g, xc, gyT, t, pc);
-        for (; t < T; t++) bww_one[NV](g, xc, gyT, t, pc);
+        for (int64_t k = 0, t = 0; k < passes; k++) {
+          int64_t nt = (T - t) / (passes - k) + ((T - t) % (passes - k) != 0);   /* even cuts */
+          bww[NV][nt](g, xc, gyT, t, pc);
+          t += nt;
+        }
       }
     }
   }
