@@ -130,9 +130,22 @@ static lt_tensor *checked_indices(const char *op, lt_tensor *indices, int64_t ro
 
 typedef struct emb_ctx { const int64_t *idx; const char *w; char *o; size_t row; } emb_ctx;
 
+/* The rows are scattered over a table bigger than the caches: each copy would wait for
+** its first line from memory. The rows EMB_AHEAD indices on are prefetched (whole, up to
+** 4 KiB) while this one is copied, so several rows are in flight at once. */
+#define EMB_AHEAD 8
 static void emb_rows(void *ctx, int64_t b, int64_t e) {
   emb_ctx *c = ctx;
-  for (int64_t i = b; i < e; i++) memcpy(c->o + (size_t)i * c->row, c->w + (size_t)(c->idx[i] - 1) * c->row, c->row);
+  size_t pf = c->row < 4096 ? c->row : 4096;
+  for (int64_t i = b; i < e && i < b + EMB_AHEAD; i++)
+    for (size_t k = 0; k < pf; k += 64) __builtin_prefetch(c->w + (size_t)(c->idx[i] - 1) * c->row + k);
+  for (int64_t i = b; i < e; i++) {
+    if (i + EMB_AHEAD < e) {
+      const char *nx = c->w + (size_t)(c->idx[i + EMB_AHEAD] - 1) * c->row;
+      for (size_t k = 0; k < pf; k += 64) __builtin_prefetch(nx + k);
+    }
+    memcpy(c->o + (size_t)i * c->row, c->w + (size_t)(c->idx[i] - 1) * c->row, c->row);
+  }
 }
 
 lt_tensor *lt_cpu_embedding(lt_tensor *weight, lt_tensor *indices, int64_t padding_idx) {
