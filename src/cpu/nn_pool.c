@@ -67,6 +67,19 @@ static void maxpool_##X(void *ctx, int64_t p0, int64_t p1) {                    
 MAXPOOL(float, s)
 MAXPOOL(double, d)
 
+/* 2x2 windows, stride 2, no padding (LeNet's and most CNNs' pools): the four values in
+** reading order, picked without branches so the loop vectorises (nn_pool.c is built
+** with -fno-trapping-math, which lets a comparison become a select). Same rule as the
+** general loop: a greater value or a NaN replaces the best so far. */
+#define MAXPOOL22(T, X)                                                                       static void maxpool22_##X(void *ctx, int64_t p0, int64_t p1) {                                  pool_job *j = ctx;                                                                            const pool_geom *q = j->q;                                                                    const int64_t W = q->W, OW = q->OW;                                                           for (int64_t p = p0; p < p1; p++)                                                               for (int64_t oh = 0; oh < q->OH; oh++) {                                                        const T *restrict r0 = (const T *)j->x + (p * q->H + 2 * oh) * W, *restrict r1 = r0 + W;       T *restrict y = (T *)j->y + (p * q->OH + oh) * OW;                                            int64_t *restrict ix = j->ix + (p * q->OH + oh) * OW;                                         const int64_t base = 2 * oh * W + 1;   /* 1-based flat position of the row's start */         for (int64_t ow = 0; ow < OW; ow++) {                                                           T a = r0[2 * ow], b = r0[2 * ow + 1], c = r1[2 * ow], d = r1[2 * ow + 1];                     T best = a; int64_t bi = base + 2 * ow;                                                       bool t = b > best || b != b; best = t ? b : best; bi = t ? base + 2 * ow + 1 : bi;            t = c > best || c != c; best = t ? c : best; bi = t ? base + W + 2 * ow : bi;                 t = d > best || d != d; best = t ? d : best; bi = t ? base + W + 2 * ow + 1 : bi;             y[ow] = best; ix[ow] = bi;                                                                  }                                                                                           }                                                                                         }
+MAXPOOL22(float, s)
+MAXPOOL22(double, d)
+
+static bool is_pool22(const pool_geom *q) {
+  return !q->adaptive && q->kh == 2 && q->kw == 2 && q->sh == 2 && q->sw == 2 && q->ph == 0 && q->pw == 0 &&
+         q->dh == 1 && q->dw == 1 && 2 * q->OH <= q->H && 2 * q->OW <= q->W;
+}
+
 static int64_t grain_for(const pool_geom *q, int64_t per_out) {
   int64_t work = q->OH * q->OW * per_out;
   int64_t g = LT_GRAIN_ELEMENTWISE / (work > 0 ? work : 1);
@@ -85,7 +98,9 @@ static int max_run(const char *op, pool_geom *q, lt_tensor *self, lt_tensor **va
   }
   pool_job j = {q, lt_tensor_data(x), lt_tensor_data(*values), lt_tensor_data(*indices), NULL};
   int64_t per = q->adaptive ? (q->H / q->OH + 1) * (q->W / q->OW + 1) : q->kh * q->kw;
-  lt_parallel_for(q->P, grain_for(q, per), x->dtype == LT_FLOAT32 ? maxpool_s : maxpool_d, &j);
+  bool f32 = x->dtype == LT_FLOAT32;
+  lt_parallel_fn fn = is_pool22(q) ? (f32 ? maxpool22_s : maxpool22_d) : (f32 ? maxpool_s : maxpool_d);
+  lt_parallel_for(q->P, grain_for(q, per), fn, &j);
   lt_tensor_release(x);
   (void)op;
   return 0;

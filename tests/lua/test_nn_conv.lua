@@ -352,6 +352,32 @@ T.test("max_pool2d indices are 1-based plane positions", function()
   T.tensor(g, { { { 0, 1, 0, 0 }, { 0, 0, 1, 0 } } })
 end)
 
+-- 2x2 stride-2 pools take their own branch-free loop (nn_pool.c); the general loop (a
+-- 3x3 window with a dilation of 1 over the same values, or ceil_mode on odd sizes) is the
+-- reference: same values, same indices, same rule for ties (the first) and NaNs (the last)
+T.test("max_pool2d 2x2: the fast loop agrees with the general one, ties and NaNs", function()
+  torch.manual_seed(5)
+  for _, dt in ipairs({ f32, f64 }) do
+    local x = torch.randn(3, 4, 10, 13, { dtype = dt })
+    x[1][1][1][1], x[1][1][1][2] = 10, 10               -- a tie: the first wins
+    x[2][2][3][3] = 0 / 0                               -- one NaN in a window
+    x[3][1][5][5], x[3][1][6][6] = 0 / 0, 0 / 0         -- two: the last wins
+    local v, i = torch.max_pool2d_with_indices(x, 2)
+    -- the general loop: windows of 2 padded by 0 with ceil_mode on a view one column wider
+    local xw = torch.cat({ x, torch.full({ 3, 4, 10, 1 }, -math.huge, { dtype = dt }) }, 4)
+    local v2, i2 = torch.max_pool2d_with_indices(xw, 2, 2, 0, 1, true)
+    T.eq(v2:size(4), 7)
+    local same = v:eq(v2:narrow(4, 1, 6)):logical_or(v:ne(v)):all():item()
+    T.eq(same, true, "values " .. tostring(dt))
+    -- flat positions: xw's rows are one element longer
+    local row = torch.floor((i2:narrow(4, 1, 6) - 1) / 14)
+    local col = (i2:narrow(4, 1, 6) - 1) % 14
+    T.eq(torch.equal(i, row * 13 + col + 1), true, "indices " .. tostring(dt))
+    T.eq(i[1][1][1][1], 1)
+    T.eq(i[3][1][3][3], 5 * 13 + 6)                   -- the second NaN (row 6, col 6)
+  end
+end)
+
 T.test("batched conv2d takes the chunked path and the per-image path alike", function()
   local x, w = rnd(f32, 9, 3, 12, 10), rnd(f32, 5, 3, 3, 3)
   local all = torch.conv2d(x, w, nil, { padding = 1 })
