@@ -137,10 +137,11 @@ $(BUILD)/obj/src/cpu/%.o: src/cpu/%.c $(HDRS)
 # GCC 12.2 dies (internal compiler error in extract_insn) vectorising the special functions'
 # loops with the dynamic cost model; the cheap model is what -O2 used for them
 KFLAGS_math_special = -fvect-cost-model=very-cheap
-# the activations' and the 2x2 max pool's branches if-convert (and vectorise) only where a
-# comparison may not trap
+# the activations', GELU's erf clamps' and the 2x2 max pool's branches if-convert (and
+# vectorise) only where a comparison may not trap
 KFLAGS_nn_act = -fno-trapping-math
 KFLAGS_nn_pool = -fno-trapping-math
+KFLAGS_ew_unary = -fno-trapping-math
 # measured (bench/README.md, Backends): the elementwise driver's short path for small tensors
 # and the dropout kernels run 3-8% faster at -O2 than at -O3, so their kernel flags stay -O2
 KFLAGS_iter = $(if $(KERNEL_OPT),-O2)

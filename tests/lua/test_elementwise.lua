@@ -565,4 +565,17 @@ T.test("large tensors go through the thread pool", function()
   T.eq(c:sum():item(), 2 * n)
 end)
 
+-- float32 GELU computes erf by a rational fit (src/cpu/ew_unary.c, tools/erf_fit.py): its
+-- error against float64 over the whole range, and the special values
+T.test("gelu float32: within 1.5e-6 of float64, NaN and infinities", function()
+  local x = torch.linspace(-12, 12, 480001)
+  local err = (torch.nn.functional.gelu(x):double() - torch.nn.functional.gelu(x:double())):abs():max():item()
+  T.ok(err < 1.5e-6, "max abs error " .. err)
+  local big = torch.nn.functional.gelu(torch.tensor({ 10, 1e30 }))
+  T.eq(big[1], 10)                                  -- erf clamps to exactly 1
+  T.eq(big[2], torch.tensor(1e30)[1])
+  local y = torch.nn.functional.gelu(torch.tensor({ 0 / 0, math.huge, 0 }))
+  T.ok(y[1] ~= y[1]); T.eq(y[2], math.huge); T.eq(y[3], 0)
+end)
+
 T.done()
