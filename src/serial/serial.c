@@ -13,9 +13,9 @@
 
 #define CHUNK ((size_t)1 << 20)   /* hash a piece while it is still in cache */
 /* Reads from a file go in pieces of this size. Measured cold on a virtual disk
-** (bench/README.md, issue 27): 8 MiB preads ran near dd's speed in every round;
-** 1 MiB, 16 MiB and 32 MiB ones, and WILLNEED hints ahead of the reads, were
-** 2-5x slower in most rounds. */
+** (bench/README.md, issue 27): 8 MiB preads were the steadiest, near dd's time;
+** 1 MiB ones took 3x as long, 32 MiB ones and WILLNEED hints ahead of the reads
+** up to 3x, erratically. */
 #define READ_CHUNK ((size_t)8 << 20)
 #define PAGE_BYTES ((uint64_t)4096)   /* read pieces end on these boundaries of the file */
 
