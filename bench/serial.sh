@@ -51,11 +51,11 @@ for r in $(seq "$ROUNDS"); do
     evict "$DIR/sd.lt" && run ltbase load base_load_cold
   fi
   run lt mmap
-  ls -l "$DIR/sd.lt" | awk '{print "# lutorch file bytes " $5}'
+  stat -c '# lutorch file bytes %s' "$DIR/sd.lt"
   rm -f "$DIR/sd.lt"
   run py save; run py load load
   evict "$DIR/sd.pt" && run py load load_cold
-  ls -l "$DIR/sd.pt" | awk '{print "# pytorch file bytes " $5}'
+  stat -c '# pytorch file bytes %s' "$DIR/sd.pt"
   rm -f "$DIR/sd.pt"
   dd if=/dev/zero of="$DIR/dd.bin" bs=1M count=$((BYTES / 1048576)) conv=fdatasync 2>&1 | dd_rate write | tee -a "$LOG"
   ddr() { taskset -c "$CPU" dd if="$DIR/dd.bin" of=/dev/null bs=1M 2>&1 | dd_rate "$1"; }
