@@ -1,22 +1,27 @@
 -- serial.lua — one lutorch side of bench/serial.sh: save, load and mmap-load a state dict of
--- N float32 tensors of M elements each. Usage: lutorch bench/serial.lua DIR N M
+-- N float32 tensors of M elements each. Usage: WHAT=save,load,mmap lutorch bench/serial.lua DIR N M
+-- WHAT picks the steps (default all three); bench/serial.sh runs each load in a fresh process,
+-- so that every load, like PyTorch's, gets fresh memory from the system.
 local dir, n, m = arg[1], tonumber(arg[2]), tonumber(arg[3])
 local path = dir .. "/sd.lt"
-local sd = {}
-torch.manual_seed(1)
-for i = 1, n do sd[("layer%02d.weight"):format(i)] = torch.randn(m) end
-local function time(f) local t0 = torch.time(); local r = f(); return torch.time() - t0, r end
 local what = os.getenv("WHAT") or "save,load,mmap"
+local label = os.getenv("LABEL") or "load"
+local function time(f) local t0 = torch.time(); local r = f(); return torch.time() - t0, r end
 if what:find("save") then
+  local sd = {}
+  torch.manual_seed(1)
+  for i = 1, n do sd[("layer%02d.weight"):format(i)] = torch.randn(m) end
   local t = time(function() torch.save(path, sd) end)
   print(("lutorch save %.3f s"):format(t))
+  sd = nil
+  collectgarbage()
 end
-sd = nil
-collectgarbage()
-if what:find("drop") then os.execute("sync; echo 1 > /proc/sys/vm/drop_caches") end
 if what:find("load") then
   local t, r = time(function() return torch.load(path) end)
-  print(("lutorch load %.3f s"):format(t))
+  local count = 0
+  for _ in pairs(r) do count = count + 1 end
+  assert(count == n, "loaded " .. count .. " tensors, expected " .. n)
+  print(("lutorch %s %.3f s"):format(label, t))
   r = nil
   collectgarbage()
 end

@@ -8,8 +8,16 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define CHUNK ((size_t)1 << 20)   /* hash a piece while it is still in cache */
+/* Reads from a file go in pieces of this size. Measured cold on a virtual disk
+** (bench/README.md, issue 27): 8 MiB preads were the steadiest, near dd's time;
+** 1 MiB ones took 3x as long, 32 MiB ones and WILLNEED hints ahead of the reads
+** up to 3x, erratically. */
+#define READ_CHUNK ((size_t)8 << 20)
+#define PAGE_BYTES ((uint64_t)4096)   /* read pieces end on these boundaries of the file */
 
 static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) & ~(a - 1); }
 
@@ -221,6 +229,23 @@ int lt_serial_read_storages(lt_serial_reader *r) {
   return 0;
 }
 
+/* Fresh memory that a file read will fill: small pages. The CPU allocator asks
+** for transparent huge pages on big blocks (good for compute on them), but a
+** load's time is mostly first-touch faults plus the copy, and in a VM whose
+** host takes back freed memory (virtio free page reporting, as on the machine
+** of bench/README.md) a huge page's first touch cost 1.8 s per GiB against
+** 0.4 s for small pages; the load took 1.8-2.3 s instead of 0.85-0.9 s. Advice
+** only: a block that is already faulted in keeps the pages it has. */
+static void small_pages(void *p, size_t n) {
+#ifdef MADV_NOHUGEPAGE
+  uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), a = (uintptr_t)p;
+  uintptr_t lo = (a + pg - 1) & ~(pg - 1), hi = (a + n) & ~(pg - 1);
+  if (hi > lo && hi - lo >= ((size_t)2 << 20)) madvise((void *)lo, hi - lo, MADV_NOHUGEPAGE);
+#else
+  (void)p; (void)n;
+#endif
+}
+
 static int verify(lt_serial_reader *r, uint64_t i, uint64_t got) {
   if (got != r->storages[i].hash)
     return lt_error("%s is corrupt: checksum mismatch in the data of storage %llu (%llu bytes)",
@@ -246,24 +271,29 @@ lt_storage *lt_serial_storage(lt_serial_reader *r, uint64_t i) {
   } else {
     s = lt_storage_new(lt_device_cpu(), nb);
     if (!s) return NULL;
-    if (!r->mem) {
-      /* ask for this storage and the next at once: the kernel reads ahead while we
-      ** copy and hash, instead of waiting for each chunk in turn */
-      uint64_t ahead = nb;
-      if (i + 1 < r->nstorages) ahead = r->storages[i + 1].rel_offset + r->storages[i + 1].nbytes - rec->rel_offset;
-      posix_fadvise(r->fd, (off_t)off, (off_t)ahead, POSIX_FADV_WILLNEED);
-    }
     lt_xxh64_state st;
     lt_xxh64_init(&st);
     unsigned char *dst = (unsigned char *)s->data;
-    /* from a file: one read per storage, so the kernel can issue large requests (1 MiB
-    ** reads with hashing between them ran at a quarter of dd's cold bandwidth) */
-    if (!r->mem && lt_io_pread_full(r->fd, dst, nb, off, r->name) < 0) { lt_storage_release(s); return NULL; }
-    for (size_t done = 0; done < nb;) {
-      size_t k = nb - done < CHUNK ? nb - done : CHUNK;
-      if (r->mem) memcpy(dst + done, r->mem + off + done, k);
-      if (r->verify_data) lt_xxh64_update(&st, dst + done, k);
-      done += k;
+    if (r->mem) {
+      for (size_t done = 0; done < nb;) {
+        size_t k = nb - done < CHUNK ? nb - done : CHUNK;
+        memcpy(dst + done, r->mem + off + done, k);
+        if (r->verify_data) lt_xxh64_update(&st, dst + done, k);
+        done += k;
+      }
+    } else {
+      small_pages(dst, nb);
+      /* from a file: READ_CHUNK preads, each hashed at once while it is still in
+      ** cache; meanwhile the kernel's readahead (doubled by the SEQUENTIAL hint)
+      ** fetches the next ones, so hashing overlaps the disk. Pieces end on page
+      ** boundaries of the file. */
+      for (size_t done = 0; done < nb;) {
+        size_t k = READ_CHUNK - (size_t)((off + done) & (PAGE_BYTES - 1));
+        if (k > nb - done) k = nb - done;
+        if (lt_io_pread_full(r->fd, dst + done, k, off + done, r->name) < 0) { lt_storage_release(s); return NULL; }
+        if (r->verify_data) lt_xxh64_update(&st, dst + done, k);
+        done += k;
+      }
     }
     if (r->verify_data && verify(r, i, lt_xxh64_final(&st)) < 0) { lt_storage_release(s); return NULL; }
   }

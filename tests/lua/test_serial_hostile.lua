@@ -204,4 +204,26 @@ T.test("corrupt data: checksum mismatch on read; mmap verifies when asked", func
   os.remove(p)
 end)
 
+T.test("a big storage read from a file in pieces: exact; a flipped byte in any piece or a cut file is caught", function()
+  -- 20 MiB + 12 bytes: torch.load reads it in 8 MiB pieces (src/serial/serial.c), and the
+  -- small tensor's storage and the metadata put it at an offset that is not page aligned
+  local x = torch.randn(5 * 1024 * 1024 + 3)
+  local sd = { a = torch.ones(3), b = x }
+  local D = T.scratch()
+  local p = D.path("big.lt")
+  torch.save(p, sd)
+  local l = torch.load(p)
+  T.ok(torch.equal(l.b, x), "20 MiB tensor loads back exactly")
+  T.ok(torch.equal(l.a, sd.a))
+  local s = D.read(p)
+  -- the trailer is 2 * 8 + 8 bytes; either order of the storages puts these bytes in x's data
+  for _, pos in ipairs({ #s - 24 - 1000, #s - 24 - 12 * 2^20, #s - 24 - 20 * 2^20 + 100 }) do
+    local bad = D.write("bad.lt", s:sub(1, pos - 1) .. string.char(s:byte(pos) ~ 1) .. s:sub(pos + 1))
+    T.raises(function() torch.load(bad) end, "torch.load", "'" .. bad .. "'", "checksum mismatch in the data of storage")
+  end
+  local cut = D.write("cut.lt", s:sub(1, #s - 24 - 9 * 2^20))
+  T.raises(function() torch.load(cut) end, "torch.load", "'" .. cut .. "'", "truncated")
+  D.remove()
+end)
+
 T.done()
