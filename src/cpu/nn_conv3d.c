@@ -1,0 +1,455 @@
+/*
+** nn_conv3d.c — conv3d and its two backward products on the CPU
+** (src/ops/nn_conv.lua; the geometry and checks: src/meta/conv3d.c).
+**
+** Every product is vol2col + one BLAS gemm with all the kernel taps in its inner
+** dimension (cg*kD*kH*kW), over chunks of the output positions so that the
+** columns matrix stays in cache (COL_BYTES): a chunk's columns are written once
+** and read once by the gemm, which then runs with a deep inner dimension instead
+** of the thin products of one gemm per tap (measured slower here for the few
+** channels of video layers: the output would be read and written once per tap).
+**
+** Stride 1 (the common layer) reads its columns out of the zero-padded volume:
+** taken over whole padded rows and planes (the "wide" positions od*Hp*Wp +
+** oh*Wp + ow, of which OH x OW per plane are real outputs), the taps of kernel
+** offset (kd, kh, kw) for a run of positions are one contiguous run of the padded
+** volume starting at kd*dD*Hp*Wp + kh*dH*Wp + kw*dW, so each row of a chunk's
+** columns is one copy. The junk positions are computed and dropped (forward), or
+** meet zeros in the widened output gradient (weight gradient). The input gradient
+** with stride 1 is the forward pass of the transposed conv over the output
+** gradient (padded by the dilated kernel's reach minus the padding, kernel
+** flipped, channels swapped). Strided layers gather their columns row by row
+** (vol2col) and scatter the input gradient back (col2vol).
+*/
+#include <stdlib.h>
+#include <string.h>
+#include "core/tensor.h"
+#include "core/error.h"
+#include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
+#include "cpu/la_gemm.h"
+#include "cpu/nn_conv_shift.h"   /* lt_conv_scratch */
+#include "meta/conv.h"
+
+typedef lt_conv3_geom geom;
+
+/* bytes of one chunk's columns matrix: about the L2 cache of the cores measured
+** (bench/nn_convx.lua; 256 KB to 2 MB were within a few percent) */
+#define COL_BYTES (512 << 10)
+/* but at least this many positions per chunk, so that each gemm is wide enough */
+#define COL_MIN 256
+
+static inline bool is_f32(const geom *q) { return q->dtype == LT_FLOAT32; }
+static inline size_t esize(const geom *q) { return is_f32(q) ? 4 : 8; }
+/* q->T, for the loops below whose element type is named T */
+static inline int64_t taps(const geom *q) { return q->T; }
+static inline bool is_wide(const geom *q) { return q->s[0] == 1 && q->s[1] == 1 && q->s[2] == 1; }
+
+/* row-major C (m x n) = A B + beta C, A or B stored transposed when ta, tb (la_gemm.h) */
+static void gemm(const geom *q, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const void *A, int64_t lda,
+                 const void *B, int64_t ldb, double beta, void *C, int64_t ldc) {
+  lt_la_blas_gemm(is_f32(q), ta, tb, m, n, k, 1.0, A, lda, B, ldb, beta, C, ldc);
+}
+
+/* positions per chunk of the columns: a multiple of 16, at most n */
+static int64_t chunk_len(const geom *q, int64_t n) {
+  int64_t c = COL_BYTES / (q->K * (int64_t)esize(q));
+  c = c < COL_MIN ? COL_MIN : c & ~(int64_t)15;
+  return c < n ? c : n;
+}
+
+/* the output positions ow with 0 <= ow*s + off < in: [*lo, *hi) */
+static void valid_range(int64_t out, int64_t s, int64_t off, int64_t in, int64_t *lo, int64_t *hi) {
+  int64_t a = off >= 0 ? 0 : (-off + s - 1) / s;
+  int64_t b = in - 1 - off >= 0 ? (in - 1 - off) / s + 1 : 0;
+  if (a > out) a = out;
+  if (b > out) b = out;
+  if (b < a) b = a;
+  *lo = a; *hi = b;
+}
+
+/* ---- the wide layout (stride 1) ---- */
+
+typedef struct wide {
+  int64_t Dp, Hp, Wp, P, V;     /* the padded volume: planes of P = Hp*Wp, V = Dp*P */
+  int64_t Lw;                   /* wide positions: OD planes */
+  int64_t off[1];               /* [T]: each tap's start in the padded volume (allocated longer) */
+} wide;
+
+static wide *wide_new(const geom *q) {
+  wide *w = malloc(sizeof(wide) + sizeof(int64_t) * (size_t)q->T);
+  if (!w) return NULL;
+  w->Dp = q->in[0] + 2 * q->p[0]; w->Hp = q->in[1] + 2 * q->p[1]; w->Wp = q->in[2] + 2 * q->p[2];
+  w->P = w->Hp * w->Wp; w->V = w->Dp * w->P;
+  w->Lw = q->out[0] * w->P;
+  int64_t t = 0;
+  for (int64_t a = 0; a < q->k[0]; a++)
+    for (int64_t b = 0; b < q->k[1]; b++)
+      for (int64_t c = 0; c < q->k[2]; c++)
+        w->off[t++] = a * q->d[0] * w->P + b * q->d[1] * w->Wp + c * q->d[2];
+  return w;
+}
+
+/* the padded volumes of one group, plus the slack that the junk positions of the last
+** channel read past its volume */
+static size_t padded_elems(const geom *q, const wide *w) {
+  return (size_t)(q->cg * w->V + (q->k[1] - 1) * q->d[1] * w->Wp + (q->k[2] - 1) * q->d[2] + 1);
+}
+
+/* the interior of xp from x's cg channels (the border was zeroed once and stays zero) */
+static void pad_group(const geom *q, const wide *w, const char *x, char *xp) {
+  size_t es = esize(q);
+  const int64_t D = q->in[0], H = q->in[1], W = q->in[2];
+  for (int64_t c = 0; c < q->cg; c++)
+    for (int64_t d = 0; d < D; d++)
+      for (int64_t h = 0; h < H; h++)
+        memcpy(xp + (size_t)(c * w->V + (d + q->p[0]) * w->P + (h + q->p[1]) * w->Wp + q->p[2]) * es,
+               x + (size_t)(((c * D + d) * H + h) * W) * es, (size_t)W * es);
+}
+
+/* plain loops, not memcpy calls: the rows are a few hundred elements and many */
+#define WIDE_COLS(T, X)                                                                      \
+static void wide_cols_##X(const geom *q, const wide *w, const T *xp, int64_t p0, int64_t n, T *col) { \
+  const int64_t nt = taps(q), V = w->V;                                                      \
+  for (int64_t c = 0; c < q->cg; c++)                                                        \
+    for (int64_t t = 0; t < nt; t++) {                                                       \
+      const T *restrict s = xp + c * V + w->off[t] + p0;                                     \
+      T *restrict d = col + (c * nt + t) * n;                                                \
+      for (int64_t i = 0; i < n; i++) d[i] = s[i];                                           \
+    }                                                                                        \
+}                                                                                            \
+/* y's og channels (OD x OH x OW) from the wide rows yw (og x Lw), plus the bias */          \
+static void unwiden_##X(const geom *q, const wide *w, const T *yw, const T *b, T *y) {       \
+  const int64_t OD = q->out[0], OH = q->out[1], OW = q->out[2];                              \
+  for (int64_t o = 0; o < q->og; o++) {                                                      \
+    T bv = b ? b[o] : (T)0;                                                                  \
+    for (int64_t od = 0; od < OD; od++)                                                      \
+      for (int64_t oh = 0; oh < OH; oh++) {                                                  \
+        const T *restrict s = yw + o * w->Lw + od * w->P + oh * w->Wp;                       \
+        T *restrict d = y + ((o * OD + od) * OH + oh) * OW;                                  \
+        for (int64_t ow = 0; ow < OW; ow++) d[ow] = s[ow] + bv;                              \
+      }                                                                                      \
+  }                                                                                          \
+}
+WIDE_COLS(float, s)
+WIDE_COLS(double, d)
+
+static void wide_cols(const geom *q, const wide *w, const char *xp, int64_t p0, int64_t n, char *col) {
+  if (is_f32(q)) wide_cols_s(q, w, (const float *)xp, p0, n, (float *)col);
+  else wide_cols_d(q, w, (const double *)xp, p0, n, (double *)col);
+}
+
+/* gy's og channels widened into gyw (og x Lw); its junk positions were zeroed once */
+static void widen(const geom *q, const wide *w, const char *gy, char *gyw) {
+  size_t es = esize(q);
+  const int64_t OD = q->out[0], OH = q->out[1], OW = q->out[2];
+  for (int64_t o = 0; o < q->og; o++)
+    for (int64_t od = 0; od < OD; od++)
+      for (int64_t oh = 0; oh < OH; oh++)
+        memcpy(gyw + (size_t)(o * w->Lw + od * w->P + oh * w->Wp) * es,
+               gy + (size_t)(((o * OD + od) * OH + oh) * OW) * es, (size_t)OW * es);
+}
+
+/* y = conv(x, wm) + b for stride 1, wm laid out as g groups of og x K (the weight itself) */
+static int forward_wide(const geom *q, const char *x, const char *wm, const char *b, char *y) {
+  size_t es = esize(q);
+  wide *w = wide_new(q);
+  if (!w) return -1;
+  int64_t lc = chunk_len(q, w->Lw);
+  size_t xpb = padded_elems(q, w) * es, ywb = (size_t)(q->og * w->Lw) * es, colb = (size_t)(q->K * lc) * es;
+  char *xp = lt_conv_scratch(xpb), *yw = lt_conv_scratch(ywb), *col = q->T > 1 ? lt_conv_scratch(colb) : NULL;
+  int rc = -1;
+  if (!xp || !yw || (q->T > 1 && !col)) goto done;
+  memset(xp, 0, xpb);
+  for (int64_t n = 0; n < q->N; n++)
+    for (int64_t g = 0; g < q->g; g++) {
+      pad_group(q, w, x + (size_t)((n * q->C + g * q->cg) * q->in[0] * q->in[1] * q->in[2]) * es, xp);
+      const char *wg = wm + (size_t)(g * q->og * q->K) * es;
+      for (int64_t p0 = 0; p0 < w->Lw; p0 += lc) {
+        int64_t m = w->Lw - p0 < lc ? w->Lw - p0 : lc;
+        if (q->T == 1)   /* one tap: the padded volume is the columns */
+          gemm(q, false, false, q->og, m, q->K, wg, q->K, xp + (size_t)(w->off[0] + p0) * es, w->V, 0.0,
+               yw + (size_t)p0 * es, w->Lw);
+        else {
+          wide_cols(q, w, xp, p0, m, col);
+          gemm(q, false, false, q->og, m, q->K, wg, q->K, col, m, 0.0, yw + (size_t)p0 * es, w->Lw);
+        }
+      }
+      char *yg = y + (size_t)((n * q->O + g * q->og) * q->L) * es;
+      if (is_f32(q)) unwiden_s(q, w, (const float *)yw, b ? (const float *)b + g * q->og : NULL, (float *)yg);
+      else unwiden_d(q, w, (const double *)yw, b ? (const double *)b + g * q->og : NULL, (double *)yg);
+    }
+  rc = 0;
+done:
+  lt_conv_unscratch(xp, xpb); lt_conv_unscratch(yw, ywb); lt_conv_unscratch(col, colb);
+  free(w);
+  return rc;
+}
+
+/* the conv whose stride-1 forward pass is q's input gradient: over the output gradient,
+** padded by the dilated kernel's reach minus the padding, channels swapped; false when
+** that padding would be negative (the strided path takes it) */
+static bool transposed(const geom *q, geom *t) {
+  *t = *q;
+  t->C = q->O; t->O = q->C; t->cg = q->og; t->og = q->cg; t->K = t->cg * q->T;
+  for (int i = 0; i < 3; i++) {
+    t->in[i] = q->out[i];
+    t->out[i] = q->in[i];
+    t->p[i] = q->d[i] * (q->k[i] - 1) - q->p[i];
+    if (t->p[i] < 0) return false;
+  }
+  t->L = q->in[0] * q->in[1] * q->in[2];
+  return true;
+}
+
+/* the weight w (g groups of og x cg x T) as the transposed conv's: g groups of cg x og x T,
+** the taps reversed */
+static void flip_weight(const geom *q, const char *w, char *wt) {
+  size_t es = esize(q);
+  for (int64_t g = 0; g < q->g; g++)
+    for (int64_t o = 0; o < q->og; o++)
+      for (int64_t c = 0; c < q->cg; c++)
+        for (int64_t t = 0; t < q->T; t++)
+          memcpy(wt + (size_t)(((g * q->cg + c) * q->og + o) * q->T + (q->T - 1 - t)) * es,
+                 w + (size_t)(((g * q->og + o) * q->cg + c) * q->T + t) * es, es);
+}
+
+/* gw = sum over items of gy cols(x)^T, stride 1 */
+static int backward_weight_wide(const geom *q, const char *x, const char *gy, char *gw) {
+  size_t es = esize(q);
+  wide *w = wide_new(q);
+  if (!w) return -1;
+  int64_t lc = chunk_len(q, w->Lw);
+  size_t xpb = padded_elems(q, w) * es, gyb = (size_t)(q->og * w->Lw) * es, colb = (size_t)(q->K * lc) * es;
+  char *xp = lt_conv_scratch(xpb), *gyw = lt_conv_scratch(gyb), *col = lt_conv_scratch(colb);
+  int rc = -1;
+  if (!xp || !gyw || !col) goto done;
+  memset(xp, 0, xpb);
+  memset(gyw, 0, gyb);   /* the junk positions stay zero: they must add nothing */
+  for (int64_t n = 0; n < q->N; n++)
+    for (int64_t g = 0; g < q->g; g++) {
+      pad_group(q, w, x + (size_t)((n * q->C + g * q->cg) * q->in[0] * q->in[1] * q->in[2]) * es, xp);
+      widen(q, w, gy + (size_t)((n * q->O + g * q->og) * q->L) * es, gyw);
+      char *gwg = gw + (size_t)(g * q->og * q->K) * es;
+      for (int64_t p0 = 0; p0 < w->Lw; p0 += lc) {
+        int64_t m = w->Lw - p0 < lc ? w->Lw - p0 : lc;
+        wide_cols(q, w, xp, p0, m, col);
+        gemm(q, false, true, q->og, q->K, m, gyw + (size_t)p0 * es, w->Lw, col, m, n == 0 && p0 == 0 ? 0.0 : 1.0,
+             gwg, q->K);
+      }
+    }
+  rc = 0;
+done:
+  lt_conv_unscratch(xp, xpb); lt_conv_unscratch(gyw, gyb); lt_conv_unscratch(col, colb);
+  free(w);
+  return rc;
+}
+
+/* ---- strided layers: columns gathered row by row ---- */
+
+/* the columns of output rows [r0, r1) (r = od*OH + oh) of one item's group x (cg unpadded
+** volumes): K rows of (r1 - r0)*OW */
+#define VOL2COL(T, X)                                                                        \
+static void vol2col_##X(const geom *q, const T *x, int64_t r0, int64_t r1, T *col) {         \
+  const int64_t D = q->in[0], H = q->in[1], W = q->in[2], OH = q->out[1], OW = q->out[2];    \
+  const int64_t n = (r1 - r0) * OW, sw = q->s[2];                                            \
+  int64_t row = 0;                                                                           \
+  for (int64_t c = 0; c < q->cg; c++)                                                        \
+    for (int64_t kd = 0; kd < q->k[0]; kd++)                                                 \
+      for (int64_t kh = 0; kh < q->k[1]; kh++)                                               \
+        for (int64_t kw = 0; kw < q->k[2]; kw++, row++) {                                    \
+          int64_t w0, w1, off = kw * q->d[2] - q->p[2];                                      \
+          valid_range(OW, sw, off, W, &w0, &w1);                                             \
+          T *restrict dst = col + row * n;                                                   \
+          for (int64_t r = r0; r < r1; r++, dst += OW) {                                     \
+            int64_t id = (r / OH) * q->s[0] - q->p[0] + kd * q->d[0];                        \
+            int64_t ih = (r % OH) * q->s[1] - q->p[1] + kh * q->d[1];                        \
+            if (id < 0 || id >= D || ih < 0 || ih >= H) {                                    \
+              for (int64_t ow = 0; ow < OW; ow++) dst[ow] = 0;                               \
+              continue;                                                                      \
+            }                                                                                \
+            const T *restrict src = x + ((c * D + id) * H + ih) * W + off;                   \
+            for (int64_t ow = 0; ow < w0; ow++) dst[ow] = 0;                                 \
+            for (int64_t ow = w0; ow < w1; ow++) dst[ow] = src[ow * sw];                     \
+            for (int64_t ow = w1; ow < OW; ow++) dst[ow] = 0;                                \
+          }                                                                                  \
+        }                                                                                    \
+}                                                                                            \
+/* x += the columns of output rows [r0, r1), scattered back (the transpose of vol2col) */    \
+static void col2vol_##X(const geom *q, const T *col, int64_t r0, int64_t r1, T *x) {         \
+  const int64_t D = q->in[0], H = q->in[1], W = q->in[2], OH = q->out[1], OW = q->out[2];    \
+  const int64_t n = (r1 - r0) * OW, sw = q->s[2];                                            \
+  int64_t row = 0;                                                                           \
+  for (int64_t c = 0; c < q->cg; c++)                                                        \
+    for (int64_t kd = 0; kd < q->k[0]; kd++)                                                 \
+      for (int64_t kh = 0; kh < q->k[1]; kh++)                                               \
+        for (int64_t kw = 0; kw < q->k[2]; kw++, row++) {                                    \
+          int64_t w0, w1, off = kw * q->d[2] - q->p[2];                                      \
+          valid_range(OW, sw, off, W, &w0, &w1);                                             \
+          const T *src = col + row * n;                                                      \
+          for (int64_t r = r0; r < r1; r++, src += OW) {                                     \
+            int64_t id = (r / OH) * q->s[0] - q->p[0] + kd * q->d[0];                        \
+            int64_t ih = (r % OH) * q->s[1] - q->p[1] + kh * q->d[1];                        \
+            if (id < 0 || id >= D || ih < 0 || ih >= H) continue;                            \
+            T *dst = x + ((c * D + id) * H + ih) * W + off;                                  \
+            for (int64_t ow = w0; ow < w1; ow++) dst[ow * sw] += src[ow];                    \
+          }                                                                                  \
+        }                                                                                    \
+}
+VOL2COL(float, s)
+VOL2COL(double, d)
+
+static void vol2col(const geom *q, const char *x, int64_t r0, int64_t r1, char *col) {
+  if (is_f32(q)) vol2col_s(q, (const float *)x, r0, r1, (float *)col);
+  else vol2col_d(q, (const double *)x, r0, r1, (double *)col);
+}
+
+static void col2vol(const geom *q, const char *col, int64_t r0, int64_t r1, char *x) {
+  if (is_f32(q)) col2vol_s(q, (const float *)col, r0, r1, (float *)x);
+  else col2vol_d(q, (const double *)col, r0, r1, (double *)x);
+}
+
+/* output rows per chunk */
+static int64_t chunk_rows(const geom *q) {
+  int64_t rows = q->out[0] * q->out[1], r = chunk_len(q, q->L) / q->out[2];
+  if (r < 1) r = 1;
+  return r < rows ? r : rows;
+}
+
+enum product { FORWARD, BACKWARD_INPUT, BACKWARD_WEIGHT };
+
+/* one of the three products with gathered columns. FORWARD: a = x, b = w, out = y (no
+** bias); BACKWARD_INPUT: a = gy, b = w, out = gx; BACKWARD_WEIGHT: a = x, b = gy, out = gw */
+static int strided(const geom *q, enum product pr, const char *a, const char *b, char *out) {
+  size_t es = esize(q);
+  int64_t nr = chunk_rows(q), rows = q->out[0] * q->out[1], vol = q->in[0] * q->in[1] * q->in[2];
+  size_t colb = (size_t)(q->K * nr * q->out[2]) * es;
+  char *col = lt_conv_scratch(colb);
+  if (!col) return -1;
+  if (pr == BACKWARD_INPUT) memset(out, 0, (size_t)(q->N * q->C * vol) * es);
+  for (int64_t n = 0; n < q->N; n++)
+    for (int64_t g = 0; g < q->g; g++) {
+      size_t xo = (size_t)((n * q->C + g * q->cg) * vol) * es, yo = (size_t)((n * q->O + g * q->og) * q->L) * es;
+      for (int64_t r0 = 0; r0 < rows; r0 += nr) {
+        int64_t r1 = rows - r0 < nr ? rows : r0 + nr, m = (r1 - r0) * q->out[2], p0 = r0 * q->out[2];
+        if (pr == FORWARD) {
+          vol2col(q, a + xo, r0, r1, col);
+          gemm(q, false, false, q->og, m, q->K, b + (size_t)(g * q->og * q->K) * es, q->K, col, m, 0.0,
+               out + yo + (size_t)p0 * es, q->L);
+        } else if (pr == BACKWARD_INPUT) {
+          gemm(q, true, false, q->K, m, q->og, b + (size_t)(g * q->og * q->K) * es, q->K, a + yo + (size_t)p0 * es,
+               q->L, 0.0, col, m);
+          col2vol(q, col, r0, r1, out + xo);
+        } else {
+          vol2col(q, a + xo, r0, r1, col);
+          gemm(q, false, true, q->og, q->K, m, b + yo + (size_t)p0 * es, q->L, col, m, n == 0 && r0 == 0 ? 0.0 : 1.0,
+               out + (size_t)(g * q->og * q->K) * es, q->K);
+        }
+      }
+    }
+  lt_conv_unscratch(col, colb);
+  return 0;
+}
+
+/* ---- ops ---- */
+
+/* contiguous copies (or new references) of up to three tensors; NULLs stay NULL */
+static int contig(lt_tensor **dst, lt_tensor *const *src, int n) {
+  for (int i = 0; i < n; i++) {
+    dst[i] = NULL;
+    if (src[i] && !(dst[i] = lt_tensor_contiguous(src[i]))) {
+      for (int k = 0; k < i; k++) lt_tensor_release(dst[k]);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static void release_n(lt_tensor **t, int n) { for (int i = 0; i < n; i++) lt_tensor_release(t[i]); }
+
+static void *data_or_null(lt_tensor *t) { return t ? lt_tensor_data(t) : NULL; }
+
+/* y's planes += the bias of their channel */
+#define ADD_BIAS(T, X)                                                                       \
+static void add_bias_##X(const geom *q, const T *b, T *y) {                                  \
+  for (int64_t n = 0; n < q->N; n++)                                                         \
+    for (int64_t o = 0; o < q->O; o++) {                                                     \
+      T *restrict r = y + (n * q->O + o) * q->L, bv = b[o];                                  \
+      for (int64_t i = 0; i < q->L; i++) r[i] += bv;                                         \
+    }                                                                                        \
+}
+ADD_BIAS(float, s)
+ADD_BIAS(double, d)
+
+lt_tensor *lt_cpu_conv3d(lt_tensor *input, lt_tensor *weight, lt_tensor *bias, lt_intlist stride,
+                         lt_intlist padding, lt_intlist dilation, int64_t groups) {
+  const char *op = "conv3d";
+  geom q;
+  if (lt_meta_conv3d(op, input, weight, bias, stride, padding, dilation, groups, &q)) return NULL;
+  lt_tensor *src[3] = {input, weight, bias}, *c[3];
+  if (contig(c, src, 3)) return NULL;
+  int64_t sz[5];
+  int nd = lt_meta_conv3d_sizes(&q, q.O, q.out, sz);
+  lt_tensor *y = lt_tensor_new(q.dtype, lt_tensor_device(input), nd, sz);
+  if (y && q.N * q.O * q.L > 0) {
+    char *yd = lt_tensor_data(y), *b = data_or_null(c[2]);
+    int rc = 0;
+    if (q.K == 0) memset(yd, 0, (size_t)(q.N * q.O * q.L) * esize(&q));
+    else if (is_wide(&q)) { rc = forward_wide(&q, lt_tensor_data(c[0]), lt_tensor_data(c[1]), b, yd); b = NULL; }
+    else rc = strided(&q, FORWARD, lt_tensor_data(c[0]), lt_tensor_data(c[1]), yd);
+    if (rc) { lt_tensor_release(y); y = lt_error_null("%s: out of memory", op); }
+    else if (b && is_f32(&q)) add_bias_s(&q, (const float *)b, (float *)yd);
+    else if (b) add_bias_d(&q, (const double *)b, (double *)yd);
+  }
+  release_n(c, 3);
+  return y;
+}
+
+lt_tensor *lt_cpu_conv3d_backward_input(lt_tensor *grad_output, lt_tensor *weight, lt_intlist input_size,
+                                        lt_intlist stride, lt_intlist padding, lt_intlist dilation, int64_t groups) {
+  const char *op = "conv3d_backward_input";
+  geom q, t;
+  if (lt_meta_conv3d_backward_input(op, grad_output, weight, input_size, stride, padding, dilation, groups, &q))
+    return NULL;
+  lt_tensor *src[2] = {grad_output, weight}, *c[2];
+  if (contig(c, src, 2)) return NULL;
+  lt_tensor *gx = lt_tensor_new(q.dtype, lt_tensor_device(weight), input_size.n, input_size.v);
+  int64_t vol = q.in[0] * q.in[1] * q.in[2];
+  if (gx && q.N * q.C * vol > 0) {
+    size_t es = esize(&q), wb = (size_t)(q.O * q.K) * es;
+    char *gxd = lt_tensor_data(gx), *wt = NULL;
+    int rc = 0;
+    if (q.og == 0 || q.L == 0) memset(gxd, 0, (size_t)(q.N * q.C * vol) * es);
+    else if (is_wide(&q) && transposed(&q, &t)) {
+      if (!(wt = lt_conv_scratch(wb))) rc = -1;
+      else {
+        flip_weight(&q, lt_tensor_data(c[1]), wt);
+        rc = forward_wide(&t, lt_tensor_data(c[0]), wt, NULL, gxd);
+        lt_conv_unscratch(wt, wb);
+      }
+    } else rc = strided(&q, BACKWARD_INPUT, lt_tensor_data(c[0]), lt_tensor_data(c[1]), gxd);
+    if (rc) { lt_tensor_release(gx); gx = lt_error_null("%s: out of memory", op); }
+  }
+  release_n(c, 2);
+  return gx;
+}
+
+lt_tensor *lt_cpu_conv3d_backward_weight(lt_tensor *grad_output, lt_tensor *input, lt_intlist weight_size,
+                                         lt_intlist stride, lt_intlist padding, lt_intlist dilation, int64_t groups) {
+  const char *op = "conv3d_backward_weight";
+  geom q;
+  if (lt_meta_conv3d_backward_weight(op, grad_output, input, weight_size, stride, padding, dilation, groups, &q))
+    return NULL;
+  lt_tensor *src[2] = {grad_output, input}, *c[2];
+  if (contig(c, src, 2)) return NULL;
+  lt_tensor *gw = lt_tensor_new(q.dtype, lt_tensor_device(input), 5, weight_size.v);
+  if (gw && q.O * q.K > 0) {
+    char *gwd = lt_tensor_data(gw);
+    int rc = 0;
+    if (q.N == 0 || q.L == 0) memset(gwd, 0, (size_t)(q.O * q.K) * esize(&q));
+    else if (is_wide(&q)) rc = backward_weight_wide(&q, lt_tensor_data(c[1]), lt_tensor_data(c[0]), gwd);
+    else rc = strided(&q, BACKWARD_WEIGHT, lt_tensor_data(c[1]), lt_tensor_data(c[0]), gwd);
+    if (rc) { lt_tensor_release(gw); gw = lt_error_null("%s: out of memory", op); }
+  }
+  release_n(c, 2);
+  return gw;
+}
