@@ -2,31 +2,29 @@
 ** nn_conv3d.c — conv3d and its two backward products on the CPU
 ** (src/ops/nn_conv.lua; the geometry and checks: src/meta/conv3d.c).
 **
-** Every product is vol2col + one BLAS gemm with all the kernel taps in its inner
-** dimension (cg*kD*kH*kW), over chunks of the output positions so that the
-** columns matrix stays in cache (COL_BYTES): a chunk's columns are written once
-** and read once by the gemm, which then runs with a deep inner dimension instead
-** of the thin products of one gemm per tap (measured slower here for the few
-** channels of video layers: the output would be read and written once per tap).
+** Every product is vol2col + one BLAS gemm per group with all the kernel taps in
+** its inner dimension (cg*kD*kH*kW), over chunks of output rows so that a chunk's
+** columns matrix stays in cache (COL_BYTES): written once, read once by the gemm,
+** which writes straight into the output (no copy out, no junk positions).
 **
-** Stride 1 (the common layer) reads its columns out of the zero-padded volume:
-** taken over whole padded rows and planes (the "wide" positions od*Hp*Wp +
-** oh*Wp + ow, of which OH x OW per plane are real outputs), the taps of kernel
-** offset (kd, kh, kw) for a run of positions are one contiguous run of the padded
-** volume starting at kd*dD*Hp*Wp + kh*dH*Wp + kw*dW, so each row of a chunk's
-** columns is one copy. The junk positions are computed and dropped (forward), or
-** meet zeros in the widened output gradient (weight gradient). The input gradient
-** with stride 1 is the forward pass of the transposed conv over the output
-** gradient (padded by the dilated kernel's reach minus the padding, kernel
-** flipped, channels swapped). Strided layers gather their columns row by row
-** (vol2col) and scatter the input gradient back (col2vol).
+** Stride 1 (the common layer) copies its columns out of the zero-padded volume:
+** the row of tap (kd, kh, kw) for output row (od, oh) is the run of OW elements at
+** kd*dD*Hp*Wp + kh*dH*Wp + kw*dW + od*Hp*Wp + oh*Wp, with no bounds to test. Its
+** input gradient is the forward pass of the transposed conv over the output
+** gradient (padded by the dilated kernel's reach minus the padding, kernel flipped,
+** channels swapped). Strided layers gather their columns with bounds (vol2col) and
+** scatter the input gradient back (col2vol). A pointwise layer (1x1x1) is one gemm
+** per item and group, its input being its columns.
 */
+/* the vector helpers are static: the AVX argument-passing ABI note does not concern them */
+#pragma GCC diagnostic ignored "-Wpsabi"
 #include <stdlib.h>
 #include <string.h>
 #include "core/tensor.h"
 #include "core/error.h"
 #include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
 #include "cpu/la_gemm.h"
+#include "cpu/parallel.h"
 #include "cpu/nn_conv_shift.h"   /* lt_conv_scratch */
 #include "meta/conv.h"
 
@@ -37,12 +35,24 @@ typedef lt_conv3_geom geom;
 #define COL_BYTES (512 << 10)
 /* but at least this many positions per chunk, so that each gemm is wide enough */
 #define COL_MIN 256
+/* the direct loop takes stride-1 layers with at most this many input channels a group
+** (measured: at 64 the gemm was 5% faster, at 48 and below the direct loop 15-70%), */
+#ifndef DIRECT_MAX_CG
+#define DIRECT_MAX_CG 48
+#endif
+/* the weight gradient: filters a block, and bytes of the gradient rows a chunk of output
+** rows takes (in L1) */
+#define DW_F 8
+#define DIRECT_WEIGHT_BYTES (32 << 10)
+/* this many at a time, so that their input rows stay in L1 */
+#ifndef DIRECT_CHANNELS
+#define DIRECT_CHANNELS 32
+#endif
 
 static inline bool is_f32(const geom *q) { return q->dtype == LT_FLOAT32; }
 static inline size_t esize(const geom *q) { return is_f32(q) ? 4 : 8; }
 /* q->T, for the loops below whose element type is named T */
 static inline int64_t taps(const geom *q) { return q->T; }
-static inline bool is_wide(const geom *q) { return q->s[0] == 1 && q->s[1] == 1 && q->s[2] == 1; }
 
 /* row-major C (m x n) = A B + beta C, A or B stored transposed when ta, tb (la_gemm.h) */
 static void gemm(const geom *q, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const void *A, int64_t lda,
@@ -67,127 +77,299 @@ static void valid_range(int64_t out, int64_t s, int64_t off, int64_t in, int64_t
   *lo = a; *hi = b;
 }
 
-/* ---- the wide layout (stride 1) ---- */
+/* ---- stride 1: columns out of the zero-padded volume ---- */
 
-typedef struct wide {
-  int64_t Dp, Hp, Wp, P, V;     /* the padded volume: planes of P = Hp*Wp, V = Dp*P */
-  int64_t Lw;                   /* wide positions: OD planes */
-  int64_t off[1];               /* [T]: each tap's start in the padded volume (allocated longer) */
-} wide;
+typedef struct padded {
+  int64_t Hp, Wp, P, V;         /* the padded volume: planes of P = Hp*Wp, V = Dp*P */
+  int64_t off[];                /* [T]: each tap's start in the padded volume */
+} padded;
 
-static wide *wide_new(const geom *q) {
-  wide *w = malloc(sizeof(wide) + sizeof(int64_t) * (size_t)q->T);
-  if (!w) return NULL;
-  w->Dp = q->in[0] + 2 * q->p[0]; w->Hp = q->in[1] + 2 * q->p[1]; w->Wp = q->in[2] + 2 * q->p[2];
-  w->P = w->Hp * w->Wp; w->V = w->Dp * w->P;
-  w->Lw = q->out[0] * w->P;
+static padded *padded_new(const geom *q) {
+  padded *pv = malloc(sizeof(padded) + sizeof(int64_t) * (size_t)q->T);
+  if (!pv) return NULL;
+  pv->Hp = q->in[1] + 2 * q->p[1]; pv->Wp = q->in[2] + 2 * q->p[2];
+  pv->P = pv->Hp * pv->Wp; pv->V = (q->in[0] + 2 * q->p[0]) * pv->P;
   int64_t t = 0;
   for (int64_t a = 0; a < q->k[0]; a++)
     for (int64_t b = 0; b < q->k[1]; b++)
       for (int64_t c = 0; c < q->k[2]; c++)
-        w->off[t++] = a * q->d[0] * w->P + b * q->d[1] * w->Wp + c * q->d[2];
-  return w;
+        pv->off[t++] = a * q->d[0] * pv->P + b * q->d[1] * pv->Wp + c * q->d[2];
+  return pv;
 }
 
-/* the padded volumes of one group, plus the slack that the junk positions of the last
-** channel read past its volume */
-static size_t padded_elems(const geom *q, const wide *w) {
-  return (size_t)(q->cg * w->V + (q->k[1] - 1) * q->d[1] * w->Wp + (q->k[2] - 1) * q->d[2] + 1);
-}
-
-/* the interior of xp from x's cg channels (the border was zeroed once and stays zero) */
-static void pad_group(const geom *q, const wide *w, const char *x, char *xp) {
+/* the interior of xp (cg padded volumes) from x's cg channels; the border was zeroed
+** once and stays zero */
+static void pad_group(const geom *q, const padded *pv, const char *x, char *xp) {
   size_t es = esize(q);
   const int64_t D = q->in[0], H = q->in[1], W = q->in[2];
   for (int64_t c = 0; c < q->cg; c++)
     for (int64_t d = 0; d < D; d++)
       for (int64_t h = 0; h < H; h++)
-        memcpy(xp + (size_t)(c * w->V + (d + q->p[0]) * w->P + (h + q->p[1]) * w->Wp + q->p[2]) * es,
+        memcpy(xp + (size_t)(c * pv->V + (d + q->p[0]) * pv->P + (h + q->p[1]) * pv->Wp + q->p[2]) * es,
                x + (size_t)(((c * D + d) * H + h) * W) * es, (size_t)W * es);
 }
 
-/* plain loops, not memcpy calls: the rows are a few hundred elements and many */
-#define WIDE_COLS(T, X)                                                                      \
-static void wide_cols_##X(const geom *q, const wide *w, const T *xp, int64_t p0, int64_t n, T *col) { \
-  const int64_t nt = taps(q), V = w->V;                                                      \
+/* the columns of output rows [r0, r1) (r = od*OH + oh) from the padded volumes xp: each
+** row of a tap is one contiguous run of OW. Plain loops, not memcpy calls: the runs are a
+** few dozen elements and many */
+#define PCOLS(E, X)                                                                          \
+static void pcols_##X(const geom *q, const padded *pv, const E *xp, int64_t r0, int64_t r1, E *col) { \
+  const int64_t nt = taps(q), OH = q->out[1], OW = q->out[2], m = (r1 - r0) * OW;            \
   for (int64_t c = 0; c < q->cg; c++)                                                        \
     for (int64_t t = 0; t < nt; t++) {                                                       \
-      const T *restrict s = xp + c * V + w->off[t] + p0;                                     \
-      T *restrict d = col + (c * nt + t) * n;                                                \
-      for (int64_t i = 0; i < n; i++) d[i] = s[i];                                           \
+      const E *base = xp + c * pv->V + pv->off[t];                                           \
+      E *restrict d = col + (c * nt + t) * m;                                                \
+      for (int64_t r = r0; r < r1; r++, d += OW) {                                           \
+        const E *restrict s = base + (r / OH) * pv->P + (r % OH) * pv->Wp;                   \
+        for (int64_t ow = 0; ow < OW; ow++) d[ow] = s[ow];                                   \
+      }                                                                                      \
     }                                                                                        \
+}
+PCOLS(float, s)
+PCOLS(double, d)
+
+/* ---- stride 1 with few channels: the forward pass as a direct vector loop ----
+** The gemm above multiplies og x K by K x m: with the few channels of video layers
+** (og = 16) OpenBLAS runs it well below peak, after the columns were copied twice (by
+** vol2col, then by its packing). Here four filters by two output rows by one vector of
+** columns are held in eight accumulators, and every tap u (input channel and kernel
+** offset alike: off[u] reaches into its channel's padded volume) adds the four weights
+** times the two shifted input rows, read in place. A row that is not a whole number of
+** vectors ends with a vector overlapping the one before (recomputing the same values),
+** as do the last rows and filters. */
+#if defined(__AVX512F__)
+#define VBYTES 64
+#else
+#define VBYTES 32
+#endif
+
+#define DIRECT(E, X)                                                                         \
+typedef E dvec_##X __attribute__((vector_size(VBYTES)));                                     \
+enum { VL_##X = VBYTES / sizeof(E) };                                                        \
+static inline dvec_##X dload_##X(const E *p) { dvec_##X v; memcpy(&v, p, sizeof v); return v; } \
+static inline void dstore_##X(E *p, dvec_##X v) { memcpy(p, &v, sizeof v); }                 \
+/* filters w + wo[i] (i < 4) at column st of the output rows from input rows x0, x1 */       \
+static void dkern_##X(const E *x0, const E *x1, const int64_t *off, const E *w, const int64_t *wo, \
+                      int64_t nu, const E *b4, bool acc, int64_t st, E *const *y0, E *const *y1) { \
+  dvec_##X a[4][2];                                                                          \
+  for (int i = 0; i < 4; i++)                                                                \
+    if (acc) { a[i][0] = dload_##X(y0[i] + st); a[i][1] = dload_##X(y1[i] + st); }           \
+    else a[i][0] = a[i][1] = (dvec_##X){0} + b4[i];                                          \
+  const E *w0 = w + wo[0], *w1 = w + wo[1], *w2 = w + wo[2], *w3 = w + wo[3];                \
+  x0 += st; x1 += st;                                                                        \
+  for (int64_t u = 0; u < nu; u++) {                                                         \
+    dvec_##X l0 = dload_##X(x0 + off[u]), l1 = dload_##X(x1 + off[u]);                       \
+    dvec_##X v0 = (dvec_##X){0} + w0[u], v1 = (dvec_##X){0} + w1[u];                        \
+    dvec_##X v2 = (dvec_##X){0} + w2[u], v3 = (dvec_##X){0} + w3[u];                        \
+    a[0][0] += v0 * l0; a[0][1] += v0 * l1; a[1][0] += v1 * l0; a[1][1] += v1 * l1;          \
+    a[2][0] += v2 * l0; a[2][1] += v2 * l1; a[3][0] += v3 * l0; a[3][1] += v3 * l1;          \
+  }                                                                                          \
+  for (int i = 0; i < 4; i++) { dstore_##X(y0[i] + st, a[i][0]); dstore_##X(y1[i] + st, a[i][1]); } \
 }                                                                                            \
-/* y's og channels (OD x OH x OW) from the wide rows yw (og x Lw), plus the bias */          \
-static void unwiden_##X(const geom *q, const wide *w, const T *yw, const T *b, T *y) {       \
-  const int64_t OD = q->out[0], OH = q->out[1], OW = q->out[2];                              \
-  for (int64_t o = 0; o < q->og; o++) {                                                      \
-    T bv = b ? b[o] : (T)0;                                                                  \
-    for (int64_t od = 0; od < OD; od++)                                                      \
-      for (int64_t oh = 0; oh < OH; oh++) {                                                  \
-        const T *restrict s = yw + o * w->Lw + od * w->P + oh * w->Wp;                       \
-        T *restrict d = y + ((o * OD + od) * OH + oh) * OW;                                  \
-        for (int64_t ow = 0; ow < OW; ow++) d[ow] = s[ow] + bv;                              \
+/* output row pairs [p0, p1) of item n, group g, from its padded volumes xp */               \
+static void drows_##X(const geom *q, const padded *pv, const int64_t *off, const E *xp, const E *w, \
+                      const E *b, E *y, int64_t p0, int64_t p1) {                            \
+  const int64_t OH = q->out[1], OW = q->out[2], rows = q->out[0] * OH, og = q->og, K = q->K; \
+  const int64_t ub = DIRECT_CHANNELS * q->T;   /* taps of a channel block */                \
+  E zero4[4] = {0, 0, 0, 0};                                                                 \
+  for (int64_t pr = p0; pr < p1; pr++) {                                                     \
+    int64_t r0 = 2 * pr, r1 = r0 + 1 < rows ? r0 + 1 : r0;                                   \
+    const E *x0 = xp + (r0 / OH) * pv->P + (r0 % OH) * pv->Wp;                               \
+    const E *x1 = xp + (r1 / OH) * pv->P + (r1 % OH) * pv->Wp;                               \
+    for (int64_t u0 = 0; u0 < K; u0 += ub)   /* a block of input channels at a time */     \
+      for (int64_t o = 0; o < og; o += 4) {                                                  \
+        int64_t ob = o + 4 <= og ? o : og - 4, nu = K - u0 < ub ? K - u0 : ub;               \
+        int64_t wo[4];                                                                       \
+        E *y0[4], *y1[4];                                                                    \
+        for (int i = 0; i < 4; i++) {                                                        \
+          wo[i] = (ob + i) * K + u0;                                                         \
+          y0[i] = y + (ob + i) * q->L + r0 * OW;                                             \
+          y1[i] = y + (ob + i) * q->L + r1 * OW;                                             \
+        }                                                                                    \
+        const E *b4 = b ? b + ob : zero4;                                                    \
+        for (int64_t st = 0; st < OW; st += VL_##X) {                                        \
+          int64_t c = st + VL_##X <= OW ? st : OW - VL_##X;                                  \
+          dkern_##X(x0, x1, off + u0, w, wo, nu, b4, u0 > 0, c, y0, y1);                     \
+        }                                                                                    \
       }                                                                                      \
   }                                                                                          \
 }
-WIDE_COLS(float, s)
-WIDE_COLS(double, d)
+DIRECT(float, s)
+DIRECT(double, d)
 
-static void wide_cols(const geom *q, const wide *w, const char *xp, int64_t p0, int64_t n, char *col) {
-  if (is_f32(q)) wide_cols_s(q, w, (const float *)xp, p0, n, (float *)col);
-  else wide_cols_d(q, w, (const double *)xp, p0, n, (double *)col);
+/* The weight gradient the same way: gw[o][u] = sum over the output positions of gy[o]
+** times the input under tap u, DW_F filters by two taps held in vector accumulators over
+** a chunk of output rows (the chunk's gradient rows of all filters stay in L1 while every
+** tap pair passes over them, its input rows reused by every filter block), added into a
+** vector per weight (acc) that is summed across its lanes once at the end. The last
+** vector of a row overlaps the one before: its gradient lanes already counted are masked
+** to zero. Overlapping filter or tap blocks skip what the block before wrote. */
+#define DIRECTW(E, X)                                                                        \
+static void dwrows_##X(const geom *q, const padded *pv, const int64_t *off, const E *xp, const E *gy, \
+                       E *acc, int64_t o0, int64_t o1, int64_t r0, int64_t r1) {             \
+  const int64_t OH = q->out[1], OW = q->out[2], og = q->og, K = q->K, L = q->L;              \
+  const int64_t vl = VL_##X, nv = (OW + vl - 1) / vl, fresh = OW - (nv - 1) * vl;            \
+  const bool masked = fresh < vl;                                                            \
+  dvec_##X mask;                                                                             \
+  for (int64_t i = 0; i < vl; i++) mask[i] = i >= vl - fresh ? 1 : 0;                        \
+  for (int64_t u = 0; u < K; u += 2) {                                                       \
+    int64_t ub = u + 2 <= K ? u : K - 2;                                                     \
+    for (int64_t o = o0; o < o1; o += DW_F) {                                                \
+      int64_t ob = o + DW_F <= og ? o : og - DW_F;                                           \
+      dvec_##X a[DW_F][2];                                                                   \
+      for (int i = 0; i < DW_F; i++) a[i][0] = a[i][1] = (dvec_##X){0};                      \
+      for (int64_t r = r0; r < r1; r++) {                                                    \
+        const E *xr = xp + (r / OH) * pv->P + (r % OH) * pv->Wp, *x0 = xr + off[ub], *x1 = xr + off[ub + 1]; \
+        const E *gr = gy + ob * L + r * OW;                                                  \
+        for (int64_t v = 0; v < nv; v++) {                                                   \
+          int64_t c = v < nv - 1 ? v * vl : OW - vl;                                         \
+          dvec_##X l0 = dload_##X(x0 + c), l1 = dload_##X(x1 + c);                           \
+          for (int i = 0; i < DW_F; i++) {                                                   \
+            dvec_##X gv = dload_##X(gr + i * L + c);                                         \
+            if (masked && v == nv - 1) gv *= mask;                                           \
+            a[i][0] += gv * l0; a[i][1] += gv * l1;                                          \
+          }                                                                                  \
+        }                                                                                    \
+      }                                                                                      \
+      for (int i = 0; i < DW_F; i++) {                                                       \
+        if (ob + i < o) continue;   /* the block before wrote it */                          \
+        for (int k = 0; k < 2; k++) {                                                        \
+          if (ub + k < u) continue;                                                          \
+          E *at = acc + ((ob + i) * K + ub + k) * vl;                                        \
+          dstore_##X(at, dload_##X(at) + a[i][k]);                                           \
+        }                                                                                    \
+      }                                                                                      \
+    }                                                                                        \
+  }                                                                                          \
+}
+DIRECTW(float, s)
+DIRECTW(double, d)
+
+/* whether the direct loop takes q's forward pass: stride 1, rows of a whole vector or more,
+** four filters or more a group, and few enough channels that the gemm runs below its best
+** (measured: bench/nn_convx.lua's conv3d rows) */
+static bool direct_ok(const geom *q) {
+  int64_t vl = VBYTES / (int64_t)esize(q);
+  return q->s[0] == 1 && q->s[1] == 1 && q->s[2] == 1 && q->out[2] >= vl && q->og >= 4 && q->K > 0 &&
+         q->cg <= DIRECT_MAX_CG;
 }
 
-/* gy's og channels widened into gyw (og x Lw); its junk positions were zeroed once */
-static void widen(const geom *q, const wide *w, const char *gy, char *gyw) {
-  size_t es = esize(q);
-  const int64_t OD = q->out[0], OH = q->out[1], OW = q->out[2];
-  for (int64_t o = 0; o < q->og; o++)
-    for (int64_t od = 0; od < OD; od++)
-      for (int64_t oh = 0; oh < OH; oh++)
-        memcpy(gyw + (size_t)(o * w->Lw + od * w->P + oh * w->Wp) * es,
-               gy + (size_t)(((o * OD + od) * OH + oh) * OW) * es, (size_t)OW * es);
+typedef struct direct_job {
+  const geom *q;
+  const padded *pv;
+  const int64_t *off;
+  const char *xp, *w, *b;
+  char *y;
+} direct_job;
+
+static void direct_rows(void *ctx, int64_t p0, int64_t p1) {
+  const direct_job *j = ctx;
+  if (is_f32(j->q)) drows_s(j->q, j->pv, j->off, (const float *)j->xp, (const float *)j->w, (const float *)j->b,
+                            (float *)j->y, p0, p1);
+  else drows_d(j->q, j->pv, j->off, (const double *)j->xp, (const double *)j->w, (const double *)j->b,
+               (double *)j->y, p0, p1);
 }
 
-/* y = conv(x, wm) + b for stride 1, wm laid out as g groups of og x K (the weight itself) */
-static int forward_wide(const geom *q, const char *x, const char *wm, const char *b, char *y) {
+/* y = conv(x, w) + b (b may be NULL), w laid out as g groups of og x K */
+static int forward_direct(const geom *q, const char *x, const char *w, const char *b, char *y) {
   size_t es = esize(q);
-  wide *w = wide_new(q);
-  if (!w) return -1;
-  int64_t lc = chunk_len(q, w->Lw);
-  size_t xpb = padded_elems(q, w) * es, ywb = (size_t)(q->og * w->Lw) * es, colb = (size_t)(q->K * lc) * es;
-  char *xp = lt_conv_scratch(xpb), *yw = lt_conv_scratch(ywb), *col = q->T > 1 ? lt_conv_scratch(colb) : NULL;
+  padded *pv = padded_new(q);
+  int64_t *off = malloc(sizeof(int64_t) * (size_t)(q->K > 0 ? q->K : 1));
+  /* no slack: a vector never starts past OW - VL, so every read stays in the padded volume */
+  size_t xpb = pv ? (size_t)(q->cg * pv->V) * es : 0;
+  char *xp = pv ? lt_conv_scratch(xpb) : NULL;
   int rc = -1;
-  if (!xp || !yw || (q->T > 1 && !col)) goto done;
+  if (!pv || !off || !xp) goto done;
+  for (int64_t c = 0; c < q->cg; c++)
+    for (int64_t t = 0; t < q->T; t++) off[c * q->T + t] = c * pv->V + pv->off[t];
   memset(xp, 0, xpb);
+  int64_t pairs = (q->out[0] * q->out[1] + 1) / 2, vol = q->in[0] * q->in[1] * q->in[2];
   for (int64_t n = 0; n < q->N; n++)
     for (int64_t g = 0; g < q->g; g++) {
-      pad_group(q, w, x + (size_t)((n * q->C + g * q->cg) * q->in[0] * q->in[1] * q->in[2]) * es, xp);
-      const char *wg = wm + (size_t)(g * q->og * q->K) * es;
-      for (int64_t p0 = 0; p0 < w->Lw; p0 += lc) {
-        int64_t m = w->Lw - p0 < lc ? w->Lw - p0 : lc;
-        if (q->T == 1)   /* one tap: the padded volume is the columns */
-          gemm(q, false, false, q->og, m, q->K, wg, q->K, xp + (size_t)(w->off[0] + p0) * es, w->V, 0.0,
-               yw + (size_t)p0 * es, w->Lw);
-        else {
-          wide_cols(q, w, xp, p0, m, col);
-          gemm(q, false, false, q->og, m, q->K, wg, q->K, col, m, 0.0, yw + (size_t)p0 * es, w->Lw);
-        }
-      }
-      char *yg = y + (size_t)((n * q->O + g * q->og) * q->L) * es;
-      if (is_f32(q)) unwiden_s(q, w, (const float *)yw, b ? (const float *)b + g * q->og : NULL, (float *)yg);
-      else unwiden_d(q, w, (const double *)yw, b ? (const double *)b + g * q->og : NULL, (double *)yg);
+      pad_group(q, pv, x + (size_t)((n * q->C + g * q->cg) * vol) * es, xp);
+      direct_job j = {q, pv, off, xp, w + (size_t)(g * q->og * q->K) * es, b ? b + (size_t)(g * q->og) * es : NULL,
+                      y + (size_t)((n * q->O + g * q->og) * q->L) * es};
+      if (lt_get_num_threads() > 1) lt_parallel_for(pairs, 1, direct_rows, &j);
+      else direct_rows(&j, 0, pairs);
     }
   rc = 0;
 done:
-  lt_conv_unscratch(xp, xpb); lt_conv_unscratch(yw, ywb); lt_conv_unscratch(col, colb);
-  free(w);
+  lt_conv_unscratch(xp, xpb);
+  free(pv); free(off);
+  return rc;
+}
+
+/* whether the direct loop takes q's weight gradient: as direct_ok, with a block of filters
+** and enough input channels (measured: with 3 the gemm was faster) */
+static bool direct_weight_ok(const geom *q) { return direct_ok(q) && q->cg >= 8 && q->og >= DW_F; }
+
+typedef struct dweight_job {
+  const geom *q;
+  const padded *pv;
+  const int64_t *off;
+  const char *xp, *gy;
+  char *acc;   /* the group's og x K vectors */
+} dweight_job;
+
+/* filter blocks [b0, b1) over every chunk of output rows: each block owns its rows of gw */
+static void dweight_blocks(void *ctx, int64_t b0, int64_t b1) {
+  const dweight_job *j = ctx;
+  const geom *q = j->q;
+  int64_t rows = q->out[0] * q->out[1], nr = DIRECT_WEIGHT_BYTES / (q->og * q->out[2] * (int64_t)esize(q));
+  if (nr < 1) nr = 1;
+  int64_t o0 = DW_F * b0, o1 = DW_F * b1 < q->og ? DW_F * b1 : q->og;
+  for (int64_t r0 = 0; r0 < rows; r0 += nr) {
+    int64_t r1 = rows - r0 < nr ? rows : r0 + nr;
+    if (is_f32(q)) dwrows_s(q, j->pv, j->off, (const float *)j->xp, (const float *)j->gy, (float *)j->acc, o0, o1, r0, r1);
+    else dwrows_d(q, j->pv, j->off, (const double *)j->xp, (const double *)j->gy, (double *)j->acc, o0, o1, r0, r1);
+  }
+}
+
+/* gw = the weight gradient from x and gy (stride 1) */
+static int backward_weight_direct(const geom *q, const char *x, const char *gy, char *gw) {
+  size_t es = esize(q);
+  padded *pv = padded_new(q);
+  int64_t *off = malloc(sizeof(int64_t) * (size_t)q->K);
+  size_t xpb = pv ? (size_t)(q->cg * pv->V) * es : 0, accb = (size_t)(q->O * q->K) * VBYTES;
+  char *xp = pv ? lt_conv_scratch(xpb) : NULL, *acc = lt_conv_scratch(accb);
+  int rc = -1;
+  if (!pv || !off || !xp || !acc) goto done;
+  for (int64_t c = 0; c < q->cg; c++)
+    for (int64_t t = 0; t < q->T; t++) off[c * q->T + t] = c * pv->V + pv->off[t];
+  memset(xp, 0, xpb);
+  memset(acc, 0, accb);
+  int64_t blocks = (q->og + DW_F - 1) / DW_F, vol = q->in[0] * q->in[1] * q->in[2];
+  for (int64_t n = 0; n < q->N; n++)
+    for (int64_t g = 0; g < q->g; g++) {
+      pad_group(q, pv, x + (size_t)((n * q->C + g * q->cg) * vol) * es, xp);
+      dweight_job j = {q, pv, off, xp, gy + (size_t)((n * q->O + g * q->og) * q->L) * es,
+                       acc + (size_t)(g * q->og * q->K) * VBYTES};
+      if (lt_get_num_threads() > 1) lt_parallel_for(blocks, 1, dweight_blocks, &j);
+      else dweight_blocks(&j, 0, blocks);
+    }
+  int64_t vl = VBYTES / (int64_t)es;
+  for (int64_t i = 0; i < q->O * q->K; i++)   /* each weight: the lanes of its vector */
+    if (is_f32(q)) {
+      const float *a = (const float *)acc + i * vl;
+      float sum = 0;
+      for (int64_t l = 0; l < vl; l++) sum += a[l];
+      ((float *)gw)[i] = sum;
+    } else {
+      const double *a = (const double *)acc + i * vl;
+      double sum = 0;
+      for (int64_t l = 0; l < vl; l++) sum += a[l];
+      ((double *)gw)[i] = sum;
+    }
+  rc = 0;
+done:
+  lt_conv_unscratch(xp, xpb); lt_conv_unscratch(acc, accb);
+  free(pv); free(off);
   return rc;
 }
 
 /* the conv whose stride-1 forward pass is q's input gradient: over the output gradient,
 ** padded by the dilated kernel's reach minus the padding, channels swapped; false when
-** that padding would be negative (the strided path takes it) */
+** that padding would be negative (the scattering path takes it) */
 static bool transposed(const geom *q, geom *t) {
   *t = *q;
   t->C = q->O; t->O = q->C; t->cg = q->og; t->og = q->cg; t->K = t->cg * q->T;
@@ -211,37 +393,6 @@ static void flip_weight(const geom *q, const char *w, char *wt) {
         for (int64_t t = 0; t < q->T; t++)
           memcpy(wt + (size_t)(((g * q->cg + c) * q->og + o) * q->T + (q->T - 1 - t)) * es,
                  w + (size_t)(((g * q->og + o) * q->cg + c) * q->T + t) * es, es);
-}
-
-/* gw = sum over items of gy cols(x)^T, stride 1 */
-static int backward_weight_wide(const geom *q, const char *x, const char *gy, char *gw) {
-  size_t es = esize(q);
-  wide *w = wide_new(q);
-  if (!w) return -1;
-  int64_t lc = chunk_len(q, w->Lw);
-  size_t xpb = padded_elems(q, w) * es, gyb = (size_t)(q->og * w->Lw) * es, colb = (size_t)(q->K * lc) * es;
-  char *xp = lt_conv_scratch(xpb), *gyw = lt_conv_scratch(gyb), *col = lt_conv_scratch(colb);
-  int rc = -1;
-  if (!xp || !gyw || !col) goto done;
-  memset(xp, 0, xpb);
-  memset(gyw, 0, gyb);   /* the junk positions stay zero: they must add nothing */
-  for (int64_t n = 0; n < q->N; n++)
-    for (int64_t g = 0; g < q->g; g++) {
-      pad_group(q, w, x + (size_t)((n * q->C + g * q->cg) * q->in[0] * q->in[1] * q->in[2]) * es, xp);
-      widen(q, w, gy + (size_t)((n * q->O + g * q->og) * q->L) * es, gyw);
-      char *gwg = gw + (size_t)(g * q->og * q->K) * es;
-      for (int64_t p0 = 0; p0 < w->Lw; p0 += lc) {
-        int64_t m = w->Lw - p0 < lc ? w->Lw - p0 : lc;
-        wide_cols(q, w, xp, p0, m, col);
-        gemm(q, false, true, q->og, q->K, m, gyw + (size_t)p0 * es, w->Lw, col, m, n == 0 && p0 == 0 ? 0.0 : 1.0,
-             gwg, q->K);
-      }
-    }
-  rc = 0;
-done:
-  lt_conv_unscratch(xp, xpb); lt_conv_unscratch(gyw, gyb); lt_conv_unscratch(col, colb);
-  free(w);
-  return rc;
 }
 
 /* ---- strided layers: columns gathered row by row ---- */
@@ -317,37 +468,65 @@ static int64_t chunk_rows(const geom *q) {
 
 enum product { FORWARD, BACKWARD_INPUT, BACKWARD_WEIGHT };
 
-/* one of the three products with gathered columns. FORWARD: a = x, b = w, out = y (no
-** bias); BACKWARD_INPUT: a = gy, b = w, out = gx; BACKWARD_WEIGHT: a = x, b = gy, out = gw */
-static int strided(const geom *q, enum product pr, const char *a, const char *b, char *out) {
+static bool is_s1(const geom *q) { return q->s[0] == 1 && q->s[1] == 1 && q->s[2] == 1; }
+
+/* a pointwise layer (1x1x1, stride 1, no padding): each group's input is its columns */
+static bool is_pointwise(const geom *q) {
+  return q->T == 1 && is_s1(q) && q->p[0] == 0 && q->p[1] == 0 && q->p[2] == 0;
+}
+
+/* one of the three products. FORWARD: a = x, b = w, out = y (no bias); BACKWARD_INPUT:
+** a = gy, b = w, out = gx (the scattering path: strided layers); BACKWARD_WEIGHT: a = x,
+** b = gy, out = gw. Stride 1 takes its columns out of the padded volume, strided layers
+** gather them from the input (vol2col) */
+static int product(const geom *q, enum product pr, const char *a, const char *b, char *out) {
   size_t es = esize(q);
   int64_t nr = chunk_rows(q), rows = q->out[0] * q->out[1], vol = q->in[0] * q->in[1] * q->in[2];
-  size_t colb = (size_t)(q->K * nr * q->out[2]) * es;
-  char *col = lt_conv_scratch(colb);
-  if (!col) return -1;
+  bool direct = is_pointwise(q) && pr != BACKWARD_INPUT, pad = is_s1(q) && !direct && pr != BACKWARD_INPUT;
+  padded *pv = pad ? padded_new(q) : NULL;
+  size_t colb = direct ? 0 : (size_t)(q->K * nr * q->out[2]) * es, xpb = pv ? (size_t)(q->cg * pv->V) * es : 0;
+  char *col = direct ? NULL : lt_conv_scratch(colb), *xp = pv ? lt_conv_scratch(xpb) : NULL;
+  int rc = -1;
+  if ((pad && (!pv || !xp)) || (!direct && !col)) goto done;
+  if (xp) memset(xp, 0, xpb);
   if (pr == BACKWARD_INPUT) memset(out, 0, (size_t)(q->N * q->C * vol) * es);
   for (int64_t n = 0; n < q->N; n++)
     for (int64_t g = 0; g < q->g; g++) {
       size_t xo = (size_t)((n * q->C + g * q->cg) * vol) * es, yo = (size_t)((n * q->O + g * q->og) * q->L) * es;
+      if (direct) {   /* one gemm over the whole group */
+        if (pr == FORWARD)
+          gemm(q, false, false, q->og, q->L, q->K, b + (size_t)(g * q->og * q->K) * es, q->K, a + xo, q->L, 0.0,
+               out + yo, q->L);
+        else
+          gemm(q, false, true, q->og, q->K, q->L, b + yo, q->L, a + xo, q->L, n == 0 ? 0.0 : 1.0,
+               out + (size_t)(g * q->og * q->K) * es, q->K);
+        continue;
+      }
+      if (pad) pad_group(q, pv, a + xo, xp);
       for (int64_t r0 = 0; r0 < rows; r0 += nr) {
         int64_t r1 = rows - r0 < nr ? rows : r0 + nr, m = (r1 - r0) * q->out[2], p0 = r0 * q->out[2];
-        if (pr == FORWARD) {
-          vol2col(q, a + xo, r0, r1, col);
-          gemm(q, false, false, q->og, m, q->K, b + (size_t)(g * q->og * q->K) * es, q->K, col, m, 0.0,
-               out + yo + (size_t)p0 * es, q->L);
-        } else if (pr == BACKWARD_INPUT) {
+        if (pr == BACKWARD_INPUT) {
           gemm(q, true, false, q->K, m, q->og, b + (size_t)(g * q->og * q->K) * es, q->K, a + yo + (size_t)p0 * es,
                q->L, 0.0, col, m);
           col2vol(q, col, r0, r1, out + xo);
-        } else {
-          vol2col(q, a + xo, r0, r1, col);
+          continue;
+        }
+        if (pad && is_f32(q)) pcols_s(q, pv, (const float *)xp, r0, r1, (float *)col);
+        else if (pad) pcols_d(q, pv, (const double *)xp, r0, r1, (double *)col);
+        else vol2col(q, a + xo, r0, r1, col);
+        if (pr == FORWARD)
+          gemm(q, false, false, q->og, m, q->K, b + (size_t)(g * q->og * q->K) * es, q->K, col, m, 0.0,
+               out + yo + (size_t)p0 * es, q->L);
+        else
           gemm(q, false, true, q->og, q->K, m, b + yo + (size_t)p0 * es, q->L, col, m, n == 0 && r0 == 0 ? 0.0 : 1.0,
                out + (size_t)(g * q->og * q->K) * es, q->K);
-        }
       }
     }
-  lt_conv_unscratch(col, colb);
-  return 0;
+  rc = 0;
+done:
+  lt_conv_unscratch(col, colb); lt_conv_unscratch(xp, xpb);
+  free(pv);
+  return rc;
 }
 
 /* ---- ops ---- */
@@ -394,8 +573,8 @@ lt_tensor *lt_cpu_conv3d(lt_tensor *input, lt_tensor *weight, lt_tensor *bias, l
     char *yd = lt_tensor_data(y), *b = data_or_null(c[2]);
     int rc = 0;
     if (q.K == 0) memset(yd, 0, (size_t)(q.N * q.O * q.L) * esize(&q));
-    else if (is_wide(&q)) { rc = forward_wide(&q, lt_tensor_data(c[0]), lt_tensor_data(c[1]), b, yd); b = NULL; }
-    else rc = strided(&q, FORWARD, lt_tensor_data(c[0]), lt_tensor_data(c[1]), yd);
+    else if (direct_ok(&q)) { rc = forward_direct(&q, lt_tensor_data(c[0]), lt_tensor_data(c[1]), b, yd); b = NULL; }
+    else rc = product(&q, FORWARD, lt_tensor_data(c[0]), lt_tensor_data(c[1]), yd);
     if (rc) { lt_tensor_release(y); y = lt_error_null("%s: out of memory", op); }
     else if (b && is_f32(&q)) add_bias_s(&q, (const float *)b, (float *)yd);
     else if (b) add_bias_d(&q, (const double *)b, (double *)yd);
@@ -419,14 +598,15 @@ lt_tensor *lt_cpu_conv3d_backward_input(lt_tensor *grad_output, lt_tensor *weigh
     char *gxd = lt_tensor_data(gx), *wt = NULL;
     int rc = 0;
     if (q.og == 0 || q.L == 0) memset(gxd, 0, (size_t)(q.N * q.C * vol) * es);
-    else if (is_wide(&q) && transposed(&q, &t)) {
+    else if (is_s1(&q) && transposed(&q, &t)) {
       if (!(wt = lt_conv_scratch(wb))) rc = -1;
       else {
         flip_weight(&q, lt_tensor_data(c[1]), wt);
-        rc = forward_wide(&t, lt_tensor_data(c[0]), wt, NULL, gxd);
+        rc = direct_ok(&t) ? forward_direct(&t, lt_tensor_data(c[0]), wt, NULL, gxd)
+                           : product(&t, FORWARD, lt_tensor_data(c[0]), wt, gxd);
         lt_conv_unscratch(wt, wb);
       }
-    } else rc = strided(&q, BACKWARD_INPUT, lt_tensor_data(c[0]), lt_tensor_data(c[1]), gxd);
+    } else rc = product(&q, BACKWARD_INPUT, lt_tensor_data(c[0]), lt_tensor_data(c[1]), gxd);
     if (rc) { lt_tensor_release(gx); gx = lt_error_null("%s: out of memory", op); }
   }
   release_n(c, 2);
@@ -446,8 +626,8 @@ lt_tensor *lt_cpu_conv3d_backward_weight(lt_tensor *grad_output, lt_tensor *inpu
     char *gwd = lt_tensor_data(gw);
     int rc = 0;
     if (q.N == 0 || q.L == 0) memset(gwd, 0, (size_t)(q.O * q.K) * esize(&q));
-    else if (is_wide(&q)) rc = backward_weight_wide(&q, lt_tensor_data(c[1]), lt_tensor_data(c[0]), gwd);
-    else rc = strided(&q, BACKWARD_WEIGHT, lt_tensor_data(c[1]), lt_tensor_data(c[0]), gwd);
+    else if (direct_weight_ok(&q)) rc = backward_weight_direct(&q, lt_tensor_data(c[1]), lt_tensor_data(c[0]), gwd);
+    else rc = product(&q, BACKWARD_WEIGHT, lt_tensor_data(c[1]), lt_tensor_data(c[0]), gwd);
     if (rc) { lt_tensor_release(gw); gw = lt_error_null("%s: out of memory", op); }
   }
   release_n(c, 2);

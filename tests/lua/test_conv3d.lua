@@ -290,6 +290,14 @@ local geometries = {
     { 1, 2, 2 }, 2, true },
   { "stride 3, no padding, odd sizes", { 1, 2, 8, 7, 9 }, { 3, 2, 3, 2, 3 }, { 3, 3, 2 }, { 0, 0, 0 },
     { 1, 1, 1 }, 1, true },
+  -- the direct vector loops (rows of a vector or more, 4 and 8 filters a block): rows that
+  -- end in an overlapping vector, an odd number of rows, overlapping filter and tap blocks
+  { "direct loops: long rows, 10 filters, odd rows", { 2, 9, 3, 5, 37 }, { 10, 9, 3, 3, 3 }, { 1, 1, 1 },
+    { 1, 1, 1 }, { 1, 1, 1 }, 1, true },
+  { "direct loops: dilation, groups, uneven padding", { 1, 16, 4, 6, 21 }, { 16, 8, 2, 3, 3 }, { 1, 1, 1 },
+    { 0, 1, 2 }, { 2, 1, 2 }, 2, true },
+  { "direct loops: one channel, 27 taps", { 2, 1, 4, 4, 40 }, { 8, 1, 3, 3, 3 }, { 1, 1, 1 }, { 1, 1, 1 },
+    { 1, 1, 1 }, 1, false },
   { "many channels: several column chunks", { 1, 32, 6, 9, 8 }, { 8, 32, 3, 3, 3 }, { 1, 1, 1 }, { 1, 1, 1 },
     { 1, 1, 1 }, 1, true },
   { "many channels strided: several chunks", { 1, 32, 9, 12, 10 }, { 8, 32, 3, 3, 3 }, { 2, 1, 2 }, { 1, 1, 1 },
