@@ -20,6 +20,7 @@
 #pragma GCC diagnostic ignored "-Wpsabi"
 #include <stdlib.h>
 #include <string.h>
+#include <stdatomic.h>
 #include "core/tensor.h"
 #include "core/error.h"
 #include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
@@ -205,9 +206,9 @@ DIRECT(double, d)
 ** vector of a row overlaps the one before: its gradient lanes already counted are masked
 ** to zero. Overlapping filter or tap blocks skip what the block before wrote. */
 #define DIRECTW(E, X)                                                                        \
-static void dwrows_##X(const geom *q, const padded *pv, const int64_t *off, const E *xp, const E *gy, \
+static void dwrows_##X(const geom *q, const padded *pv, const int64_t *off, const E *xp, const E *gyc, \
                        E *acc, int64_t o0, int64_t o1, int64_t r0, int64_t r1) {             \
-  const int64_t OH = q->out[1], OW = q->out[2], og = q->og, K = q->K, L = q->L;              \
+  const int64_t OH = q->out[1], OW = q->out[2], og = q->og, K = q->K, L = (r1 - r0) * OW;    \
   const int64_t vl = VL_##X, nv = (OW + vl - 1) / vl, fresh = OW - (nv - 1) * vl;            \
   const bool masked = fresh < vl;                                                            \
   dvec_##X mask;                                                                             \
@@ -220,7 +221,7 @@ static void dwrows_##X(const geom *q, const padded *pv, const int64_t *off, cons
       for (int i = 0; i < DW_F; i++) a[i][0] = a[i][1] = (dvec_##X){0};                      \
       for (int64_t r = r0; r < r1; r++) {                                                    \
         const E *xr = xp + (r / OH) * pv->P + (r % OH) * pv->Wp, *x0 = xr + off[ub], *x1 = xr + off[ub + 1]; \
-        const E *gr = gy + ob * L + r * OW;                                                  \
+        const E *gr = gyc + ob * L + (r - r0) * OW;                                          \
         for (int64_t v = 0; v < nv; v++) {                                                   \
           int64_t c = v < nv - 1 ? v * vl : OW - vl;                                         \
           dvec_##X l0 = dload_##X(x0 + c), l1 = dload_##X(x1 + c);                           \
@@ -309,6 +310,7 @@ typedef struct dweight_job {
   const int64_t *off;
   const char *xp, *gy;
   char *acc;   /* the group's og x K vectors */
+  atomic_int *failed;
 } dweight_job;
 
 /* filter blocks [b0, b1) over every chunk of output rows: each block owns its rows of gw */
@@ -317,12 +319,21 @@ static void dweight_blocks(void *ctx, int64_t b0, int64_t b1) {
   const geom *q = j->q;
   int64_t rows = q->out[0] * q->out[1], nr = DIRECT_WEIGHT_BYTES / (q->og * q->out[2] * (int64_t)esize(q));
   if (nr < 1) nr = 1;
+  if (nr > rows) nr = rows;
   int64_t o0 = DW_F * b0, o1 = DW_F * b1 < q->og ? DW_F * b1 : q->og;
+  /* the chunk's gradient rows, side by side: in place they would be planes apart, and a
+  ** power-of-two plane sends every filter's row to the same L1 sets */
+  size_t es = esize(q), gcb = ((size_t)(q->og * nr * q->out[2]) * es + 63) & ~(size_t)63;
+  char *gyc = aligned_alloc(64, gcb);   /* whole vectors: a load split across lines costs two */
+  if (!gyc) { atomic_store(j->failed, 1); return; }
   for (int64_t r0 = 0; r0 < rows; r0 += nr) {
-    int64_t r1 = rows - r0 < nr ? rows : r0 + nr;
-    if (is_f32(q)) dwrows_s(q, j->pv, j->off, (const float *)j->xp, (const float *)j->gy, (float *)j->acc, o0, o1, r0, r1);
-    else dwrows_d(q, j->pv, j->off, (const double *)j->xp, (const double *)j->gy, (double *)j->acc, o0, o1, r0, r1);
+    int64_t r1 = rows - r0 < nr ? rows : r0 + nr, m = (r1 - r0) * q->out[2];
+    for (int64_t o = o0 - (o1 - o0 < DW_F ? DW_F - (o1 - o0) : 0); o < o1; o++)
+      memcpy(gyc + (size_t)(o * m) * es, j->gy + (size_t)(o * q->L + r0 * q->out[2]) * es, (size_t)m * es);
+    if (is_f32(q)) dwrows_s(q, j->pv, j->off, (const float *)j->xp, (const float *)gyc, (float *)j->acc, o0, o1, r0, r1);
+    else dwrows_d(q, j->pv, j->off, (const double *)j->xp, (const double *)gyc, (double *)j->acc, o0, o1, r0, r1);
   }
+  free(gyc);
 }
 
 /* gw = the weight gradient from x and gy (stride 1) */
@@ -338,15 +349,18 @@ static int backward_weight_direct(const geom *q, const char *x, const char *gy, 
     for (int64_t t = 0; t < q->T; t++) off[c * q->T + t] = c * pv->V + pv->off[t];
   memset(xp, 0, xpb);
   memset(acc, 0, accb);
+  atomic_int failed;
+  atomic_init(&failed, 0);
   int64_t blocks = (q->og + DW_F - 1) / DW_F, vol = q->in[0] * q->in[1] * q->in[2];
   for (int64_t n = 0; n < q->N; n++)
     for (int64_t g = 0; g < q->g; g++) {
       pad_group(q, pv, x + (size_t)((n * q->C + g * q->cg) * vol) * es, xp);
       dweight_job j = {q, pv, off, xp, gy + (size_t)((n * q->O + g * q->og) * q->L) * es,
-                       acc + (size_t)(g * q->og * q->K) * VBYTES};
+                       acc + (size_t)(g * q->og * q->K) * VBYTES, &failed};
       if (lt_get_num_threads() > 1) lt_parallel_for(blocks, 1, dweight_blocks, &j);
       else dweight_blocks(&j, 0, blocks);
     }
+  if (atomic_load(&failed)) goto done;
   int64_t vl = VBYTES / (int64_t)es;
   for (int64_t i = 0; i < q->O * q->K; i++)   /* each weight: the lanes of its vector */
     if (is_f32(q)) {
