@@ -2,19 +2,26 @@
 ** nn_conv3d.c — conv3d and its two backward products on the CPU
 ** (src/ops/nn_conv.lua; the geometry and checks: src/meta/conv3d.c).
 **
-** Every product is vol2col + one BLAS gemm per group with all the kernel taps in
-** its inner dimension (cg*kD*kH*kW), over chunks of output rows so that a chunk's
-** columns matrix stays in cache (COL_BYTES): written once, read once by the gemm,
-** which writes straight into the output (no copy out, no junk positions).
+** Stride-1 layers with up to DIRECT_MAX_CG input channels a group (video and
+** volume layers: 16-48) run direct vector loops over the zero-padded volume: the
+** forward pass holds four filters by two output rows by one vector in registers
+** and adds every tap's weight times the shifted input rows, read in place; the
+** input gradient is the same loop over the transposed conv (the output gradient
+** padded by the dilated kernel's reach minus the padding, kernel flipped, channels
+** swapped); the weight gradient holds eight filters by two taps and reduces over
+** the output positions. With few channels the gemm below runs far below peak
+** after its columns were copied twice (by vol2col, then by OpenBLAS's packing):
+** on the bench layer (16 channels, 3x3x3) the loops were twice as fast.
 **
-** Stride 1 (the common layer) copies its columns out of the zero-padded volume:
-** the row of tap (kd, kh, kw) for output row (od, oh) is the run of OW elements at
-** kd*dD*Hp*Wp + kh*dH*Wp + kw*dW + od*Hp*Wp + oh*Wp, with no bounds to test. Its
-** input gradient is the forward pass of the transposed conv over the output
-** gradient (padded by the dilated kernel's reach minus the padding, kernel flipped,
-** channels swapped). Strided layers gather their columns with bounds (vol2col) and
-** scatter the input gradient back (col2vol). A pointwise layer (1x1x1) is one gemm
-** per item and group, its input being its columns.
+** Everything else is vol2col + one BLAS gemm per group with all the kernel taps in
+** its inner dimension (cg*kD*kH*kW), over chunks of output rows so that a chunk's
+** columns matrix stays in cache (COL_BYTES), the gemm writing straight into the
+** output. Stride 1 copies its columns out of the padded volume (the row of tap
+** (kd, kh, kw) for output row (od, oh) is the run of OW elements at kd*dD*Hp*Wp +
+** kh*dH*Wp + kw*dW + od*Hp*Wp + oh*Wp, no bounds to test); strided layers gather
+** them with bounds (vol2col) and scatter the input gradient back (col2vol). A
+** pointwise layer (1x1x1) is one gemm per item and group, its input being its
+** columns.
 */
 /* the vector helpers are static: the AVX argument-passing ABI note does not concern them */
 #pragma GCC diagnostic ignored "-Wpsabi"
@@ -31,24 +38,21 @@
 
 typedef lt_conv3_geom geom;
 
-/* bytes of one chunk's columns matrix: about the L2 cache of the cores measured
-** (bench/nn_convx.lua; 256 KB to 2 MB were within a few percent) */
+/* bytes of one chunk's columns matrix: well inside the L2 cache */
 #define COL_BYTES (512 << 10)
 /* but at least this many positions per chunk, so that each gemm is wide enough */
 #define COL_MIN 256
-/* the direct loop takes stride-1 layers with at most this many input channels a group
-** (measured: at 64 the gemm was 5% faster, at 48 and below the direct loop 15-70%), */
-#ifndef DIRECT_MAX_CG
+/* the direct loops take stride-1 layers with at most this many input channels a group
+** (measured on the Xeon of bench/README.md, 3x3x3 layers: at 64 channels the gemm was
+** 5% faster, at 8 to 48 the loops 15-170%) */
 #define DIRECT_MAX_CG 48
-#endif
-/* the weight gradient: filters a block, and bytes of the gradient rows a chunk of output
-** rows takes (in L1) */
+/* the forward loop takes this many input channels at a time, so that their input rows
+** stay in L1 */
+#define DIRECT_CHANNELS 32
+/* the weight gradient's loop: filters a block, and bytes of gradient rows a chunk of
+** output rows (in L1) */
 #define DW_F 8
 #define DIRECT_WEIGHT_BYTES (32 << 10)
-/* this many at a time, so that their input rows stay in L1 */
-#ifndef DIRECT_CHANNELS
-#define DIRECT_CHANNELS 32
-#endif
 
 static inline bool is_f32(const geom *q) { return q->dtype == LT_FLOAT32; }
 static inline size_t esize(const geom *q) { return is_f32(q) ? 4 : 8; }
@@ -130,9 +134,9 @@ PCOLS(float, s)
 PCOLS(double, d)
 
 /* ---- stride 1 with few channels: the forward pass as a direct vector loop ----
-** The gemm above multiplies og x K by K x m: with the few channels of video layers
-** (og = 16) OpenBLAS runs it well below peak, after the columns were copied twice (by
-** vol2col, then by its packing). Here four filters by two output rows by one vector of
+** The gemm (product, below) multiplies og x K by K x m: with the few channels of video
+** layers (og = 16) OpenBLAS runs it well below peak, after the columns were copied twice
+** (by vol2col, then by its packing). Here four filters by two output rows by one vector of
 ** columns are held in eight accumulators, and every tap u (input channel and kernel
 ** offset alike: off[u] reaches into its channel's padded volume) adds the four weights
 ** times the two shifted input rows, read in place. A row that is not a whole number of
@@ -206,9 +210,9 @@ DIRECT(double, d)
 ** vector of a row overlaps the one before: its gradient lanes already counted are masked
 ** to zero. Overlapping filter or tap blocks skip what the block before wrote. */
 #define DIRECTW(E, X)                                                                        \
-static void dwrows_##X(const geom *q, const padded *pv, const int64_t *off, const E *xp, const E *gyc, \
-                       E *acc, int64_t o0, int64_t o1, int64_t r0, int64_t r1) {             \
-  const int64_t OH = q->out[1], OW = q->out[2], og = q->og, K = q->K, L = (r1 - r0) * OW;    \
+static void dwrows_##X(const geom *q, const int64_t *rowoff, const int64_t *off, const E *xp, const E *gyc, \
+                       E *acc, int64_t o0, int64_t o1, int64_t nr) {                         \
+  const int64_t OW = q->out[2], og = q->og, K = q->K, L = nr * OW;                           \
   const int64_t vl = VL_##X, nv = (OW + vl - 1) / vl, fresh = OW - (nv - 1) * vl;            \
   const bool masked = fresh < vl;                                                            \
   dvec_##X mask;                                                                             \
@@ -219,9 +223,9 @@ static void dwrows_##X(const geom *q, const padded *pv, const int64_t *off, cons
       int64_t ob = o + DW_F <= og ? o : og - DW_F;                                           \
       dvec_##X a[DW_F][2];                                                                   \
       for (int i = 0; i < DW_F; i++) a[i][0] = a[i][1] = (dvec_##X){0};                      \
-      for (int64_t r = r0; r < r1; r++) {                                                    \
-        const E *xr = xp + (r / OH) * pv->P + (r % OH) * pv->Wp, *x0 = xr + off[ub], *x1 = xr + off[ub + 1]; \
-        const E *gr = gyc + ob * L + (r - r0) * OW;                                          \
+      for (int64_t r = 0; r < nr; r++) {                                                     \
+        const E *xr = xp + rowoff[r], *x0 = xr + off[ub], *x1 = xr + off[ub + 1];            \
+        const E *gr = gyc + ob * L + r * OW;                                                 \
         for (int64_t v = 0; v < nv; v++) {                                                   \
           int64_t c = v < nv - 1 ? v * vl : OW - vl;                                         \
           dvec_##X l0 = dload_##X(x0 + c), l1 = dload_##X(x1 + c);                           \
@@ -247,8 +251,7 @@ DIRECTW(float, s)
 DIRECTW(double, d)
 
 /* whether the direct loop takes q's forward pass: stride 1, rows of a whole vector or more,
-** four filters or more a group, and few enough channels that the gemm runs below its best
-** (measured: bench/nn_convx.lua's conv3d rows) */
+** four filters or more a group, and few enough channels that the gemm runs below its best */
 static bool direct_ok(const geom *q) {
   int64_t vl = VBYTES / (int64_t)esize(q);
   return q->s[0] == 1 && q->s[1] == 1 && q->s[2] == 1 && q->out[2] >= vl && q->og >= 4 && q->K > 0 &&
@@ -325,15 +328,17 @@ static void dweight_blocks(void *ctx, int64_t b0, int64_t b1) {
   ** power-of-two plane sends every filter's row to the same L1 sets */
   size_t es = esize(q), gcb = ((size_t)(q->og * nr * q->out[2]) * es + 63) & ~(size_t)63;
   char *gyc = aligned_alloc(64, gcb);   /* whole vectors: a load split across lines costs two */
-  if (!gyc) { atomic_store(j->failed, 1); return; }
+  int64_t *rowoff = malloc(sizeof(int64_t) * (size_t)nr);   /* each row's start in xp */
+  if (!gyc || !rowoff) { free(gyc); free(rowoff); atomic_store(j->failed, 1); return; }
   for (int64_t r0 = 0; r0 < rows; r0 += nr) {
     int64_t r1 = rows - r0 < nr ? rows : r0 + nr, m = (r1 - r0) * q->out[2];
     for (int64_t o = o0 - (o1 - o0 < DW_F ? DW_F - (o1 - o0) : 0); o < o1; o++)
       memcpy(gyc + (size_t)(o * m) * es, j->gy + (size_t)(o * q->L + r0 * q->out[2]) * es, (size_t)m * es);
-    if (is_f32(q)) dwrows_s(q, j->pv, j->off, (const float *)j->xp, (const float *)gyc, (float *)j->acc, o0, o1, r0, r1);
-    else dwrows_d(q, j->pv, j->off, (const double *)j->xp, (const double *)gyc, (double *)j->acc, o0, o1, r0, r1);
+    for (int64_t r = r0; r < r1; r++) rowoff[r - r0] = (r / q->out[1]) * j->pv->P + (r % q->out[1]) * j->pv->Wp;
+    if (is_f32(q)) dwrows_s(q, rowoff, j->off, (const float *)j->xp, (const float *)gyc, (float *)j->acc, o0, o1, r1 - r0);
+    else dwrows_d(q, rowoff, j->off, (const double *)j->xp, (const double *)gyc, (double *)j->acc, o0, o1, r1 - r0);
   }
-  free(gyc);
+  free(gyc); free(rowoff);
 }
 
 /* gw = the weight gradient from x and gy (stride 1) */
