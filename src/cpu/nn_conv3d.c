@@ -142,6 +142,8 @@ PCOLS(double, d)
 ** times the two shifted input rows, read in place. A row that is not a whole number of
 ** vectors ends with a vector overlapping the one before (recomputing the same values),
 ** as do the last rows and filters. */
+/* whole AVX-512 registers where the variant has them (measured: the bench layer's forward
+** pass 14.3 ms with 32-byte vectors, 11.1 with 64; the weight gradient within 4%) */
 #if defined(__AVX512F__)
 #define VBYTES 64
 #else
