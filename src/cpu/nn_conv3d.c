@@ -16,12 +16,13 @@
 ** Everything else is vol2col + one BLAS gemm per group with all the kernel taps in
 ** its inner dimension (cg*kD*kH*kW), over chunks of output rows so that a chunk's
 ** columns matrix stays in cache (COL_BYTES), the gemm writing straight into the
-** output. Stride 1 copies its columns out of the padded volume (the row of tap
-** (kd, kh, kw) for output row (od, oh) is the run of OW elements at kd*dD*Hp*Wp +
-** kh*dH*Wp + kw*dW + od*Hp*Wp + oh*Wp, no bounds to test); strided layers gather
-** them with bounds (vol2col) and scatter the input gradient back (col2vol). A
-** pointwise layer (1x1x1) is one gemm per item and group, its input being its
-** columns.
+** output. The columns are copied out of the zero-padded volume, with no bounds to
+** test: the row of tap (kd, kh, kw) for output row (od, oh) is the run of OW
+** elements sW apart at kd*dD*Hp*Wp + kh*dH*Wp + kw*dW + od*sD*Hp*Wp + oh*sH*Wp
+** (with stride 1 contiguous). The input gradient of strided layers scatters its
+** columns back (col2vol); with stride 1 it is the forward pass of the transposed
+** conv. A pointwise layer (1x1x1) is one gemm per item and group, its input being
+** its columns.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -68,7 +69,7 @@ static void valid_range(int64_t out, int64_t s, int64_t off, int64_t in, int64_t
   *lo = a; *hi = b;
 }
 
-/* ---- stride 1: columns out of the zero-padded volume ---- */
+/* ---- columns out of the zero-padded volume ---- */
 
 lt_conv3_padded *lt_conv3_padded_new(const geom *q) {
   padded *pv = malloc(sizeof(padded) + sizeof(int64_t) * (size_t)q->T);
@@ -94,18 +95,21 @@ void lt_conv3_pad_group(const geom *q, const padded *pv, const char *x, char *xp
 }
 
 /* the columns of output rows [r0, r1) (r = od*OH + oh) from the padded volumes xp: each
-** row of a tap is one contiguous run of OW. Plain loops, not memcpy calls: the runs are a
-** few dozen elements and many */
+** row of a tap is a run of OW elements sw apart, with no bounds to test (with stride 1
+** contiguous). Plain loops, not memcpy calls: the runs are a few dozen elements and many */
 #define PCOLS(E, X)                                                                          \
 static void pcols_##X(const geom *q, const padded *pv, const E *xp, int64_t r0, int64_t r1, E *col) { \
   const int64_t nt = taps(q), OH = q->out[1], OW = q->out[2], m = (r1 - r0) * OW;            \
+  const int64_t sd = q->s[0] * pv->P, sh = q->s[1] * pv->Wp, sw = q->s[2];                   \
   for (int64_t c = 0; c < q->cg; c++)                                                        \
     for (int64_t t = 0; t < nt; t++) {                                                       \
       const E *base = xp + c * pv->V + pv->off[t];                                           \
       E *restrict d = col + (c * nt + t) * m;                                                \
       for (int64_t r = r0; r < r1; r++, d += OW) {                                           \
-        const E *restrict s = base + (r / OH) * pv->P + (r % OH) * pv->Wp;                   \
-        for (int64_t ow = 0; ow < OW; ow++) d[ow] = s[ow];                                   \
+        const E *restrict s = base + (r / OH) * sd + (r % OH) * sh;                          \
+        if (sw == 1) for (int64_t ow = 0; ow < OW; ow++) d[ow] = s[ow];                      \
+        else if (sw == 2) for (int64_t ow = 0; ow < OW; ow++) d[ow] = s[2 * ow];             \
+        else for (int64_t ow = 0; ow < OW; ow++) d[ow] = s[ow * sw];                         \
       }                                                                                      \
     }                                                                                        \
 }
@@ -140,37 +144,10 @@ static void flip_weight(const geom *q, const char *w, char *wt) {
                  w + (size_t)(((g * q->og + o) * q->cg + c) * q->T + t) * es, es);
 }
 
-/* ---- strided layers: columns gathered row by row ---- */
+/* ---- strided layers: the input gradient scattered back ---- */
 
-/* the columns of output rows [r0, r1) (r = od*OH + oh) of one item's group x (cg unpadded
-** volumes): K rows of (r1 - r0)*OW */
-#define VOL2COL(T, X)                                                                        \
-static void vol2col_##X(const geom *q, const T *x, int64_t r0, int64_t r1, T *col) {         \
-  const int64_t D = q->in[0], H = q->in[1], W = q->in[2], OH = q->out[1], OW = q->out[2];    \
-  const int64_t n = (r1 - r0) * OW, sw = q->s[2];                                            \
-  int64_t row = 0;                                                                           \
-  for (int64_t c = 0; c < q->cg; c++)                                                        \
-    for (int64_t kd = 0; kd < q->k[0]; kd++)                                                 \
-      for (int64_t kh = 0; kh < q->k[1]; kh++)                                               \
-        for (int64_t kw = 0; kw < q->k[2]; kw++, row++) {                                    \
-          int64_t w0, w1, off = kw * q->d[2] - q->p[2];                                      \
-          valid_range(OW, sw, off, W, &w0, &w1);                                             \
-          T *restrict dst = col + row * n;                                                   \
-          for (int64_t r = r0; r < r1; r++, dst += OW) {                                     \
-            int64_t id = (r / OH) * q->s[0] - q->p[0] + kd * q->d[0];                        \
-            int64_t ih = (r % OH) * q->s[1] - q->p[1] + kh * q->d[1];                        \
-            if (id < 0 || id >= D || ih < 0 || ih >= H) {                                    \
-              for (int64_t ow = 0; ow < OW; ow++) dst[ow] = 0;                               \
-              continue;                                                                      \
-            }                                                                                \
-            const T *restrict src = x + ((c * D + id) * H + ih) * W + off;                   \
-            for (int64_t ow = 0; ow < w0; ow++) dst[ow] = 0;                                 \
-            for (int64_t ow = w0; ow < w1; ow++) dst[ow] = src[ow * sw];                     \
-            for (int64_t ow = w1; ow < OW; ow++) dst[ow] = 0;                                \
-          }                                                                                  \
-        }                                                                                    \
-}                                                                                            \
-/* x += the columns of output rows [r0, r1), scattered back (the transpose of vol2col) */    \
+#define COL2VOL(T, X)                                                                        \
+/* x += the columns of output rows [r0, r1) (r = od*OH + oh), scattered back with bounds */    \
 static void col2vol_##X(const geom *q, const T *col, int64_t r0, int64_t r1, T *x) {         \
   const int64_t D = q->in[0], H = q->in[1], W = q->in[2], OH = q->out[1], OW = q->out[2];    \
   const int64_t n = (r1 - r0) * OW, sw = q->s[2];                                            \
@@ -191,13 +168,8 @@ static void col2vol_##X(const geom *q, const T *col, int64_t r0, int64_t r1, T *
           }                                                                                  \
         }                                                                                    \
 }
-VOL2COL(float, s)
-VOL2COL(double, d)
-
-static void vol2col(const geom *q, const char *x, int64_t r0, int64_t r1, char *col) {
-  if (is_f32(q)) vol2col_s(q, (const float *)x, r0, r1, (float *)col);
-  else vol2col_d(q, (const double *)x, r0, r1, (double *)col);
-}
+COL2VOL(float, s)
+COL2VOL(double, d)
 
 static void col2vol(const geom *q, const char *col, int64_t r0, int64_t r1, char *x) {
   if (is_f32(q)) col2vol_s(q, (const float *)col, r0, r1, (float *)x);
@@ -222,12 +194,12 @@ static bool is_pointwise(const geom *q) {
 
 /* one of the three products. FORWARD: a = x, b = w, out = y (no bias); BACKWARD_INPUT:
 ** a = gy, b = w, out = gx (the scattering path: strided layers); BACKWARD_WEIGHT: a = x,
-** b = gy, out = gw. Stride 1 takes its columns out of the padded volume, strided layers
-** gather them from the input (vol2col) */
+** b = gy, out = gw. The forward and weight products take their columns out of the padded
+** volume */
 static int product(const geom *q, enum product pr, const char *a, const char *b, char *out) {
   size_t es = esize(q);
   int64_t nr = chunk_rows(q), rows = q->out[0] * q->out[1], vol = q->in[0] * q->in[1] * q->in[2];
-  bool direct = is_pointwise(q) && pr != BACKWARD_INPUT, pad = is_s1(q) && !direct && pr != BACKWARD_INPUT;
+  bool direct = is_pointwise(q) && pr != BACKWARD_INPUT, pad = !direct && pr != BACKWARD_INPUT;
   padded *pv = pad ? lt_conv3_padded_new(q) : NULL;
   size_t colb = direct ? 0 : (size_t)(q->K * nr * q->out[2]) * es, xpb = pv ? (size_t)(q->cg * pv->V) * es : 0;
   char *col = direct ? NULL : lt_conv_scratch(colb), *xp = pv ? lt_conv_scratch(xpb) : NULL;
@@ -256,9 +228,8 @@ static int product(const geom *q, enum product pr, const char *a, const char *b,
           col2vol(q, col, r0, r1, out + xo);
           continue;
         }
-        if (pad && is_f32(q)) pcols_s(q, pv, (const float *)xp, r0, r1, (float *)col);
-        else if (pad) pcols_d(q, pv, (const double *)xp, r0, r1, (double *)col);
-        else vol2col(q, a + xo, r0, r1, col);
+        if (is_f32(q)) pcols_s(q, pv, (const float *)xp, r0, r1, (float *)col);
+        else pcols_d(q, pv, (const double *)xp, r0, r1, (double *)col);
         if (pr == FORWARD)
           gemm(q, false, false, q->og, m, q->K, b + (size_t)(g * q->og * q->K) * es, q->K, col, m, 0.0,
                out + yo + (size_t)p0 * es, q->L);
