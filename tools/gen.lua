@@ -1115,7 +1115,8 @@ for _, line in ipairs(GA.table()) do c(line) end
 -- kernels_B.h, kernels_B.c: each backend's kernels and its table
 ------------------------------------------------------------------------------
 -- the hand-written headers declaring the `any` kernels (device-neutral, in src/core)
-local ANY_HEADERS = { "core/views.h", "core/copy_ops.h", "core/shape_copies.h", "core/complex_views.h" }
+local ANY_HEADERS = { "core/views.h", "core/copy_ops.h", "core/shape_copies.h", "core/complex_views.h",
+                      "composite/conv3d_generic.h" }
 
 -- The float32 path of an op in float32_kernels (src/ops/lowp.lua) on backend b: a
 -- kernel with the op's type that, when every floating tensor argument has one 16-bit

@@ -34,6 +34,38 @@ lt_tensor *lt_grad_conv_transpose2d_weight(lt_tensor *grad, lt_tensor *input, co
   return lt_conv2d_backward_weight(input, grad, meta_sizes(weight_meta), stride, padding, dilation, groups);
 }
 
+lt_tensor *lt_grad_conv3d_input(lt_tensor *grad, lt_tensor *weight, const lt_input_meta *input_meta,
+                                lt_intlist stride, lt_intlist padding, lt_intlist dilation, int64_t groups) {
+  return lt_conv3d_backward_input(grad, weight, meta_sizes(input_meta), stride, padding, dilation, groups);
+}
+
+lt_tensor *lt_grad_conv3d_weight(lt_tensor *grad, lt_tensor *input, const lt_input_meta *weight_meta,
+                                 lt_intlist stride, lt_intlist padding, lt_intlist dilation, int64_t groups) {
+  return lt_conv3d_backward_weight(grad, input, meta_sizes(weight_meta), stride, padding, dilation, groups);
+}
+
+lt_tensor *lt_grad_conv3d_bias(lt_tensor *grad) {
+  int64_t d5[4] = {0, 2, 3, 4}, d4[3] = {1, 2, 3};
+  lt_intlist dims = grad->ndim == 5 ? lt_intlist_make(d5, 4) : lt_intlist_make(d4, 3);
+  return lt_sum(grad, dims, false, -1);
+}
+
+lt_tensor *lt_grad_conv3d_backward_input_grad_output(lt_tensor *grad, lt_tensor *weight, lt_intlist stride,
+                                                     lt_intlist padding, lt_intlist dilation, int64_t groups) {
+  return lt_conv3d(grad, weight, NULL, stride, padding, dilation, groups);
+}
+
+lt_tensor *lt_grad_conv3d_backward_input_weight(lt_tensor *grad, lt_tensor *grad_output,
+                                                const lt_input_meta *weight_meta, lt_intlist stride,
+                                                lt_intlist padding, lt_intlist dilation, int64_t groups) {
+  return lt_conv3d_backward_weight(grad_output, grad, meta_sizes(weight_meta), stride, padding, dilation, groups);
+}
+
+lt_tensor *lt_grad_conv3d_backward_weight_grad_output(lt_tensor *grad, lt_tensor *input, lt_intlist stride,
+                                                      lt_intlist padding, lt_intlist dilation, int64_t groups) {
+  return lt_conv3d(input, grad, NULL, stride, padding, dilation, groups);
+}
+
 lt_tensor *lt_grad_max_pool2d(lt_tensor *grad, lt_tensor *indices, const lt_input_meta *self_meta) {
   return lt_max_pool2d_backward(grad, indices, meta_sizes(self_meta));
 }

@@ -20,6 +20,22 @@ lt_tensor *lt_grad_conv_transpose2d_input(lt_tensor *grad, lt_tensor *weight, lt
                                           lt_intlist padding, lt_intlist dilation, int64_t groups);
 lt_tensor *lt_grad_conv_transpose2d_weight(lt_tensor *grad, lt_tensor *input, const lt_input_meta *weight_meta,
                                            lt_intlist stride, lt_intlist padding, lt_intlist dilation, int64_t groups);
+/* conv3d: its two backward products (conv3d_backward_weight's input gradient too), the
+** bias gradient (over (N, O, D, H, W) or unbatched (O, D, H, W)) and the derivatives of
+** the backward products, which are linear in each argument: a conv3d of grad, and the
+** weight gradient with grad as the input */
+lt_tensor *lt_grad_conv3d_input(lt_tensor *grad, lt_tensor *weight, const lt_input_meta *input_meta,
+                                lt_intlist stride, lt_intlist padding, lt_intlist dilation, int64_t groups);
+lt_tensor *lt_grad_conv3d_weight(lt_tensor *grad, lt_tensor *input, const lt_input_meta *weight_meta,
+                                 lt_intlist stride, lt_intlist padding, lt_intlist dilation, int64_t groups);
+lt_tensor *lt_grad_conv3d_bias(lt_tensor *grad);
+lt_tensor *lt_grad_conv3d_backward_input_grad_output(lt_tensor *grad, lt_tensor *weight, lt_intlist stride,
+                                                     lt_intlist padding, lt_intlist dilation, int64_t groups);
+lt_tensor *lt_grad_conv3d_backward_input_weight(lt_tensor *grad, lt_tensor *grad_output,
+                                                const lt_input_meta *weight_meta, lt_intlist stride,
+                                                lt_intlist padding, lt_intlist dilation, int64_t groups);
+lt_tensor *lt_grad_conv3d_backward_weight_grad_output(lt_tensor *grad, lt_tensor *input, lt_intlist stride,
+                                                      lt_intlist padding, lt_intlist dilation, int64_t groups);
 /* max pools (also adaptive): grad scattered to the 1-based plane positions in indices */
 lt_tensor *lt_grad_max_pool2d(lt_tensor *grad, lt_tensor *indices, const lt_input_meta *self_meta);
 /* max_pool2d_backward with respect to grad_output: grad gathered at indices */

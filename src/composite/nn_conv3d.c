@@ -21,6 +21,7 @@
 #include "core/tpool.h"
 #include "meta/meta.h"
 #include "meta/conv.h"
+#include "composite/conv3d_generic.h"
 #include "meta/pool.h"
 #include "meta/resample.h"
 
@@ -121,52 +122,26 @@ static int check_same_dtype(const char *op, const char *arg, const lt_tensor *t,
   return 0;
 }
 
-/* ---- conv3d ---- */
+/* ---- conv3d: the generic kernels (conv3d_generic.h) ---- */
 
-lt_tensor *lt_conv3d_impl(lt_tensor *input, lt_tensor *weight, lt_tensor *bias, lt_intlist stride,
-                          lt_intlist padding, lt_intlist dilation, int64_t groups) {
-  const char *op = "conv3d";
-  int64_t s[3], pd[3], d[3], k[3], o[3], in[3];
-  if (lt_meta_int_tuple(op, "stride", stride, 3, 1, NULL, s) || lt_meta_int_tuple(op, "padding", padding, 3, 0, NULL, pd) ||
-      lt_meta_int_tuple(op, "dilation", dilation, 3, 1, NULL, d))
-    return NULL;
-  if (groups < 1) return lt_error_null("%s: argument 'groups' must be positive, got %lld", op, (long long)groups);
-  if (check_input(op, input, 3, "D, H, W") || lt_meta_check_float(op, "input", input)) return NULL;
-  if (weight->ndim != 5)
-    return lt_error_null("%s: argument 'weight' must be 5-D (O, C/groups, kD, kH, kW), got %d-D", op, weight->ndim);
-  if (check_same_dtype(op, "weight", weight, input)) return NULL;
-  int64_t C = input->sizes[input->ndim - 4], O = weight->sizes[0], cg = weight->sizes[1];
-  if (cg * groups != C)
-    return lt_error_null("%s: argument 'weight' takes %lld input channels (%lld per group x %lld groups), input has %lld",
-                         op, (long long)(cg * groups), (long long)cg, (long long)groups, (long long)C);
-  if (O % groups != 0)
-    return lt_error_null("%s: argument 'weight' has %lld output channels, not divisible by groups (%lld)", op,
-                         (long long)O, (long long)groups);
-  if (lt_meta_conv_bias(op, bias, input, O)) return NULL;
-  for (int i = 0; i < 3; i++) {
-    k[i] = weight->sizes[2 + i];
-    in[i] = input->sizes[input->ndim - 3 + i];
-    if (k[i] < 1) return lt_error_null("%s: argument 'weight' has an empty kernel", op);
-    int64_t num = in[i] + 2 * pd[i] - d[i] * (k[i] - 1) - 1;
-    if (num < 0)
-      return lt_error_null("%s: argument 'input' (%lld x %lld x %lld, padded by %lld x %lld x %lld) is smaller than the "
-                           "dilated kernel (%lld x %lld x %lld)", op, (long long)in[0], (long long)in[1], (long long)in[2],
-                           (long long)pd[0], (long long)pd[1], (long long)pd[2], (long long)(d[0] * (k[0] - 1) + 1),
-                           (long long)(d[1] * (k[1] - 1) + 1), (long long)(d[2] * (k[2] - 1) + 1));
-    o[i] = num / s[i] + 1;
-  }
+/* the columns of x (N, C, D, H, W) under q: (N, G, K, L), each group's rows contiguous */
+static lt_tensor *columns(pool *p, lt_tensor *x, const lt_conv3_geom *q) {
+  x = pad_n(p, x, 3, q->p, q->p, 0.0);
+  lt_tensor *u = x ? windows(p, x, 3, q->k, q->s, q->d, q->out) : NULL;
+  /* (N, C, kD, kH, kW, oD, oH, oW) */
+  int64_t perm[8] = {0, 1, 5, 6, 7, 2, 3, 4}, cs[4] = {q->N, q->g, q->K, q->L};
+  lt_tensor *up = u ? KEEP(p, lt_permute(u, IL(perm, 8))) : NULL;
+  return up ? KEEP(p, lt_reshape(up, IL(cs, 4))) : NULL;
+}
+
+lt_tensor *lt_conv3d_generic(lt_tensor *input, lt_tensor *weight, lt_tensor *bias, lt_intlist stride,
+                             lt_intlist padding, lt_intlist dilation, int64_t groups) {
+  lt_conv3_geom q;
+  if (lt_meta_conv3d("conv3d", input, weight, bias, stride, padding, dilation, groups, &q)) return NULL;
   pool p = {{0}, 0};
-  bool unb = input->ndim == 4;
   lt_tensor *x = batch(&p, input, 3);
-  if (!x) return lt_tpool_finish(&p, NULL);
-  int64_t N = x->sizes[0], G = groups, K = cg * k[0] * k[1] * k[2], L = o[0] * o[1] * o[2];
-  x = pad_n(&p, x, 3, pd, pd, 0.0);
-  lt_tensor *u = x ? windows(&p, x, 3, k, s, d, o) : NULL;
-  /* (N, C, kD, kH, kW, oD, oH, oW): each group's columns are contiguous rows of C*K */
-  int64_t perm[8] = {0, 1, 5, 6, 7, 2, 3, 4};
-  lt_tensor *up = u ? KEEP(&p, lt_permute(u, IL(perm, 8))) : NULL;
-  int64_t cs[4] = {N, G, K, L}, ws[3] = {G, O / G, K}, ys[5] = {N, O, o[0], o[1], o[2]}, bs[4] = {O, 1, 1, 1};
-  lt_tensor *cols = up ? KEEP(&p, lt_reshape(up, IL(cs, 4))) : NULL;
+  int64_t ws[3] = {q.g, q.og, q.K}, ys[5] = {q.N, q.O, q.out[0], q.out[1], q.out[2]}, bs[4] = {q.O, 1, 1, 1};
+  lt_tensor *cols = x ? columns(&p, x, &q) : NULL;
   lt_tensor *w = cols ? KEEP(&p, lt_reshape(weight, IL(ws, 3))) : NULL;
   lt_tensor *y = w ? KEEP(&p, lt_matmul(w, cols)) : NULL;   /* (N, G, O/G, L) */
   y = y ? KEEP(&p, lt_reshape(y, IL(ys, 5))) : NULL;
@@ -174,7 +149,45 @@ lt_tensor *lt_conv3d_impl(lt_tensor *input, lt_tensor *weight, lt_tensor *bias, 
     lt_tensor *b = KEEP(&p, lt_reshape(bias, IL(bs, 4)));
     y = b ? KEEP(&p, lt_add(y, b, lt_scalar_int(1))) : NULL;
   }
-  return lt_tpool_finish(&p, unbatch(&p, y, unb));
+  return lt_tpool_finish(&p, unbatch(&p, y, !q.batched));
+}
+
+/* the input gradient is conv_transpose3d of the output gradient, with the output
+** padding that gives back the input's size */
+lt_tensor *lt_conv3d_backward_input_generic(lt_tensor *grad_output, lt_tensor *weight, lt_intlist input_size,
+                                            lt_intlist stride, lt_intlist padding, lt_intlist dilation,
+                                            int64_t groups) {
+  const char *op = "conv3d_backward_input";
+  lt_conv3_geom q;
+  if (lt_meta_conv3d_backward_input(op, grad_output, weight, input_size, stride, padding, dilation, groups, &q))
+    return NULL;
+  int64_t opad[3];
+  for (int i = 0; i < 3; i++)
+    opad[i] = q.in[i] - ((q.out[i] - 1) * q.s[i] - 2 * q.p[i] + q.d[i] * (q.k[i] - 1) + 1);
+  lt_tensor *r = lt_conv_transpose3d(grad_output, weight, NULL, IL(q.s, 3), IL(q.p, 3), IL(opad, 3), groups,
+                                     IL(q.d, 3));
+  if (!r) rename_error("conv_transpose3d", op);
+  return r;
+}
+
+/* gw = sum over the batch of gy columns(x)^T, one matmul per group */
+lt_tensor *lt_conv3d_backward_weight_generic(lt_tensor *grad_output, lt_tensor *input, lt_intlist weight_size,
+                                             lt_intlist stride, lt_intlist padding, lt_intlist dilation,
+                                             int64_t groups) {
+  lt_conv3_geom q;
+  if (lt_meta_conv3d_backward_weight("conv3d_backward_weight", grad_output, input, weight_size, stride, padding,
+                                     dilation, groups, &q))
+    return NULL;
+  pool p = {{0}, 0};
+  int64_t gs[4] = {q.N, q.g, q.og, q.L}, zero = 0;
+  lt_tensor *x = batch(&p, input, 3);
+  lt_tensor *cols = x ? columns(&p, x, &q) : NULL;
+  lt_tensor *gy = cols ? KEEP(&p, lt_reshape(grad_output, IL(gs, 4))) : NULL;
+  lt_tensor *ct = gy ? KEEP(&p, lt_transpose(cols, 2, 3)) : NULL;
+  lt_tensor *gw = ct ? KEEP(&p, lt_matmul(gy, ct)) : NULL;   /* (N, G, O/G, K) */
+  gw = gw ? KEEP(&p, lt_sum(gw, IL(&zero, 1), false, -1)) : NULL;
+  gw = gw ? KEEP(&p, lt_reshape(gw, weight_size)) : NULL;
+  return lt_tpool_finish(&p, gw);
 }
 
 /* conv3d with padding "valid" (none) or "same" (stride 1; an odd total pads one more

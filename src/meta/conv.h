@@ -1,5 +1,5 @@
 /*
-** conv.h — the geometry of 2-D convolutions (src/ops/nn_conv.lua): argument
+** conv.h — the geometry of 2-D and 3-D convolutions (src/ops/nn_conv.lua): argument
 ** checks and output sizes of conv2d, its two backward products and
 ** conv_transpose2d, padding="same", and conv1d's lists. Sizes and dtypes only;
 ** a backend fills an lt_conv_geom here and runs its products from it.
@@ -63,5 +63,30 @@ int lt_meta_conv_same_padding(const char *op, const lt_tensor *weight, lt_intlis
 
 /* conv1d: input (C, L) or (N, C, L) and weight (O, C/g, K), their dtypes */
 int lt_meta_conv1d_check(const char *op, const lt_tensor *input, const lt_tensor *weight);
+
+/* ---- 3-D convolutions (conv3d.c): conv3d and its two backward products ---- */
+
+typedef struct lt_conv3_geom {
+  int64_t N, C, in[3];          /* input (N = 1 when unbatched); in = D, H, W */
+  int64_t O, k[3], out[3];      /* weight O x C/g x kD x kH x kW; output OD, OH, OW */
+  int64_t s[3], p[3], d[3], g;
+  int64_t cg, og, T, K, L;      /* C/g, O/g, kD*kH*kW taps, cg*T, OD*OH*OW */
+  bool batched;
+  lt_dtype dtype;               /* of every operand (checked) */
+} lt_conv3_geom;
+
+/* conv3d: input (C, D, H, W) or (N, C, D, H, W), weight (O, C/g, kD, kH, kW), bias */
+int lt_meta_conv3d(const char *op, const lt_tensor *input, const lt_tensor *weight, const lt_tensor *bias,
+                   lt_intlist stride, lt_intlist padding, lt_intlist dilation, int64_t groups, lt_conv3_geom *g);
+/* the input gradient of conv3d: input_size is the input's shape */
+int lt_meta_conv3d_backward_input(const char *op, const lt_tensor *grad_output, const lt_tensor *weight,
+                                  lt_intlist input_size, lt_intlist stride, lt_intlist padding,
+                                  lt_intlist dilation, int64_t groups, lt_conv3_geom *g);
+/* the weight gradient of conv3d: weight_size is the weight's shape */
+int lt_meta_conv3d_backward_weight(const char *op, const lt_tensor *grad_output, const lt_tensor *input,
+                                   lt_intlist weight_size, lt_intlist stride, lt_intlist padding,
+                                   lt_intlist dilation, int64_t groups, lt_conv3_geom *g);
+/* the shape of a volume batch like g's input with ch channels of sp[0] x sp[1] x sp[2]; its rank */
+int lt_meta_conv3d_sizes(const lt_conv3_geom *g, int64_t ch, const int64_t *sp, int64_t *sizes);
 
 #endif

@@ -20,6 +20,8 @@ local POOL_RESAMPLE = {
   "upsample_nearest2d", "upsample_nearest2d_backward", "upsample_bilinear2d", "upsample_bilinear2d_backward",
 }
 local CONV = { "conv2d", "conv2d_backward_input", "conv2d_backward_weight", "conv_transpose2d" }
+-- the CPU's conv3d kernels are float32/float64 too; elsewhere conv3d is the generic kernel (matmul)
+local CONV3D = { "conv3d", "conv3d_backward_input", "conv3d_backward_weight" }
 
 local function join(...)
   local r = {}
@@ -28,7 +30,7 @@ local function join(...)
 end
 
 ops.float32_kernels = {
-  cpu = join(CONV, POOL_RESAMPLE),
+  cpu = join(CONV, CONV3D, POOL_RESAMPLE),
   meta = POOL_RESAMPLE,
   -- CUDA's convolutions are its own kernels in float32/float64 (no cuDNN yet)
   cuda = join(CONV, POOL_RESAMPLE),

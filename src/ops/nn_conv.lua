@@ -1,4 +1,4 @@
--- Convolution, pooling and resampling (src/cpu/nn_conv.c, nn_pool.c, nn_resample.c).
+-- Convolution, pooling and resampling (src/cpu/nn_conv.c, nn_conv3d.c, nn_pool.c, nn_resample.c).
 -- PyTorch's argument order; inputs (N, C, ...) or unbatched (C, ...); float32 and float64.
 -- List arguments take one number for every spatial dim or a table (stride={2, 1}). Max-pool
 -- indices are 1-based flat positions in each input plane. Derivative helpers:
@@ -33,9 +33,12 @@ return {
                     weight = "lt_grad_conv_transpose2d_weight(grad, input, weight_meta, stride, padding, dilation, groups)",
                     bias = "lt_grad_conv_bias(grad)" },
     doc = "Transposed 2-D convolution (the gradient of conv2d) with weight (C_in, C_out/groups, kH, kW)." },
-  { "conv3d(Tensor input, Tensor weight, Tensor? bias=None, " .. CONV .. ") -> Tensor", variants = F,
-    composite = "lt_conv3d_impl",
-    doc = "3-D convolution (cross-correlation) of input (N, C, D, H, W) or (C, D, H, W) with weight (O, C/groups, kD, kH, kW): the windows as views (unfold), one matmul per group." },
+  { "conv3d(Tensor input, Tensor weight, Tensor? bias=None, " .. CONV .. ") -> Tensor",
+    kernels = { cpu = "lt_cpu_conv3d", any = "lt_conv3d_generic" }, variants = F,
+    derivatives = { input = "lt_grad_conv3d_input(grad, weight, input_meta, " .. CARGS .. ")",
+                    weight = "lt_grad_conv3d_weight(grad, input, weight_meta, " .. CARGS .. ")",
+                    bias = "lt_grad_conv3d_bias(grad)" },
+    doc = "3-D convolution (cross-correlation) of input (N, C, D, H, W) or (C, D, H, W) with weight (O, C/groups, kD, kH, kW). The CPU runs vol2col + gemm (src/cpu/nn_conv3d.c); other backends the windows as views (unfold) and one matmul per group (src/composite/nn_conv3d.c)." },
   { "conv3d_padstr(Tensor input, Tensor weight, Tensor? bias=None, " .. CONV_S .. ") -> Tensor", lua = "conv3d",
     variants = F, composite = "lt_conv3d_padstr_impl",
     doc = "conv3d with padding \"valid\" (none) or \"same\" (output size = input size; stride 1)." },
@@ -55,6 +58,16 @@ return {
     derivatives = { grad_output = "lt_grad_conv_transpose2d_input(input, grad, " .. CARGS .. ")",
                     input = "lt_grad_conv2d_input(grad_output, grad, input_meta, " .. CARGS .. ")" },
     doc = "The gradient of conv2d with respect to its weight (of shape weight_size)." },
+  { "conv3d_backward_input(Tensor grad_output, Tensor weight, int[] input_size, " .. CONV .. ") -> Tensor",
+    kernels = { cpu = "lt_cpu_conv3d_backward_input", any = "lt_conv3d_backward_input_generic" }, variants = F,
+    derivatives = { grad_output = "lt_grad_conv3d_backward_input_grad_output(grad, weight, " .. CARGS .. ")",
+                    weight = "lt_grad_conv3d_backward_input_weight(grad, grad_output, weight_meta, " .. CARGS .. ")" },
+    doc = "The gradient of conv3d with respect to its input (of shape input_size)." },
+  { "conv3d_backward_weight(Tensor grad_output, Tensor input, int[] weight_size, " .. CONV .. ") -> Tensor",
+    kernels = { cpu = "lt_cpu_conv3d_backward_weight", any = "lt_conv3d_backward_weight_generic" }, variants = F,
+    derivatives = { grad_output = "lt_grad_conv3d_backward_weight_grad_output(grad, input, " .. CARGS .. ")",
+                    input = "lt_grad_conv3d_input(grad_output, grad, input_meta, " .. CARGS .. ")" },
+    doc = "The gradient of conv3d with respect to its weight (of shape weight_size)." },
 
   -- max pools
   { "max_pool2d_with_indices(Tensor self, " .. MAXP .. ") -> (Tensor values, Tensor indices)", kernels = { cpu = "lt_cpu_max_pool2d_with_indices", cuda = "lt_cuda_max_pool2d_with_indices" }, variants = F,

@@ -251,6 +251,153 @@ T.test("gradcheck 3-D upsampling and as_strided", function()
 end)
 
 ---------------------------------------------------------------------------
+-- the CPU's conv3d kernels (src/cpu/nn_conv3d.c): against a reference built from
+-- conv2d (one conv2d per depth tap, summed), values and all three gradients, in
+-- float64 and float32, over the paths the kernels choose: stride 1 (padded-volume
+-- columns; the input gradient as the transposed conv, or scattered back when the
+-- padding exceeds the kernel's reach), one tap, strided, several column chunks
+---------------------------------------------------------------------------
+-- conv3d(x, w, b, s, p, d, g) as conv2d over each output depth plane: differentiable,
+-- so its gradients are the reference gradients
+local function conv3d_ref(x, w, b, s, p, d, g)
+  local od = math.floor((x:size(3) + 2 * p[1] - d[1] * (w:size(3) - 1) - 1) / s[1]) + 1
+  local xp = F.pad(x, { 0, 0, 0, 0, p[1], p[1] })
+  local planes = {}
+  for o = 1, od do
+    local acc
+    for kd = 1, w:size(3) do
+      local z = torch.conv2d(xp:select(3, (o - 1) * s[1] + (kd - 1) * d[1] + 1), w:select(3, kd), nil,
+                             { s[2], s[3] }, { p[2], p[3] }, { d[2], d[3] }, g)
+      acc = acc and acc + z or z
+    end
+    planes[o] = acc
+  end
+  local y = torch.stack(planes, 3)
+  return b and y + b:view(1, -1, 1, 1, 1) or y
+end
+
+-- (name, x shape, w shape, stride, padding, dilation, groups, bias)
+local geometries = {
+  { "3x3x3 pad 1", { 2, 4, 5, 6, 7 }, { 3, 4, 3, 3, 3 }, { 1, 1, 1 }, { 1, 1, 1 }, { 1, 1, 1 }, 1, true },
+  { "odd kernel, uneven padding, dilation, groups", { 2, 4, 6, 5, 7 }, { 6, 2, 2, 3, 2 }, { 1, 1, 1 },
+    { 0, 2, 1 }, { 2, 1, 2 }, 2, true },
+  { "padding beyond the kernel's reach", { 1, 3, 4, 5, 4 }, { 2, 3, 2, 2, 3 }, { 1, 1, 1 }, { 2, 1, 3 },
+    { 1, 1, 1 }, 1, false },
+  { "one tap (1x1x1)", { 2, 6, 3, 4, 5 }, { 4, 6, 1, 1, 1 }, { 1, 1, 1 }, { 0, 0, 0 }, { 1, 1, 1 }, 1, true },
+  { "one tap, padded", { 1, 3, 3, 2, 4 }, { 2, 3, 1, 1, 1 }, { 1, 1, 1 }, { 1, 0, 2 }, { 1, 1, 1 }, 1, false },
+  { "stride 2", { 2, 4, 7, 8, 6 }, { 5, 4, 3, 3, 3 }, { 2, 2, 2 }, { 1, 1, 1 }, { 1, 1, 1 }, 1, true },
+  { "mixed strides, dilation, groups", { 2, 6, 7, 6, 9 }, { 4, 3, 2, 3, 2 }, { 2, 1, 3 }, { 1, 0, 2 },
+    { 1, 2, 2 }, 2, true },
+  { "stride 3, no padding, odd sizes", { 1, 2, 8, 7, 9 }, { 3, 2, 3, 2, 3 }, { 3, 3, 2 }, { 0, 0, 0 },
+    { 1, 1, 1 }, 1, true },
+  -- the direct vector loops (rows of a vector or more, 4 and 8 filters a block): rows that
+  -- end in an overlapping vector, an odd number of rows, overlapping filter and tap blocks
+  { "direct loops: long rows, 10 filters, odd rows", { 2, 9, 3, 5, 37 }, { 10, 9, 3, 3, 3 }, { 1, 1, 1 },
+    { 1, 1, 1 }, { 1, 1, 1 }, 1, true },
+  { "direct loops: dilation, groups, uneven padding", { 1, 16, 4, 6, 21 }, { 16, 8, 2, 3, 3 }, { 1, 1, 1 },
+    { 0, 1, 2 }, { 2, 1, 2 }, 2, true },
+  { "direct loops: one channel, 27 taps", { 2, 1, 4, 4, 40 }, { 8, 1, 3, 3, 3 }, { 1, 1, 1 }, { 1, 1, 1 },
+    { 1, 1, 1 }, 1, false },
+  { "many channels: several column chunks", { 1, 32, 6, 9, 8 }, { 8, 32, 3, 3, 3 }, { 1, 1, 1 }, { 1, 1, 1 },
+    { 1, 1, 1 }, 1, true },
+  { "many channels strided: several chunks", { 1, 32, 9, 12, 10 }, { 8, 32, 3, 3, 3 }, { 2, 1, 2 }, { 1, 1, 1 },
+    { 1, 1, 1 }, 1, false },
+}
+
+for _, gm in ipairs(geometries) do
+  local name, xs, ws, s, p, d, g, hasb = table.unpack(gm)
+  T.test("conv3d kernels against conv2d: " .. name, function()
+    local x0, w0 = torch.randn(xs, { dtype = f64 }), torch.randn(ws, { dtype = f64 })
+    local b0 = hasb and torch.randn({ ws[1] }, { dtype = f64 }) or nil
+    -- the reference's values and gradients, in float64
+    local xr, wr = x0:clone():requires_grad_(), w0:clone():requires_grad_()
+    local br = b0 and b0:clone():requires_grad_() or nil
+    local yr = conv3d_ref(xr, wr, br, s, p, d, g)
+    local gy = torch.randn(yr:size(), { dtype = f64 })
+    yr:backward(gy)
+    for _, dt in ipairs({ f64, f32 }) do
+      local tol = dt == f64 and 1e-10 or 2e-4
+      local x, w = x0:to(dt):detach():requires_grad_(), w0:to(dt):detach():requires_grad_()
+      local b = b0 and b0:to(dt):detach():requires_grad_() or nil
+      local y = torch.conv3d(x, w, b, s, p, d, g)
+      T.eq(y.dtype, dt)
+      y:backward(gy:to(dt))
+      local function close(got, want, what)
+        T.eq(got:size(), want:size(), what .. " shape")
+        local e = (got:to(f64) - want):abs():max():item()
+        T.ok(e <= tol * (1 + want:abs():max():item()), ("%s %s differs by %g"):format(tostring(dt), what, e))
+      end
+      close(y, yr, "output")
+      close(x.grad, xr.grad, "input gradient")
+      close(w.grad, wr.grad, "weight gradient")
+      if b then close(b.grad, br.grad, "bias gradient") end
+    end
+  end)
+end
+
+T.test("conv3d kernels: unbatched, non-contiguous, empty batch, no input channels", function()
+  local x, w = rnd(f64, 3, 4, 5, 6), rnd(f64, 2, 3, 3, 3, 3)
+  local y = torch.conv3d(x, w, nil, 1, 1)
+  T.eq(y:size(), { 2, 4, 5, 6 })
+  T.ok((y - torch.conv3d(x:unsqueeze(1), w, nil, 1, 1):squeeze(1)):abs():max():item() < 1e-12)
+  local xt = rnd(f64, 1, 3, 6, 5, 4):transpose(3, 5)   -- (1, 3, 4, 5, 6), strided
+  T.ok((torch.conv3d(xt, w, nil, 2, 1) - torch.conv3d(xt:contiguous(), w, nil, 2, 1)):abs():max():item() < 1e-12)
+  local e = torch.conv3d(rnd(f32, 0, 3, 4, 4, 4), rnd(f32, 2, 3, 3, 3, 3), rnd(f32, 2), 1, 1)
+  T.eq(e:size(), { 0, 2, 4, 4, 4 })
+  local z = torch.conv3d(rnd(f32, 2, 0, 4, 4, 4), rnd(f32, 2, 0, 3, 3, 3), torch.tensor({ 1.5, -2 }), 1, 1)
+  T.tensor(z:select(2, 1), torch.full({ 2, 4, 4, 4 }, 1.5):totable())
+  T.tensor(z:select(2, 2), torch.full({ 2, 4, 4, 4 }, -2):totable())
+  local gx = torch.conv3d_backward_input(rnd(f32, 0, 2, 4, 4, 4), rnd(f32, 2, 3, 3, 3, 3), { 0, 3, 4, 4, 4 }, 1, 1)
+  T.eq(gx:size(), { 0, 3, 4, 4, 4 })
+  local gw = torch.conv3d_backward_weight(rnd(f32, 0, 2, 4, 4, 4), rnd(f32, 0, 3, 4, 4, 4), { 2, 3, 3, 3, 3 }, 1, 1)
+  T.tensor(gw, torch.zeros(2, 3, 3, 3, 3):totable())
+end)
+
+T.test("gradcheck the conv3d kernels and their backward ops (float64)", function()
+  -- stride 1 with bias (the padded-volume path), strided with groups, padding beyond reach
+  T.ok(gc(function(x, w, b) return torch.conv3d(x, w, b, 1, 1) end,
+          { tleaf(1, 2, 3, 4, 3), leaf(2, 2, 3, 2, 3), leaf(2) }))
+  T.ok(gc(function(x, w, b) return torch.conv3d(x, w, b, { 2, 1, 2 }, { 0, 1, 1 }, { 1, 2, 1 }, 2) end,
+          { leaf(2, 4, 4, 5, 4), tleaf(2, 2, 2, 2, 2), leaf(2) }))
+  T.ok(gc(function(x, w) return torch.conv3d(x, w, nil, 1, { 2, 0, 1 }) end, { leaf(1, 1, 2, 3, 2), leaf(2, 1, 2, 2, 1) }))
+  -- the backward ops themselves, in each argument (their derivatives: double backward)
+  local xs = { 1, 2, 4, 3, 4 }
+  T.ok(gc(function(gy, w) return torch.conv3d_backward_input(gy, w, xs, 1, 1) end,
+          { leaf(1, 3, 4, 3, 4), leaf(3, 2, 3, 3, 3) }))
+  T.ok(gc(function(gy, w) return torch.conv3d_backward_input(gy, w, { 1, 2, 5, 4, 5 }, 2, 1) end,
+          { leaf(1, 3, 3, 3, 3), tleaf(3, 2, 3, 2, 3) }))
+  T.ok(gc(function(gy, x) return torch.conv3d_backward_weight(gy, x, { 3, 2, 3, 3, 3 }, 1, 1) end,
+          { leaf(1, 3, 4, 3, 4), leaf(table.unpack(xs)) }))
+  T.ok(gc(function(gy, x) return torch.conv3d_backward_weight(gy, x, { 4, 1, 2, 2, 2 }, 2, 0, 1, 2) end,
+          { leaf(2, 4, 2, 2, 2), tleaf(2, 2, 5, 4, 4) }))
+  T.ok(ggc(function(x, w, b) return torch.conv3d(x, w, b, 1, 1) end, { leaf(1, 2, 3, 3, 2), leaf(2, 2, 2, 3, 2), leaf(2) }))
+  T.ok(ggc(function(x, w) return torch.conv3d(x, w, nil, 2, 1, 1, 2) end, { leaf(1, 2, 3, 4, 3), leaf(2, 1, 2, 2, 2) }))
+end)
+
+T.test("conv3d backward ops: argument errors", function()
+  local gy, w, x = rnd(f32, 1, 3, 4, 4, 4), rnd(f32, 3, 2, 3, 3, 3), rnd(f32, 1, 2, 4, 4, 4)
+  local bi, bw_ = torch.conv3d_backward_input, torch.conv3d_backward_weight
+  T.raises(function() bi(gy, w, { 1, 2, 4, 4, 5 }, 1, 1) end, "conv3d_backward_input", "'grad_output'", "shape")
+  T.raises(function() bi(gy, w, { 2, 4, 4 }, 1, 1) end, "conv3d_backward_input", "'input_size'", "4 or 5")
+  T.raises(function() bi(gy, w, { 1, 2, -4, 4, 4 }, 1, 1) end, "conv3d_backward_input", "'input_size'", "negative")
+  T.raises(function() bi(gy, w, { 1, 3, 4, 4, 4 }, 1, 1) end, "conv3d_backward_input", "'weight'", "channels")
+  T.raises(function() bi(gy, w:double(), { 1, 2, 4, 4, 4 }, 1, 1) end, "conv3d_backward_input", "'weight'", "dtype")
+  T.raises(function() bi(gy:long(), w:long(), { 1, 2, 4, 4, 4 }, 1, 1) end, "conv3d_backward_input", "'grad_output'",
+           "floating point")
+  T.raises(function() bi(gy, w, { 1, 2, 4, 4, 4 }, 0, 1) end, "conv3d_backward_input", "'stride'", "positive")
+  T.raises(function() bi(gy, w, { 1, 2, 4, 4, 4 }, 1, 1, 1, 0) end, "conv3d_backward_input", "'groups'", "positive")
+  T.raises(function() bi(gy, rnd(f32, 3, 2, 3, 3), { 1, 2, 4, 4, 4 }, 1, 1) end, "conv3d_backward_input", "'weight'", "5-D")
+  T.raises(function() bi(gy, w, { 1, 2, 1, 4, 4 }, 1, 0) end, "conv3d_backward_input", "'input'", "smaller")
+  T.raises(function() bw_(gy, x, { 3, 2, 3, 3 }, 1, 1) end, "conv3d_backward_weight", "'weight_size'", "5 entries")
+  T.raises(function() bw_(gy, x, { 3, 2, 3, -3, 3 }, 1, 1) end, "conv3d_backward_weight", "'weight_size'", "negative")
+  T.raises(function() bw_(gy, x, { 3, 2, 3, 3, 3 }, 2, 1) end, "conv3d_backward_weight", "'grad_output'", "shape")
+  T.raises(function() bw_(gy, x:double(), { 3, 2, 3, 3, 3 }, 1, 1) end, "conv3d_backward_weight", "'input'", "dtype")
+  T.raises(function() bw_(gy, x, { 3, 4, 3, 3, 3 }, 1, 1) end, "conv3d_backward_weight", "'weight_size'", "channels")
+  T.raises(function() bw_(gy, x, { 3, 2, 3, 3, 3 }, 1, { 1, 1 }) end, "conv3d_backward_weight", "'padding'")
+  T.raises(function() bw_(gy, rnd(f32, 2, 4, 4), { 3, 2, 3, 3, 3 }, 1, 1) end, "conv3d_backward_weight", "'input'", "4-D")
+end)
+
+---------------------------------------------------------------------------
 -- small exact cases
 ---------------------------------------------------------------------------
 T.test("max_pool3d indices are 1-based volume positions", function()

@@ -297,6 +297,8 @@ local M = torch.randn(6, 5)
 local I = torch.tensor({ 3, 1, 4 })    -- indices are 1-based
 local IMG = torch.randn(2, 3, 6, 6)
 local W = torch.randn(4, 3, 3, 3)
+local VOL = torch.randn(2, 3, 5, 6, 5)
+local W3 = torch.randn(3, 3, 3, 2, 3)
 local ops = {
   { "neg", function(a) return -a end, { A } },
   { "abs", torch.abs, { A } },
@@ -338,6 +340,18 @@ local ops = {
       torch.conv2d(x, w, nil, 1, 1):pow(2):sum():backward()
       return torch.cat({ x.grad:reshape(-1), w.grad:reshape(-1) })
     end, { IMG, W } },
+  -- conv3d on cuda is the generic kernel (unfold views + matmul); on the CPU its own kernels
+  { "conv3d", function(x, w) return torch.conv3d(x, w, nil, { 2, 1, 1 }, 1, { 1, 1, 2 }) end, { VOL, W3 } },
+  { "conv3d backward", function(x, w)
+      x, w = x:clone():requires_grad_(), w:clone():requires_grad_()
+      torch.conv3d(x, w, nil, 1, 1):pow(2):sum():backward()
+      return torch.cat({ x.grad:reshape(-1), w.grad:reshape(-1) })
+    end, { VOL, W3 } },
+  { "conv3d backward, strided, groups", function(x, w)
+      x, w = x:clone():requires_grad_(), w:clone():requires_grad_()
+      torch.conv3d(x, w:narrow(2, 1, 1), nil, 2, { 1, 0, 1 }, 1, 3):pow(2):sum():backward()
+      return torch.cat({ x.grad:reshape(-1), w.grad:reshape(-1) })
+    end, { VOL, W3 } },
   { "pad", function(x) return torch.pad(x, { 1, 2, 0, 1 }, "reflect") end, { IMG } },
   { "unique", function(i) return (torch.unique(torch.cat({ i, i }))) end, { I } },
   { "max_pool2d", function(x) return torch.max_pool2d(x, 2) end, { IMG } },
