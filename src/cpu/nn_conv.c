@@ -24,6 +24,7 @@
 #include "core/tensor.h"
 #include "core/error.h"
 #include "cpu/parallel.h"
+#include "cpu/conv_args.h"
 #include "kernels_cpu.h"   /* generated: lt_ops.h and the CPU kernels */
 #include "cpu/la_gemm.h"
 #include "cpu/nn_conv_shift.h"
@@ -538,49 +539,35 @@ static lt_tensor *new_out(const conv_geom *q, lt_dtype dt, lt_device dev, int64_
   return lt_tensor_new(dt, dev, nd, sz);
 }
 
-/* contiguous copies (or new references) of up to four tensors; NULLs stay NULL */
-static int contig(lt_tensor **dst, lt_tensor *const *src, int n) {
-  for (int i = 0; i < n; i++) {
-    dst[i] = NULL;
-    if (src[i] && !(dst[i] = lt_tensor_contiguous(src[i]))) {
-      for (int k = 0; k < i; k++) lt_tensor_release(dst[k]);
-      return -1;
-    }
-  }
-  return 0;
-}
-
-static void release_n(lt_tensor **t, int n) { for (int i = 0; i < n; i++) lt_tensor_release(t[i]); }
-
 static lt_tensor *conv_forward(const char *op, conv_geom *q, lt_tensor *input, lt_tensor *weight, lt_tensor *bias) {
   lt_tensor *src[3] = {input, weight, bias}, *c[3];
-  if (contig(c, src, 3)) return NULL;
+  if (lt_conv_contig(c, src, 3)) return NULL;
   lt_tensor *y = new_out(q, lt_tensor_dtype(input), lt_tensor_device(input), q->O, q->OH, q->OW);
   if (y && q->N > 0 && q->O > 0 && q->L > 0) {
     lt_conv_shift sh;
     if (q->K > 0 && as_shift(q, &sh) && !lt_conv_direct_ok(&sh) && lt_conv_direct_multi_ok(&sh)) {
       if (lt_conv_direct_multi_forward(&sh, lt_tensor_data(c[0]), lt_tensor_data(c[1]), c[2] ? lt_tensor_data(c[2]) : NULL,
                                        lt_tensor_data(y))) { lt_tensor_release(y); y = lt_error_null("%s: out of memory", op); }
-      release_n(c, 3);
+      lt_conv_release(c, 3);
       return y;
     }
     if (q->K > 0 && as_shift(q, &sh) && lt_conv_direct_ok(&sh)) {
       if (lt_conv_direct_forward(&sh, lt_tensor_data(c[0]), lt_tensor_data(c[1]), c[2] ? lt_tensor_data(c[2]) : NULL,
                                  lt_tensor_data(y))) { lt_tensor_release(y); y = lt_error_null("%s: out of memory", op); }
-      release_n(c, 3);
+      lt_conv_release(c, 3);
       return y;
     }
     if (q->K > 0 && as_shift(q, &sh) && lt_conv_shift_ok(&sh)) {
       if (lt_conv_shift_forward(&sh, lt_tensor_data(c[0]), lt_tensor_data(c[1]), c[2] ? lt_tensor_data(c[2]) : NULL,
                                 lt_tensor_data(y))) { lt_tensor_release(y); y = lt_error_null("%s: out of memory", op); }
-      release_n(c, 3);
+      lt_conv_release(c, 3);
       return y;
     }
     lt_conv_vec vv;
     if (as_vec(q, &vv, false)) {
       if (lt_conv_vec_forward(&vv, lt_tensor_data(c[0]), lt_tensor_data(c[1]), c[2] ? lt_tensor_data(c[2]) : NULL,
                               lt_tensor_data(y))) { lt_tensor_release(y); y = lt_error_null("%s: out of memory", op); }
-      release_n(c, 3);
+      lt_conv_release(c, 3);
       return y;
     }
     if (q->K == 0) memset(lt_tensor_data(y), 0, (size_t)(q->N * q->O * q->L) * elem_size(q));
@@ -588,7 +575,7 @@ static lt_tensor *conv_forward(const char *op, conv_geom *q, lt_tensor *input, l
                   lt_tensor_data(y), 1};
     if (q->K > 0 && run_chunks(op, &j, is_wide(q) ? fwd_wide_chunks : fwd_chunks)) { lt_tensor_release(y); y = NULL; }
   }
-  release_n(c, 3);
+  lt_conv_release(c, 3);
   return y;
 }
 
@@ -602,7 +589,7 @@ lt_tensor *lt_cpu_conv2d(lt_tensor *input, lt_tensor *weight, lt_tensor *bias, l
 /* the input gradient of conv2d; input_size is the input's full shape */
 static lt_tensor *backward_input(const char *op, conv_geom *q, lt_tensor *grad_output, lt_tensor *weight) {
   lt_tensor *src[2] = {grad_output, weight}, *c[2];
-  if (contig(c, src, 2)) return NULL;
+  if (lt_conv_contig(c, src, 2)) return NULL;
   lt_tensor *x = new_out(q, lt_tensor_dtype(weight), lt_tensor_device(weight), q->C, q->H, q->W);
   lt_conv_shift sh;
   lt_conv_vec vv;
@@ -624,7 +611,7 @@ static lt_tensor *backward_input(const char *op, conv_geom *q, lt_tensor *grad_o
       if (run_chunks(op, &j, is_wide(q) ? bwd_input_wide_chunks : bwd_input_chunks)) { lt_tensor_release(x); x = NULL; }
     }
   }
-  release_n(c, 2);
+  lt_conv_release(c, 2);
   return x;
 }
 
@@ -640,7 +627,7 @@ lt_tensor *lt_cpu_conv2d_backward_input(lt_tensor *grad_output, lt_tensor *weigh
 static lt_tensor *backward_weight(const char *op, conv_geom *q, lt_tensor *grad_output, lt_tensor *input,
                                   const int64_t *wsize) {
   lt_tensor *src[2] = {grad_output, input}, *c[2];
-  if (contig(c, src, 2)) return NULL;
+  if (lt_conv_contig(c, src, 2)) return NULL;
   lt_tensor *gw = lt_tensor_new(lt_tensor_dtype(input), lt_tensor_device(input), 4, wsize);
   if (gw && q->O * q->K > 0) {
     if (q->N == 0 || q->L == 0) memset(lt_tensor_data(gw), 0, (size_t)(q->O * q->K) * elem_size(q));
@@ -649,7 +636,7 @@ static lt_tensor *backward_weight(const char *op, conv_geom *q, lt_tensor *grad_
       gw = lt_error_null("%s: out of memory", op);
     }
   }
-  release_n(c, 2);
+  lt_conv_release(c, 2);
   return gw;
 }
 

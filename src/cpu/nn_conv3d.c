@@ -32,6 +32,7 @@
 #include "cpu/la_gemm.h"
 #include "cpu/nn_conv_shift.h"   /* lt_conv_scratch */
 #include "cpu/nn_conv3d.h"
+#include "cpu/conv_args.h"
 
 typedef lt_conv3_geom geom;
 typedef lt_conv3_padded padded;
@@ -247,20 +248,6 @@ done:
 
 /* ---- ops ---- */
 
-/* contiguous copies (or new references) of up to three tensors; NULLs stay NULL */
-static int contig(lt_tensor **dst, lt_tensor *const *src, int n) {
-  for (int i = 0; i < n; i++) {
-    dst[i] = NULL;
-    if (src[i] && !(dst[i] = lt_tensor_contiguous(src[i]))) {
-      for (int k = 0; k < i; k++) lt_tensor_release(dst[k]);
-      return -1;
-    }
-  }
-  return 0;
-}
-
-static void release_n(lt_tensor **t, int n) { for (int i = 0; i < n; i++) lt_tensor_release(t[i]); }
-
 static void *data_or_null(lt_tensor *t) { return t ? lt_tensor_data(t) : NULL; }
 
 /* y's planes += the bias of their channel */
@@ -281,7 +268,7 @@ lt_tensor *lt_cpu_conv3d(lt_tensor *input, lt_tensor *weight, lt_tensor *bias, l
   geom q;
   if (lt_meta_conv3d(op, input, weight, bias, stride, padding, dilation, groups, &q)) return NULL;
   lt_tensor *src[3] = {input, weight, bias}, *c[3];
-  if (contig(c, src, 3)) return NULL;
+  if (lt_conv_contig(c, src, 3)) return NULL;
   int64_t sz[5];
   int nd = lt_meta_conv3d_sizes(&q, q.O, q.out, sz);
   lt_tensor *y = lt_tensor_new(q.dtype, lt_tensor_device(input), nd, sz);
@@ -295,7 +282,7 @@ lt_tensor *lt_cpu_conv3d(lt_tensor *input, lt_tensor *weight, lt_tensor *bias, l
     else if (b && is_f32(&q)) add_bias_s(&q, (const float *)b, (float *)yd);
     else if (b) add_bias_d(&q, (const double *)b, (double *)yd);
   }
-  release_n(c, 3);
+  lt_conv_release(c, 3);
   return y;
 }
 
@@ -306,7 +293,7 @@ lt_tensor *lt_cpu_conv3d_backward_input(lt_tensor *grad_output, lt_tensor *weigh
   if (lt_meta_conv3d_backward_input(op, grad_output, weight, input_size, stride, padding, dilation, groups, &q))
     return NULL;
   lt_tensor *src[2] = {grad_output, weight}, *c[2];
-  if (contig(c, src, 2)) return NULL;
+  if (lt_conv_contig(c, src, 2)) return NULL;
   lt_tensor *gx = lt_tensor_new(q.dtype, lt_tensor_device(weight), input_size.n, input_size.v);
   int64_t vol = q.in[0] * q.in[1] * q.in[2];
   if (gx && q.N * q.C * vol > 0) {
@@ -325,7 +312,7 @@ lt_tensor *lt_cpu_conv3d_backward_input(lt_tensor *grad_output, lt_tensor *weigh
     } else rc = product(&q, BACKWARD_INPUT, lt_tensor_data(c[0]), lt_tensor_data(c[1]), gxd);
     if (rc) { lt_tensor_release(gx); gx = lt_error_null("%s: out of memory", op); }
   }
-  release_n(c, 2);
+  lt_conv_release(c, 2);
   return gx;
 }
 
@@ -336,7 +323,7 @@ lt_tensor *lt_cpu_conv3d_backward_weight(lt_tensor *grad_output, lt_tensor *inpu
   if (lt_meta_conv3d_backward_weight(op, grad_output, input, weight_size, stride, padding, dilation, groups, &q))
     return NULL;
   lt_tensor *src[2] = {grad_output, input}, *c[2];
-  if (contig(c, src, 2)) return NULL;
+  if (lt_conv_contig(c, src, 2)) return NULL;
   lt_tensor *gw = lt_tensor_new(q.dtype, lt_tensor_device(input), 5, weight_size.v);
   if (gw && q.O * q.K > 0) {
     char *gwd = lt_tensor_data(gw);
@@ -346,6 +333,6 @@ lt_tensor *lt_cpu_conv3d_backward_weight(lt_tensor *grad_output, lt_tensor *inpu
     else rc = product(&q, BACKWARD_WEIGHT, lt_tensor_data(c[1]), lt_tensor_data(c[0]), gwd);
     if (rc) { lt_tensor_release(gw); gw = lt_error_null("%s: out of memory", op); }
   }
-  release_n(c, 2);
+  lt_conv_release(c, 2);
   return gw;
 }
