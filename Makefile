@@ -153,8 +153,11 @@ KFLAGS_nn_softmax = -Wno-psabi
 # numbers of a seed are then the same whichever variant runs, and the CUDA backend's host
 # build (which checks its samplers against these) gets them too
 KFLAGS_random = -ffp-contract=off
-# a file's flags in one variant only, after the variant's own (KFLAGS_<file>_<variant>)
-KFLAGS_ew_unary_avx512 = -mprefer-vector-width=512
+# a file's flags in one variant only, after the variant's own (KFLAGS_<file>_<variant>): the
+# activations with libmvec's 16-lane functions. Not ew_unary.c: built so, its float16 log10
+# came out one float16 unit off the CUDA kernels' host build (libm) for some inputs, most
+# likely a last-bit difference of the 16-lane log10f flipping the rounding to float16
+# (tests/lua/cuda/test_pointwise.lua); the 8-lane functions agree
 KFLAGS_nn_act_avx512 = -mprefer-vector-width=512
 $(BUILD)/obj/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
