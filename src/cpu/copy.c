@@ -43,6 +43,13 @@ typedef struct transpose_plan {
   size_t es;
 } transpose_plan;
 
+/* src element offset of matrix o (row-major over the leading dims) */
+static int64_t outer_offset(const transpose_plan *p, int64_t o) {
+  int64_t off = 0;
+  for (int k = p->nouter - 1; k >= 0; k--) { off += (o % p->outer_sz[k]) * p->outer_st[k]; o /= p->outer_sz[k]; }
+  return off;
+}
+
 #define TRANSPOSE_BLOCK(T) { \
     T *restrict d = (T *)dp; const T *restrict s = (const T *)sp; \
     const int64_t cols = p->cols, cs = p->src_col_stride; \
@@ -137,8 +144,7 @@ static void transpose_stream_chunk(void *vp, int64_t begin, int64_t end) {
   int64_t col_blocks = (p->cols + BAND - 1) / BAND;
   for (int64_t job = begin; job < end; job++) {
     int64_t o = job / col_blocks, cb = job % col_blocks;
-    int64_t soff = 0, rem = o;
-    for (int k = p->nouter - 1; k >= 0; k--) { soff += (rem % p->outer_sz[k]) * p->outer_st[k]; rem /= p->outer_sz[k]; }
+    int64_t soff = outer_offset(p, o);
     float *dp = (float *)p->dst + o * p->rows * p->cols;
     const float *sp = (const float *)p->src + soff;
     int64_t C0 = cb * BAND, C1 = C0 + BAND < p->cols ? C0 + BAND : p->cols;
@@ -152,8 +158,7 @@ static void transpose_chunk(void *vp, int64_t begin, int64_t end) {
   transpose_plan *p = vp;
   for (int64_t job = begin; job < end; job++) {
     int64_t o = job / p->row_blocks, rb = job % p->row_blocks;
-    int64_t soff = 0, rem = o;
-    for (int k = p->nouter - 1; k >= 0; k--) { soff += (rem % p->outer_sz[k]) * p->outer_st[k]; rem /= p->outer_sz[k]; }
+    int64_t soff = outer_offset(p, o);
     char *dp = p->dst + (size_t)(o * p->rows * p->cols) * p->es;
     const char *sp = p->src + (size_t)soff * p->es;
     int64_t R0 = rb * BLOCK, R1 = R0 + BLOCK < p->rows ? R0 + BLOCK : p->rows;
