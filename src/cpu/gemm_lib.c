@@ -136,6 +136,12 @@ bool lt_gemm_lib_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float 
                        int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
   if (chosen < 0) choose_from_env();
   if (!use_onednn || m < MIN_SIDE || n < MIN_SIDE || m * n * k < SMALL_MACS) return false;
+  /* B transposed (both operands contiguous along K, as in the convolutions' weight
+  ** gradients): oneDNN 2.6 lost to OpenBLAS on narrow products (n < 128: 1.2-5.9x slower)
+  ** and wherever K is over 1024 and not a multiple of 512 (1.1-2.3x slower; ResNet's 3x3
+  ** weight gradient has K = 3248); it won elsewhere (bench/README.md, the B-transposed grid).
+  ** "onednn" chosen by name runs them there anyway: that is how the grid is measured */
+  if (chosen == LIB_AUTO && tb && !ta && (n < 128 || (k > 1024 && k % 512 != 0))) return false;
   if (!omp_single) { omp_set_num_threads_(1); omp_single = true; }
   return sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, A, lda, B, ldb, beta, C, ldc) == 0;
 }
