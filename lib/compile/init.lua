@@ -498,12 +498,39 @@ local function segment_end(e)
   return e.what and ("the break at %s (%s)"):format(e.where, e.what) or "the return"
 end
 
+-- a copy of a segment's graph whose varying nodes (by index) are renamed, so that the fusion
+-- leaves them as calls: each call's numbers are put into their arguments before the run
+local function varying_graph(g, varying)
+  local c = { nodes = {}, inputs = g.inputs, nvalues = g.nvalues, value_meta = g.value_meta }
+  for i, n in ipairs(g.nodes) do
+    if varying[i] then
+      local m = {}
+      for k, v in pairs(n) do m[k] = v end
+      m.name = n.name .. " (varying)"
+      n = m
+    end
+    c.nodes[i] = n
+  end
+  return c
+end
+
 -- run a segment of a resumable trace (trace.lua's hook): its cached compiled form, made on a
 -- miss; the real tensors of the values it made that the run left (keyed by local value), and
--- its cache entry
+-- its cache entry. A segment whose form was seen before with other numbers (a number read by
+-- item(), a loop counter) gets one entry for all its numbers, the ops taking the numbers that
+-- changed left unfused and given each call's numbers, rather than a compilation per number.
 local function run_segment(self, seg)
-  local key = seg.key .. "\n" .. state_key()
+  local sk = state_key()
+  local key, fkey = seg.key .. "\n" .. sk, seg.form_key .. "\n" .. sk
   local e = self.segments[key]
+  local form = self.forms[fkey]
+  if not e and form and form.generic then
+    local covers = true
+    for i, c in ipairs(seg.consts) do
+      if c ~= form.consts[i] and not form.generic.varying[i] then covers = false end
+    end
+    if covers then e = form.generic end
+  end
   if e then
     counters.segment_hits = counters.segment_hits + 1
     if e.stale then
@@ -538,18 +565,34 @@ local function run_segment(self, seg)
         for _, l in ipairs(seg.live()) do if not have[l] then have[l] = true; keep[#keep + 1] = l end end
       end
     end
-    e = { graph = seg.graph, keep = keep, what = seg.what, where = seg.where, index = #self.segment_list + 1 }
+    local varying, graph, nvary = nil, seg.graph, 0
+    if form then
+      varying = {}
+      if form.generic then for i in pairs(form.generic.varying) do varying[i] = true end end
+      for i, c in ipairs(seg.consts) do if c ~= form.consts[i] then varying[i] = true end end
+      for _ in pairs(varying) do nvary = nvary + 1 end
+      graph = varying_graph(seg.graph, varying)
+    end
+    e = { graph = graph, keep = keep, what = seg.what, where = seg.where, index = #self.segment_list + 1,
+          varying = varying }
     build_segment(self, e)
-    self.segments[key] = e
+    if varying then form.generic = e
+    else
+      self.segments[key] = e
+      self.forms[fkey] = { consts = seg.consts }
+    end
     self.segment_list[#self.segment_list + 1] = e
     self.nsegments = self.nsegments + 1
     counters.segments = counters.segments + 1
     if debug_on() then
-      log("segment %d compiled, up to %s: %d ops, %d inputs, keeps %d of %d values (%s), %d steps", e.index,
-        segment_end(e), #seg.graph.nodes, #seg.graph.inputs, #keep, #seg.produced, how, #e.steps)
-      for i, n in ipairs(seg.graph.nodes) do log("  %3d %-20s %s", i, n.name, n.where) end
+      log("segment %d compiled, up to %s: %d ops, %d inputs, keeps %d of %d values (%s), %d steps%s", e.index,
+        segment_end(e), #seg.graph.nodes, #seg.graph.inputs, #keep, #seg.produced, how, #e.steps,
+        varying and (", for every value of the numbers of its %d ops whose numbers change"):format(nvary) or "")
+      for i, n in ipairs(graph.nodes) do log("  %3d %-20s %s", i, n.name, n.where) end
     end
   end
+  -- this call's numbers into the ops whose numbers change
+  if e.varying then for i in pairs(e.varying) do e.graph.nodes[i].args = seg.graph.nodes[i].args end end
   local vals = {}
   for i, inp in ipairs(e.graph.inputs) do vals[inp.value] = seg.input_reals[i] end
   run_steps(e.steps, vals, e.graph.value_meta)
@@ -657,7 +700,7 @@ function Compiled:__init(fn, opts, module)
   self.entries = {}
   self.eager_for = {}     -- keys of argument kinds that fell back
   self.segmented = {}     -- keys of argument kinds whose capture breaks: segmented mode
-  self.segments, self.segment_list, self.nsegments = {}, {}, 0
+  self.segments, self.forms, self.segment_list, self.nsegments = {}, {}, {}, 0
   instances[self] = true
 end
 
@@ -743,7 +786,8 @@ end
 
 --- the graphs captured so far (for inspection): a list of {ops = {names}, kernels = n}, the
 -- whole graphs first, then the segments of functions that break, each with segment = its
--- number, ends = "FILE:LINE (item)" (its break) or "return", and keeps = the values it keeps
+-- number, ends = "FILE:LINE (item)" (its break) or "return", keeps = the values it keeps and,
+-- for one made for every value of its numbers, varying = how many of its ops take them
 function Compiled:graphs()
   local out = {}
   local function add(e)
@@ -757,6 +801,10 @@ function Compiled:graphs()
   for _, e in ipairs(self.segment_list) do
     local g = add(e)
     g.segment, g.keeps = e.index, #e.keep
+    if e.varying then
+      g.varying = 0
+      for _ in pairs(e.varying) do g.varying = g.varying + 1 end
+    end
     g.ends = e.what and ("%s (%s)"):format(e.where, e.what) or "return"
   end
   return out
@@ -792,7 +840,7 @@ function M.reset()
   for k in pairs(counters) do counters[k] = 0 end
   for c in pairs(instances) do
     c.entries, c.eager_for, c.segmented = {}, {}, {}
-    c.segments, c.segment_list, c.nsegments = {}, {}, 0
+    c.segments, c.forms, c.segment_list, c.nsegments = {}, {}, {}, 0
   end
   M.config.mvec = true     -- tried again: a failure may have been the compiler's, not libmvec's
 end

@@ -204,10 +204,13 @@ local function ident(x)
 end
 
 -- a constant argument as key text: numbers, strings and booleans by value (integer and float
--- apart), tables by content, functions and other objects by identity
-local function const_key(x, depth_left)
+-- apart), tables by content, functions and other objects by identity; with mask, numbers
+-- only by their kind (the key of the segment's form whatever its numbers)
+local function const_key(x, depth_left, mask)
   local t = type(x)
-  if t == "number" then return (math.type(x) == "integer" and "i%d" or "f%.17g"):format(x)
+  if t == "number" then
+    if mask then return math.type(x) == "integer" and "ni" or "nf" end
+    return (math.type(x) == "integer" and "i%d" or "f%.17g"):format(x)
   elseif t == "string" then return ("%q"):format(x)
   elseif t == "boolean" or t == "nil" then return tostring(x)
   elseif t == "table" and depth_left > 0 then
@@ -221,13 +224,13 @@ local function const_key(x, depth_left)
       return ident(a) < ident(b)
     end)
     local parts = {}
-    for i, k in ipairs(keys) do parts[i] = const_key(k, 0) .. "=" .. const_key(rawget(x, k), depth_left - 1) end
+    for i, k in ipairs(keys) do parts[i] = const_key(k, 0) .. "=" .. const_key(rawget(x, k), depth_left - 1, mask) end
     return "{" .. table.concat(parts, ",") .. "}"
   end
   return "#" .. ident(x)
 end
 
-local function tpl_key(tpl)
+local function tpl_key(tpl, mask)
   if tpl.ref then return (tpl.alias and "a" or "r") .. tpl.ref end
   if tpl.tbl then
     local keys = {}
@@ -237,10 +240,10 @@ local function tpl_key(tpl)
       return a < b
     end)
     local parts = {}
-    for i, k in ipairs(keys) do parts[i] = const_key(k, 0) .. ":" .. tpl_key(tpl.tbl[k]) end
+    for i, k in ipairs(keys) do parts[i] = const_key(k, 0) .. ":" .. tpl_key(tpl.tbl[k], mask) end
     return "{" .. table.concat(parts, ",") .. "}"
   end
-  return const_key(tpl.const, 4)
+  return const_key(tpl.const, 4, mask)
 end
 
 local function meta_key(m)
@@ -264,12 +267,14 @@ end
 M.mutates, M.random_op = mutates, random_op
 
 -- the open segment as a graph of its own, numbered from 1: its inputs (values it uses that
--- it did not make) first met first, each a positional input; and its key (the nodes' op
--- functions, names and constant arguments, the inputs' metas, lifted tensors by identity)
+-- it did not make) first met first, each a positional input; its key (the nodes' op
+-- functions, names and constant arguments, the inputs' metas, lifted tensors by identity);
+-- its form's key (the same with numbers masked, and the metas of the values it makes) and
+-- each node's constant arguments as text (to see which change from call to call)
 local function canonical(forced, ending)
   local gvm = state.graph.value_meta
   local g = new_graph()
-  local local_of, produced, input_reals, parts = {}, {}, {}, {}
+  local local_of, produced, input_reals, parts, gparts, consts = {}, {}, {}, {}, {}, {}
   -- an input's description is its real tensor's (strides, device): the kernels read it
   local function input(v)
     local r = state.pins[v]
@@ -285,6 +290,7 @@ local function canonical(forced, ending)
     g.inputs[#g.inputs + 1] = { kind = "arg", value = l, index = #input_reals }
     local lt = state.lifted_value[v]
     parts[#parts + 1] = "in " .. meta_key(desc) .. (lt and (" lifted#" .. ident(lt)) or "")
+    gparts[#gparts + 1] = parts[#parts]
   end
   local function map(tpl, out)
     if tpl.ref then
@@ -293,6 +299,7 @@ local function canonical(forced, ending)
         l = g:new_value(gvm[tpl.ref])
         local_of[tpl.ref] = l
         produced[#produced + 1] = { l = l, v = tpl.ref }
+        gparts[#gparts + 1] = "out " .. meta_key(gvm[tpl.ref])
       elseif not l then
         input(tpl.ref)
         l = local_of[tpl.ref]
@@ -309,12 +316,17 @@ local function canonical(forced, ending)
   for _, node in ipairs(state.graph.nodes) do
     local n = { name = node.name, fn = node.fn, nargs = node.nargs, nres = node.nres, where = node.where,
                 args = {}, outs = {} }
-    local ap, op = {}, {}
-    for i = 1, node.nargs do n.args[i] = map(node.args[i], false); ap[i] = tpl_key(n.args[i]) end
+    local ap, gp, op = {}, {}, {}
+    for i = 1, node.nargs do
+      n.args[i] = map(node.args[i], false)
+      ap[i], gp[i] = tpl_key(n.args[i]), tpl_key(n.args[i], true)
+    end
     for i = 1, node.nres do n.outs[i] = map(node.outs[i], true); op[i] = tpl_key(n.outs[i]) end
     g.nodes[#g.nodes + 1] = n
     if mutates(n) or random_op(n.name) then unsafe = true end
-    parts[#parts + 1] = ("%s #%d (%s) -> %s"):format(n.name, ident(n.fn), table.concat(ap, ","), table.concat(op, ","))
+    consts[#g.nodes] = table.concat(ap, ",")
+    parts[#parts + 1] = ("%s #%d (%s) -> %s"):format(n.name, ident(n.fn), consts[#g.nodes], table.concat(op, ","))
+    gparts[#gparts + 1] = ("%s #%d (%s) -> %s"):format(n.name, ident(n.fn), table.concat(gp, ","), table.concat(op, ","))
   end
   local keep = {}
   for _, v in ipairs(forced) do
@@ -324,8 +336,9 @@ local function canonical(forced, ending)
   local ks = {}
   for i, l in ipairs(keep) do ks[i] = tostring(l) end
   parts[#parts + 1] = (ending and "end " or "break ") .. table.concat(ks, ",")
-  return { graph = g, key = table.concat(parts, "\n"), input_reals = input_reals, produced = produced,
-           forced = keep, unsafe = unsafe, local_of = local_of }
+  gparts[#gparts + 1] = parts[#parts]
+  return { graph = g, key = table.concat(parts, "\n"), form_key = table.concat(gparts, "\n"), consts = consts,
+           input_reals = input_reals, produced = produced, forced = keep, unsafe = unsafe, local_of = local_of }
 end
 
 -- the values of tensors in x (nested plain tables too), a function applied to each

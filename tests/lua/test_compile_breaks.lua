@@ -77,6 +77,25 @@ T.test("float32 within 1e-5 and a different shape: segments of their own", funct
   T.eq(#f:graphs(), 4)
 end)
 
+T.test("a number read by item() used after the break: one segment for all its values", function()
+  local fn = function(x)
+    local h = torch.tanh(x) * x + 0.5
+    local m = h:mean():item()
+    return torch.exp(h - m) * 2 + 1
+  end
+  local f = torch.compile(fn)
+  local s0 = snap()
+  for i = 1, 6 do
+    local x = torch.randn(300, f64)
+    T.eq(max_diff(f(x), fn(x)), 0.0, "call " .. i)
+  end
+  T.eq(since(s0).segments, 3)      -- before the break; after it for the first number; for any number
+  local g = f:graphs()
+  T.eq(g[3].varying, 1)
+  T.eq(table.concat(g[3].ops, ","), "sub (varying),exp,mul,add")
+  T.eq(g[3].kernels, 1)              -- exp, mul and add still fused
+end)
+
 T.test("a break in a loop: while x:norm():item() > 1 do x = x * 0.5 end", function()
   local fn = function(x)
     while x:norm():item() > 1 do x = x * 0.5 end
