@@ -247,8 +247,8 @@ local function tpl_key(tpl, mask)
 end
 
 local function meta_key(m)
-  return ("%s%s%s%s%s"):format(tostring(m.dtype), const_key(m.shape, 1), const_key(m.stride, 1), tostring(m.device),
-    m.requires_grad and "g" or "")
+  return ("%s(%s)[%s]%s%s"):format(tostring(m.dtype), table.concat(m.shape, ","), table.concat(m.stride, ","),
+    tostring(m.device), m.requires_grad and "g" or "")
 end
 
 -- ops whose results are random: a segment with one keeps all its values (it cannot be replayed)
@@ -366,7 +366,10 @@ local function close_segment(forced_metas, what, where)
     end
   end
   if #state.graph.nodes > 0 then
-    local seg = canonical(forced, what == nil)
+    depth = depth + 1                   -- the tracer's own work: tensor attributes read unwrapped
+    local okc, seg = pcall(canonical, forced, what == nil)
+    depth = depth - 1
+    if not okc then error(seg, 0) end
     seg.what, seg.where = what, where
     -- the live values: those whose meta tensors the Lua code still holds after a full collection
     seg.live = function()
@@ -383,8 +386,10 @@ local function close_segment(forced_metas, what, where)
     if not ok then state.run_failed = true; error(reals, 0) end
     local rec = { entry = entry, graph = seg.graph, input_reals = seg.input_reals, reals = reals, local_of = seg.local_of,
                   where = where, versions = {} }
+    depth = depth + 1
     for i, r in ipairs(seg.input_reals) do rec.versions[seg.graph.inputs[i].value] = r._version end
     for l, r in pairs(reals) do rec.versions[l] = r._version end
+    depth = depth - 1
     for _, p in ipairs(seg.produced) do
       local m = state.meta_by_value[p.v]
       if m then
