@@ -489,12 +489,14 @@ local function build_segment(self, e)
   if self.opts.backend == "eager" then e.steps = node_steps(g) else e.steps = compile_graph(g) end
 end
 
-local function state_key()
+-- the global state a segment's key includes; grad: the mode its ops were recorded in
+local function state_key(grad)
   local gs = global_state()
-  return ("grad=%s dtype=%s autocast=%s"):format(tostring(gs.grad), tostring(gs.default_dtype), tostring(gs.autocast))
+  return ("grad=%s dtype=%s autocast=%s"):format(tostring(grad), tostring(gs.default_dtype), tostring(gs.autocast))
 end
 
 local function segment_end(e)
+  if e.what == "grad mode change" then return "the grad mode change at " .. e.where end
   return e.what and ("the break at %s (%s)"):format(e.where, e.what) or "the return"
 end
 
@@ -520,7 +522,7 @@ end
 -- item(), a loop counter) gets one entry for all its numbers, the ops taking the numbers that
 -- changed left unfused and given each call's numbers, rather than a compilation per number.
 local function run_segment(self, seg)
-  local sk = state_key()
+  local sk = state_key(seg.grad)
   local key, fkey = seg.key .. "\n" .. sk, seg.form_key .. "\n" .. sk
   local e = self.segments[key]
   local form = self.forms[fkey]

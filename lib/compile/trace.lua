@@ -216,7 +216,6 @@ local function const_key(x, depth_left, mask)
   elseif t == "table" and depth_left > 0 then
     local keys = {}
     for k in next, x do keys[#keys + 1] = k end
-    if #keys > 64 then return "#" .. ident(x) end
     table.sort(keys, function(a, b)
       local ta, tb = type(a), type(b)
       if ta ~= tb then return ta < tb end
@@ -370,7 +369,7 @@ local function close_segment(forced_metas, what, where)
     local okc, seg = pcall(canonical, forced, what == nil)
     depth = depth - 1
     if not okc then error(seg, 0) end
-    seg.what, seg.where = what, where
+    seg.what, seg.where, seg.grad = what, where, state.seg_grad
     -- the live values: those whose meta tensors the Lua code still holds after a full collection
     seg.live = function()
       collectgarbage("collect")
@@ -378,8 +377,13 @@ local function close_segment(forced_metas, what, where)
       for _, p in ipairs(seg.produced) do if state.meta_by_value[p.v] then live[#live + 1] = p.l end end
       return live
     end
+    -- run in the grad mode its ops were recorded in (a break inside torch.no_grad runs the
+    -- ops recorded before it, outside, with grad on)
     depth = depth + 1
+    local prev = torch.is_grad_enabled()
+    torch.set_grad_enabled(state.seg_grad)
     local ok, reals, entry = pcall(state.hooks.run_segment, seg)
+    torch.set_grad_enabled(prev)
     depth = depth - 1
     state.ran = true
     if seg.unsafe then state.impure = true end
@@ -450,6 +454,17 @@ end
 
 -- record a call of fn (named name) with the given arguments
 local function record(name, fn, ...)
+  if state.hooks then
+    -- a segment's ops run in one grad mode: where the traced code changes it (torch.no_grad
+    -- inside the function), the segment before the change is closed and run in its own
+    local gm = torch.is_grad_enabled()
+    if #state.graph.nodes == 0 then state.seg_grad = gm
+    elseif gm ~= state.seg_grad then
+      state.split = true
+      close_segment({}, "grad mode change", state.where())
+      state.seg_grad = gm
+    end
+  end
   local n = select("#", ...)
   local raw = table.pack(...)
   local tpl, margs = {}, {}
@@ -620,7 +635,7 @@ function M.trace(fn, args, hooks)
       return { msg = tostring(e), where = where() }
     end, table.unpack(margs, 1, margs.n)))
     -- resumed: the last segment, up to the function's results
-    if r[1] and hooks and (state.breaks > 0 or hooks.always) then
+    if r[1] and hooks and (state.breaks > 0 or state.split or hooks.always) then
       local r2 = table.pack(xpcall(function()
         local metas = {}
         for i = 2, r.n do

@@ -222,6 +222,51 @@ T.test("autograd through segments: eager's gradients, module parameters lifted",
   T.ok(torch.autograd.gradcheck(f, { p }))
 end)
 
+T.test("a training step with its accuracy read under torch.no_grad: eager's gradients", function()
+  torch.manual_seed(5)
+  local lin = nn.Linear(4, 3):to(torch.float64)
+  local target = torch.tensor({ 1, 3, 2, 1, 2 }, { dtype = torch.int64 })
+  local fn = function(x)
+    local logits = lin(x) * 1.5
+    local loss = nn.functional.cross_entropy(logits, target)
+    local acc
+    torch.no_grad(function()
+      acc = logits:argmax(-1):eq(target):double():mean():item()
+    end)
+    return loss, acc
+  end
+  local f = torch.compile(fn)
+  for trial = 1, 3 do
+    local x = torch.randn(5, 4, f64)
+    lin:zero_grad()
+    local l1, a1 = f(x)
+    l1:backward()
+    local gw = lin.weight.grad:clone()
+    lin:zero_grad()
+    local l2, a2 = fn(x)
+    l2:backward()
+    T.eq(a1, a2)
+    T.ok(math.abs(l1:item() - l2:item()) < 1e-12)
+    T.ok(max_diff(gw, lin.weight.grad) < 1e-12, "weight grad " .. trial)
+  end
+end)
+
+T.test("torch.no_grad inside the function without a break: its ops run without grad", function()
+  local w = torch.randn(6, f64):requires_grad_(true)
+  local fn = function(x)
+    local t
+    torch.no_grad(function() t = x * w * 2 end)      -- a target: no gradient through it
+    return ((x * w - t) ^ 2):sum()
+  end
+  local f = torch.compile(fn)
+  local x = torch.randn(6, f64)
+  f(x):backward()
+  local g1 = w.grad:clone()
+  w.grad = nil
+  fn(x):backward()
+  T.ok(max_diff(g1, w.grad) < 1e-12)
+end)
+
 T.test("a value not kept by the liveness found on the first call is recomputed, then kept", function()
   local hold = false
   local fn = function(x)
