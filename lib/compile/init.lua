@@ -523,9 +523,13 @@ end
 -- changed left unfused and given each call's numbers, rather than a compilation per number.
 local function run_segment(self, seg)
   local sk = state_key(seg.grad)
-  local key, fkey = seg.key .. "\n" .. sk, seg.form_key .. "\n" .. sk
+  local key = seg.key .. "\n" .. sk
   local e = self.segments[key]
-  local form = self.forms[fkey]
+  local fkey, form
+  if not e then
+    fkey = seg.form_key() .. "\n" .. sk
+    form = self.forms[fkey]
+  end
   if not e and form and form.generic then
     local covers = true
     for i, c in ipairs(seg.consts) do
@@ -590,7 +594,7 @@ local function run_segment(self, seg)
       log("segment %d compiled, up to %s: %d ops, %d inputs, keeps %d of %d values (%s), %d steps%s", e.index,
         segment_end(e), #seg.graph.nodes, #seg.graph.inputs, #keep, #seg.produced, how, #e.steps,
         varying and (", for every value of the numbers of its %d ops whose numbers change"):format(nvary) or "")
-      for i, n in ipairs(graph.nodes) do log("  %3d %-20s %s", i, n.name, n.where) end
+      for i, n in ipairs(graph.nodes) do log("  %3d %-20s %s", i, n.name, n.where or "") end
     end
   end
   -- this call's numbers into the ops whose numbers change
@@ -667,6 +671,7 @@ end
 local function hooks_for(self, always)
   return {
     always = always,
+    no_where = always and not debug_on(),    -- the nodes' source lines are for the debug log
     run_segment = function(seg) return run_segment(self, seg) end,
     recover = recover,
     on_break = function(what, where)

@@ -245,9 +245,16 @@ local function tpl_key(tpl, mask)
   return const_key(tpl.const, 4, mask)
 end
 
+local name_of = setmetatable({}, { __mode = "k" })    -- dtypes and devices as text, memoized
+local function name(x)
+  local s = name_of[x]
+  if not s then s = tostring(x); name_of[x] = s end
+  return s
+end
+
 local function meta_key(m)
-  return ("%s(%s)[%s]%s%s"):format(tostring(m.dtype), table.concat(m.shape, ","), table.concat(m.stride, ","),
-    tostring(m.device), m.requires_grad and "g" or "")
+  return name(m.dtype) .. "(" .. table.concat(m.shape, ",") .. ")[" .. table.concat(m.stride, ",") .. "]" ..
+    name(m.device) .. (m.requires_grad and "g" or "")
 end
 
 -- ops whose results are random: a segment with one keeps all its values (it cannot be replayed)
@@ -268,12 +275,13 @@ M.mutates, M.random_op = mutates, random_op
 -- the open segment as a graph of its own, numbered from 1: its inputs (values it uses that
 -- it did not make) first met first, each a positional input; its key (the nodes' op
 -- functions, names and constant arguments, the inputs' metas, lifted tensors by identity);
--- its form's key (the same with numbers masked, and the metas of the values it makes) and
--- each node's constant arguments as text (to see which change from call to call)
+-- each node's constant arguments as text (to see which change from call to call); and a
+-- function giving its form's key (the same with numbers masked, and the metas of the values
+-- it makes), made only when the key is not in the cache
 local function canonical(forced, ending)
   local gvm = state.graph.value_meta
   local g = new_graph()
-  local local_of, produced, input_reals, parts, gparts, consts = {}, {}, {}, {}, {}, {}
+  local local_of, produced, input_reals, parts, consts = {}, {}, {}, {}, {}
   -- an input's description is its real tensor's (strides, device): the kernels read it
   local function input(v)
     local r = state.pins[v]
@@ -289,7 +297,6 @@ local function canonical(forced, ending)
     g.inputs[#g.inputs + 1] = { kind = "arg", value = l, index = #input_reals }
     local lt = state.lifted_value[v]
     parts[#parts + 1] = "in " .. meta_key(desc) .. (lt and (" lifted#" .. ident(lt)) or "")
-    gparts[#gparts + 1] = parts[#parts]
   end
   local function map(tpl, out)
     if tpl.ref then
@@ -298,7 +305,6 @@ local function canonical(forced, ending)
         l = g:new_value(gvm[tpl.ref])
         local_of[tpl.ref] = l
         produced[#produced + 1] = { l = l, v = tpl.ref }
-        gparts[#gparts + 1] = "out " .. meta_key(gvm[tpl.ref])
       elseif not l then
         input(tpl.ref)
         l = local_of[tpl.ref]
@@ -312,31 +318,40 @@ local function canonical(forced, ending)
     return tpl
   end
   local unsafe = false
+  local nodes = g.nodes
   for _, node in ipairs(state.graph.nodes) do
     local n = { name = node.name, fn = node.fn, nargs = node.nargs, nres = node.nres, where = node.where,
                 args = {}, outs = {} }
-    local ap, gp, op = {}, {}, {}
-    for i = 1, node.nargs do
-      n.args[i] = map(node.args[i], false)
-      ap[i], gp[i] = tpl_key(n.args[i]), tpl_key(n.args[i], true)
-    end
+    local ap, op = {}, {}
+    for i = 1, node.nargs do n.args[i] = map(node.args[i], false); ap[i] = tpl_key(n.args[i]) end
     for i = 1, node.nres do n.outs[i] = map(node.outs[i], true); op[i] = tpl_key(n.outs[i]) end
-    g.nodes[#g.nodes + 1] = n
+    nodes[#nodes + 1] = n
     if mutates(n) or random_op(n.name) then unsafe = true end
-    consts[#g.nodes] = table.concat(ap, ",")
-    parts[#parts + 1] = ("%s #%d (%s) -> %s"):format(n.name, ident(n.fn), consts[#g.nodes], table.concat(op, ","))
-    gparts[#gparts + 1] = ("%s #%d (%s) -> %s"):format(n.name, ident(n.fn), table.concat(gp, ","), table.concat(op, ","))
+    local c = table.concat(ap, ",")
+    consts[#nodes] = c
+    parts[#parts + 1] = n.name .. " #" .. ident(n.fn) .. " (" .. c .. ") -> " .. table.concat(op, ",")
   end
   local keep = {}
   for _, v in ipairs(forced) do
     if not local_of[v] then input(v) end
     keep[#keep + 1] = local_of[v]
   end
-  local ks = {}
-  for i, l in ipairs(keep) do ks[i] = tostring(l) end
-  parts[#parts + 1] = (ending and "end " or "break ") .. table.concat(ks, ",")
-  gparts[#gparts + 1] = parts[#parts]
-  return { graph = g, key = table.concat(parts, "\n"), form_key = table.concat(gparts, "\n"), consts = consts,
+  local ending_part = (ending and "end " or "break ") .. table.concat(keep, ",")
+  parts[#parts + 1] = ending_part
+  local function form_key()
+    local fp = {}
+    for _, inp in ipairs(g.inputs) do fp[#fp + 1] = "in " .. meta_key(g.value_meta[inp.value]) end
+    for _, n in ipairs(nodes) do
+      local gp, op = {}, {}
+      for i = 1, n.nargs do gp[i] = tpl_key(n.args[i], true) end
+      for i = 1, n.nres do op[i] = tpl_key(n.outs[i]) end
+      fp[#fp + 1] = n.name .. " #" .. ident(n.fn) .. " (" .. table.concat(gp, ",") .. ") -> " .. table.concat(op, ",")
+    end
+    for _, p in ipairs(produced) do fp[#fp + 1] = "out " .. meta_key(g.value_meta[p.l]) end
+    fp[#fp + 1] = ending_part
+    return table.concat(fp, "\n")
+  end
+  return { graph = g, key = table.concat(parts, "\n"), form_key = form_key, consts = consts,
            input_reals = input_reals, produced = produced, forced = keep, unsafe = unsafe, local_of = local_of }
 end
 
@@ -483,7 +498,7 @@ local function record(name, fn, ...)
   res.n = res.n - 1
   local node = { name = name, fn = fn, args = tpl, nargs = n, nres = res.n }
   node.outs = register_outputs(res, res.n)
-  node.where = state.where()
+  if not state.no_where then node.where = state.where() end
   state.graph.nodes[#state.graph.nodes + 1] = node
   return table.unpack(res, 1, res.n)
 end
@@ -605,7 +620,7 @@ end
 --- trace(fn, args[, hooks]): the graph of fn(args...).
 -- Without hooks: the graph, or nil, the graph break's (or error's) message and place.
 -- With hooks {run_segment = f(seg) -> reals, entry; recover = f(rec, local) -> tensor;
--- on_break = f(what, where); always = bool}: a break resumes the capture (see the header);
+-- on_break = f(what, where); always = bool; no_where = bool (nodes without source lines)}: a break resumes the capture (see the header);
 -- then, or always when hooks.always, the result is {results = packed real results}, the
 -- function's results computed by the segments. On an error: nil, message, place, and a
 -- table {ran = a segment ran, impure = a segment that ran changed tensors in place or drew
@@ -616,7 +631,8 @@ function M.trace(fn, args, hooks)
   state = { graph = graph, values = setmetatable({}, { __mode = "k" }), meta_for = setmetatable({}, { __mode = "k" }),
             lifted = {}, lifted_value = {}, where = where, hooks = hooks,
             real = setmetatable({}, { __mode = "k" }), meta_by_value = setmetatable({}, { __mode = "v" }),
-            pending = setmetatable({}, { __mode = "k" }), pins = {}, open_first = 1, breaks = 0 }
+            pending = setmetatable({}, { __mode = "k" }), pins = {}, open_first = 1, breaks = 0,
+            no_where = hooks and hooks.no_where }
   local margs = { n = args.n }
   local ok, res = pcall(function()
     for i = 1, args.n do
