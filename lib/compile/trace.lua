@@ -26,7 +26,12 @@
 -- reach (the live set, found by a full garbage collection when the segment is first seen) and
 -- those the break needs. A later use of a value that was not kept is detected when it is
 -- recorded (its meta tensor has no real counterpart) and recovered by recomputing it from
--- the segment's real inputs (the hooks' recover), never read as garbage.
+-- the segment's real inputs (the hooks' recover), never read as garbage. A segment also ends
+-- where the traced code changes grad mode (torch.no_grad inside the function), so that each
+-- runs in the mode its ops were recorded in. A segment is described for the hooks' cache by
+-- a key (its ops, their constant arguments, its inputs' metas, lifted tensors by identity)
+-- and a form key (the same with numbers masked), so that a segment seen again with other
+-- numbers (read by item(), a loop counter) can share one entry.
 local torch = require "torch"
 
 local M = {}
