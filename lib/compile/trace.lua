@@ -541,6 +541,7 @@ local NOT_RECORDED = { shape = true, dtype = true, device = true, requires_grad 
 local BREAKS = { item = true, tolist = true, totable = true, numpy = true, storage = true, data_ptr = true }
 
 local saved
+local wrappers = {}     -- name -> {original, its wrapper}: made once per function, not per trace
 
 local function install()
   saved = { torch = {}, mt = {} }
@@ -548,7 +549,9 @@ local function install()
   for k, v in pairs(torch) do
     if type(v) == "function" and names[k] then
       saved.torch[k] = v
-      torch[k] = wrap(k, v)
+      local w = wrappers[k]
+      if not w or w[1] ~= v then w = { v, wrap(k, v) }; wrappers[k] = w end
+      torch[k] = w[2]
     end
   end
   for _, k in ipairs(OPERATORS) do
