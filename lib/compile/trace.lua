@@ -493,10 +493,11 @@ local function record(name, fn, ...)
   local res = table.pack(pcall(fn, table.unpack(margs, 1, n)))
   depth = depth - 1
   if not res[1] then
-    -- an op whose result is read from the data (equal, nonzero, ...): a graph break
-    if state.hooks and type(res[2]) == "string" and res[2]:find("cannot run on meta tensors", 1, true) then
-      return do_break(name, fn, ...)
-    end
+    -- an op that cannot run on meta tensors (its result is read from the data, as equal's, or
+    -- its shape depends on it, as nonzero's; it has no meta kernel; it reads a value inside):
+    -- a graph break, the op run on the real tensors (where the arguments are wrong, that
+    -- raises eager's error)
+    if state.hooks then return do_break(name, fn, ...) end
     error(res[2], 0)
   end
   table.remove(res, 1)
