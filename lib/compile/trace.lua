@@ -449,9 +449,12 @@ local function do_break(what, fn, ...)
   end
   local rargs = {}
   for i = 1, n do rargs[i] = to_real(raw[i]) end
+  -- an op run here that changes tensors or draws random numbers: the call cannot be rerun
+  if what:sub(-1) == "_" or what == "index_put" or random_op(what) then state.impure = true end
   depth = depth + 1
   local res = table.pack(pcall(fn, table.unpack(rargs, 1, n)))
   depth = depth - 1
+  state.ran = true
   if not res[1] then error(res[2], 0) end
   local function to_meta(x)
     if torch.is_tensor(x) then
