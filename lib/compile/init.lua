@@ -848,6 +848,7 @@ function M.reset()
   for c in pairs(instances) do
     c.entries, c.eager_for, c.segmented = {}, {}, {}
     c.segments, c.forms, c.segment_list, c.nsegments = {}, {}, {}, 0
+    c.segment_limit_logged = nil
   end
   M.config.mvec = true     -- tried again: a failure may have been the compiler's, not libmvec's
 end
