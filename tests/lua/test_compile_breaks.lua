@@ -154,6 +154,24 @@ T.test("in-place ops before and after the break change the arguments as eager do
   end
 end)
 
+T.test("a view made before the break and changed in place after it changes its base", function()
+  local fn = function(x)
+    local y = torch.sigmoid(x * 2) + 1
+    local z = y:view(-1)
+    local s = y:sum():item()
+    z:add_(s)
+    return y, z
+  end
+  local f = torch.compile(fn)
+  for _ = 1, 2 do
+    local x = torch.randn(3, 4, f64)
+    local y1, z1 = f(x)
+    local y2, z2 = fn(x)
+    T.eq(max_diff(y1, y2), 0.0)
+    T.eq(max_diff(z1, z2), 0.0)
+  end
+end)
+
 T.test("a tensor read from outside (lifted) and changed in place across calls", function()
   local w = torch.randn(8, f64)
   local fn = function(x)
