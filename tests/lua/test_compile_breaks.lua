@@ -11,6 +11,13 @@ C.cache_dir_override = S.dir .. "/cache"
 local f64 = { dtype = torch.float64 }
 
 local function max_diff(a, b) return (a - b):abs():max():item() end
+-- float64 results with transcendental functions (sigmoid, exp, tanh): within 1e-12 of eager's
+-- (the same bits where the generated code and eager's kernels use the same functions, which
+-- depends on the build); pure arithmetic is compared exactly
+function T.near64(a, b, msg)
+  local e = max_diff(a, b) / math.max(b:abs():max():item(), 1e-300)
+  T.ok(e <= 1e-12, (msg and msg .. ": " or "") .. "relative error " .. e)
+end
 
 -- counters since a snapshot
 local function since(snap)
@@ -33,16 +40,16 @@ T.test("a break between two chains: both branches get their own segments, values
   local f = torch.compile(fn)
   local s0 = snap()
   local pos, neg = torch.randn(500, f64) + 3, torch.randn(500, f64) - 3
-  T.eq(max_diff(f(pos), fn(pos)), 0.0)
+  T.near64(f(pos), fn(pos))
   local d = since(s0)
   T.eq(d.graph_breaks, 1)
   T.eq(d.segments, 2)                        -- the graph before the break, the branch taken
-  T.eq(max_diff(f(neg), fn(neg)), 0.0)       -- the other branch: one more segment
+  T.near64(f(neg), fn(neg))       -- the other branch: one more segment
   T.eq(since(s0).segments, 3)
   local s1 = snap()
   for i = 1, 4 do
     local x = torch.randn(500, f64) + (i % 2 == 0 and 3 or -3)
-    T.eq(max_diff(f(x), fn(x)), 0.0, "call " .. i)
+    T.near64(f(x), fn(x), "call " .. i)
   end
   local d1 = since(s1)
   T.eq(d1.segments, 0)                       -- every segment from the cache
@@ -55,7 +62,8 @@ T.test("a break between two chains: both branches get their own segments, values
   T.eq(table.concat(g[1].ops, ","), "mul,sigmoid,add,sum")
   T.eq(g[1].segment, 1)
   T.eq(g[1].kernels, 1)
-  T.ok(g[1].ends:find("test_compile_breaks.lua:30 (item)", 1, true), g[1].ends)
+  local line = debug.getinfo(fn, "S").linedefined + 2       -- the line of the item() call
+  T.ok(g[1].ends:find("test_compile_breaks.lua:" .. line .. " (item)", 1, true), g[1].ends)
   T.eq(g[1].keeps, 2)                        -- y and the sum: x * 2 and the sigmoid are dropped
   T.eq(g[2].ends, "return")
   T.eq(table.concat(g[2].ops, ","), "mul,sub")
@@ -87,7 +95,7 @@ T.test("a number read by item() used after the break: one segment for all its va
   local s0 = snap()
   for i = 1, 6 do
     local x = torch.randn(300, f64)
-    T.eq(max_diff(f(x), fn(x)), 0.0, "call " .. i)
+    T.near64(f(x), fn(x), "call " .. i)
   end
   T.eq(since(s0).segments, 3)      -- before the break; after it for the first number; for any number
   local g = f:graphs()
@@ -167,8 +175,8 @@ T.test("a view made before the break and changed in place after it changes its b
     local x = torch.randn(3, 4, f64)
     local y1, z1 = f(x)
     local y2, z2 = fn(x)
-    T.eq(max_diff(y1, y2), 0.0)
-    T.eq(max_diff(z1, z2), 0.0)
+    T.near64(y1, y2)
+    T.near64(z1, z2)
   end
 end)
 
@@ -298,14 +306,14 @@ T.test("a value not kept by the liveness found on the first call is recomputed, 
   end
   local f = torch.compile(fn)
   local x = torch.randn(20, f64)
-  T.eq(max_diff(f(x), fn(x)), 0.0)
+  T.near64(f(x), fn(x))
   T.eq(f:graphs()[1].keeps, 2)           -- b and its sum: a was not reachable at the break
   hold = true
   local s0 = snap()
-  T.eq(max_diff(f(x), fn(x)), 0.0)       -- a is needed: recomputed from x
+  T.near64(f(x), fn(x))       -- a is needed: recomputed from x
   T.eq(since(s0).liveness_misses, 1)
   local s1 = snap()
-  T.eq(max_diff(f(x), fn(x)), 0.0)
+  T.near64(f(x), fn(x))
   local d = since(s1)
   T.eq(d.liveness_misses, 0)             -- kept now
   T.eq(d.segment_recompiles, 1)
