@@ -593,7 +593,8 @@ local function run_segment(self, seg)
     if debug_on() then
       log("segment %d compiled, up to %s: %d ops, %d inputs, keeps %d of %d values (%s), %d steps%s", e.index,
         segment_end(e), #seg.graph.nodes, #seg.graph.inputs, #keep, #seg.produced, how, #e.steps,
-        varying and (", for every value of the numbers of its %d ops whose numbers change"):format(nvary) or "")
+        not varying and "" or nvary == 0 and ", for any tensors read from outside of these shapes"
+          or (", for every value of the numbers of its %d ops whose numbers change"):format(nvary))
       for i, n in ipairs(graph.nodes) do log("  %3d %-20s %s", i, n.name, n.where or "") end
     end
   end

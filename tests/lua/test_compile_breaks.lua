@@ -199,6 +199,22 @@ T.test("a tensor read from outside (lifted) and changed in place across calls", 
   T.eq(max_diff(w, w1), 0.0)
 end)
 
+T.test("a new tensor read from outside at each call: one more segment, not one per tensor", function()
+  local st = {}
+  local fn = function(x) local y = x * st.w + 1; local s = y:sum():item(); return y * s end
+  local f = torch.compile(fn)
+  local s0 = snap()
+  for i = 1, 6 do
+    st.w = torch.randn(8, f64)
+    local x = torch.randn(8, f64)
+    T.eq(max_diff(f(x), fn(x)), 0.0, "call " .. i)
+  end
+  T.eq(since(s0).segments, 4)   -- each side of the break for the first tensor, then for any
+  local g = f:graphs()
+  T.eq(g[3].varying, 0)
+  T.eq(g[4].varying, 1)         -- y * s: s changes at each call
+end)
+
 T.test("results: tensors from any segment, nested tables, other values", function()
   local fn = function(x)
     local early = torch.relu(x) * 2
