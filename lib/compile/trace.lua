@@ -407,7 +407,12 @@ local function close_segment(forced_metas, what, where)
     depth = depth - 1
     state.ran = true
     if seg.unsafe then state.impure = true end
-    if not ok then state.run_failed = true; error(reals, 0) end
+    if not ok then
+      -- the segment is not run again by a later break (the traced code may catch the error)
+      state.run_failed = true
+      state.graph.nodes, state.pins, state.open_first = {}, {}, state.graph.nvalues + 1
+      error(reals, 0)
+    end
     local rec = { entry = entry, graph = seg.graph, input_reals = seg.input_reals, reals = reals, local_of = seg.local_of,
                   where = where, versions = {} }
     depth = depth + 1
