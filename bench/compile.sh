@@ -20,7 +20,7 @@ for r in $(seq "$ROUNDS"); do
 done
 get() { grep "^$1 " "$2" | awk '{print $2}' | median; }
 printf '%-12s %14s %14s %14s %10s %10s\n' figure "eager us" "compiled us" "PyTorch us" "eager/cmp" "pt/cmp"
-for k in chain lngelu softmax mlp_train; do
+for k in chain lngelu softmax mlp_train break; do
   e=$(get ${k}_eager "$out/lt"); c=$(get ${k}_compiled "$out/lt"); p=$(get ${k}_eager "$out/pt")
   printf '%-12s %14s %14s %14s %10s %10s\n' "$k" "$e" "$c" "$p" \
     "$(awk "BEGIN{printf \"%.2f\", $e / $c}")" "$(awk "BEGIN{if (\"$p\" != \"nan\") printf \"%.2f\", $p / $c; else print \"-\"}")"

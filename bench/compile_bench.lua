@@ -7,6 +7,9 @@
 --                 a broadcast mask), no_grad
 --   mlp_train_*   forward + backward of a GELU MLP block with residual (x + W2 gelu(W1 x + b1)),
 --                 8192 x 256 -> 1024 -> 256, float32
+--   break_*       a graph break between two pointwise chains on 4M float32: chain (4 ops),
+--                 h:sum():item() and a branch on it, chain (3 ops); compiled: two segments, each
+--                 one kernel, the Lua function traced again on meta tensors at each call
 --   first_compile a new graph's first call (trace + cc), cached_start its first call in a
 --                 fresh process state with the kernel in the disk cache
 package.path = (arg[0]:match("^(.*/)") or "./") .. "?.lua;" .. package.path
@@ -52,6 +55,16 @@ local function train(f) return function(n)
 end end
 T:bench("mlp_train_eager", 3, train(block))
 T:bench("mlp_train_compiled", 3, train(block_c))
+
+local xb = torch.randn(4 * 1024 * 1024)
+local brk = function(x)
+  local h = torch.sigmoid(x * 1.5) * x + 0.25
+  if h:sum():item() > 0 then return torch.tanh(h) * 2 - h end
+  return torch.tanh(h) * 0.5 + h
+end
+local brk_c = torch.compile(brk)
+T:bench("break_eager", 5, function(n) for _ = 1, n do brk(xb) end end)
+T:bench("break_compiled", 5, function(n) for _ = 1, n do brk_c(xb) end end)
 
 -- compile times: a graph never seen (a fresh constant in its source), then the same graph
 -- after torch.compiler.reset() (the kernel comes from the disk cache)

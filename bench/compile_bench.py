@@ -21,3 +21,9 @@ def train(n):
     for _ in range(n):
         y = xm + fc2(F.gelu(fc1(xm))); y.square().mean().backward()
 bench("mlp_train_eager", 3, train)
+xb = torch.randn(4 * 1024 * 1024)
+def brk(x):
+    h = torch.sigmoid(x * 1.5) * x + 0.25
+    if h.sum().item() > 0: return torch.tanh(h) * 2 - h
+    return torch.tanh(h) * 0.5 + h
+bench("break_eager", 5, lambda n: [brk(xb) for _ in range(n)])

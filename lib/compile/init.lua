@@ -14,9 +14,18 @@
 -- the other ops are called as they were. Later calls whose arguments pass the guards run the
 -- compiled form; others trace again (up to cache_size_limit versions, then eager).
 --
--- Where the function needs a tensor's values (item(), printing, a branch on data) the trace
--- stops: a graph break. This version then runs the function eagerly for those arguments
--- (fullgraph = true makes it an error), logging the break with its source line.
+-- Where the function needs a tensor's values (item(), printing, an op whose result is read
+-- from the data) the trace breaks (fullgraph = true makes that an error naming the line);
+-- otherwise the capture resumes as PyTorch's does (compile/trace.lua): the graph before the
+-- break is a segment, compiled and run on the real tensors, the break's operation runs on
+-- them, and the capture continues into a new segment. Arguments of a kind whose call broke
+-- run in this segmented mode from then on: the Lua function runs again on meta tensors at
+-- each call (its branches depend on values), and each segment is found in a per-function
+-- cache keyed by its structure (compiled on a miss, up to segment_limit). A segment keeps
+-- (makes real) the values the Lua code can still reach at its break: the live set, found
+-- once by a full garbage collection when the segment is first compiled; a later use of a
+-- value it did not keep is recovered by recomputing that value from the segment's inputs,
+-- and the segment keeps it from then on.
 -- Under autograd (grad mode on, an input of a fused run requiring grad) the run is one
 -- autograd Function: its forward is the kernel, its backward a second generated kernel
 -- that recomputes the run's values and applies the ops' derivatives in reverse (gradients
@@ -28,7 +37,7 @@ local trace = require "compile.trace"
 local fuse = require "compile.fuse"
 
 local M = {}
-M.config = { cache_size_limit = 8, cc = os.getenv("CC") or "cc", grain = 32768 }
+M.config = { cache_size_limit = 8, segment_limit = 64, cc = os.getenv("CC") or "cc", grain = 32768 }
 
 local function debug_on() local v = os.getenv("LUTORCH_COMPILE_DEBUG"); return v ~= nil and v ~= "" and v ~= "0" end
 local function log(fmt, ...)
@@ -36,7 +45,8 @@ local function log(fmt, ...)
 end
 M.log = log
 
-local counters = { traces = 0, graph_breaks = 0, kernels_compiled = 0, kernels_loaded = 0, cache_hits = 0, recompiles = 0 }
+local counters = { traces = 0, graph_breaks = 0, kernels_compiled = 0, kernels_loaded = 0, cache_hits = 0, recompiles = 0,
+                   segments = 0, segment_hits = 0, segment_recompiles = 0, liveness_misses = 0, segmented_calls = 0 }
 M.counters = counters
 
 -- ---- the disk cache of compiled kernels ----
@@ -467,6 +477,227 @@ local function check_guards(entry, args)
   return nil
 end
 
+-- ---- segments: a function whose capture breaks ----
+
+local function node_steps(graph)
+  local steps = {}
+  for _, node in ipairs(graph.nodes) do steps[#steps + 1] = { kind = "node", node = node } end
+  return steps
+end
+
+-- a segment's steps, with the values it keeps (e.keep) as the graph's outputs
+local function build_segment(self, e)
+  local g = e.graph
+  local outs = {}
+  for i, l in ipairs(e.keep) do outs[i] = { ref = l } end
+  g.outputs, g.noutputs = outs, #outs
+  if self.opts.backend == "eager" then e.steps = node_steps(g) else e.steps = compile_graph(g) end
+end
+
+-- the global state a segment's key includes; grad: the mode its ops were recorded in
+local function state_key(grad)
+  local gs = global_state()
+  return ("grad=%s dtype=%s autocast=%s"):format(tostring(grad), tostring(gs.default_dtype), tostring(gs.autocast))
+end
+
+local function segment_end(e)
+  if e.what == "grad mode change" then return "the grad mode change at " .. e.where end
+  return e.what and ("the break at %s (%s)"):format(e.where, e.what) or "the return"
+end
+
+-- a copy of a segment's graph whose varying nodes (by index) are renamed, so that the fusion
+-- leaves them as calls: each call's numbers are put into their arguments before the run
+local function varying_graph(g, varying)
+  local c = { nodes = {}, inputs = g.inputs, nvalues = g.nvalues, value_meta = g.value_meta }
+  for i, n in ipairs(g.nodes) do
+    if varying[i] then
+      local m = {}
+      for k, v in pairs(n) do m[k] = v end
+      m.name = n.name .. " (varying)"
+      n = m
+    end
+    c.nodes[i] = n
+  end
+  return c
+end
+
+-- run a segment of a resumable trace (trace.lua's hook): its cached compiled form, made on a
+-- miss; the real tensors of the values it made that the run left (keyed by local value), and
+-- its cache entry. A segment whose form was seen before with other numbers (a number read by
+-- item(), a loop counter) gets one entry for all its numbers, the ops taking the numbers that
+-- changed left unfused and given each call's numbers, rather than a compilation per number.
+local function run_segment(self, seg)
+  local sk = state_key(seg.grad)
+  local key = seg.key .. "\n" .. sk
+  local e = self.segments[key]
+  local fkey, form
+  if not e then
+    fkey = seg.form_key() .. "\n" .. sk
+    form = self.forms[fkey]
+  end
+  if not e and form and form.generic then
+    local covers = true
+    for i, c in ipairs(seg.consts) do
+      if c ~= form.consts[i] and not form.generic.varying[i] then covers = false end
+    end
+    if covers then e = form.generic end
+  end
+  if e then
+    counters.segment_hits = counters.segment_hits + 1
+    if e.stale then
+      -- a value the liveness missed is kept from now on
+      local have = {}
+      for _, l in ipairs(e.keep) do have[l] = true end
+      for l in pairs(e.extra) do if not have[l] then e.keep[#e.keep + 1] = l end end
+      e.stale = false
+      build_segment(self, e)
+      counters.segment_recompiles = counters.segment_recompiles + 1
+      log("segment %d recompiled: it keeps %d values now", e.index, #e.keep)
+    end
+  elseif self.nsegments >= M.config.segment_limit then
+    -- past the limit: the segment's ops run one by one (each value is real: nothing to keep)
+    if not self.segment_limit_logged then
+      log("segment_limit (%d) reached: new segments run op by op", M.config.segment_limit)
+      self.segment_limit_logged = true
+    end
+    e = { graph = seg.graph, steps = node_steps(seg.graph), uncached = true }
+  else
+    local keep, how
+    if self.opts.backend == "eager" or seg.unsafe then
+      -- op by op, every value is real anyway; a segment with in-place or random ops cannot be
+      -- recomputed, so it keeps all it makes
+      keep, how = {}, seg.unsafe and "all (in-place or random ops)" or "all"
+      for _, p in ipairs(seg.produced) do keep[#keep + 1] = p.l end
+    else
+      keep, how = {}, seg.what and "live" or "the results"
+      local have = {}
+      for _, l in ipairs(seg.forced) do if not have[l] then have[l] = true; keep[#keep + 1] = l end end
+      if seg.what then          -- at a break: what the Lua code still holds (at the end: the results)
+        for _, l in ipairs(seg.live()) do if not have[l] then have[l] = true; keep[#keep + 1] = l end end
+      end
+    end
+    local varying, graph, nvary = nil, seg.graph, 0
+    if form then
+      varying = {}
+      if form.generic then for i in pairs(form.generic.varying) do varying[i] = true end end
+      for i, c in ipairs(seg.consts) do if c ~= form.consts[i] then varying[i] = true end end
+      for _ in pairs(varying) do nvary = nvary + 1 end
+      graph = varying_graph(seg.graph, varying)
+    end
+    e = { graph = graph, keep = keep, what = seg.what, where = seg.where, index = #self.segment_list + 1,
+          varying = varying }
+    build_segment(self, e)
+    if varying then form.generic = e
+    else
+      self.segments[key] = e
+      self.forms[fkey] = { consts = seg.consts }
+    end
+    self.segment_list[#self.segment_list + 1] = e
+    self.nsegments = self.nsegments + 1
+    counters.segments = counters.segments + 1
+    if debug_on() then
+      log("segment %d compiled, up to %s: %d ops, %d inputs, keeps %d of %d values (%s), %d steps%s", e.index,
+        segment_end(e), #seg.graph.nodes, #seg.graph.inputs, #keep, #seg.produced, how, #e.steps,
+        not varying and "" or nvary == 0 and ", for any tensors read from outside of these shapes"
+          or (", for every value of the numbers of its %d ops whose numbers change"):format(nvary))
+      for i, n in ipairs(graph.nodes) do log("  %3d %-20s %s", i, n.name, n.where or "") end
+    end
+  end
+  -- this call's numbers into the ops whose numbers change
+  if e.varying then for i in pairs(e.varying) do e.graph.nodes[i].args = seg.graph.nodes[i].args end end
+  local vals = {}
+  for i, inp in ipairs(e.graph.inputs) do vals[inp.value] = seg.input_reals[i] end
+  run_steps(e.steps, vals, e.graph.value_meta)
+  local reals = {}
+  for _, p in ipairs(seg.produced) do
+    local r = vals[p.l]
+    if r ~= nil and torch.is_tensor(r) then reals[p.l] = r end
+  end
+  return reals, e
+end
+
+local function each_ref(tpl, f)
+  if tpl.ref then f(tpl.ref, tpl.alias)
+  elseif tpl.tbl then for _, x in pairs(tpl.tbl) do each_ref(x, f) end end
+end
+
+-- a value a segment did not keep, used after its break (trace.lua's hook): recomputed op by op
+-- from the segment's real inputs and kept values, where that gives eager's value (the ops are
+-- not in place or random, and what they read was not changed in place since); the segment
+-- keeps it from the next call on
+local function recover(rec, l)
+  local g = rec.graph
+  local producer = {}
+  for i, node in ipairs(g.nodes) do
+    for k = 1, node.nres do each_ref(node.outs[k], function(v, alias) if not alias then producer[v] = i end end) end
+  end
+  local vals = {}
+  for i, inp in ipairs(g.inputs) do vals[inp.value] = rec.input_reals[i] end
+  for v, r in pairs(rec.reals) do vals[v] = r end
+  local need, used, problem = {}, {}, nil
+  local function want(v)
+    if vals[v] ~= nil then used[v] = true; return end
+    local i = producer[v]
+    if not i then problem = "no op of the segment made it"; return end
+    if need[i] then return end
+    need[i] = true
+    local node = g.nodes[i]
+    for k = 1, node.nargs do each_ref(node.args[k], want) end
+  end
+  want(l)
+  for v in pairs(used) do
+    if rec.versions[v] ~= nil and vals[v]._version ~= rec.versions[v] then
+      problem = "a tensor it is computed from was changed in place since"
+    end
+  end
+  local order = {}
+  for i in pairs(need) do order[#order + 1] = i end
+  table.sort(order)
+  for _, i in ipairs(order) do
+    local n = g.nodes[i]
+    if trace.mutates(n) or trace.random_op(n.name) then problem = "it comes from in-place or random ops" end
+  end
+  local e = rec.entry
+  if e and not e.uncached then
+    e.extra = e.extra or {}
+    e.extra[l] = true
+    e.stale = true
+  end
+  counters.liveness_misses = counters.liveness_misses + 1
+  if problem then
+    error(("torch.compile: a tensor computed before the graph break at %s is used after it but was not kept, " ..
+      "and it cannot be recomputed (%s); later calls keep it"):format(rec.where or "?", problem), 0)
+  end
+  for _, i in ipairs(order) do run_node(g.nodes[i], vals) end
+  log("a value that the segment up to %s did not keep is used after it: recomputed (%d ops); kept from now on",
+    rec.where or "the return", #order)
+  return vals[l]
+end
+
+local function hooks_for(self, always)
+  return {
+    always = always,
+    no_where = always and not debug_on(),    -- the nodes' source lines are for the debug log
+    run_segment = function(seg) return run_segment(self, seg) end,
+    recover = recover,
+    on_break = function(what, where)
+      counters.graph_breaks = counters.graph_breaks + 1
+      log("graph break at %s: %s() needs a tensor's values; the graph before it runs, the capture resumes after it",
+        where, what)
+    end,
+  }
+end
+
+-- a call in segmented mode: the function traced again, its segments found in the cache
+local function run_segmented(self, args)
+  counters.segmented_calls = counters.segmented_calls + 1
+  local r, msg, where, info = trace.trace(self.fn, args, hooks_for(self, true))
+  if r then return table.unpack(r.results, 1, r.results.n) end
+  if info and info.ran and (info.impure or info.run_failed) then error(msg, 0) end
+  log("the capture failed at %s: %s; running eagerly", where, msg)
+  return self.fn(table.unpack(args, 1, args.n))
+end
+
 -- ---- the compiled callable ----
 
 local Compiled = class("torch.compile.CompiledFunction")
@@ -481,6 +712,8 @@ function Compiled:__init(fn, opts, module)
   self.fn, self.opts, self.module = fn, opts, module
   self.entries = {}
   self.eager_for = {}     -- keys of argument kinds that fell back
+  self.segmented = {}     -- keys of argument kinds whose capture breaks: segmented mode
+  self.segments, self.forms, self.segment_list, self.nsegments = {}, {}, {}, 0
   instances[self] = true
 end
 
@@ -496,13 +729,15 @@ end
 
 local function new_entry(self, args)
   counters.traces = counters.traces + 1
-  local graph, msg, where = trace.trace(self.fn, args)
+  local graph, msg, where, info = trace.trace(self.fn, args, (not self.opts.fullgraph) and hooks_for(self) or nil)
+  if graph and graph.results then return nil, graph.results end   -- it broke, and resumed
   if not graph then
+    if info and info.ran and (info.impure or info.run_failed) then error(msg, 0) end
     counters.graph_breaks = counters.graph_breaks + 1
     if self.opts.fullgraph then
       error(("torch.compile: graph break at %s: %s (fullgraph = true)"):format(where, msg), 0)
     end
-    log("graph break at %s: %s; running eagerly for these arguments", where, msg)
+    log("the capture failed at %s: %s; running eagerly for these arguments", where, msg)
     return nil
   end
   local entry = { graph = graph, nargs = args.n, arg_guards = {}, state = global_state() }
@@ -539,6 +774,7 @@ function Compiled:__call(...)
     reasons[#reasons + 1] = why
   end
   local key = args_key(args)
+  if self.segmented[key] then return run_segmented(self, args) end
   if self.eager_for[key] then return self.fn(...) end
   if #self.entries >= M.config.cache_size_limit then
     log("cache_size_limit (%d) reached: running eagerly (%s)", M.config.cache_size_limit, reasons[#reasons] or "")
@@ -548,7 +784,11 @@ function Compiled:__call(...)
     counters.recompiles = counters.recompiles + 1
     log("recompiling: %s", table.concat(reasons, "; "))
   end
-  local e = new_entry(self, args)
+  local e, results = new_entry(self, args)
+  if results then
+    self.segmented[key] = true
+    return table.unpack(results, 1, results.n)
+  end
   if not e then
     self.eager_for[key] = true
     return self.fn(...)
@@ -557,14 +797,28 @@ function Compiled:__call(...)
   return run_graph(e, args)
 end
 
---- the graphs captured so far (for inspection): a list of {ops = {names}, kernels = n}
+--- the graphs captured so far (for inspection): a list of {ops = {names}, kernels = n}, the
+-- whole graphs first, then the segments of functions that break, each with segment = its
+-- number, ends = "FILE:LINE (item)" (its break) or "return", keeps = the values it keeps and,
+-- for one made for every value of its numbers, varying = how many of its ops take them
 function Compiled:graphs()
   local out = {}
-  for i, e in ipairs(self.entries) do
+  local function add(e)
     local ops, k = {}, 0
     for j, n in ipairs(e.graph.nodes) do ops[j] = n.name end
     for _, s in ipairs(e.steps) do if s.kind ~= "node" then k = k + 1 end end
-    out[i] = { ops = ops, kernels = k }
+    out[#out + 1] = { ops = ops, kernels = k }
+    return out[#out]
+  end
+  for _, e in ipairs(self.entries) do add(e) end
+  for _, e in ipairs(self.segment_list) do
+    local g = add(e)
+    g.segment, g.keeps = e.index, #e.keep
+    if e.varying then
+      g.varying = 0
+      for _ in pairs(e.varying) do g.varying = g.varying + 1 end
+    end
+    g.ends = e.what and ("%s (%s)"):format(e.where, e.what) or "return"
   end
   return out
 end
@@ -597,7 +851,11 @@ end
 function M.reset()
   loaded = {}
   for k in pairs(counters) do counters[k] = 0 end
-  for c in pairs(instances) do c.entries, c.eager_for = {}, {} end
+  for c in pairs(instances) do
+    c.entries, c.eager_for, c.segmented = {}, {}, {}
+    c.segments, c.forms, c.segment_list, c.nsegments = {}, {}, {}, 0
+    c.segment_limit_logged = nil
+  end
   M.config.mvec = true     -- tried again: a failure may have been the compiler's, not libmvec's
 end
 
