@@ -535,6 +535,44 @@ function M.differentiable(g)
   return true
 end
 
+-- the loop body's adjoints: every input and node value v gets a register d<v>, starting at
+-- seed[v] (a C expression: an output's incoming gradient) or 0, then each node's derivative
+-- rules in reverse order (operand, reg: from emit_forward_body, which must come first)
+local function emit_backward_body(lines, g, T, operand, reg, seed)
+  local first = #lines + 1
+  for _, v in ipairs(g.inputs) do lines[#lines + 1] = ("    %s d%d = %s;"):format(T, v, seed[v] or "0") end
+  for _, pw in ipairs(g.nodes) do
+    lines[#lines + 1] = ("    %s d%d = %s;"):format(T, pw.out, seed[pw.out] or "0")
+  end
+  for i = #g.nodes, 1, -1 do
+    local pw = g.nodes[i]
+    local gexpr, y = "d" .. pw.out, reg[pw.out]
+    if pw.kind == "unary" then
+      if pw.a.ref then
+        lines[#lines + 1] = ("    d%d += %s;"):format(pw.a.ref, DERIV[pw.op](gexpr, operand(pw.a), nil, y, T))
+      end
+    else
+      local a, b = operand(pw.a), operand(pw.b)
+      local alpha = pw.alpha and pw.alpha ~= 1 and num_literal(pw.alpha, T) or nil
+      local bscaled = alpha and ("(%s * %s)"):format(alpha, b) or b
+      if pw.a.ref then
+        lines[#lines + 1] = ("    d%d += %s;"):format(pw.a.ref, DERIV2[pw.op]("a", gexpr, a, bscaled, T, pw.b.num))
+      end
+      if pw.b.ref then
+        local d = DERIV2[pw.op]("b", gexpr, a, bscaled, T, nil)
+        if alpha then d = ("(%s * %s)"):format(alpha, d) end
+        lines[#lines + 1] = ("    d%d += %s;"):format(pw.b.ref, d)
+      end
+    end
+  end
+  if T == "float" then
+    -- the rules' decimal constants as float literals: no double arithmetic in a float loop
+    for i = first, #lines do
+      if lines[i]:find("^    d%d+ %+=") then lines[i] = lines[i]:gsub("(%f[%w%.]%d+%.%d+)(%f[^%w%.])", "%1f%2") end
+    end
+  end
+end
+
 --- backward_source(group, value_meta, name, need): C source of the kernel that takes the
 --- group's inputs and the gradients of its outputs and writes, at the output's shape, the
 --- gradient of each input k with need[k]; it recomputes the forward values it needs
@@ -561,44 +599,11 @@ function M.backward_source(g, vm, name, need)
   end
   lines[#lines + 1] = "  for (int64_t i = begin; i < end; i++) {"
   local operand, reg = emit_forward_body(lines, g, vm, T)
-  -- adjoints: outputs start at their incoming gradient, everything else at 0
-  local is_out = {}
-  for k, v in ipairs(g.outputs) do is_out[v] = k end
-  local function adj(v) return "d" .. v end
-  for _, v in ipairs(g.inputs) do lines[#lines + 1] = ("    %s d%d = 0;"):format(T, v) end
-  for _, pw in ipairs(g.nodes) do
-    local k = is_out[pw.out]
-    lines[#lines + 1] = ("    %s d%d = %s;"):format(T, pw.out, k and ("gout%d[i]"):format(k) or "0")
-  end
-  for i = #g.nodes, 1, -1 do
-    local pw = g.nodes[i]
-    local gexpr, y = adj(pw.out), reg[pw.out]
-    if pw.kind == "unary" then
-      if pw.a.ref then
-        lines[#lines + 1] = ("    d%d += %s;"):format(pw.a.ref, DERIV[pw.op](gexpr, operand(pw.a), nil, y, T))
-      end
-    else
-      local a, b = operand(pw.a), operand(pw.b)
-      local alpha = pw.alpha and pw.alpha ~= 1 and num_literal(pw.alpha, T) or nil
-      local bscaled = alpha and ("(%s * %s)"):format(alpha, b) or b
-      if pw.a.ref then
-        lines[#lines + 1] = ("    d%d += %s;"):format(pw.a.ref, DERIV2[pw.op]("a", gexpr, a, bscaled, T, pw.b.num))
-      end
-      if pw.b.ref then
-        local d = DERIV2[pw.op]("b", gexpr, a, bscaled, T, nil)
-        if alpha then d = ("(%s * %s)"):format(alpha, d) end
-        lines[#lines + 1] = ("    d%d += %s;"):format(pw.b.ref, d)
-      end
-    end
-  end
+  local seed = {}
+  for k, v in ipairs(g.outputs) do seed[v] = ("gout%d[i]"):format(k) end
+  emit_backward_body(lines, g, T, operand, reg, seed)
   for k, v in ipairs(g.inputs) do
     if need[k] then lines[#lines + 1] = ("    gin%d[i] = d%d;"):format(k, v) end
-  end
-  if T == "float" then
-    -- the rules' decimal constants as float literals: no double arithmetic in a float loop
-    for i = 1, #lines do
-      if lines[i]:find("^    d%d+ %+=") then lines[i] = lines[i]:gsub("(%f[%w%.]%d+%.%d+)(%f[^%w%.])", "%1f%2") end
-    end
   end
   lines[#lines + 1] = "  }"
   lines[#lines + 1] = "}"
@@ -733,6 +738,167 @@ function M.softmax_source(sg, vm, name)
   lines[#lines + 1] = "  }"
   lines[#lines + 1] = "}"
   return table.concat(lines, "\n") .. "\n", order, extents
+end
+
+-- body lines (emitted at 4 spaces) moved into a row kernel's inner loop (6 spaces)
+local function append_indented(lines, body)
+  for _, l in ipairs(body) do lines[#lines + 1] = "  " .. l end
+end
+
+--- softmax_backward_source(softmaxgroup, value_meta, name, need): C source of the backward
+--- of a pointwise group fused with a softmax (log_softmax) over rows. It takes the group's
+--- inputs, the gradients of the group's other outputs, the softmax's output y and its
+--- gradient gy, then writes, at the group's shape, the gradient of each input k with need[k].
+--- Per row: s = sum(gy * y) (log_softmax: sum(gy)) in double, then per element the softmax
+--- input's gradient y * (gy - s) (log_softmax: gy - exp(y) * s) seeds the group's adjoints.
+function M.softmax_backward_source(sg, vm, name, need)
+  local sm, g = sg.softmax, sg.group
+  local T = ctype(g.dtype)
+  local D, n = sm.D, numel(g.shape)
+  local lines, order, extents, ptr = kernel_head(name)
+  for k, v in ipairs(g.inputs) do
+    ptr(("  const %s *restrict in%d = (const %s *)p[%%d];"):format(T, k, T), v, extent(vm[v]))
+  end
+  local seed = {}
+  for k, v in ipairs(g.outputs) do
+    if v ~= sm.x then
+      ptr(("  const %s *restrict gout%d = (const %s *)p[%%d];"):format(T, k, T), v, n)
+      seed[v] = ("gout%d[i]"):format(k)
+    end
+  end
+  ptr("  const " .. T .. " *restrict y = (const " .. T .. " *)p[%d];", sm.out, n)
+  ptr("  const " .. T .. " *restrict gy = (const " .. T .. " *)p[%d];", sm.out, n)
+  for k, v in ipairs(g.inputs) do
+    if need[k] then ptr(("  %s *restrict gin%d = (%s *)p[%%d];"):format(T, k, T), v, n) end
+  end
+  lines[#lines + 1] = ("  const int64_t D = %d;"):format(D)
+  lines[#lines + 1] = "  for (int64_t r = begin; r < end; r++) {"
+  lines[#lines + 1] = "    const " .. T .. " *restrict yr = y + r * D, *restrict gr = gy + r * D;"
+  lines[#lines + 1] = "    double s8[8] = {0}, s = 0;"
+  lines[#lines + 1] = "    int64_t j = 0;"
+  local term = sm.log and "(double)gr[j + l]" or "(double)gr[j + l] * (double)yr[j + l]"
+  lines[#lines + 1] = ("    for (; j + 8 <= D; j += 8) for (int l = 0; l < 8; l++) s8[l] += %s;"):format(term)
+  lines[#lines + 1] = ("    for (; j < D; j++) s += %s;"):format((term:gsub(" %+ l%]", "]")))
+  lines[#lines + 1] = "    for (int l = 0; l < 8; l++) s += s8[l];"
+  lines[#lines + 1] = ("    const %s ts = (%s)s;"):format(T, T)
+  lines[#lines + 1] = "    for (int64_t c = 0; c < D; c++) {"
+  lines[#lines + 1] = "      const int64_t i = r * D + c;"
+  if sm.log then
+    seed[sm.x] = ("(gr[c] - %s(yr[c]) * ts)"):format(T == "float" and "expf" or "exp")
+  else
+    seed[sm.x] = "(yr[c] * (gr[c] - ts))"
+  end
+  local body = {}
+  local operand, reg = emit_forward_body(body, g, vm, T, nil, true)
+  emit_backward_body(body, g, T, operand, reg, seed)
+  for k, v in ipairs(g.inputs) do
+    if need[k] then body[#body + 1] = ("    gin%d[i] = d%d;"):format(k, v) end
+  end
+  append_indented(lines, body)
+  lines[#lines + 1] = "    }"
+  lines[#lines + 1] = "  }"
+  lines[#lines + 1] = "}"
+  return table.concat(lines, "\n") .. "\n", order, extents
+end
+
+-- rows per block of the layer_norm backward: each block sums its rows' weight and bias
+-- gradients into its own row of partial sums, so the result does not depend on how the
+-- blocks are spread over threads
+M.NORM_BLOCK = 32
+
+--- norm_backward_source(rowgroup, value_meta, name, need): C source of the backward of a
+--- layer_norm fused with the pointwise group it feeds. It takes the norm's input x, weight
+--- and bias, the group's other inputs, the gradients of the group's outputs (and of the
+--- norm's result where it is kept); it writes the gradient of x where need.x, of each other
+--- group input k with need[k] (at the group's shape), and the partial column sums (double,
+--- one row of D per block of NORM_BLOCK rows) of the weight's and bias's gradients where
+--- need.w, need.b. Per row: the statistics as the forward takes them, the group's backward
+--- into the normalized value dvn, then with dxh = dvn * w,
+---   dx = rstd * (dxh - mean(dxh) - xhat * mean(dxh * xhat))   (the means in double)
+function M.norm_backward_source(rg, vm, name, need)
+  local rn, g = rg.norm, rg.group
+  local T = ctype(g.dtype)
+  local D, n = rn.D, numel(g.shape)
+  local rows = n // D
+  local nblocks = (rows + M.NORM_BLOCK - 1) // M.NORM_BLOCK
+  local lines, order, extents, ptr = kernel_head(name)
+  ptr("  const " .. T .. " *restrict nx = (const " .. T .. " *)p[%d];", rn.x, n)
+  if rn.w then ptr("  const " .. T .. " *restrict nw = (const " .. T .. " *)p[%d];", rn.w, D) end
+  if rn.b then ptr("  const " .. T .. " *restrict nb = (const " .. T .. " *)p[%d];", rn.b, D) end
+  for k, v in ipairs(g.inputs) do
+    if v ~= rn.out then
+      ptr(("  const %s *restrict in%d = (const %s *)p[%%d];"):format(T, k, T), v, extent(vm[v]))
+    end
+  end
+  local seed = {}
+  for k, v in ipairs(g.outputs) do
+    ptr(("  const %s *restrict gout%d = (const %s *)p[%%d];"):format(T, k, T), v, n)
+    seed[v] = ("gout%d[i]"):format(k)
+  end
+  if rg.keep_norm then
+    ptr("  const " .. T .. " *restrict gnout = (const " .. T .. " *)p[%d];", rn.out, n)
+    seed[rn.out] = "gnout[i]"
+  end
+  if need.x then ptr("  " .. T .. " *restrict gx = (" .. T .. " *)p[%d];", rn.x, n) end
+  for k, v in ipairs(g.inputs) do
+    if v ~= rn.out and need[k] then ptr(("  %s *restrict gin%d = (%s *)p[%%d];"):format(T, k, T), v, n) end
+  end
+  if need.w then ptr("  double *restrict pgw = (double *)p[%d];", rn.w, nblocks * D) end
+  if need.b then ptr("  double *restrict pgb = (double *)p[%d];", rn.b, nblocks * D) end
+  lines[#lines + 1] = ("  const int64_t D = %d, R = %d, RB = %d;"):format(D, rows, M.NORM_BLOCK)
+  lines[#lines + 1] = "  for (int64_t blk = begin; blk < end; blk++) {"
+  if need.w then lines[#lines + 1] = "    double *restrict gwp = pgw + blk * D; for (int64_t c = 0; c < D; c++) gwp[c] = 0;" end
+  if need.b then lines[#lines + 1] = "    double *restrict gbp = pgb + blk * D; for (int64_t c = 0; c < D; c++) gbp[c] = 0;" end
+  lines[#lines + 1] = "    const int64_t rend = (blk + 1) * RB < R ? (blk + 1) * RB : R;"
+  lines[#lines + 1] = "    for (int64_t r = blk * RB; r < rend; r++) {"
+  lines[#lines + 1] = "    const " .. T .. " *restrict xr = nx + r * D;"
+  lines[#lines + 1] = [[
+    double s8[8] = {0}, q8[8] = {0}, s = 0, q = 0;
+    int64_t j = 0;
+    for (; j + 8 <= D; j += 8) for (int l = 0; l < 8; l++) s8[l] += (double)xr[j + l];
+    for (; j < D; j++) s += (double)xr[j];
+    for (int l = 0; l < 8; l++) s += s8[l];
+    const double mean = s / (double)D;
+    for (j = 0; j + 8 <= D; j += 8) for (int l = 0; l < 8; l++) { double d = (double)xr[j + l] - mean; q8[l] += d * d; }
+    for (; j < D; j++) { double d = (double)xr[j] - mean; q += d * d; }
+    for (int l = 0; l < 8; l++) q += q8[l];]]
+  lines[#lines + 1] = ("    const %s tm = (%s)mean, trs = (%s)(1.0 / sqrt(q / (double)D + %s));"):format(
+    T, T, T, num_literal(rn.eps, "double"))
+  lines[#lines + 1] = "    double a1 = 0, a2 = 0;"
+  lines[#lines + 1] = "    for (int64_t c = 0; c < D; c++) {"
+  lines[#lines + 1] = "      const int64_t i = r * D + c;"
+  lines[#lines + 1] = ("      const %s xh = (xr[c] - tm) * trs;"):format(T)
+  local e = "xh"
+  if rn.w then e = e .. " * nw[c]" end
+  if rn.b then e = e .. " + nb[c]" end
+  lines[#lines + 1] = ("      const %s vn = %s;"):format(T, e)
+  local body = {}
+  local operand, reg = emit_forward_body(body, g, vm, T, { [rn.out] = "vn" }, true)
+  emit_backward_body(body, g, T, operand, reg, seed)
+  for k, v in ipairs(g.inputs) do
+    if v ~= rn.out and need[k] then body[#body + 1] = ("    gin%d[i] = d%d;"):format(k, v) end
+  end
+  append_indented(lines, body)
+  local dvn = "d" .. rn.out
+  if need.w then lines[#lines + 1] = ("      gwp[c] += (double)(%s * xh);"):format(dvn) end
+  if need.b then lines[#lines + 1] = ("      gbp[c] += (double)%s;"):format(dvn) end
+  if need.x then
+    lines[#lines + 1] = ("      const %s dxh = %s%s;"):format(T, dvn, rn.w and " * nw[c]" or "")
+    lines[#lines + 1] = "      gx[i] = dxh;"
+    lines[#lines + 1] = "      a1 += (double)dxh; a2 += (double)dxh * (double)xh;"
+  end
+  lines[#lines + 1] = "    }"
+  if need.x then
+    lines[#lines + 1] = ("      const %s m1 = (%s)(a1 / (double)D), m2 = (%s)(a2 / (double)D);"):format(T, T, T)
+    lines[#lines + 1] = "    for (int64_t c = 0; c < D; c++) {"
+    lines[#lines + 1] = ("      const %s xh = (xr[c] - tm) * trs;"):format(T)
+    lines[#lines + 1] = "      gx[r * D + c] = trs * (gx[r * D + c] - m1 - xh * m2);"
+    lines[#lines + 1] = "    }"
+  end
+  lines[#lines + 1] = "    }"
+  lines[#lines + 1] = "  }"
+  lines[#lines + 1] = "}"
+  return table.concat(lines, "\n") .. "\n", order, extents, nblocks
 end
 
 M.numel = numel

@@ -356,29 +356,159 @@ end
 
 local run_steps
 
--- a row kernel (a layer_norm before the group, or a softmax after it); under autograd, that
--- op as itself and the group's own kernel (compiled on first need), whose backward exists
-local function run_rows(s, vals, vm)
-  local g = s.group
-  local ts = {}
-  for i = 1, s.nin do ts[i] = vals[s.order[i]] end
-  if torch.is_grad_enabled() then
-    for i = 1, s.nin do
-      if ts[i].requires_grad then
-        if s.before then run_node(s.before, vals) end
-        if not s.plain then s.plain = {}; compile_group(g, vm, s.plain) end
-        run_steps(s.plain, vals, vm)
-        if s.after then run_node(s.after, vals) end
-        return
-      end
-    end
-  end
-  local outs = {}
+-- the row kernel's forward on tensors ins (s.order's first s.nin): its outputs, in s.outvals order
+local function rows_forward(s, ins)
+  local ts, outs = {}, {}
+  for i = 1, s.nin do ts[i] = ins[i] end
   for k = 1, #s.outvals do
-    outs[k] = torch.empty(g.shape, { dtype = g.dtype })
+    outs[k] = torch.empty(s.group.shape, { dtype = s.group.dtype })
     ts[#ts + 1] = outs[k]
   end
   torch._compiled_run(s.kernel, s.rows, math.max(1, M.config.grain // s.D), ts, s.extents)
+  return outs
+end
+
+-- a backward kernel of a row step for one set of inputs needing gradients (key), built on
+-- first need by make() -> source, order, extents[, blocks]
+local function row_backward_kernel(s, key, make)
+  s.backward_kernels = s.backward_kernels or {}
+  local bk = s.backward_kernels[key]
+  if bk then return bk end
+  local src, order, extents, blocks = make()
+  local k, err = kernel(src, "lt_kernel")
+  if debug_on() then log("row backward kernel (%s and %d ops):\n%s", (s.before or s.after).name, #s.group.nodes, src) end
+  if not k then error("torch.compile: the backward kernel did not compile: " .. err, 0) end
+  bk = { kernel = k, extents = extents, blocks = blocks }
+  s.backward_kernels[key] = bk
+  return bk
+end
+
+local function contiguous_grad(go, g)
+  if go == nil then return torch.zeros(g.shape, { dtype = g.dtype }) end
+  if go.dtype ~= g.dtype then go = go:to(g.dtype) end
+  return go:is_contiguous() and go or go:contiguous()
+end
+
+-- backward of a softmax row step: grads of its inputs (s.order's first s.nin = g.inputs)
+local function softmax_rows_backward(s, vm, ctx, gouts)
+  local g, sm = s.group, s.softmax
+  local saved = ctx.saved_tensors
+  local need, key = {}, {}
+  for k = 1, s.nin do need[k] = ctx.needs_input_grad[k] and true or false; key[k] = need[k] and "1" or "0" end
+  local bk = row_backward_kernel(s, table.concat(key), function()
+    return fuse.softmax_backward_source(s, vm, "lt_kernel", need)
+  end)
+  local ts = {}
+  for i = 1, s.nin do ts[i] = saved[i] end
+  for k = 1, #s.outvals - 1 do ts[#ts + 1] = contiguous_grad(gouts[k], g) end
+  ts[#ts + 1] = saved[s.nin + 1]
+  ts[#ts + 1] = contiguous_grad(gouts[#s.outvals], g)
+  local grads = {}
+  for k = 1, s.nin do
+    if need[k] then grads[k] = torch.empty(g.shape, { dtype = g.dtype }); ts[#ts + 1] = grads[k] end
+  end
+  torch._compiled_run(bk.kernel, s.rows, math.max(1, M.config.grain // s.D), ts, bk.extents)
+  for k = 1, s.nin do
+    if need[k] then grads[k] = reduce_to(grads[k], vm[s.order[k]].shape) end
+  end
+  return table.unpack(grads, 1, s.nin)
+end
+
+-- backward of a layer_norm row step: s.order is x, [w], [b], the group's other inputs
+local function norm_rows_backward(s, vm, ctx, gouts)
+  local g, rn = s.group, s.norm
+  local saved = ctx.saved_tensors
+  local need, key = {}, {}
+  local slot = {}                 -- input position in s.order -> its key in need
+  local pos = 1
+  slot[pos] = "x"; pos = pos + 1
+  if rn.w then slot[pos] = "w"; pos = pos + 1 end
+  if rn.b then slot[pos] = "b"; pos = pos + 1 end
+  for k, v in ipairs(g.inputs) do
+    if v ~= rn.out then slot[pos] = k; pos = pos + 1 end
+  end
+  for i = 1, s.nin do
+    local n = ctx.needs_input_grad[i] and true or false
+    need[slot[i]] = n
+    key[i] = n and "1" or "0"
+  end
+  local bk = row_backward_kernel(s, table.concat(key), function()
+    return fuse.norm_backward_source(s, vm, "lt_kernel", need)
+  end)
+  local ts = {}
+  for i = 1, s.nin do ts[i] = saved[i] end
+  for k = 1, #s.outvals do ts[#ts + 1] = contiguous_grad(gouts[k], g) end
+  local res, gx = {}, nil
+  if need.x then gx = torch.empty(g.shape, { dtype = g.dtype }); ts[#ts + 1] = gx end
+  for i = 1, s.nin do
+    if type(slot[i]) == "number" and need[slot[i]] then
+      res[i] = torch.empty(g.shape, { dtype = g.dtype }); ts[#ts + 1] = res[i]
+    end
+  end
+  local pw, pb
+  if need.w then pw = torch.empty({ bk.blocks, rn.D }, { dtype = torch.float64 }); ts[#ts + 1] = pw end
+  if need.b then pb = torch.empty({ bk.blocks, rn.D }, { dtype = torch.float64 }); ts[#ts + 1] = pb end
+  torch._compiled_run(bk.kernel, bk.blocks, math.max(1, M.config.grain // (rn.D * fuse.NORM_BLOCK)), ts, bk.extents)
+  for i = 1, s.nin do
+    local w = slot[i]
+    if w == "x" and gx then res[i] = gx
+    elseif w == "w" and pw then res[i] = pw:sum(1):to(g.dtype)
+    elseif w == "b" and pb then res[i] = pb:sum(1):to(g.dtype)
+    elseif type(w) == "number" and res[i] then res[i] = reduce_to(res[i], vm[s.order[i]].shape) end
+  end
+  return table.unpack(res, 1, s.nin)
+end
+
+-- the row step as an autograd Function (forward: the row kernel; backward: a generated row
+-- kernel); false where an op of its group has no derivative rule here
+local function row_function(s, vm)
+  if s.fn ~= nil then return s.fn end
+  if not fuse.differentiable(s.group) then s.fn = false; return false end
+  local softmax = s.kind == "softmaxgroup"
+  s.fn = torch.autograd.Function {
+    name = softmax and "CompiledSoftmaxRows" or "CompiledLayerNormRows",
+    forward = function(ctx, ...)
+      local ins = { ... }
+      local outs = rows_forward(s, ins)
+      if softmax then
+        ins[s.nin + 1] = outs[#outs]
+        ctx:save_for_backward(table.unpack(ins, 1, s.nin + 1))
+      else
+        ctx:save_for_backward(...)
+      end
+      return table.unpack(outs)
+    end,
+    backward = function(ctx, ...)
+      if softmax then return softmax_rows_backward(s, vm, ctx, { ... }) end
+      return norm_rows_backward(s, vm, ctx, { ... })
+    end,
+  }
+  return s.fn
+end
+
+-- a row kernel (a layer_norm before the group, or a softmax after it); under autograd, one
+-- autograd Function whose backward is a row kernel too, or, where the group has an op with
+-- no derivative rule, that op as itself and the group's ops one by one
+local function run_rows(s, vals, vm)
+  local ins = {}
+  for i = 1, s.nin do ins[i] = vals[s.order[i]] end
+  local outs
+  if torch.is_grad_enabled() then
+    for i = 1, s.nin do
+      if ins[i].requires_grad then
+        local fn = row_function(s, vm)
+        if not fn then
+          if s.before then run_node(s.before, vals) end
+          for _, pw in ipairs(s.group.nodes) do run_node(pw.node, vals) end
+          if s.after then run_node(s.after, vals) end
+          return
+        end
+        outs = { fn.apply(table.unpack(ins, 1, s.nin)) }
+        break
+      end
+    end
+  end
+  outs = outs or rows_forward(s, ins)
   for k, v in ipairs(s.outvals) do vals[v] = outs[k] end
 end
 
