@@ -234,6 +234,37 @@ function M.rowsoftmax(node, vm)
   return { log = node.name == "log_softmax", x = a[1].ref, out = o.ref, D = D, node = node }
 end
 
+-- node's reduction form, when it is a sum or mean of a float tensor over its last dimension
+-- (keepdim or not) or over all its elements, with no dtype conversion:
+-- {op = "sum"|"mean", all = bool, x =, out =, D =, node =}; else nil
+function M.reduction(node, vm)
+  if (node.name ~= "sum" and node.name ~= "mean") or node.nres ~= 1 or node.nargs > 3 then return nil end
+  local o, a = node.outs[1], node.args
+  if not o.ref or o.alias or not (a[1] and a[1].ref) then return nil end
+  local xm = vm[a[1].ref]
+  local nd = #xm.shape
+  if not ctype(xm.dtype) or vm[o.ref].dtype ~= xm.dtype or numel(xm.shape) == 0 then return nil end
+  local r = { op = node.name, x = a[1].ref, out = o.ref, node = node }
+  if node.nargs == 1 then
+    r.all = true
+    return r
+  end
+  local dim = a[2].const
+  if nd == 0 or (dim ~= -1 and dim ~= nd) then return nil end
+  local opt = a[3]
+  if opt then
+    if opt.ref or opt.tbl then return nil end
+    local c = opt.const
+    if type(c) == "table" then
+      for k, v in pairs(c) do if k ~= "keepdim" or type(v) ~= "boolean" then return nil end end
+    elseif c ~= nil and type(c) ~= "boolean" then
+      return nil
+    end
+  end
+  r.D = xm.shape[nd]
+  return r
+end
+
 -- ---- scheduling ----
 
 --- plan(graph): the steps to run: {kind = "node", node =} or {kind = "kernel", ...}
@@ -255,11 +286,9 @@ function M.plan(graph, opts)
   local group = nil
   local function close()
     if not group then return end
-    if #group.nodes == 1 then
-      steps[#steps + 1] = { kind = "node", node = group.nodes[1].node }
-    else
-      steps[#steps + 1] = { kind = "group", group = group }
-    end
+    -- (a group of one op is kept while a row op or a reduction may fuse with it; alone, it
+    -- becomes its node again below)
+    steps[#steps + 1] = { kind = "group", group = group }
     group = nil
   end
   for i, node in ipairs(graph.nodes) do
@@ -325,9 +354,27 @@ function M.plan(graph, opts)
       merged[#merged + 1] = { kind = "softmaxgroup", softmax = sm, group = s.group }
       i = i + 2
     else
-      merged[#merged + 1] = s
+      -- a pointwise group whose result (used by nothing else) goes into a sum or mean right
+      -- after it: the values are summed as they are made, never stored
+      local red = s.kind == "group" and nxt and nxt.kind == "node" and graph.nodes[s.group.last + 1] == nxt.node
+        and M.reduction(nxt.node, vm)
+      if red and last_use[red.x] == s.group.last + 1 and vm[red.x].dtype == s.group.dtype then
+        local ok = false
+        for _, v in ipairs(s.group.outputs) do if v == red.x then ok = true end end
+        if ok and same_shape(vm[red.x].shape, s.group.shape) then
+          merged[#merged + 1] = { kind = "reducegroup", reduce = red, group = s.group }
+          i = i + 2
+          goto continue
+        end
+      end
+      if s.kind == "group" and #s.group.nodes == 1 then
+        merged[#merged + 1] = { kind = "node", node = s.group.nodes[1].node }
+      else
+        merged[#merged + 1] = s
+      end
       i = i + 1
     end
+    ::continue::
   end
   return merged
 end
@@ -738,6 +785,82 @@ function M.softmax_source(sg, vm, name)
   lines[#lines + 1] = "  }"
   lines[#lines + 1] = "}"
   return table.concat(lines, "\n") .. "\n", order, extents
+end
+
+-- elements per block of a sum over all elements: each block's sum (in double) is a partial
+-- result of its own, so the total does not depend on how blocks are spread over threads
+M.REDUCE_BLOCK = 8192
+
+--- reduce_source(reducegroup, value_meta, name): C source of a pointwise group fused with the
+--- sum (mean) that takes one of its results. Over the last dimension: per row, the value in 8
+--- independent double lanes (vectorizable without reassociation), the row's sum (mean)
+--- stored; over all elements: the same per block of REDUCE_BLOCK elements, each block's sum
+--- stored as a double, summed afterwards by the caller. The tensors it takes: the group's
+--- inputs, its other outputs, then the result (rows) or the partial sums (all); the elements
+--- each must reach; and the loop's size (rows or blocks)
+function M.reduce_source(rg, vm, name)
+  local red, g = rg.reduce, rg.group
+  local T = ctype(g.dtype)
+  local n = numel(g.shape)
+  local lines, order, extents, ptr = kernel_head(name)
+  for k, v in ipairs(g.inputs) do
+    ptr(("  const %s *restrict in%d = (const %s *)p[%%d];"):format(T, k, T), v, extent(vm[v]))
+  end
+  for k, v in ipairs(g.outputs) do
+    if v ~= red.x then ptr(("  %s *restrict out%d = (%s *)p[%%d];"):format(T, k, T), v, n) end
+  end
+  local body = {}
+  emit_forward_body(body, g, vm, T, nil, not red.all)
+  for k, v in ipairs(g.outputs) do
+    if v ~= red.x then body[#body + 1] = ("    out%d[i] = v%d;"):format(k, v) end
+  end
+  local function block(indent, acc)
+    lines[#lines + 1] = indent .. "{"
+    for _, l in ipairs(body) do lines[#lines + 1] = indent .. l:sub(3) end
+    lines[#lines + 1] = ("%s  %s += (double)v%d;"):format(indent, acc, red.x)
+    lines[#lines + 1] = indent .. "}"
+  end
+  local size
+  if red.all then
+    size = (n + M.REDUCE_BLOCK - 1) // M.REDUCE_BLOCK
+    ptr("  double *restrict part = (double *)p[%d];", red.out, size)
+    lines[#lines + 1] = ("  const int64_t N = %d, B = %d;"):format(n, M.REDUCE_BLOCK)
+    lines[#lines + 1] = "  for (int64_t blk = begin; blk < end; blk++) {"
+    lines[#lines + 1] = "    const int64_t e = (blk + 1) * B < N ? (blk + 1) * B : N;"
+    lines[#lines + 1] = "    double s8[8] = {0}, s = 0;"
+    lines[#lines + 1] = "    int64_t j = blk * B;"
+    lines[#lines + 1] = "    for (; j + 8 <= e; j += 8) for (int l = 0; l < 8; l++) {"
+    lines[#lines + 1] = "      const int64_t i = j + l;"
+    block("      ", "s8[l]")
+    lines[#lines + 1] = "    }"
+    lines[#lines + 1] = "    for (; j < e; j++) {"
+    lines[#lines + 1] = "      const int64_t i = j;"
+    block("      ", "s")
+    lines[#lines + 1] = "    }"
+    lines[#lines + 1] = "    for (int l = 0; l < 8; l++) s += s8[l];"
+    lines[#lines + 1] = "    part[blk] = s;"
+    lines[#lines + 1] = "  }"
+  else
+    size = n // red.D
+    ptr("  " .. T .. " *restrict res = (" .. T .. " *)p[%d];", red.out, size)
+    lines[#lines + 1] = ("  const int64_t D = %d;"):format(red.D)
+    lines[#lines + 1] = "  for (int64_t r = begin; r < end; r++) {"
+    lines[#lines + 1] = "    double s8[8] = {0}, s = 0;"
+    lines[#lines + 1] = "    int64_t j = 0;"
+    lines[#lines + 1] = "    for (; j + 8 <= D; j += 8) for (int l = 0; l < 8; l++) {"
+    lines[#lines + 1] = "      const int64_t c = j + l, i = r * D + c;"
+    block("      ", "s8[l]")
+    lines[#lines + 1] = "    }"
+    lines[#lines + 1] = "    for (; j < D; j++) {"
+    lines[#lines + 1] = "      const int64_t c = j, i = r * D + c;"
+    block("      ", "s")
+    lines[#lines + 1] = "    }"
+    lines[#lines + 1] = "    for (int l = 0; l < 8; l++) s += s8[l];"
+    lines[#lines + 1] = ("    res[r] = (%s)(%s);"):format(T, red.op == "mean" and "s / (double)D" or "s")
+    lines[#lines + 1] = "  }"
+  end
+  lines[#lines + 1] = "}"
+  return table.concat(lines, "\n") .. "\n", order, extents, size
 end
 
 -- body lines (emitted at 4 spaces) moved into a row kernel's inner loop (6 spaces)

@@ -318,6 +318,19 @@ local function compile_graph(graph)
   for _, s in ipairs(steps) do
     if s.kind == "group" then
       compile_group(s.group, vm, out)
+    elseif s.kind == "reducegroup" then
+      local src, order, extents, size = fuse.reduce_source(s, vm, "lt_kernel")
+      local k, err = kernel(src, "lt_kernel")
+      if debug_on() then log("reduction kernel (%d ops and %s):\n%s", #s.group.nodes, s.reduce.op, src) end
+      if k then
+        s.kernel, s.order, s.extents, s.size = k, order, extents, size
+        s.nin = #s.group.inputs
+        out[#out + 1] = s
+      else
+        io.stderr:write("torch.compile: warning: a fused kernel did not compile; its ops run eagerly: ", err, "\n")
+        compile_group(s.group, vm, out)
+        out[#out + 1] = { kind = "node", node = s.reduce.node }
+      end
     elseif s.kind == "rowgroup" or s.kind == "softmaxgroup" then
       -- a row kernel: the op before or after the group (layer_norm, softmax) fused with it;
       -- outvals: the values of its output pointers, in order
@@ -512,6 +525,51 @@ local function run_rows(s, vals, vm)
   for k, v in ipairs(s.outvals) do vals[v] = outs[k] end
 end
 
+-- a pointwise group fused with the sum (mean) of one of its results; under autograd (an
+-- input requiring grad), the group as its own step and the reduction as its op
+local function run_reduce(s, vals, vm)
+  local g, red = s.group, s.reduce
+  local ts = {}
+  for i = 1, s.nin do ts[i] = vals[g.inputs[i]] end
+  if torch.is_grad_enabled() then
+    for i = 1, s.nin do
+      if ts[i].requires_grad then
+        if not s.plain then
+          s.plain = {}
+          if #g.nodes == 1 then s.plain[1] = { kind = "node", node = g.nodes[1].node }
+          else compile_group(g, vm, s.plain) end
+        end
+        run_steps(s.plain, vals, vm)
+        run_node(red.node, vals)
+        return
+      end
+    end
+  end
+  local others = {}
+  for _, v in ipairs(g.outputs) do
+    if v ~= red.x then
+      local t = torch.empty(g.shape, { dtype = g.dtype })
+      others[v] = t
+      ts[#ts + 1] = t
+    end
+  end
+  local res
+  if red.all then
+    local part = torch.empty({ s.size }, { dtype = torch.float64 })
+    ts[#ts + 1] = part
+    torch._compiled_run(s.kernel, s.size, math.max(1, M.config.grain // fuse.REDUCE_BLOCK), ts, s.extents)
+    local total = part:sum()
+    if red.op == "mean" then total = total / fuse.numel(g.shape) end
+    res = total:to(g.dtype)
+  else
+    res = torch.empty(vm[red.out].shape, { dtype = g.dtype })
+    ts[#ts + 1] = res
+    torch._compiled_run(s.kernel, s.size, math.max(1, M.config.grain // red.D), ts, s.extents)
+  end
+  for v, t in pairs(others) do vals[v] = t end
+  vals[red.out] = res
+end
+
 function run_steps(steps, vals, vm)
   for _, s in ipairs(steps) do
     if s.kind == "group" then
@@ -521,6 +579,8 @@ function run_steps(steps, vals, vm)
       end
     elseif s.kind == "rowgroup" or s.kind == "softmaxgroup" then
       run_rows(s, vals, vm)
+    elseif s.kind == "reducegroup" then
+      run_reduce(s, vals, vm)
     else
       run_node(s.node, vals)
     end
