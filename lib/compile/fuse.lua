@@ -4,8 +4,10 @@
 -- floating dtype) becomes one kernel: a loop over the output's elements that loads each
 -- input once (broadcast inputs through their strides, constant in the source), computes
 -- every node's value in registers, and stores only the values that are used after the run
--- or returned. Everything else (matrix products, convolutions, reductions, views, in place
--- ops) stays a call of the op, between kernels. The loop's outer range is split over the
+-- or returned. Row kernels fuse a run with the layer_norm before it or the softmax after it
+-- (forward and backward), and a run with the sum or mean that takes its value. Everything
+-- else (matrix products, convolutions, other reductions, views, in place ops) stays a call
+-- of the op, between kernels. The loop's outer range is split over the
 -- thread pool by torch._compiled_run; its body is what the compiler vectorizes.
 local torch = require "torch"
 
