@@ -523,7 +523,7 @@ local DERIV = {
   end,
   relu = function(g, a) return ("(%s > 0 ? %s : 0)"):format(a, g) end,
   gelu = function(g, a, b, y, T)
-    local e = T == "float" and "expf" or "exp"
+    local e = T == "float" and "lt_exp_float" or "exp"
     local erf = T == "float" and "erff" or "erf"
     return ("%s * (0.5 * (1 + %s(%s * 0.70710678118654752440)) + %s * %s * %s(-0.5 * %s * %s))"):format(
       g, erf, a, a, SQRT1_2PI, e, a, a)
@@ -536,7 +536,7 @@ local DERIV = {
       g, t, a, t, t, a, a)
   end,
   erf = function(g, a, b, y, T)
-    local e = T == "float" and "expf" or "exp"
+    local e = T == "float" and "lt_exp_float" or "exp"
     return ("%s * 1.12837916709551257390 * %s(-(%s * %s))"):format(g, e, a, a)
   end,
   expm1 = function(g, a, b, y) return ("%s * (%s + 1)"):format(g, y) end,
@@ -909,7 +909,7 @@ function M.softmax_backward_source(sg, vm, name, need)
   lines[#lines + 1] = "    for (int64_t c = 0; c < D; c++) {"
   lines[#lines + 1] = "      const int64_t i = r * D + c;"
   if sm.log then
-    seed[sm.x] = ("(gr[c] - %s(yr[c]) * ts)"):format(T == "float" and "expf" or "exp")
+    seed[sm.x] = ("(gr[c] - %s(yr[c]) * ts)"):format(T == "float" and "lt_exp_float" or "exp")
   else
     seed[sm.x] = "(yr[c] * (gr[c] - ts))"
   end
@@ -935,9 +935,9 @@ M.NORM_BLOCK = 32
 --- layer_norm fused with the pointwise group it feeds. It takes the norm's input x, weight
 --- and bias, the group's other inputs, the gradients of the group's outputs (and of the
 --- norm's result where it is kept); it writes the gradient of x where need.x, of each other
---- group input k with need[k] (at the group's shape), and the partial column sums (double,
---- one row of D per block of NORM_BLOCK rows) of the weight's and bias's gradients where
---- need.w, need.b. Per row: the statistics as the forward takes them, the group's backward
+--- group input k with need[k] (at the group's shape), and the partial column sums (one row
+--- of D per block of NORM_BLOCK rows, summed by the caller in double) of the weight's and
+--- bias's gradients where need.w, need.b. Per row: the statistics as the forward takes them, the group's backward
 --- into the normalized value dvn, then with dxh = dvn * w,
 ---   dx = rstd * (dxh - mean(dxh) - xhat * mean(dxh * xhat))   (the means in double)
 function M.norm_backward_source(rg, vm, name, need)
@@ -968,12 +968,12 @@ function M.norm_backward_source(rg, vm, name, need)
   for k, v in ipairs(g.inputs) do
     if v ~= rn.out and need[k] then ptr(("  %s *restrict gin%d = (%s *)p[%%d];"):format(T, k, T), v, n) end
   end
-  if need.w then ptr("  double *restrict pgw = (double *)p[%d];", rn.w, nblocks * D) end
-  if need.b then ptr("  double *restrict pgb = (double *)p[%d];", rn.b, nblocks * D) end
+  if need.w then ptr("  " .. T .. " *restrict pgw = (" .. T .. " *)p[%d];", rn.w, nblocks * D) end
+  if need.b then ptr("  " .. T .. " *restrict pgb = (" .. T .. " *)p[%d];", rn.b, nblocks * D) end
   lines[#lines + 1] = ("  const int64_t D = %d, R = %d, RB = %d;"):format(D, rows, M.NORM_BLOCK)
   lines[#lines + 1] = "  for (int64_t blk = begin; blk < end; blk++) {"
-  if need.w then lines[#lines + 1] = "    double *restrict gwp = pgw + blk * D; for (int64_t c = 0; c < D; c++) gwp[c] = 0;" end
-  if need.b then lines[#lines + 1] = "    double *restrict gbp = pgb + blk * D; for (int64_t c = 0; c < D; c++) gbp[c] = 0;" end
+  if need.w then lines[#lines + 1] = "    for (int64_t c = 0; c < D; c++) pgw[blk * D + c] = 0;" end
+  if need.b then lines[#lines + 1] = "    for (int64_t c = 0; c < D; c++) pgb[blk * D + c] = 0;" end
   lines[#lines + 1] = "    const int64_t rend = (blk + 1) * RB < R ? (blk + 1) * RB : R;"
   lines[#lines + 1] = "    for (int64_t r = blk * RB; r < rend; r++) {"
   lines[#lines + 1] = "    const " .. T .. " *restrict xr = nx + r * D;"
@@ -989,7 +989,9 @@ function M.norm_backward_source(rg, vm, name, need)
     for (int l = 0; l < 8; l++) q += q8[l];]]
   lines[#lines + 1] = ("    const %s tm = (%s)mean, trs = (%s)(1.0 / sqrt(q / (double)D + %s));"):format(
     T, T, T, num_literal(rn.eps, "double"))
-  lines[#lines + 1] = "    double a1 = 0, a2 = 0;"
+  -- the elements' work, in a loop with no dependence between iterations (ivdep: the
+  -- pointers are distinct tensors, so the compiler need not version the loop for aliasing)
+  lines[#lines + 1] = "    #pragma GCC ivdep"
   lines[#lines + 1] = "    for (int64_t c = 0; c < D; c++) {"
   lines[#lines + 1] = "      const int64_t i = r * D + c;"
   lines[#lines + 1] = ("      const %s xh = (xr[c] - tm) * trs;"):format(T)
@@ -1005,14 +1007,22 @@ function M.norm_backward_source(rg, vm, name, need)
   end
   append_indented(lines, body)
   local dvn = "d" .. rn.out
-  if need.w then lines[#lines + 1] = ("      gwp[c] += (double)(%s * xh);"):format(dvn) end
-  if need.b then lines[#lines + 1] = ("      gbp[c] += (double)%s;"):format(dvn) end
-  if need.x then
-    lines[#lines + 1] = ("      const %s dxh = %s%s;"):format(T, dvn, rn.w and " * nw[c]" or "")
-    lines[#lines + 1] = "      gx[i] = dxh;"
-    lines[#lines + 1] = "      a1 += (double)dxh; a2 += (double)dxh * (double)xh;"
-  end
+  if need.w then lines[#lines + 1] = ("      pgw[blk * D + c] += %s * xh;"):format(dvn) end
+  if need.b then lines[#lines + 1] = ("      pgb[blk * D + c] += %s;"):format(dvn) end
+  if need.x then lines[#lines + 1] = ("      gx[i] = %s%s;"):format(dvn, rn.w and " * nw[c]" or "") end
   lines[#lines + 1] = "    }"
+  if need.x then
+    -- mean(dxh) and mean(dxh * xhat) in double, in 8 independent lanes
+    lines[#lines + 1] = ([[
+    const @T@ *restrict gr = gx + r * D;
+    double a18[8] = {0}, a28[8] = {0}, a1 = 0, a2 = 0;
+    for (j = 0; j + 8 <= D; j += 8) for (int l = 0; l < 8; l++) {
+      const @T@ xh = (xr[j + l] - tm) * trs;
+      a18[l] += (double)gr[j + l]; a28[l] += (double)gr[j + l] * (double)xh;
+    }
+    for (; j < D; j++) { const @T@ xh = (xr[j] - tm) * trs; a1 += (double)gr[j]; a2 += (double)gr[j] * (double)xh; }
+    for (int l = 0; l < 8; l++) { a1 += a18[l]; a2 += a28[l]; }]]):gsub("@T@", T)
+  end
   if need.x then
     lines[#lines + 1] = ("      const %s m1 = (%s)(a1 / (double)D), m2 = (%s)(a2 / (double)D);"):format(T, T, T)
     lines[#lines + 1] = "    for (int64_t c = 0; c < D; c++) {"

@@ -461,14 +461,14 @@ local function norm_rows_backward(s, vm, ctx, gouts)
     end
   end
   local pw, pb
-  if need.w then pw = torch.empty({ bk.blocks, rn.D }, { dtype = torch.float64 }); ts[#ts + 1] = pw end
-  if need.b then pb = torch.empty({ bk.blocks, rn.D }, { dtype = torch.float64 }); ts[#ts + 1] = pb end
+  if need.w then pw = torch.empty({ bk.blocks, rn.D }, { dtype = g.dtype }); ts[#ts + 1] = pw end
+  if need.b then pb = torch.empty({ bk.blocks, rn.D }, { dtype = g.dtype }); ts[#ts + 1] = pb end
   torch._compiled_run(bk.kernel, bk.blocks, math.max(1, M.config.grain // (rn.D * fuse.NORM_BLOCK)), ts, bk.extents)
   for i = 1, s.nin do
     local w = slot[i]
     if w == "x" and gx then res[i] = gx
-    elseif w == "w" and pw then res[i] = pw:sum(1):to(g.dtype)
-    elseif w == "b" and pb then res[i] = pb:sum(1):to(g.dtype)
+    elseif w == "w" and pw then res[i] = pw:sum(1, { dtype = torch.float64 }):to(g.dtype)
+    elseif w == "b" and pb then res[i] = pb:sum(1, { dtype = torch.float64 }):to(g.dtype)
     elseif type(w) == "number" and res[i] then res[i] = reduce_to(res[i], vm[s.order[i]].shape) end
   end
   return table.unpack(res, 1, s.nin)
