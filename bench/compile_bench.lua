@@ -7,6 +7,13 @@
 --                 a broadcast mask), no_grad
 --   mlp_train_*   forward + backward of a GELU MLP block with residual (x + W2 gelu(W1 x + b1)),
 --                 8192 x 256 -> 1024 -> 256, float32
+--   lngelu_train_*, softmax_train_*  the same two under training: forward + backward with the
+--                 input requiring grad (the row kernels' generated backward)
+--   rowmse_*      ((x - y) * (x - y)):mean(-1) on 4096 x 1024 float32, no_grad (a run fused
+--                 into a mean over rows: its values never stored)
+--   gpt_train_*   one training step (forward, backward, AdamW) of a nanoGPT-style model
+--                 (bench/gpt_model.lua: 4 layers, n_embd 256, 4 heads, block 128, vocab 512,
+--                 batch 8), float32
 --   first_compile a new graph's first call (trace + cc), cached_start its first call in a
 --                 fresh process state with the kernel in the disk cache
 package.path = (arg[0]:match("^(.*/)") or "./") .. "?.lua;" .. package.path
@@ -40,6 +47,20 @@ torch.no_grad(function()
   T:bench("softmax_compiled", 5, function(n) for _ = 1, n do attn_c(xl) end end)
 end)
 
+local xg, gyl = xl:clone():requires_grad_(true), torch.randn(4096, 1024)
+T:bench("lngelu_train_eager", 3, function(n) for _ = 1, n do lngelu(xg):backward(gyl) end end)
+T:bench("lngelu_train_compiled", 3, function(n) for _ = 1, n do lngelu_c(xg):backward(gyl) end end)
+T:bench("softmax_train_eager", 3, function(n) for _ = 1, n do attn(xg):backward(gyl) end end)
+T:bench("softmax_train_compiled", 3, function(n) for _ = 1, n do attn_c(xg):backward(gyl) end end)
+
+local yl = torch.randn(4096, 1024)
+local rowmse = function(x, y) return ((x - y) * (x - y)):mean(-1) end
+local rowmse_c = torch.compile(rowmse)
+torch.no_grad(function()
+  T:bench("rowmse_eager", 5, function(n) for _ = 1, n do rowmse(xl, yl) end end)
+  T:bench("rowmse_compiled", 5, function(n) for _ = 1, n do rowmse_c(xl, yl) end end)
+end)
+
 local fc1, fc2 = nn.Linear(256, 1024), nn.Linear(1024, 256)
 local block = function(x) return x + fc2(F.gelu(fc1(x))) end
 local block_c = torch.compile(block)
@@ -52,6 +73,23 @@ local function train(f) return function(n)
 end end
 T:bench("mlp_train_eager", 3, train(block))
 T:bench("mlp_train_compiled", 3, train(block_c))
+
+local GPT = require "gpt_model"
+local optim = require "optim"
+local cfg = { n_layer = 4, n_head = 4, n_embd = 256, block_size = 128, vocab_size = 512 }
+local gpt = GPT(cfg)
+local gpt_c = torch.compile(gpt)
+local idx, tgt = torch.randint(1, 513, { 8, 128 }), torch.randint(1, 513, { 8, 128 })
+local adamw = optim.AdamW(gpt:parameters(), { lr = 1e-4 })
+local function gpt_step(m) return function(n)
+  for _ = 1, n do
+    adamw:zero_grad()
+    m(idx, tgt):backward()
+    adamw:step()
+  end
+end end
+T:bench("gpt_train_eager", 3, gpt_step(gpt))
+T:bench("gpt_train_compiled", 3, gpt_step(gpt_c))
 
 -- compile times: a graph never seen (a fresh constant in its source), then the same graph
 -- after torch.compiler.reset() (the kernel comes from the disk cache)
