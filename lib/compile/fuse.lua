@@ -672,6 +672,11 @@ local function kernel_head(name)
   return lines, order, extents, ptr
 end
 
+-- body lines (emitted at 4 spaces) moved into a row kernel's inner loop (6 spaces)
+local function append_indented(lines, body)
+  for _, l in ipairs(body) do lines[#lines + 1] = "  " .. l end
+end
+
 --- row_source(rowgroup, value_meta, name): C source of a layer_norm fused with the pointwise
 --- group it feeds, over rows: the tensors it takes (the norm's input, weight and bias, the
 --- group's other inputs, the group's outputs, then the norm's result where it is kept) and
@@ -794,16 +799,20 @@ end
 M.REDUCE_BLOCK = 8192
 
 --- reduce_source(reducegroup, value_meta, name): C source of a pointwise group fused with the
---- sum (mean) that takes one of its results. Over the last dimension: per row, the value in 8
---- independent double lanes (vectorizable without reassociation), the row's sum (mean)
---- stored; over all elements: the same per block of REDUCE_BLOCK elements, each block's sum
---- stored as a double, summed afterwards by the caller. The tensors it takes: the group's
---- inputs, its other outputs, then the result (rows) or the partial sums (all); the elements
---- each must reach; and the loop's size (rows or blocks)
+--- sum (mean) that takes one of its results. The loop goes over rows of the last dimension
+--- (so that broadcast inputs are indexed by row and column, without a division), summing
+--- each value in 8 independent double lanes (vectorizable without reassociation). Over the
+--- last dimension each row's sum (mean) is stored; over all elements, each block of rows
+--- (about REDUCE_BLOCK elements) stores its sum as a double, the blocks' sums added by the
+--- caller. It returns the source, the tensors it takes (the group's inputs, its other
+--- outputs, then the result or the partial sums), the elements each must reach, the loop's
+--- size (rows or blocks) and the elements per step of the loop
 function M.reduce_source(rg, vm, name)
   local red, g = rg.reduce, rg.group
   local T = ctype(g.dtype)
   local n = numel(g.shape)
+  local D = #g.shape > 0 and g.shape[#g.shape] or 1
+  local rows = n // D
   local lines, order, extents, ptr = kernel_head(name)
   for k, v in ipairs(g.inputs) do
     ptr(("  const %s *restrict in%d = (const %s *)p[%%d];"):format(T, k, T), v, extent(vm[v]))
@@ -811,20 +820,29 @@ function M.reduce_source(rg, vm, name)
   for k, v in ipairs(g.outputs) do
     if v ~= red.x then ptr(("  %s *restrict out%d = (%s *)p[%%d];"):format(T, k, T), v, n) end
   end
+  -- rows longer than a block (a 1-D tensor): blocks of elements, indexed flat
+  local flat = red.all and D >= M.REDUCE_BLOCK
   local body = {}
-  emit_forward_body(body, g, vm, T, nil, not red.all)
+  emit_forward_body(body, g, vm, T, nil, not flat)
   for k, v in ipairs(g.outputs) do
     if v ~= red.x then body[#body + 1] = ("    out%d[i] = v%d;"):format(k, v) end
   end
-  local function block(indent, acc)
-    lines[#lines + 1] = indent .. "{"
+  local function row(indent)
+    lines[#lines + 1] = indent .. "for (j = 0; j + 8 <= D; j += 8) for (int l = 0; l < 8; l++) {"
+    lines[#lines + 1] = indent .. "  const int64_t c = j + l, i = r * D + c;"
     for _, l in ipairs(body) do lines[#lines + 1] = indent .. l:sub(3) end
-    lines[#lines + 1] = ("%s  %s += (double)v%d;"):format(indent, acc, red.x)
+    lines[#lines + 1] = ("%s  s8[l] += (double)v%d;"):format(indent, red.x)
+    lines[#lines + 1] = indent .. "}"
+    lines[#lines + 1] = indent .. "for (; j < D; j++) {"
+    lines[#lines + 1] = indent .. "  const int64_t c = j, i = r * D + c;"
+    for _, l in ipairs(body) do lines[#lines + 1] = indent .. l:sub(3) end
+    lines[#lines + 1] = ("%s  s += (double)v%d;"):format(indent, red.x)
     lines[#lines + 1] = indent .. "}"
   end
-  local size
-  if red.all then
-    size = (n + M.REDUCE_BLOCK - 1) // M.REDUCE_BLOCK
+  lines[#lines + 1] = ("  const int64_t D = %d, R = %d;"):format(D, rows)
+  local size, per
+  if flat then
+    size, per = (n + M.REDUCE_BLOCK - 1) // M.REDUCE_BLOCK, M.REDUCE_BLOCK
     ptr("  double *restrict part = (double *)p[%d];", red.out, size)
     lines[#lines + 1] = ("  const int64_t N = %d, B = %d;"):format(n, M.REDUCE_BLOCK)
     lines[#lines + 1] = "  for (int64_t blk = begin; blk < end; blk++) {"
@@ -833,41 +851,104 @@ function M.reduce_source(rg, vm, name)
     lines[#lines + 1] = "    int64_t j = blk * B;"
     lines[#lines + 1] = "    for (; j + 8 <= e; j += 8) for (int l = 0; l < 8; l++) {"
     lines[#lines + 1] = "      const int64_t i = j + l;"
-    block("      ", "s8[l]")
+    for _, l in ipairs(body) do lines[#lines + 1] = "    " .. l:sub(3) end
+    lines[#lines + 1] = ("      s8[l] += (double)v%d;"):format(red.x)
     lines[#lines + 1] = "    }"
     lines[#lines + 1] = "    for (; j < e; j++) {"
     lines[#lines + 1] = "      const int64_t i = j;"
-    block("      ", "s")
+    for _, l in ipairs(body) do lines[#lines + 1] = "    " .. l:sub(3) end
+    lines[#lines + 1] = ("      s += (double)v%d;"):format(red.x)
+    lines[#lines + 1] = "    }"
+    lines[#lines + 1] = "    for (int l = 0; l < 8; l++) s += s8[l];"
+    lines[#lines + 1] = "    part[blk] = s;"
+    lines[#lines + 1] = "  }"
+  elseif red.all then
+    local rb = math.max(1, M.REDUCE_BLOCK // D)
+    size, per = (rows + rb - 1) // rb, rb * D
+    ptr("  double *restrict part = (double *)p[%d];", red.out, size)
+    lines[#lines + 1] = ("  const int64_t RB = %d;"):format(rb)
+    lines[#lines + 1] = "  for (int64_t blk = begin; blk < end; blk++) {"
+    lines[#lines + 1] = "    const int64_t rend = (blk + 1) * RB < R ? (blk + 1) * RB : R;"
+    lines[#lines + 1] = "    double s8[8] = {0}, s = 0;"
+    lines[#lines + 1] = "    for (int64_t r = blk * RB; r < rend; r++) {"
+    lines[#lines + 1] = "      int64_t j;"
+    row("      ")
     lines[#lines + 1] = "    }"
     lines[#lines + 1] = "    for (int l = 0; l < 8; l++) s += s8[l];"
     lines[#lines + 1] = "    part[blk] = s;"
     lines[#lines + 1] = "  }"
   else
-    size = n // red.D
+    size, per = rows, D
     ptr("  " .. T .. " *restrict res = (" .. T .. " *)p[%d];", red.out, size)
-    lines[#lines + 1] = ("  const int64_t D = %d;"):format(red.D)
     lines[#lines + 1] = "  for (int64_t r = begin; r < end; r++) {"
     lines[#lines + 1] = "    double s8[8] = {0}, s = 0;"
-    lines[#lines + 1] = "    int64_t j = 0;"
-    lines[#lines + 1] = "    for (; j + 8 <= D; j += 8) for (int l = 0; l < 8; l++) {"
-    lines[#lines + 1] = "      const int64_t c = j + l, i = r * D + c;"
-    block("      ", "s8[l]")
-    lines[#lines + 1] = "    }"
-    lines[#lines + 1] = "    for (; j < D; j++) {"
-    lines[#lines + 1] = "      const int64_t c = j, i = r * D + c;"
-    block("      ", "s")
-    lines[#lines + 1] = "    }"
+    lines[#lines + 1] = "    int64_t j;"
+    row("    ")
     lines[#lines + 1] = "    for (int l = 0; l < 8; l++) s += s8[l];"
     lines[#lines + 1] = ("    res[r] = (%s)(%s);"):format(T, red.op == "mean" and "s / (double)D" or "s")
     lines[#lines + 1] = "  }"
   end
   lines[#lines + 1] = "}"
-  return table.concat(lines, "\n") .. "\n", order, extents, size
+  return table.concat(lines, "\n") .. "\n", order, extents, size, per
 end
 
--- body lines (emitted at 4 spaces) moved into a row kernel's inner loop (6 spaces)
-local function append_indented(lines, body)
-  for _, l in ipairs(body) do lines[#lines + 1] = "  " .. l end
+--- reduce_backward_source(reducegroup, value_meta, name, need): C source of the backward of
+--- a pointwise group fused with a sum (mean): the gradient of the sum is broadcast back (a
+--- row's to its row, divided by the count for a mean) as the seed of the reduced value's
+--- adjoint. It takes the group's inputs, the gradients of its other outputs, the sum's
+--- gradient gs (one per row, or one), then writes, at the group's shape, the gradient of each
+--- input k with need[k]; and the loop's size and the elements per step
+function M.reduce_backward_source(rg, vm, name, need)
+  local red, g = rg.reduce, rg.group
+  local T = ctype(g.dtype)
+  local n = numel(g.shape)
+  local rows = red.all and 1 or n // red.D
+  local lines, order, extents, ptr = kernel_head(name)
+  for k, v in ipairs(g.inputs) do
+    ptr(("  const %s *restrict in%d = (const %s *)p[%%d];"):format(T, k, T), v, extent(vm[v]))
+  end
+  local seed = {}
+  for k, v in ipairs(g.outputs) do
+    if v ~= red.x then
+      ptr(("  const %s *restrict gout%d = (const %s *)p[%%d];"):format(T, k, T), v, n)
+      seed[v] = ("gout%d[i]"):format(k)
+    end
+  end
+  ptr("  const " .. T .. " *restrict gs = (const " .. T .. " *)p[%d];", red.out, rows)
+  for k, v in ipairs(g.inputs) do
+    if need[k] then ptr(("  %s *restrict gin%d = (%s *)p[%%d];"):format(T, k, T), v, n) end
+  end
+  local D = #g.shape > 0 and g.shape[#g.shape] or 1
+  local scale = red.op == "mean" and (" / " .. num_literal(red.all and n or D, T)) or ""
+  seed[red.x] = "gsr"
+  -- as the forward: rows longer than a block (a 1-D tensor) go flat, in blocks of elements
+  local flat = red.all and D >= M.REDUCE_BLOCK
+  local body = {}
+  local operand, reg = emit_forward_body(body, g, vm, T, nil, not flat)
+  emit_backward_body(body, g, T, operand, reg, seed)
+  for k, v in ipairs(g.inputs) do
+    if need[k] then body[#body + 1] = ("    gin%d[i] = d%d;"):format(k, v) end
+  end
+  if flat then
+    lines[#lines + 1] = ("  const %s gsr = gs[0]%s;"):format(T, scale)
+    lines[#lines + 1] = "  #pragma GCC ivdep"
+    lines[#lines + 1] = "  for (int64_t i = begin; i < end; i++) {"
+    for _, l in ipairs(body) do lines[#lines + 1] = l end
+    lines[#lines + 1] = "  }"
+    lines[#lines + 1] = "}"
+    return table.concat(lines, "\n") .. "\n", order, extents, n, 1
+  end
+  lines[#lines + 1] = ("  const int64_t D = %d;"):format(D)
+  lines[#lines + 1] = "  for (int64_t r = begin; r < end; r++) {"
+  lines[#lines + 1] = ("    const %s gsr = gs[%s]%s;"):format(T, red.all and "0" or "r", scale)
+  lines[#lines + 1] = "    #pragma GCC ivdep"
+  lines[#lines + 1] = "    for (int64_t c = 0; c < D; c++) {"
+  lines[#lines + 1] = "      const int64_t i = r * D + c;"
+  append_indented(lines, body)
+  lines[#lines + 1] = "    }"
+  lines[#lines + 1] = "  }"
+  lines[#lines + 1] = "}"
+  return table.concat(lines, "\n") .. "\n", order, extents, n // D, D
 end
 
 --- softmax_backward_source(softmaxgroup, value_meta, name, need): C source of the backward

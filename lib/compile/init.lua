@@ -321,12 +321,12 @@ local function compile_graph(graph)
     if s.kind == "group" then
       compile_group(s.group, vm, out)
     elseif s.kind == "reducegroup" then
-      local src, order, extents, size = fuse.reduce_source(s, vm, "lt_kernel")
+      local src, order, extents, size, per = fuse.reduce_source(s, vm, "lt_kernel")
       local k, err = kernel(src, "lt_kernel")
       if debug_on() then log("reduction kernel (%d ops and %s):\n%s", #s.group.nodes, s.reduce.op, src) end
       if k then
-        s.kernel, s.order, s.extents, s.size = k, order, extents, size
-        s.nin = #s.group.inputs
+        s.kernel, s.order, s.extents, s.size, s.per = k, order, extents, size, per
+        s.nin, s.vm = #s.group.inputs, vm
         out[#out + 1] = s
       else
         io.stderr:write("torch.compile: warning: a fused kernel did not compile; its ops run eagerly: ", err, "\n")
@@ -391,7 +391,9 @@ local function row_backward_kernel(s, key, make)
   if bk then return bk end
   local src, order, extents, blocks = make()
   local k, err = kernel(src, "lt_kernel")
-  if debug_on() then log("row backward kernel (%s and %d ops):\n%s", (s.before or s.after).name, #s.group.nodes, src) end
+  if debug_on() then
+    log("row backward kernel (%s and %d ops):\n%s", (s.before or s.after or s.reduce.node).name, #s.group.nodes, src)
+  end
   if not k then error("torch.compile: the backward kernel did not compile: " .. err, 0) end
   bk = { kernel = k, extents = extents, blocks = blocks }
   s.backward_kernels[key] = bk
@@ -527,49 +529,104 @@ local function run_rows(s, vals, vm)
   for k, v in ipairs(s.outvals) do vals[v] = outs[k] end
 end
 
--- a pointwise group fused with the sum (mean) of one of its results; under autograd (an
--- input requiring grad), the group as its own step and the reduction as its op
-local function run_reduce(s, vals, vm)
-  local g, red = s.group, s.reduce
-  local ts = {}
-  for i = 1, s.nin do ts[i] = vals[g.inputs[i]] end
-  if torch.is_grad_enabled() then
-    for i = 1, s.nin do
-      if ts[i].requires_grad then
-        if not s.plain then
-          s.plain = {}
-          if #g.nodes == 1 then s.plain[1] = { kind = "node", node = g.nodes[1].node }
-          else compile_group(g, vm, s.plain) end
-        end
-        run_steps(s.plain, vals, vm)
-        run_node(red.node, vals)
-        return
-      end
-    end
-  end
-  local others = {}
+-- the reduction step's forward on the group's inputs ins: its other outputs (in g.outputs
+-- order, red.x left out) and the reduction's result last
+local function reduce_forward(s, ins)
+  local g, red, vm = s.group, s.reduce, s.vm
+  local ts, outs = {}, {}
+  for i = 1, s.nin do ts[i] = ins[i] end
   for _, v in ipairs(g.outputs) do
     if v ~= red.x then
-      local t = torch.empty(g.shape, { dtype = g.dtype })
-      others[v] = t
-      ts[#ts + 1] = t
+      outs[#outs + 1] = torch.empty(g.shape, { dtype = g.dtype })
+      ts[#ts + 1] = outs[#outs]
     end
   end
-  local res
   if red.all then
     local part = torch.empty({ s.size }, { dtype = torch.float64 })
     ts[#ts + 1] = part
-    torch._compiled_run(s.kernel, s.size, math.max(1, M.config.grain // fuse.REDUCE_BLOCK), ts, s.extents)
+    torch._compiled_run(s.kernel, s.size, math.max(1, M.config.grain // s.per), ts, s.extents)
     local total = part:sum()
     if red.op == "mean" then total = total / fuse.numel(g.shape) end
-    res = total:to(g.dtype)
+    outs[#outs + 1] = total:to(g.dtype)
   else
-    res = torch.empty(vm[red.out].shape, { dtype = g.dtype })
+    local res = torch.empty(vm[red.out].shape, { dtype = g.dtype })
     ts[#ts + 1] = res
-    torch._compiled_run(s.kernel, s.size, math.max(1, M.config.grain // red.D), ts, s.extents)
+    torch._compiled_run(s.kernel, s.size, math.max(1, M.config.grain // s.per), ts, s.extents)
+    outs[#outs + 1] = res
   end
-  for v, t in pairs(others) do vals[v] = t end
-  vals[red.out] = res
+  return outs
+end
+
+-- the reduction step as an autograd Function: the backward kernel broadcasts the sum's
+-- gradient back into the group's derivatives; false where the group has an op without a rule
+local function reduce_function(s, vm)
+  if s.fn ~= nil then return s.fn end
+  if not fuse.differentiable(s.group) then s.fn = false; return false end
+  local g, red = s.group, s.reduce
+  s.fn = torch.autograd.Function {
+    name = "CompiledReduction",
+    forward = function(ctx, ...)
+      ctx:save_for_backward(...)
+      return table.unpack(reduce_forward(s, { ... }))
+    end,
+    backward = function(ctx, ...)
+      local gouts = { ... }
+      local saved = ctx.saved_tensors
+      local need, key = {}, {}
+      for k = 1, s.nin do need[k] = ctx.needs_input_grad[k] and true or false; key[k] = need[k] and "1" or "0" end
+      local bk = row_backward_kernel(s, table.concat(key), function()
+        local src, order, extents, size, per = fuse.reduce_backward_source(s, vm, "lt_kernel", need)
+        return src, order, extents, { size = size, per = per }
+      end)
+      local ts = {}
+      for i = 1, s.nin do ts[i] = saved[i] end
+      for k = 1, #gouts - 1 do ts[#ts + 1] = contiguous_grad(gouts[k], g) end
+      local gs = gouts[#gouts]
+      if gs == nil then gs = torch.zeros(vm[red.out].shape, { dtype = g.dtype }) end
+      if gs.dtype ~= g.dtype then gs = gs:to(g.dtype) end
+      ts[#ts + 1] = gs:is_contiguous() and gs or gs:contiguous()
+      local grads = {}
+      for k = 1, s.nin do
+        if need[k] then grads[k] = torch.empty(g.shape, { dtype = g.dtype }); ts[#ts + 1] = grads[k] end
+      end
+      torch._compiled_run(bk.kernel, bk.blocks.size, math.max(1, M.config.grain // bk.blocks.per), ts, bk.extents)
+      for k = 1, s.nin do
+        if need[k] then grads[k] = reduce_to(grads[k], vm[g.inputs[k]].shape) end
+      end
+      return table.unpack(grads, 1, s.nin)
+    end,
+  }
+  return s.fn
+end
+
+-- a pointwise group fused with the sum (mean) of one of its results; under autograd, one
+-- autograd Function (or, where the group has an op with no derivative rule, the group's ops
+-- and the reduction one by one)
+local function run_reduce(s, vals, vm)
+  local g, red = s.group, s.reduce
+  local ins = {}
+  for i = 1, s.nin do ins[i] = vals[g.inputs[i]] end
+  local outs
+  if torch.is_grad_enabled() then
+    for i = 1, s.nin do
+      if ins[i].requires_grad then
+        local fn = reduce_function(s, vm)
+        if not fn then
+          for _, pw in ipairs(g.nodes) do run_node(pw.node, vals) end
+          run_node(red.node, vals)
+          return
+        end
+        outs = { fn.apply(table.unpack(ins, 1, s.nin)) }
+        break
+      end
+    end
+  end
+  outs = outs or reduce_forward(s, ins)
+  local k = 0
+  for _, v in ipairs(g.outputs) do
+    if v ~= red.x then k = k + 1; vals[v] = outs[k] end
+  end
+  vals[red.out] = outs[#outs]
 end
 
 function run_steps(steps, vals, vm)

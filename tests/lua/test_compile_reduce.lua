@@ -184,6 +184,12 @@ T.test("reductions: a large sum over all elements (several blocks), thread count
   T.eq(one, two)
   local x32 = torch.rand(100003)
   T.ok(rel_err(f(x32), fn(x32)) < 1e-5)
+  -- 2-D: blocks of whole rows, a broadcast row; and both under autograd
+  local g = function(a, r) return (a * r):mean() end
+  local x2, r = torch.rand(300, 100, { dtype = torch.float64 }), torch.rand(100, { dtype = torch.float64 })
+  T.ok(rel_err(torch.compile(g)(x2, r), g(x2, r)) < 1e-12)
+  check_grads(g, { x2:clone():requires_grad_(true), r:clone():requires_grad_(true) }, "2-D mean()")
+  check_grads(fn, { x:clone():requires_grad_(true) }, "1-D sum()")
 end)
 
 T.test("reductions: non-contiguous and broadcast inputs, NaN and infinite rows", function()
@@ -218,17 +224,30 @@ T.test("reductions left to the op: other dims, a dtype, the run's value used aga
   end
 end)
 
-T.test("reductions under autograd: the sum as its op, gradients as eager's", function()
+T.test("reductions under autograd: one autograd node, gradients as eager's", function()
   for _, dt in ipairs({ torch.float32, torch.float64 }) do
-    check_grads(function(a, b) return (torch.tanh(a) * b):sum(-1) end, { rand({ 6, 11 }, dt, true), rand({ 11 }, dt, true) }, "sum(-1)")
+    local f, outs = check_grads(function(a, b) return (torch.tanh(a) * b):sum(-1) end,
+      { rand({ 6, 11 }, dt, true), rand({ 11 }, dt, true) }, "sum(-1)")
+    T.eq(tostring(outs[1].grad_fn), "<CompiledReductionBackward>")
     check_grads(function(a) return (a * a + 1):mean() end, { rand({ 6, 11 }, dt, true) }, "mean()")
+    check_grads(function(a, b) return (a - b):square():mean(-1, { keepdim = true }) end,
+      { rand({ 2, 3, 9 }, dt, true), rand({ 3, 1 }, dt, true) }, "mean(-1, keepdim), a column broadcast")
+    -- the run's other value is an output too: both gradients flow back
+    check_grads(function(a) local y = torch.sigmoid(a) * 2; return (y + 1):sum(), y end,
+      { rand({ 4, 5 }, dt, true) }, "sum() and a kept value")
   end
-  T.ok(torch.autograd.gradcheck(torch.compile(function(a) return (torch.sin(a) * 2):mean(-1) end),
-    { rand({ 3, 4 }, torch.float64, true) }))
+  local d = torch.float64
+  T.ok(torch.autograd.gradcheck(torch.compile(function(a) return (torch.sin(a) * 2):mean(-1) end), { rand({ 3, 4 }, d, true) }))
+  T.ok(torch.autograd.gradcheck(torch.compile(function(a, b) return (a * b + a):sum() end),
+    { rand({ 3, 4 }, d, true), rand({ 4 }, d, true) }))
+  -- an op without a derivative rule: the ops one by one
+  local f, outs = check_grads(function(a, e) return torch.pow(a, e):sum(-1) end,
+    { (torch.rand(3, 4, { dtype = d }) + 0.5):requires_grad_(true), torch.rand(3, 4, { dtype = d }) }, "pow")
+  T.ok(tostring(outs[1].grad_fn):find("^<SumBackward") ~= nil)
   -- with no_grad the fused kernel runs on inputs that require grad
-  local f = torch.compile(function(a) return (a * 2):sum(-1) end)
+  local g = torch.compile(function(a) return (a * 2):sum(-1) end)
   local a = rand({ 5, 8 }, torch.float32, true)
-  local r = torch.no_grad(function() return f(a) end)
+  local r = torch.no_grad(function() return g(a) end)
   T.ok(not r.requires_grad)
   T.ok(rel_err(r, (a * 2):sum(-1):detach()) < 1e-5)
 end)
