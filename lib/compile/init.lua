@@ -22,8 +22,8 @@
 -- that recomputes the run's values and applies the ops' derivatives in reverse (gradients
 -- of broadcast inputs summed down to their shapes), so loss:backward() works unchanged.
 -- The row kernels (layer_norm -> run, run -> softmax) are autograd Functions the same way,
--- their backward generated row code too; a run fused into a sum runs as its own kernel and
--- the sum as its op. A run with an op that has no derivative rule here runs op by op.
+-- their backward generated row code too, and so is a run fused into a sum or mean. A run
+-- with an op that has no derivative rule here runs op by op.
 local torch = require "torch"
 local class = require "torch_class"
 local trace = require "compile.trace"
