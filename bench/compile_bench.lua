@@ -21,44 +21,63 @@ local T = require("timing").new { warmup = 2, fmt = "%.1f", clock = torch.time }
 local nn = require "nn"
 local F = nn.functional
 local C = require "compile"
+local median = require("timing").median
+
+-- key_eager and key_compiled: fe(n) and fc(n) timed in turn, 7 times each (other work on the
+-- machine then weighs on both alike), the median time per call of each
+local function pair(key, n, fe, fc)
+  fe(1); fc(1)
+  local te, tc = {}, {}
+  for _ = 1, 7 do
+    local t0 = torch.time(); fe(n); te[#te + 1] = (torch.time() - t0) / n
+    t0 = torch.time(); fc(n); tc[#tc + 1] = (torch.time() - t0) / n
+  end
+  T:set(key .. "_eager", median(te))
+  T:set(key .. "_compiled", median(tc))
+end
 torch.manual_seed(0)
 
 local N = 16 * 1024 * 1024
 local a, b, c = torch.randn(N), torch.randn(N), torch.randn(N)
 local chain = function(x, y, z) return x * torch.sigmoid(x) * y + z end
 local chain_c = torch.compile(chain)
-T:bench("chain_eager", 3, function(n) for _ = 1, n do chain(a, b, c) end end)
-T:bench("chain_compiled", 3, function(n) for _ = 1, n do chain_c(a, b, c) end end)
+pair("chain", 3, function(n) for _ = 1, n do chain(a, b, c) end end,
+
+  function(n) for _ = 1, n do chain_c(a, b, c) end end)
 
 local ln = nn.LayerNorm(1024)
 local xl = torch.randn(4096, 1024)
 local lngelu = function(x) return x + F.gelu(ln(x)) end
 local lngelu_c = torch.compile(lngelu)
 torch.no_grad(function()
-  T:bench("lngelu_eager", 5, function(n) for _ = 1, n do lngelu(xl) end end)
-  T:bench("lngelu_compiled", 5, function(n) for _ = 1, n do lngelu_c(xl) end end)
+  pair("lngelu", 5, function(n) for _ = 1, n do lngelu(xl) end end,
+
+    function(n) for _ = 1, n do lngelu_c(xl) end end)
 end)
 
 local mask = torch.randn(1024)
 local attn = function(s) return F.softmax(s * 0.125 + mask, -1) end
 local attn_c = torch.compile(attn)
 torch.no_grad(function()
-  T:bench("softmax_eager", 5, function(n) for _ = 1, n do attn(xl) end end)
-  T:bench("softmax_compiled", 5, function(n) for _ = 1, n do attn_c(xl) end end)
+  pair("softmax", 5, function(n) for _ = 1, n do attn(xl) end end,
+
+    function(n) for _ = 1, n do attn_c(xl) end end)
 end)
 
 local xg, gyl = xl:clone():requires_grad_(true), torch.randn(4096, 1024)
-T:bench("lngelu_train_eager", 3, function(n) for _ = 1, n do lngelu(xg):backward(gyl) end end)
-T:bench("lngelu_train_compiled", 3, function(n) for _ = 1, n do lngelu_c(xg):backward(gyl) end end)
-T:bench("softmax_train_eager", 3, function(n) for _ = 1, n do attn(xg):backward(gyl) end end)
-T:bench("softmax_train_compiled", 3, function(n) for _ = 1, n do attn_c(xg):backward(gyl) end end)
+pair("lngelu_train", 3, function(n) for _ = 1, n do lngelu(xg):backward(gyl) end end,
+
+  function(n) for _ = 1, n do lngelu_c(xg):backward(gyl) end end)
+pair("softmax_train", 3, function(n) for _ = 1, n do attn(xg):backward(gyl) end end,
+  function(n) for _ = 1, n do attn_c(xg):backward(gyl) end end)
 
 local yl = torch.randn(4096, 1024)
 local rowmse = function(x, y) return ((x - y) * (x - y)):mean(-1) end
 local rowmse_c = torch.compile(rowmse)
 torch.no_grad(function()
-  T:bench("rowmse_eager", 5, function(n) for _ = 1, n do rowmse(xl, yl) end end)
-  T:bench("rowmse_compiled", 5, function(n) for _ = 1, n do rowmse_c(xl, yl) end end)
+  pair("rowmse", 5, function(n) for _ = 1, n do rowmse(xl, yl) end end,
+
+    function(n) for _ = 1, n do rowmse_c(xl, yl) end end)
 end)
 
 local fc1, fc2 = nn.Linear(256, 1024), nn.Linear(1024, 256)
@@ -71,8 +90,9 @@ local function train(f) return function(n)
     y:square():mean():backward()
   end
 end end
-T:bench("mlp_train_eager", 3, train(block))
-T:bench("mlp_train_compiled", 3, train(block_c))
+pair("mlp_train", 3, train(block),
+
+  train(block_c))
 
 local GPT = require "gpt_model"
 local optim = require "optim"
@@ -88,8 +108,7 @@ local function gpt_step(m) return function(n)
     adamw:step()
   end
 end end
-T:bench("gpt_train_eager", 3, gpt_step(gpt))
-T:bench("gpt_train_compiled", 3, gpt_step(gpt_c))
+pair("gpt_train", 1, gpt_step(gpt), gpt_step(gpt_c))
 
 -- compile times: a graph never seen (a fresh constant in its source), then the same graph
 -- after torch.compiler.reset() (the kernel comes from the disk cache)

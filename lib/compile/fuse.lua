@@ -46,6 +46,14 @@ local ALIASES = { true_divide = "div", multiply = "mul", subtract = "sub", negat
 local HELPERS = [[
 #include <stdint.h>
 #include <math.h>
+/* the row kernels' loops with 512-bit vectors where the machine has them (-march=native):
+   their transcendental functions (libmvec's, the float exp's polynomial) then do twice
+   the work per instruction, as eager's 512-bit gelu loop does */
+#if defined(__AVX512F__)
+#define LT_WIDE __attribute__((target("prefer-vector-width=512")))
+#else
+#define LT_WIDE
+#endif
 #ifdef LT_MVEC
 /* glibc's libmvec has vector versions of these: declared so, loops that call them vectorize */
 #define LT_SIMD __attribute__((simd("notinbranch")))
@@ -662,7 +670,7 @@ end
 -- a row kernel's first lines, and ptr(decl, value, extent), which declares its next pointer
 -- (decl has a %d for its slot) and records the value and the elements it must reach
 local function kernel_head(name)
-  local lines = { HELPERS, ("void %s(int64_t begin, int64_t end, char *const *p) {"):format(name) }
+  local lines = { HELPERS, ("LT_WIDE void %s(int64_t begin, int64_t end, char *const *p) {"):format(name) }
   local order, extents = {}, {}
   local function ptr(decl, v, e)
     lines[#lines + 1] = (decl):format(#order)
