@@ -23,14 +23,15 @@ local F = nn.functional
 local C = require "compile"
 local median = require("timing").median
 
--- key_eager and key_compiled: fe(n) and fc(n) timed in turn, 7 times each (other work on the
--- machine then weighs on both alike), the median time per call of each
+-- key_eager and key_compiled: fe(n) and fc(n) timed in turn, 8 times each (other work on the
+-- machine then weighs on both alike), which goes first swapped each time (the one after the
+-- other pays for freeing the other's tensors), the median time per call of each
 local function pair(key, n, fe, fc)
   fe(1); fc(1)
   local te, tc = {}, {}
-  for _ = 1, 7 do
-    local t0 = torch.time(); fe(n); te[#te + 1] = (torch.time() - t0) / n
-    t0 = torch.time(); fc(n); tc[#tc + 1] = (torch.time() - t0) / n
+  local function time(f, into) local t0 = torch.time(); f(n); into[#into + 1] = (torch.time() - t0) / n end
+  for i = 1, 8 do
+    if i % 2 == 1 then time(fe, te); time(fc, tc) else time(fc, tc); time(fe, te) end
   end
   T:set(key .. "_eager", median(te))
   T:set(key .. "_compiled", median(tc))

@@ -579,6 +579,38 @@ local DERIV2 = {
   end,
 }
 
+--- grad_aliases(g, seeded): for each group input k whose gradient is exactly the incoming
+--- gradient of one output (reached through `add`s and `sub`'s first operand only, the input
+--- used once, as in a residual x + f(x)), that output's value; seeded[v] is true for the
+--- outputs whose gradient comes in as a tensor. Such a gradient is that tensor (summed down
+--- to the input's shape), as eager's add passes it on: the kernel need not write a copy.
+function M.grad_aliases(g, seeded)
+  local uses, is_out = {}, {}
+  for _, v in ipairs(g.outputs) do is_out[v] = true end
+  for _, pw in ipairs(g.nodes) do
+    for _, which in ipairs({ "a", "b" }) do
+      local a = pw[which]
+      if a and a.ref then
+        uses[a.ref] = uses[a.ref] or {}
+        table.insert(uses[a.ref], { pw = pw, which = which })
+      end
+    end
+  end
+  local function alias(v)
+    local u = uses[v] or {}
+    if is_out[v] then return (#u == 0 and seeded[v]) and v or nil end
+    if #u ~= 1 then return nil end
+    local pw, which = u[1].pw, u[1].which
+    if (pw.op == "add" and (which == "a" or pw.alpha == nil or pw.alpha == 1)) or (pw.op == "sub" and which == "a") then
+      return alias(pw.out)
+    end
+    return nil
+  end
+  local res = {}
+  for k, v in ipairs(g.inputs) do res[k] = alias(v) end
+  return res
+end
+
 --- differentiable(g): can the group's backward be one generated kernel?
 function M.differentiable(g)
   for _, pw in ipairs(g.nodes) do

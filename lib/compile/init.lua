@@ -238,9 +238,16 @@ local function group_function(step, vm)
     backward = function(ctx, ...)
       local gouts = { ... }
       local ins = ctx.saved_tensors
+      -- an input whose gradient is an output's incoming one (a residual): that tensor, not
+      -- a copy written by the kernel
+      if not step.aliases then
+        local seeded = {}
+        for _, v in ipairs(g.outputs) do seeded[v] = true end
+        step.aliases = fuse.grad_aliases(g, seeded)
+      end
       local need, key = {}, {}
       for k = 1, #g.inputs do
-        need[k] = ctx.needs_input_grad[k] and true or false
+        need[k] = (ctx.needs_input_grad[k] and not step.aliases[k]) and true or false
         key[k] = need[k] and "1" or "0"
       end
       key = table.concat(key)
@@ -253,13 +260,14 @@ local function group_function(step, vm)
         bk = { kernel = k, extents = extents }
         backward_kernels[key] = bk
       end
-      local ts = {}
+      local ts, gout_of = {}, {}
       for i = 1, #g.inputs do ts[i] = ins[i] end
       for k = 1, #g.outputs do
         local go = gouts[k]
         if go == nil then go = torch.zeros(g.shape, { dtype = g.dtype }) end
         if go.dtype ~= g.dtype then go = go:to(g.dtype) end
         ts[#ts + 1] = go:is_contiguous() and go or go:contiguous()
+        gout_of[g.outputs[k]] = ts[#ts]
       end
       local grads = {}
       for k = 1, #g.inputs do
@@ -268,9 +276,10 @@ local function group_function(step, vm)
           ts[#ts + 1] = grads[k]
         end
       end
-      torch._compiled_run(bk.kernel, step.numel, M.config.grain, ts, bk.extents)
+      if key:find("1") then torch._compiled_run(bk.kernel, step.numel, M.config.grain, ts, bk.extents) end
       for k = 1, #g.inputs do
-        if need[k] then grads[k] = reduce_to(grads[k], vm[g.inputs[k]].shape) end
+        if need[k] then grads[k] = reduce_to(grads[k], vm[g.inputs[k]].shape)
+        elseif ctx.needs_input_grad[k] then grads[k] = reduce_to(gout_of[step.aliases[k]], vm[g.inputs[k]].shape) end
       end
       return table.unpack(grads, 1, #g.inputs)
     end,
@@ -406,27 +415,48 @@ local function contiguous_grad(go, g)
   return go:is_contiguous() and go or go:contiguous()
 end
 
+-- the step's grad_aliases (by group input), the outputs except `computed` (the softmax's
+-- or the sum's input, whose gradient the kernel computes) having a gradient tensor
+local function step_aliases(s, computed)
+  if not s.aliases then
+    local seeded = {}
+    for _, v in ipairs(s.group.outputs) do if v ~= computed then seeded[v] = true end end
+    s.aliases = fuse.grad_aliases(s.group, seeded)
+  end
+  return s.aliases
+end
+
 -- backward of a softmax row step: grads of its inputs (s.order's first s.nin = g.inputs)
 local function softmax_rows_backward(s, vm, ctx, gouts)
   local g, sm = s.group, s.softmax
   local saved = ctx.saved_tensors
+  local aliases = step_aliases(s, sm.x)
   local need, key = {}, {}
-  for k = 1, s.nin do need[k] = ctx.needs_input_grad[k] and true or false; key[k] = need[k] and "1" or "0" end
+  for k = 1, s.nin do
+    need[k] = (ctx.needs_input_grad[k] and not aliases[k]) and true or false
+    key[k] = need[k] and "1" or "0"
+  end
   local bk = row_backward_kernel(s, table.concat(key), function()
     return fuse.softmax_backward_source(s, vm, "lt_kernel", need)
   end)
-  local ts = {}
+  local ts, gout_of = {}, {}
   for i = 1, s.nin do ts[i] = saved[i] end
-  for k = 1, #s.outvals - 1 do ts[#ts + 1] = contiguous_grad(gouts[k], g) end
+  for k = 1, #s.outvals - 1 do
+    ts[#ts + 1] = contiguous_grad(gouts[k], g)
+    gout_of[s.outvals[k]] = ts[#ts]
+  end
   ts[#ts + 1] = saved[s.nin + 1]
   ts[#ts + 1] = contiguous_grad(gouts[#s.outvals], g)
   local grads = {}
   for k = 1, s.nin do
     if need[k] then grads[k] = torch.empty(g.shape, { dtype = g.dtype }); ts[#ts + 1] = grads[k] end
   end
-  torch._compiled_run(bk.kernel, s.rows, math.max(1, M.config.grain // s.D), ts, bk.extents)
+  if table.concat(key):find("1") then
+    torch._compiled_run(bk.kernel, s.rows, math.max(1, M.config.grain // s.D), ts, bk.extents)
+  end
   for k = 1, s.nin do
-    if need[k] then grads[k] = reduce_to(grads[k], vm[s.order[k]].shape) end
+    if need[k] then grads[k] = reduce_to(grads[k], vm[s.order[k]].shape)
+    elseif ctx.needs_input_grad[k] then grads[k] = reduce_to(gout_of[aliases[k]], vm[s.order[k]].shape) end
   end
   return table.unpack(grads, 1, s.nin)
 end
@@ -444,17 +474,22 @@ local function norm_rows_backward(s, vm, ctx, gouts)
   for k, v in ipairs(g.inputs) do
     if v ~= rn.out then slot[pos] = k; pos = pos + 1 end
   end
+  local aliases = step_aliases(s)
   for i = 1, s.nin do
     local n = ctx.needs_input_grad[i] and true or false
+    if type(slot[i]) == "number" and aliases[slot[i]] then n = false end
     need[slot[i]] = n
     key[i] = n and "1" or "0"
   end
   local bk = row_backward_kernel(s, table.concat(key), function()
     return fuse.norm_backward_source(s, vm, "lt_kernel", need)
   end)
-  local ts = {}
+  local ts, gout_of = {}, {}
   for i = 1, s.nin do ts[i] = saved[i] end
-  for k = 1, #s.outvals do ts[#ts + 1] = contiguous_grad(gouts[k], g) end
+  for k = 1, #s.outvals do
+    ts[#ts + 1] = contiguous_grad(gouts[k], g)
+    gout_of[s.outvals[k]] = ts[#ts]
+  end
   local res, gx = {}, nil
   if need.x then gx = torch.empty(g.shape, { dtype = g.dtype }); ts[#ts + 1] = gx end
   for i = 1, s.nin do
@@ -465,13 +500,18 @@ local function norm_rows_backward(s, vm, ctx, gouts)
   local pw, pb
   if need.w then pw = torch.empty({ bk.blocks, rn.D }, { dtype = g.dtype }); ts[#ts + 1] = pw end
   if need.b then pb = torch.empty({ bk.blocks, rn.D }, { dtype = g.dtype }); ts[#ts + 1] = pb end
-  torch._compiled_run(bk.kernel, bk.blocks, math.max(1, M.config.grain // (rn.D * fuse.NORM_BLOCK)), ts, bk.extents)
+  if table.concat(key):find("1") then
+    torch._compiled_run(bk.kernel, bk.blocks, math.max(1, M.config.grain // (rn.D * fuse.NORM_BLOCK)), ts, bk.extents)
+  end
   for i = 1, s.nin do
     local w = slot[i]
     if w == "x" and gx then res[i] = gx
     elseif w == "w" and pw then res[i] = pw:sum(1, { dtype = torch.float64 }):to(g.dtype)
     elseif w == "b" and pb then res[i] = pb:sum(1, { dtype = torch.float64 }):to(g.dtype)
-    elseif type(w) == "number" and res[i] then res[i] = reduce_to(res[i], vm[s.order[i]].shape) end
+    elseif type(w) == "number" and res[i] then res[i] = reduce_to(res[i], vm[s.order[i]].shape)
+    elseif type(w) == "number" and ctx.needs_input_grad[i] and aliases[w] then
+      res[i] = reduce_to(gout_of[aliases[w]], vm[s.order[i]].shape)
+    end
   end
   return table.unpack(res, 1, s.nin)
 end
@@ -572,15 +612,25 @@ local function reduce_function(s, vm)
     backward = function(ctx, ...)
       local gouts = { ... }
       local saved = ctx.saved_tensors
+      local aliases = step_aliases(s, red.x)
       local need, key = {}, {}
-      for k = 1, s.nin do need[k] = ctx.needs_input_grad[k] and true or false; key[k] = need[k] and "1" or "0" end
+      for k = 1, s.nin do
+        need[k] = (ctx.needs_input_grad[k] and not aliases[k]) and true or false
+        key[k] = need[k] and "1" or "0"
+      end
       local bk = row_backward_kernel(s, table.concat(key), function()
         local src, order, extents, size, per = fuse.reduce_backward_source(s, vm, "lt_kernel", need)
         return src, order, extents, { size = size, per = per }
       end)
-      local ts = {}
+      local ts, gout_of, k = {}, {}, 0
       for i = 1, s.nin do ts[i] = saved[i] end
-      for k = 1, #gouts - 1 do ts[#ts + 1] = contiguous_grad(gouts[k], g) end
+      for _, v in ipairs(g.outputs) do
+        if v ~= red.x then
+          k = k + 1
+          ts[#ts + 1] = contiguous_grad(gouts[k], g)
+          gout_of[v] = ts[#ts]
+        end
+      end
       local gs = gouts[#gouts]
       if gs == nil then gs = torch.zeros(vm[red.out].shape, { dtype = g.dtype }) end
       if gs.dtype ~= g.dtype then gs = gs:to(g.dtype) end
@@ -589,9 +639,12 @@ local function reduce_function(s, vm)
       for k = 1, s.nin do
         if need[k] then grads[k] = torch.empty(g.shape, { dtype = g.dtype }); ts[#ts + 1] = grads[k] end
       end
-      torch._compiled_run(bk.kernel, bk.blocks.size, math.max(1, M.config.grain // bk.blocks.per), ts, bk.extents)
+      if table.concat(key):find("1") then
+        torch._compiled_run(bk.kernel, bk.blocks.size, math.max(1, M.config.grain // bk.blocks.per), ts, bk.extents)
+      end
       for k = 1, s.nin do
-        if need[k] then grads[k] = reduce_to(grads[k], vm[g.inputs[k]].shape) end
+        if need[k] then grads[k] = reduce_to(grads[k], vm[g.inputs[k]].shape)
+        elseif ctx.needs_input_grad[k] and aliases[k] then grads[k] = reduce_to(gout_of[aliases[k]], vm[g.inputs[k]].shape) end
       end
       return table.unpack(grads, 1, s.nin)
     end,

@@ -252,6 +252,30 @@ T.test("reductions under autograd: one autograd node, gradients as eager's", fun
   T.ok(rel_err(r, (a * 2):sum(-1):detach()) < 1e-5)
 end)
 
+T.test("residual inputs: a gradient passed on as the incoming one, not a copy, stays right", function()
+  for _, dt in ipairs({ torch.float32, torch.float64 }) do
+    local cases = {
+      { "x + tanh(y)", function(x, y) return x + torch.tanh(y) end, { 3, 5 }, { 3, 5 } },
+      { "broadcast residual", function(x, y) return torch.tanh(y) * 2 + x end, { 5 }, { 3, 5 } },
+      { "a - tanh(b), tanh(a) - b", function(x, y) return (x - torch.tanh(y)) * 1 + (torch.tanh(x) - y) end, { 3, 5 }, { 3, 5 } },
+      { "x used twice", function(x, y) return x + x * torch.sigmoid(y) end, { 3, 5 }, { 3, 5 } },
+      { "add with alpha", function(x, y) return torch.add(torch.exp(y), x, { alpha = 3 }) end, { 3, 5 }, { 3, 5 } },
+      { "two outputs", function(x, y) local z = x + torch.sin(y); return z * 1.0, z + 1 end, { 3, 5 }, { 3, 5 } },
+      { "softmax", function(x, y) local z = torch.exp(y) + x; return F.softmax(z * 2, -1), z + 0 end, { 3, 5 }, { 3, 5 } },
+      { "sum", function(x, y) local z = x + torch.cos(y); return (z * z):sum(-1), z - 1 end, { 3, 5 }, { 3, 5 } },
+    }
+    for _, c in ipairs(cases) do
+      check_grads(c[2], { rand(c[3], dt, true), rand(c[4], dt, true) }, c[1])
+    end
+  end
+  local d = torch.float64
+  T.ok(torch.autograd.gradcheck(torch.compile(function(x, y) return torch.tanh(y) * 2 + x end),
+    { rand({ 5 }, d, true), rand({ 3, 5 }, d, true) }))
+  -- only the residual input needs a gradient
+  check_grads(function(x, y) return x + F.gelu(F.layer_norm(y, { 5 })) end,
+    { rand({ 3, 5 }, torch.float64, true), rand({ 3, 5 }, torch.float64, false) }, "residual only")
+end)
+
 T.test("a small transformer block trains the same compiled (float64 loss and every gradient)", function()
   torch.manual_seed(1)
   local d = torch.float64
