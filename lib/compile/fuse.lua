@@ -49,7 +49,7 @@ local HELPERS = [[
 /* the row kernels' loops with 512-bit vectors where the machine has them (-march=native):
    their transcendental functions (libmvec's, the float exp's polynomial) then do twice
    the work per instruction, as eager's 512-bit gelu loop does */
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) && defined(__GNUC__) && !defined(__clang__)
 #define LT_WIDE __attribute__((target("prefer-vector-width=512")))
 #else
 #define LT_WIDE
