@@ -276,6 +276,20 @@ T.test("residual inputs: a gradient passed on as the incoming one, not a copy, s
     { rand({ 3, 5 }, torch.float64, true), rand({ 3, 5 }, torch.float64, false) }, "residual only")
 end)
 
+T.test("backward with non-contiguous inputs (transposed, sliced)", function()
+  for _, dt in ipairs({ torch.float32, torch.float64 }) do
+    local st = rand({ 9, 6 }, dt, true)
+    local sl = rand({ 6, 20 }, dt, true)
+    local m = rand({ 9 }, dt, true)
+    local sm = function(a, b) return F.log_softmax(a:t() * 0.5 + b, -1) end
+    check_grads(sm, { st, m }, "softmax of a transposed input")
+    local red = function(a, b) return (torch.tanh(a:narrow(2, 3, 9)) * b):sum(-1) end
+    check_grads(red, { sl, m }, "sum of a slice")
+    local ln = function(a, b) return F.gelu(F.layer_norm(a:t():contiguous(), { 9 }) * b) end
+    check_grads(ln, { st, m }, "layer_norm after a copy")
+  end
+end)
+
 T.test("a small transformer block trains the same compiled (float64 loss and every gradient)", function()
   torch.manual_seed(1)
   local d = torch.float64
