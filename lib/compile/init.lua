@@ -30,7 +30,9 @@
 -- autograd Function: its forward is the kernel, its backward a second generated kernel
 -- that recomputes the run's values and applies the ops' derivatives in reverse (gradients
 -- of broadcast inputs summed down to their shapes), so loss:backward() works unchanged.
--- A run with an op that has no derivative rule here runs op by op under autograd.
+-- The row kernels (layer_norm -> run, run -> softmax) are autograd Functions the same way,
+-- their backward generated row code too, and so is a run fused into a sum or mean. A run
+-- with an op that has no derivative rule here runs op by op.
 local torch = require "torch"
 local class = require "torch_class"
 local trace = require "compile.trace"
@@ -251,9 +253,16 @@ local function group_function(step, vm)
     backward = function(ctx, ...)
       local gouts = { ... }
       local ins = ctx.saved_tensors
+      -- an input whose gradient is an output's incoming one (a residual): that tensor, not
+      -- a copy written by the kernel
+      if not step.aliases then
+        local seeded = {}
+        for _, v in ipairs(g.outputs) do seeded[v] = true end
+        step.aliases = fuse.grad_aliases(g, seeded)
+      end
       local need, key = {}, {}
       for k = 1, #g.inputs do
-        need[k] = ctx.needs_input_grad[k] and true or false
+        need[k] = (ctx.needs_input_grad[k] and not step.aliases[k]) and true or false
         key[k] = need[k] and "1" or "0"
       end
       key = table.concat(key)
@@ -266,13 +275,14 @@ local function group_function(step, vm)
         bk = { kernel = k, extents = extents }
         backward_kernels[key] = bk
       end
-      local ts = {}
+      local ts, gout_of = {}, {}
       for i = 1, #g.inputs do ts[i] = ins[i] end
       for k = 1, #g.outputs do
         local go = gouts[k]
         if go == nil then go = torch.zeros(g.shape, { dtype = g.dtype }) end
         if go.dtype ~= g.dtype then go = go:to(g.dtype) end
         ts[#ts + 1] = go:is_contiguous() and go or go:contiguous()
+        gout_of[g.outputs[k]] = ts[#ts]
       end
       local grads = {}
       for k = 1, #g.inputs do
@@ -281,9 +291,10 @@ local function group_function(step, vm)
           ts[#ts + 1] = grads[k]
         end
       end
-      torch._compiled_run(bk.kernel, step.numel, M.config.grain, ts, bk.extents)
+      if key:find("1") then torch._compiled_run(bk.kernel, step.numel, M.config.grain, ts, bk.extents) end
       for k = 1, #g.inputs do
-        if need[k] then grads[k] = reduce_to(grads[k], vm[g.inputs[k]].shape) end
+        if need[k] then grads[k] = reduce_to(grads[k], vm[g.inputs[k]].shape)
+        elseif ctx.needs_input_grad[k] then grads[k] = reduce_to(gout_of[step.aliases[k]], vm[g.inputs[k]].shape) end
       end
       return table.unpack(grads, 1, #g.inputs)
     end,
@@ -333,6 +344,19 @@ local function compile_graph(graph)
   for _, s in ipairs(steps) do
     if s.kind == "group" then
       compile_group(s.group, vm, out)
+    elseif s.kind == "reducegroup" then
+      local src, order, extents, size, per = fuse.reduce_source(s, vm, "lt_kernel")
+      local k, err = kernel(src, "lt_kernel")
+      if debug_on() then log("reduction kernel (%d ops and %s):\n%s", #s.group.nodes, s.reduce.op, src) end
+      if k then
+        s.kernel, s.order, s.extents, s.size, s.per = k, order, extents, size, per
+        s.nin, s.vm = #s.group.inputs, vm
+        out[#out + 1] = s
+      else
+        io.stderr:write("torch.compile: warning: a fused kernel did not compile; its ops run eagerly: ", err, "\n")
+        compile_group(s.group, vm, out)
+        out[#out + 1] = { kind = "node", node = s.reduce.node }
+      end
     elseif s.kind == "rowgroup" or s.kind == "softmaxgroup" then
       -- a row kernel: the op before or after the group (layer_norm, softmax) fused with it;
       -- outvals: the values of its output pointers, in order
@@ -371,30 +395,306 @@ end
 
 local run_steps
 
--- a row kernel (a layer_norm before the group, or a softmax after it); under autograd, that
--- op as itself and the group's own kernel (compiled on first need), whose backward exists
-local function run_rows(s, vals, vm)
-  local g = s.group
-  local ts = {}
-  for i = 1, s.nin do ts[i] = vals[s.order[i]] end
-  if torch.is_grad_enabled() then
-    for i = 1, s.nin do
-      if ts[i].requires_grad then
-        if s.before then run_node(s.before, vals) end
-        if not s.plain then s.plain = {}; compile_group(g, vm, s.plain) end
-        run_steps(s.plain, vals, vm)
-        if s.after then run_node(s.after, vals) end
-        return
-      end
-    end
-  end
-  local outs = {}
+-- the row kernel's forward on tensors ins (s.order's first s.nin): its outputs, in s.outvals order
+local function rows_forward(s, ins)
+  local ts, outs = {}, {}
+  for i = 1, s.nin do ts[i] = ins[i] end
   for k = 1, #s.outvals do
-    outs[k] = torch.empty(g.shape, { dtype = g.dtype })
+    outs[k] = torch.empty(s.group.shape, { dtype = s.group.dtype })
     ts[#ts + 1] = outs[k]
   end
   torch._compiled_run(s.kernel, s.rows, math.max(1, M.config.grain // s.D), ts, s.extents)
+  return outs
+end
+
+-- a backward kernel of a row step for one set of inputs needing gradients (key), built on
+-- first need by make() -> source, order, extents[, blocks]
+local function row_backward_kernel(s, key, make)
+  s.backward_kernels = s.backward_kernels or {}
+  local bk = s.backward_kernels[key]
+  if bk then return bk end
+  local src, order, extents, blocks = make()
+  local k, err = kernel(src, "lt_kernel")
+  if debug_on() then
+    log("row backward kernel (%s and %d ops):\n%s", (s.before or s.after or s.reduce.node).name, #s.group.nodes, src)
+  end
+  if not k then error("torch.compile: the backward kernel did not compile: " .. err, 0) end
+  bk = { kernel = k, extents = extents, blocks = blocks }
+  s.backward_kernels[key] = bk
+  return bk
+end
+
+local function contiguous_grad(go, g)
+  if go == nil then return torch.zeros(g.shape, { dtype = g.dtype }) end
+  if go.dtype ~= g.dtype then go = go:to(g.dtype) end
+  return go:is_contiguous() and go or go:contiguous()
+end
+
+-- the step's grad_aliases (by group input), the outputs except `computed` (the softmax's
+-- or the sum's input, whose gradient the kernel computes) having a gradient tensor
+local function step_aliases(s, computed)
+  if not s.aliases then
+    local seeded = {}
+    for _, v in ipairs(s.group.outputs) do if v ~= computed then seeded[v] = true end end
+    s.aliases = fuse.grad_aliases(s.group, seeded)
+  end
+  return s.aliases
+end
+
+-- backward of a softmax row step: grads of its inputs (s.order's first s.nin = g.inputs)
+local function softmax_rows_backward(s, vm, ctx, gouts)
+  local g, sm = s.group, s.softmax
+  local saved = ctx.saved_tensors
+  local aliases = step_aliases(s, sm.x)
+  local need, key = {}, {}
+  for k = 1, s.nin do
+    need[k] = (ctx.needs_input_grad[k] and not aliases[k]) and true or false
+    key[k] = need[k] and "1" or "0"
+  end
+  local bk = row_backward_kernel(s, table.concat(key), function()
+    return fuse.softmax_backward_source(s, vm, "lt_kernel", need)
+  end)
+  local ts, gout_of = {}, {}
+  for i = 1, s.nin do ts[i] = saved[i] end
+  for k = 1, #s.outvals - 1 do
+    ts[#ts + 1] = contiguous_grad(gouts[k], g)
+    gout_of[s.outvals[k]] = ts[#ts]
+  end
+  ts[#ts + 1] = saved[s.nin + 1]
+  ts[#ts + 1] = contiguous_grad(gouts[#s.outvals], g)
+  local grads = {}
+  for k = 1, s.nin do
+    if need[k] then grads[k] = torch.empty(g.shape, { dtype = g.dtype }); ts[#ts + 1] = grads[k] end
+  end
+  if table.concat(key):find("1") then
+    torch._compiled_run(bk.kernel, s.rows, math.max(1, M.config.grain // s.D), ts, bk.extents)
+  end
+  for k = 1, s.nin do
+    if need[k] then grads[k] = reduce_to(grads[k], vm[s.order[k]].shape)
+    elseif ctx.needs_input_grad[k] then grads[k] = reduce_to(gout_of[aliases[k]], vm[s.order[k]].shape) end
+  end
+  return table.unpack(grads, 1, s.nin)
+end
+
+-- backward of a layer_norm row step: s.order is x, [w], [b], the group's other inputs
+local function norm_rows_backward(s, vm, ctx, gouts)
+  local g, rn = s.group, s.norm
+  local saved = ctx.saved_tensors
+  local need, key = {}, {}
+  local slot = {}                 -- input position in s.order -> its key in need
+  local pos = 1
+  slot[pos] = "x"; pos = pos + 1
+  if rn.w then slot[pos] = "w"; pos = pos + 1 end
+  if rn.b then slot[pos] = "b"; pos = pos + 1 end
+  for k, v in ipairs(g.inputs) do
+    if v ~= rn.out then slot[pos] = k; pos = pos + 1 end
+  end
+  local aliases = step_aliases(s)
+  for i = 1, s.nin do
+    local n = ctx.needs_input_grad[i] and true or false
+    if type(slot[i]) == "number" and aliases[slot[i]] then n = false end
+    need[slot[i]] = n
+    key[i] = n and "1" or "0"
+  end
+  local bk = row_backward_kernel(s, table.concat(key), function()
+    return fuse.norm_backward_source(s, vm, "lt_kernel", need)
+  end)
+  local ts, gout_of = {}, {}
+  for i = 1, s.nin do ts[i] = saved[i] end
+  for k = 1, #s.outvals do
+    ts[#ts + 1] = contiguous_grad(gouts[k], g)
+    gout_of[s.outvals[k]] = ts[#ts]
+  end
+  local res, gx = {}, nil
+  if need.x then gx = torch.empty(g.shape, { dtype = g.dtype }); ts[#ts + 1] = gx end
+  for i = 1, s.nin do
+    if type(slot[i]) == "number" and need[slot[i]] then
+      res[i] = torch.empty(g.shape, { dtype = g.dtype }); ts[#ts + 1] = res[i]
+    end
+  end
+  local pw, pb
+  if need.w then pw = torch.empty({ bk.blocks, rn.D }, { dtype = g.dtype }); ts[#ts + 1] = pw end
+  if need.b then pb = torch.empty({ bk.blocks, rn.D }, { dtype = g.dtype }); ts[#ts + 1] = pb end
+  if table.concat(key):find("1") then
+    torch._compiled_run(bk.kernel, bk.blocks, math.max(1, M.config.grain // (rn.D * fuse.NORM_BLOCK)), ts, bk.extents)
+  end
+  for i = 1, s.nin do
+    local w = slot[i]
+    if w == "x" and gx then res[i] = gx
+    elseif w == "w" and pw then res[i] = pw:sum(1, { dtype = torch.float64 }):to(g.dtype)
+    elseif w == "b" and pb then res[i] = pb:sum(1, { dtype = torch.float64 }):to(g.dtype)
+    elseif type(w) == "number" and res[i] then res[i] = reduce_to(res[i], vm[s.order[i]].shape)
+    elseif type(w) == "number" and ctx.needs_input_grad[i] and aliases[w] then
+      res[i] = reduce_to(gout_of[aliases[w]], vm[s.order[i]].shape)
+    end
+  end
+  return table.unpack(res, 1, s.nin)
+end
+
+-- the row step as an autograd Function (forward: the row kernel; backward: a generated row
+-- kernel); false where an op of its group has no derivative rule here
+local function row_function(s, vm)
+  if s.fn ~= nil then return s.fn end
+  if not fuse.differentiable(s.group) then s.fn = false; return false end
+  local softmax = s.kind == "softmaxgroup"
+  s.fn = torch.autograd.Function {
+    name = softmax and "CompiledSoftmaxRows" or "CompiledLayerNormRows",
+    forward = function(ctx, ...)
+      local ins = { ... }
+      local outs = rows_forward(s, ins)
+      if softmax then
+        ins[s.nin + 1] = outs[#outs]
+        ctx:save_for_backward(table.unpack(ins, 1, s.nin + 1))
+      else
+        ctx:save_for_backward(...)
+      end
+      return table.unpack(outs)
+    end,
+    backward = function(ctx, ...)
+      if softmax then return softmax_rows_backward(s, vm, ctx, { ... }) end
+      return norm_rows_backward(s, vm, ctx, { ... })
+    end,
+  }
+  return s.fn
+end
+
+-- a row kernel (a layer_norm before the group, or a softmax after it); under autograd, one
+-- autograd Function whose backward is a row kernel too, or, where the group has an op with
+-- no derivative rule, that op as itself and the group's ops one by one
+local function run_rows(s, vals, vm)
+  local ins = {}
+  for i = 1, s.nin do ins[i] = vals[s.order[i]] end
+  local outs
+  if torch.is_grad_enabled() then
+    for i = 1, s.nin do
+      if ins[i].requires_grad then
+        local fn = row_function(s, vm)
+        if not fn then
+          if s.before then run_node(s.before, vals) end
+          for _, pw in ipairs(s.group.nodes) do run_node(pw.node, vals) end
+          if s.after then run_node(s.after, vals) end
+          return
+        end
+        outs = { fn.apply(table.unpack(ins, 1, s.nin)) }
+        break
+      end
+    end
+  end
+  outs = outs or rows_forward(s, ins)
   for k, v in ipairs(s.outvals) do vals[v] = outs[k] end
+end
+
+-- the reduction step's forward on the group's inputs ins: its other outputs (in g.outputs
+-- order, red.x left out) and the reduction's result last
+local function reduce_forward(s, ins)
+  local g, red, vm = s.group, s.reduce, s.vm
+  local ts, outs = {}, {}
+  for i = 1, s.nin do ts[i] = ins[i] end
+  for _, v in ipairs(g.outputs) do
+    if v ~= red.x then
+      outs[#outs + 1] = torch.empty(g.shape, { dtype = g.dtype })
+      ts[#ts + 1] = outs[#outs]
+    end
+  end
+  if red.all then
+    local part = torch.empty({ s.size }, { dtype = torch.float64 })
+    ts[#ts + 1] = part
+    torch._compiled_run(s.kernel, s.size, math.max(1, M.config.grain // s.per), ts, s.extents)
+    local total = part:sum()
+    if red.op == "mean" then total = total / fuse.numel(g.shape) end
+    outs[#outs + 1] = total:to(g.dtype)
+  else
+    local res = torch.empty(vm[red.out].shape, { dtype = g.dtype })
+    ts[#ts + 1] = res
+    torch._compiled_run(s.kernel, s.size, math.max(1, M.config.grain // s.per), ts, s.extents)
+    outs[#outs + 1] = res
+  end
+  return outs
+end
+
+-- the reduction step as an autograd Function: the backward kernel broadcasts the sum's
+-- gradient back into the group's derivatives; false where the group has an op without a rule
+local function reduce_function(s, vm)
+  if s.fn ~= nil then return s.fn end
+  if not fuse.differentiable(s.group) then s.fn = false; return false end
+  local g, red = s.group, s.reduce
+  s.fn = torch.autograd.Function {
+    name = "CompiledReduction",
+    forward = function(ctx, ...)
+      ctx:save_for_backward(...)
+      return table.unpack(reduce_forward(s, { ... }))
+    end,
+    backward = function(ctx, ...)
+      local gouts = { ... }
+      local saved = ctx.saved_tensors
+      local aliases = step_aliases(s, red.x)
+      local need, key = {}, {}
+      for k = 1, s.nin do
+        need[k] = (ctx.needs_input_grad[k] and not aliases[k]) and true or false
+        key[k] = need[k] and "1" or "0"
+      end
+      local bk = row_backward_kernel(s, table.concat(key), function()
+        local src, order, extents, size, per = fuse.reduce_backward_source(s, vm, "lt_kernel", need)
+        return src, order, extents, { size = size, per = per }
+      end)
+      local ts, gout_of, k = {}, {}, 0
+      for i = 1, s.nin do ts[i] = saved[i] end
+      for _, v in ipairs(g.outputs) do
+        if v ~= red.x then
+          k = k + 1
+          ts[#ts + 1] = contiguous_grad(gouts[k], g)
+          gout_of[v] = ts[#ts]
+        end
+      end
+      local gs = gouts[#gouts]
+      if gs == nil then gs = torch.zeros(vm[red.out].shape, { dtype = g.dtype }) end
+      if gs.dtype ~= g.dtype then gs = gs:to(g.dtype) end
+      ts[#ts + 1] = gs:is_contiguous() and gs or gs:contiguous()
+      local grads = {}
+      for k = 1, s.nin do
+        if need[k] then grads[k] = torch.empty(g.shape, { dtype = g.dtype }); ts[#ts + 1] = grads[k] end
+      end
+      if table.concat(key):find("1") then
+        torch._compiled_run(bk.kernel, bk.blocks.size, math.max(1, M.config.grain // bk.blocks.per), ts, bk.extents)
+      end
+      for k = 1, s.nin do
+        if need[k] then grads[k] = reduce_to(grads[k], vm[g.inputs[k]].shape)
+        elseif ctx.needs_input_grad[k] and aliases[k] then grads[k] = reduce_to(gout_of[aliases[k]], vm[g.inputs[k]].shape) end
+      end
+      return table.unpack(grads, 1, s.nin)
+    end,
+  }
+  return s.fn
+end
+
+-- a pointwise group fused with the sum (mean) of one of its results; under autograd, one
+-- autograd Function (or, where the group has an op with no derivative rule, the group's ops
+-- and the reduction one by one)
+local function run_reduce(s, vals, vm)
+  local g, red = s.group, s.reduce
+  local ins = {}
+  for i = 1, s.nin do ins[i] = vals[g.inputs[i]] end
+  local outs
+  if torch.is_grad_enabled() then
+    for i = 1, s.nin do
+      if ins[i].requires_grad then
+        local fn = reduce_function(s, vm)
+        if not fn then
+          for _, pw in ipairs(g.nodes) do run_node(pw.node, vals) end
+          run_node(red.node, vals)
+          return
+        end
+        outs = { fn.apply(table.unpack(ins, 1, s.nin)) }
+        break
+      end
+    end
+  end
+  outs = outs or reduce_forward(s, ins)
+  local k = 0
+  for _, v in ipairs(g.outputs) do
+    if v ~= red.x then k = k + 1; vals[v] = outs[k] end
+  end
+  vals[red.out] = outs[#outs]
 end
 
 function run_steps(steps, vals, vm)
@@ -406,6 +706,8 @@ function run_steps(steps, vals, vm)
       end
     elseif s.kind == "rowgroup" or s.kind == "softmaxgroup" then
       run_rows(s, vals, vm)
+    elseif s.kind == "reducegroup" then
+      run_reduce(s, vals, vm)
     else
       run_node(s.node, vals)
     end
