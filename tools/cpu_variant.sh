@@ -13,7 +13,8 @@ LD=${LD:-ld}; NM=${NM:-nm}; OBJCOPY=${OBJCOPY:-objcopy}
 tmp=$out.tmp.o; map=$out.syms
 rm -f "$tmp" "$map"
 "$LD" -r -o "$tmp" "$@"
-state=$(objdump -t "$tmp" | awk '$0 ~ /[ \t](\.data|\.bss|\.tdata|\.tbss)[ \t]/ && $NF !~ /^\./ { print $NF }')
+# (AddressSanitizer's __odr_asan.NAME markers are its bookkeeping, one per global, not state)
+state=$(objdump -t "$tmp" | awk '$0 ~ /[ \t](\.data|\.bss|\.tdata|\.tbss)[ \t]/ && $NF !~ /^\./ && $NF !~ /^__odr_asan/ { print $NF }')
 if [ -n "$state" ]; then
   echo "cpu_variant.sh: the $v build of the kernels would hold state of its own:" $state >&2
   echo "  (move it to a file compiled once: CPU_SINGLE_SRC in the Makefile)" >&2
