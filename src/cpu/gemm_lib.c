@@ -80,6 +80,14 @@ static int apply(int c) {
   lt_capability_init();
   bool avx512 = lt_capability_level() >= LT_CAP_AVX512;
   if (c == LIB_OPENBLAS) { use_onednn = false; why_not = "OpenBLAS chosen"; chosen = c; return 0; }
+#ifdef __SANITIZE_ADDRESS__
+  /* an AddressSanitizer build (make asan): oneDNN's JIT code is not instrumented, and
+  ** LeakSanitizer's scan at exit faults among its threads; "onednn" by name still loads it */
+  if (c == LIB_AUTO) {
+    use_onednn = false; why_not = "an AddressSanitizer build: OpenBLAS unless \"onednn\" is chosen by name";
+    chosen = c; return 0;
+  }
+#endif
   if (c == LIB_AUTO && !avx512) {
     use_onednn = false; why_not = "no AVX-512 kernels (this CPU or $LUTORCH_CPU_CAPABILITY): OpenBLAS (oneDNN was measured faster on AVX-512 only)";
     chosen = c; return 0;
