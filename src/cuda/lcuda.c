@@ -17,6 +17,7 @@
 #include "cuda/alloc.h"
 #include "cuda/blas.h"
 #include "cuda/cuda.h"
+#include "cuda/rtc.h"
 #include "cuda/trace.h"
 
 int luaopen_lutorch_cuda(lua_State *L);
@@ -597,6 +598,8 @@ int luaopen_lutorch_cuda(lua_State *L) {
   open_stream_types(L);
   lua_createtable(L, 0, 24);
   luaL_setfuncs(L, functions, 0);
+  lt_cuda_rtc_open(L);
+  luaL_setfuncs(L, lt_cuda_rtc_functions, 0);   /* kernels made at run time (rtc.c) */
   lua_pushboolean(L, ok); lua_setfield(L, -2, "available");
   if (ok) {
     lua_pushstring(L, lt_cuda_driver()->name); lua_setfield(L, -2, "driver");
