@@ -737,4 +737,7 @@ end
 
 M.numel = numel
 M.ctype = ctype
+-- for the CUDA generator (compile/cuda.lua), which writes the same loop body in its own kernel
+M.emit_forward_body = emit_forward_body
+M.extent = extent
 return M

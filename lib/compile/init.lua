@@ -35,6 +35,7 @@ local function log(fmt, ...)
   if debug_on() then io.stderr:write("[torch.compile] ", fmt:format(...), "\n") end
 end
 M.log = log
+M.debug_on = debug_on
 
 local counters = { traces = 0, graph_breaks = 0, kernels_compiled = 0, kernels_loaded = 0, cache_hits = 0, recompiles = 0 }
 M.counters = counters
@@ -53,6 +54,7 @@ end
 M.cache_dir = cache_dir
 
 local function mkdir_p(d) os.execute("mkdir -p '" .. d:gsub("'", "'\\''") .. "' 2>/dev/null") end
+M.mkdir_p = mkdir_p
 
 -- FNV-1a, 64 bits, in two 32-bit halves (Lua integers wrap; enough to name cache files)
 local function hash(s)
@@ -194,10 +196,11 @@ local function forward_kernel(step, ins)
   local ts, outs = {}, {}
   for i = 1, #g.inputs do ts[i] = ins[i] end
   for k = 1, #g.outputs do
-    outs[k] = torch.empty(g.shape, { dtype = g.dtype })
+    outs[k] = torch.empty(g.shape, { dtype = g.dtype, device = step.device })
     ts[#ts + 1] = outs[k]
   end
-  torch._compiled_run(step.kernel, step.numel, M.config.grain, ts, step.extents)
+  if step.run then step.run(step.numel, ts, step.extents)   -- a CUDA kernel (compile/cuda.lua)
+  else torch._compiled_run(step.kernel, step.numel, M.config.grain, ts, step.extents) end
   return outs
 end
 
@@ -276,10 +279,18 @@ local function group_function(step, vm)
   return step.fn
 end
 
+local function on_cpu(ts)
+  for i = 1, #ts do if ts[i].device.type ~= "cpu" then return false end end
+  return true
+end
+
 local function run_group(step, vals, vm)
   local g = step.group
   local ins = {}
   for i, v in ipairs(g.inputs) do ins[i] = vals[v] end
+  -- a C kernel takes CPU tensors only: anything else runs the ops (a safety net; compile_graph
+  -- sends groups on other devices elsewhere)
+  if not step.run and not on_cpu(ins) then return false end
   local outs
   if torch.is_grad_enabled() then
     local any = false
@@ -315,9 +326,27 @@ local function compile_graph(graph)
   local steps = fuse.plan(graph)
   local vm = graph.value_meta
   local out = {}
+  -- the device of each value: a group on the CPU gets a C kernel, on a CUDA device a CUDA
+  -- kernel (compile/cuda.lua), and one whose devices differ or cannot be told its ops
+  local cudagen = require "compile.cuda"
+  local devs = cudagen.value_devices(graph)
+  local function group_on(g, out_)
+    local where = cudagen.common_device(devs, g.inputs)
+    if where == "cpu" then compile_group(g, vm, out_)
+    elseif where and where:match("^cuda:") then cudagen.compile_group(g, vm, out_, where, M)
+    else for _, pw in ipairs(g.nodes) do out_[#out_ + 1] = { kind = "node", node = pw.node } end end
+  end
   for _, s in ipairs(steps) do
+    local rows_cpu = s.kind == "rowgroup" and cudagen.common_device(devs,
+      { s.norm.x, s.norm.w or s.norm.x, s.norm.b or s.norm.x, table.unpack(s.group.inputs) }) == "cpu"
+      or s.kind == "softmaxgroup" and cudagen.common_device(devs, s.group.inputs) == "cpu"
     if s.kind == "group" then
-      compile_group(s.group, vm, out)
+      group_on(s.group, out)
+    elseif (s.kind == "rowgroup" or s.kind == "softmaxgroup") and not rows_cpu then
+      -- a row kernel is C: off the CPU, the op before or after runs as itself
+      if s.kind == "rowgroup" then out[#out + 1] = { kind = "node", node = s.norm.node } end
+      group_on(s.group, out)
+      if s.kind == "softmaxgroup" then out[#out + 1] = { kind = "node", node = s.softmax.node } end
     elseif s.kind == "rowgroup" or s.kind == "softmaxgroup" then
       -- a row kernel: the op before or after the group (layer_norm, softmax) fused with it;
       -- outvals: the values of its output pointers, in order
@@ -362,6 +391,13 @@ local function run_rows(s, vals, vm)
   local g = s.group
   local ts = {}
   for i = 1, s.nin do ts[i] = vals[s.order[i]] end
+  if not on_cpu(ts) then
+    -- a safety net: compile_graph gives row kernels CPU tensors only
+    if s.before then run_node(s.before, vals) end
+    for _, pw in ipairs(g.nodes) do run_node(pw.node, vals) end
+    if s.after then run_node(s.after, vals) end
+    return
+  end
   if torch.is_grad_enabled() then
     for i = 1, s.nin do
       if ts[i].requires_grad then
@@ -593,6 +629,7 @@ function M.reset()
   loaded = {}
   for k in pairs(counters) do counters[k] = 0 end
   for c in pairs(instances) do c.entries, c.eager_for = {}, {} end
+  if package.loaded["compile.cuda"] then package.loaded["compile.cuda"].reset() end
   M.config.mvec = true     -- tried again: a failure may have been the compiler's, not libmvec's
 end
 
