@@ -75,6 +75,40 @@ function M.common_device(devs, values)
   return d or false
 end
 
+--- split(group, devs): the group as one group per device, in the order of their first nodes
+--- (the plan groups consecutive pointwise ops of one shape and dtype whatever their devices;
+--- no value flows between devices inside a group, since only ops that move data do that);
+--- each {device = "cpu" | "cuda:N" | false, group =}
+function M.split(g, devs)
+  local by, order = {}, {}
+  for _, pw in ipairs(g.nodes) do
+    local d = devs[pw.out] or false
+    local key = tostring(d)
+    if not by[key] then
+      by[key] = { device = d, group = { nodes = {}, shape = g.shape, dtype = g.dtype, first = pw.index } }
+      order[#order + 1] = by[key]
+    end
+    local sg = by[key].group
+    sg.nodes[#sg.nodes + 1] = pw
+    sg.last = pw.index
+  end
+  for _, part in ipairs(order) do
+    local sg, made, seen = part.group, {}, {}
+    sg.inputs, sg.outputs = {}, {}
+    for _, pw in ipairs(sg.nodes) do
+      for _, a in ipairs({ pw.a, pw.b }) do
+        if a and a.ref and not made[a.ref] and not seen[a.ref] then
+          seen[a.ref] = true
+          sg.inputs[#sg.inputs + 1] = a.ref
+        end
+      end
+      made[pw.out] = true
+    end
+    for _, v in ipairs(g.outputs) do if made[v] then sg.outputs[#sg.outputs + 1] = v end end
+  end
+  return order
+end
+
 -- ---- the source ----
 
 -- what every kernel starts with: ck_math.h (the 16-bit floats, the build's namespace), and
@@ -86,7 +120,8 @@ using namespace CK_NS;
 #define INFINITY __int_as_float(0x7f800000)
 #define NAN __int_as_float(0x7fffffff)
 #endif
-#define LT_FN static __host__ __device__ __forceinline__
+/* not static: NVRTC warns of a static function never referenced */
+#define LT_FN __host__ __device__ __forceinline__
 LT_FN float lt_exp_float(float x) { return expf(x); }
 LT_FN float lt_sigmoid_float(float x) { return 1.0f / (1.0f + expf(-x)); }
 LT_FN double lt_sigmoid_double(double x) { return 1.0 / (1.0 + exp(-x)); }

@@ -330,22 +330,30 @@ local function compile_graph(graph)
   -- kernel (compile/cuda.lua), and one whose devices differ or cannot be told its ops
   local cudagen = require "compile.cuda"
   local devs = cudagen.value_devices(graph)
-  local function group_on(g, out_)
+  local function group_on(g, out_, split)
     local where = cudagen.common_device(devs, g.inputs)
     if where == "cpu" then compile_group(g, vm, out_)
     elseif where and where:match("^cuda:") then cudagen.compile_group(g, vm, out_, where, M)
-    else for _, pw in ipairs(g.nodes) do out_[#out_ + 1] = { kind = "node", node = pw.node } end end
+    elseif split then
+      -- ops on several devices: a group for each
+      for _, part in ipairs(cudagen.split(g, devs)) do
+        if part.device and #part.group.nodes > 1 then group_on(part.group, out_, false)
+        else for _, pw in ipairs(part.group.nodes) do out_[#out_ + 1] = { kind = "node", node = pw.node } end end
+      end
+    else
+      for _, pw in ipairs(g.nodes) do out_[#out_ + 1] = { kind = "node", node = pw.node } end
+    end
   end
   for _, s in ipairs(steps) do
     local rows_cpu = s.kind == "rowgroup" and cudagen.common_device(devs,
       { s.norm.x, s.norm.w or s.norm.x, s.norm.b or s.norm.x, table.unpack(s.group.inputs) }) == "cpu"
       or s.kind == "softmaxgroup" and cudagen.common_device(devs, s.group.inputs) == "cpu"
     if s.kind == "group" then
-      group_on(s.group, out)
+      group_on(s.group, out, true)
     elseif (s.kind == "rowgroup" or s.kind == "softmaxgroup") and not rows_cpu then
       -- a row kernel is C: off the CPU, the op before or after runs as itself
       if s.kind == "rowgroup" then out[#out + 1] = { kind = "node", node = s.norm.node } end
-      group_on(s.group, out)
+      group_on(s.group, out, true)
       if s.kind == "softmaxgroup" then out[#out + 1] = { kind = "node", node = s.softmax.node } end
     elseif s.kind == "rowgroup" or s.kind == "softmaxgroup" then
       -- a row kernel: the op before or after the group (layer_norm, softmax) fused with it;

@@ -186,6 +186,7 @@ static int l_compile(lua_State *L) {
   const char *src = luaL_checkstring(L, 1);
   const char *arch = luaL_checkstring(L, 2);
   if (!lua_isnoneornil(L, 3)) luaL_checktype(L, 3, LUA_TTABLE);
+  lua_settop(L, 3);   /* what is pushed below comes after the options */
   int cubin = strncmp(arch, "sm_", 3) == 0;
   if (!cubin && strncmp(arch, "compute_", 8) != 0)
     return luaL_error(L, "%s: argument 'arch': expected sm_NN or compute_NN, got '%s'", op, arch);
@@ -198,7 +199,7 @@ static int l_compile(lua_State *L) {
     lua_pushfstring(L, "--include-path=%s", nv.include);
     opts[nopt++] = lua_tostring(L, -1);
   }
-  int extra = lua_isnoneornil(L, 3) ? 0 : (int)lua_rawlen(L, 3);
+  int extra = lua_isnil(L, 3) ? 0 : (int)lua_rawlen(L, 3);
   if (extra > MAX_ARGS - nopt) return luaL_error(L, "%s: argument 'options': %d options (at most %d)", op, extra, MAX_ARGS - nopt);
   for (int i = 1; i <= extra; i++) {
     lua_rawgeti(L, 3, i);
