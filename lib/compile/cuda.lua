@@ -194,6 +194,17 @@ function M.source(g, vm)
   return frame(params, body), extents
 end
 
+--- backward_source(group, value_meta, need): CUDA C source of the group's backward kernel
+--- (compile/fuse.lua's rules, in this file's frame) and the elements each tensor must reach
+function M.backward_source(g, vm, need)
+  local T = fuse.ctype(g.dtype)
+  return fuse.backward_source(g, vm, "lt_kernel", need, function(ps, body)
+    local params = {}
+    for k, p in ipairs(ps) do params[k] = param(T, p.name, p.const) end
+    return frame(params, body)
+  end)
+end
+
 -- ---- building: NVRTC, the host compiler, the disk cache ----
 
 local function read_all(path)
@@ -384,6 +395,16 @@ function M.reset()
   for k in pairs(M.counters) do M.counters[k] = 0 end
 end
 
+--- backward(step, value_meta, need, C): the backward kernel of a compiled CUDA step for the
+--- inputs with need[k], {run =, extents =}; nil + why
+function M.backward(step, vm, need, C)
+  local src, extents = M.backward_source(step.group, vm, need)
+  if C.debug_on() then C.log("CUDA backward kernel (%d ops) for %s:\n%s", #step.group.nodes, step.device, src) end
+  local run, err = M.runner(src, step.dev, C)
+  if not run then return nil, err end
+  return { run = run, extents = extents }
+end
+
 -- ---- the group as a compiled step ----
 
 --- compile_group(group, value_meta, out, device, C): the group's step on device ("cuda:N")
@@ -396,9 +417,9 @@ function M.compile_group(g, vm, out, device, C)
   if dev then run, err = M.runner(src, dev, C) else err = "not a cuda device: " .. device end
   if C.debug_on() then C.log("CUDA kernel (%d ops) for %s:\n%s", #g.nodes, device, src) end
   if run then
-    -- under autograd the group's ops run one by one (no backward kernel for CUDA yet)
+    -- under autograd, an autograd Function whose backward is M.backward's kernel (init.lua)
     out[#out + 1] = { kind = "group", group = g, run = run, extents = extents, numel = fuse.numel(g.shape),
-                      device = device, fn = false }
+                      device = device, dev = dev }
   else
     M.counters.fallbacks = M.counters.fallbacks + 1
     io.stderr:write("torch.compile: warning: a fused CUDA kernel could not be had; its ops run eagerly on ",

@@ -535,31 +535,37 @@ function M.differentiable(g)
   return true
 end
 
---- backward_source(group, value_meta, name, need): C source of the kernel that takes the
---- group's inputs and the gradients of its outputs and writes, at the output's shape, the
---- gradient of each input k with need[k]; it recomputes the forward values it needs
-function M.backward_source(g, vm, name, need)
+--- backward_source(group, value_meta, name, need, frame): C source of the kernel that takes
+--- the group's inputs and the gradients of its outputs and writes, at the output's shape, the
+--- gradient of each input k with need[k]; it recomputes the forward values it needs.
+--- frame (optional; compile/cuda.lua's) makes the kernel around the loop body instead:
+--- frame(params, body) with params {name =, const =} in the pointers' order
+function M.backward_source(g, vm, name, need, frame)
   local T = ctype(g.dtype)
   local lines = { HELPERS, ("void %s(int64_t begin, int64_t end, char *const *p) {"):format(name) }
-  local extents, slot = {}, 0
+  local extents, slot, params = {}, 0, {}
   for k, v in ipairs(g.inputs) do
     lines[#lines + 1] = ("  const %s *restrict in%d = (const %s *)p[%d];"):format(T, k, T, slot)
     slot = slot + 1
     extents[#extents + 1] = extent(vm[v])
+    params[#params + 1] = { name = "in" .. k, const = true }
   end
   for k = 1, #g.outputs do
     lines[#lines + 1] = ("  const %s *restrict gout%d = (const %s *)p[%d];"):format(T, k, T, slot)
     slot = slot + 1
     extents[#extents + 1] = numel(g.shape)
+    params[#params + 1] = { name = "gout" .. k, const = true }
   end
   for k in ipairs(g.inputs) do
     if need[k] then
       lines[#lines + 1] = ("  %s *restrict gin%d = (%s *)p[%d];"):format(T, k, T, slot)
       slot = slot + 1
       extents[#extents + 1] = numel(g.shape)
+      params[#params + 1] = { name = "gin" .. k, const = false }
     end
   end
   lines[#lines + 1] = "  for (int64_t i = begin; i < end; i++) {"
+  local body_start = #lines + 1
   local operand, reg = emit_forward_body(lines, g, vm, T)
   -- adjoints: outputs start at their incoming gradient, everything else at 0
   local is_out = {}
@@ -600,6 +606,7 @@ function M.backward_source(g, vm, name, need)
       if lines[i]:find("^    d%d+ %+=") then lines[i] = lines[i]:gsub("(%f[%w%.]%d+%.%d+)(%f[^%w%.])", "%1f%2") end
     end
   end
+  if frame then return frame(params, { table.unpack(lines, body_start, #lines) }), extents end
   lines[#lines + 1] = "  }"
   lines[#lines + 1] = "}"
   return table.concat(lines, "\n") .. "\n", extents

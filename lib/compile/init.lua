@@ -229,6 +229,20 @@ local function group_function(step, vm)
   local g = step.group
   if not fuse.differentiable(g) then step.fn = false; return false end
   local backward_kernels = {}
+  if step.device then
+    -- a CUDA group (compile/cuda.lua): its backward kernel for every input is made now; where it
+    -- cannot be had, the group's ops run under autograd
+    local all = {}
+    for k = 1, #g.inputs do all[k] = true end
+    local bk, err = require("compile.cuda").backward(step, vm, all, M)
+    if not bk then
+      io.stderr:write("torch.compile: warning: a fused CUDA backward kernel could not be had; the ops run under autograd: ",
+        err, "\n")
+      step.fn = false
+      return false
+    end
+    backward_kernels[("1"):rep(#g.inputs)] = bk
+  end
   step.fn = torch.autograd.Function {
     name = "CompiledPointwise",
     forward = function(ctx, ...)
@@ -246,7 +260,12 @@ local function group_function(step, vm)
       end
       key = table.concat(key)
       local bk = backward_kernels[key]
-      if not bk then
+      if not bk and step.device then
+        local err
+        bk, err = require("compile.cuda").backward(step, vm, need, M)
+        if not bk then error("torch.compile: the CUDA backward kernel could not be had: " .. err, 0) end
+        backward_kernels[key] = bk
+      elseif not bk then
         local src, extents = fuse.backward_source(g, vm, "lt_kernel", need)
         local k, err = kernel(src, "lt_kernel")
         if debug_on() then log("backward kernel (%d ops):\n%s", #g.nodes, src) end
@@ -258,18 +277,19 @@ local function group_function(step, vm)
       for i = 1, #g.inputs do ts[i] = ins[i] end
       for k = 1, #g.outputs do
         local go = gouts[k]
-        if go == nil then go = torch.zeros(g.shape, { dtype = g.dtype }) end
+        if go == nil then go = torch.zeros(g.shape, { dtype = g.dtype, device = step.device }) end
         if go.dtype ~= g.dtype then go = go:to(g.dtype) end
         ts[#ts + 1] = go:is_contiguous() and go or go:contiguous()
       end
       local grads = {}
       for k = 1, #g.inputs do
         if need[k] then
-          grads[k] = torch.empty(g.shape, { dtype = g.dtype })
+          grads[k] = torch.empty(g.shape, { dtype = g.dtype, device = step.device })
           ts[#ts + 1] = grads[k]
         end
       end
-      torch._compiled_run(bk.kernel, step.numel, M.config.grain, ts, bk.extents)
+      if bk.run then bk.run(step.numel, ts, bk.extents)
+      else torch._compiled_run(bk.kernel, step.numel, M.config.grain, ts, bk.extents) end
       for k = 1, #g.inputs do
         if need[k] then grads[k] = reduce_to(grads[k], vm[g.inputs[k]].shape) end
       end

@@ -148,16 +148,37 @@ T.test("graphs that mix devices: each run on its own device, none on the wrong o
   end
 end)
 
-T.test("autograd through a compiled function on cuda (the ops run eagerly)", function()
-  local fn = function(x, y) return (x * torch.sigmoid(y) + x * x):sum() end
+T.test("autograd: the fused run's backward kernel on cuda, against eager and gradcheck", function()
+  local fn = function(x, y, z) return torch.tanh(x * torch.sigmoid(y) + x * x) - torch.gelu(z) * y end
   local f = torch.compile(fn)
-  local a = torch.randn(20, { dtype = torch.float64 }):cuda():requires_grad_()
-  local b = torch.randn(20, { dtype = torch.float64 }):cuda():requires_grad_()
-  f(a, b):backward()
-  local ga, gb = a.grad:cpu(), b.grad:cpu()
-  a.grad, b.grad = nil, nil
-  fn(a, b):backward()
-  T.ok(rel_err(ga, a.grad) < 1e-12 and rel_err(gb, b.grad) < 1e-12)
+  local function args(dt, rg)
+    return { torch.randn(6, 5, { dtype = dt }):cuda():requires_grad_(rg[1]),
+             torch.randn(1, 5, { dtype = dt }):cuda():requires_grad_(rg[2]),      -- broadcast
+             torch.randn(5, 6, { dtype = dt }):cuda():t():requires_grad_(rg[3]) }  -- transposed
+  end
+  for _, dt in ipairs({ torch.float64, torch.float32 }) do
+    for _, rg in ipairs({ { true, true, true }, { true, false, true }, { false, true, false } }) do
+      local a = args(dt, rg)
+      local r = f(a[1], a[2], a[3])
+      T.eq(r.grad_fn and r.grad_fn:name(), "CompiledPointwiseBackward", "the run is one autograd Function")
+      local w = torch.randn(6, 5, { dtype = dt }):cuda()
+      r:backward(w)
+      local got = {}
+      for i = 1, 3 do got[i] = a[i].grad; a[i].grad = nil end
+      fn(a[1], a[2], a[3]):backward(w)
+      for i = 1, 3 do
+        if rg[i] then
+          T.eq(tostring(got[i].device), "cuda:0")
+          T.eq(tostring(got[i].shape), tostring(a[i].shape), "gradient shape")
+          T.ok(rel_err(got[i], a[i].grad) < TOL[dt], ("gradient %d, %s"):format(i, dt.name))
+        else
+          T.ok(got[i] == nil, "no gradient where none is asked for")
+        end
+      end
+    end
+  end
+  local a = args(torch.float64, { true, true, true })
+  T.ok(torch.autograd.gradcheck(f, a), "gradcheck through the compiled CUDA run")
 end)
 
 T.test("the disk cache: a new process (reset) loads the kernels it compiled", function()
@@ -204,6 +225,11 @@ T.test("NVRTC compiles the generated sources", function()
         local cubin = c._rtc_compile(src, "sm_90", { "-std=c++17" })
         T.ok(cubin and cubin:sub(1, 4) == "\127ELF", "a cubin")
         T.ok(c._rtc_load(cubin, "lt_kernel", 0) ~= nil, "the image loads")
+        local need = {}
+        for k = 1, #s.group.inputs do need[k] = k % 2 == 1 end
+        local bsrc = cg.backward_source(s.group, graph.value_meta, need)
+        local bptx, blog = c._rtc_compile(bsrc, "compute_90", { "-std=c++17" })
+        T.ok(bptx and bptx:find(".entry lt_kernel", 1, true), "backward PTX of " .. dt.name .. ": " .. tostring(blog))
         seen = seen + 1
       end
     end
