@@ -357,6 +357,7 @@ function M.host_library(src, C)
 end
 
 local loaded = {}   -- source key .. device -> runner (this process)
+local warned = {}   -- the reasons a fallback was reported for
 
 --- runner(src, dev, C): function(n, tensors, extents) running the kernel of src on cuda:dev
 --- (the NVRTC build launched, or its host build under the fake driver); nil + why
@@ -391,7 +392,7 @@ function M.runner(src, dev, C)
 end
 
 function M.reset()
-  loaded = {}
+  loaded, warned = {}, {}
   for k in pairs(M.counters) do M.counters[k] = 0 end
 end
 
@@ -422,8 +423,12 @@ function M.compile_group(g, vm, out, device, C)
                       device = device, dev = dev }
   else
     M.counters.fallbacks = M.counters.fallbacks + 1
-    io.stderr:write("torch.compile: warning: a fused CUDA kernel could not be had; its ops run eagerly on ",
-      device, ": ", err, "\n")
+    -- once per reason: without NVRTC every group would say the same
+    if not warned[err] then
+      warned[err] = true
+      io.stderr:write("torch.compile: warning: a fused CUDA kernel could not be had; its ops run eagerly on ",
+        device, ": ", err, "\n")
+    end
     for _, pw in ipairs(g.nodes) do out[#out + 1] = { kind = "node", node = pw.node } end
   end
 end
