@@ -139,16 +139,20 @@ LT_FN float lt_max_float(float a, float b) { return (a != a || a > b) ? a : b; }
 LT_FN double lt_max_double(double a, double b) { return (a != a || a > b) ? a : b; }
 LT_FN float lt_min_float(float a, float b) { return (a != a || a < b) ? a : b; }
 LT_FN double lt_min_double(double a, double b) { return (a != a || a < b) ? a : b; }
+/* float16 and bfloat16 tensors: read as float and written rounded (ck_math.h), so the
+   generator's body, written for float, indexes them as it does float pointers */
+template<class S> struct lt_in { const S *p; LT_FN float operator[](int64_t i) const { return ck_load(p[i]); } };
+template<class S> struct lt_ref { S *q; LT_FN void operator=(float v) const { *q = ck_store<S>(v); } };
+template<class S> struct lt_out { S *p; LT_FN lt_ref<S> operator[](int64_t i) const { return lt_ref<S>{p + i}; } };
 ]]
 
--- the kernel around a loop body: params, a list of {decl = "const float *__restrict__ in1",
--- type = "const float *"}; body, the lines of one element i
+-- the kernel around a loop body: params, a list of param()s; body, the lines of element i
 local function frame(params, body)
-  local decls, casts, names = {}, {}, {}
+  local decls, raws, casts, names = {}, {}, {}, {}
   for k, p in ipairs(params) do
-    decls[k] = p.decl
-    casts[k] = ("(%s)p[%d]"):format(p.type, k - 1)
-    names[k] = p.name
+    decls[k], raws[k] = p.decl, p.raw
+    casts[k] = p.wrap(("(%s)p[%d]"):format(p.type, k - 1))
+    names[k] = p.wrap(p.name)
   end
   local lines = { PRELUDE,
     "LT_FN void lt_body(int64_t tid, int64_t nthreads, int64_t n, " .. table.concat(decls, ", ") .. ") {",
@@ -158,7 +162,7 @@ local function frame(params, body)
   lines[#lines + 1] = "}"
   lines[#lines + 1] = "#if defined(__CUDACC__)"
   lines[#lines + 1] = "extern \"C\" __global__ void __launch_bounds__(256) lt_kernel(int64_t n, " ..
-                      table.concat(decls, ", ") .. ") {"
+                      table.concat(raws, ", ") .. ") {"
   lines[#lines + 1] = "  lt_body((int64_t)blockIdx.x * blockDim.x + threadIdx.x, (int64_t)gridDim.x * blockDim.x, n, " ..
                       table.concat(names, ", ") .. ");"
   lines[#lines + 1] = "}"
@@ -171,22 +175,37 @@ local function frame(params, body)
   return table.concat(lines, "\n") .. "\n"
 end
 
-local function param(T, name, const)
-  local ty = (const and "const " or "") .. T .. " *"
-  return { decl = ty .. "__restrict__ " .. name, type = ty, name = name }
+-- the storage type of a dtype in the kernels (compute types are fuse.ctype's; the 16-bit
+-- floats compute in float)
+local STORAGE = { [torch.float32] = "float", [torch.float64] = "double" }
+local SIXTEEN = { [torch.float16] = "ck_half", [torch.bfloat16] = "ck_bf16" }
+
+-- a kernel parameter: decl (in the body's function), raw (in the entry), type (the pointer's,
+-- for the host build's cast), wrap(expr): the body's argument made of the pointer expr
+local function param(dtype, name, const)
+  local S = STORAGE[dtype] or SIXTEEN[dtype]
+  local ty = (const and "const " or "") .. S .. " *"
+  local raw = ty .. "__restrict__ " .. name
+  if STORAGE[dtype] then return { decl = raw, raw = raw, type = ty, name = name, wrap = function(e) return e end } end
+  local acc = (const and "lt_in<" or "lt_out<") .. S .. ">"
+  return { decl = acc .. " " .. name, raw = raw, type = ty, name = name,
+           wrap = function(e) return acc .. "{" .. e .. "}" end }
 end
+
+-- the type the generator computes a group's values in
+local function compute_type(dtype) return fuse.ctype(dtype) or (SIXTEEN[dtype] and "float") end
 
 --- source(group, value_meta): CUDA C source of the group's forward kernel, and the elements
 --- each of its tensors (inputs, then outputs) must reach
 function M.source(g, vm)
-  local T = fuse.ctype(g.dtype)
+  local T = compute_type(g.dtype)
   local params, extents, body = {}, {}, {}
   for k, v in ipairs(g.inputs) do
-    params[#params + 1] = param(T, "in" .. k, true)
+    params[#params + 1] = param(g.dtype, "in" .. k, true)
     extents[#extents + 1] = fuse.extent(vm[v])
   end
   for k = 1, #g.outputs do
-    params[#params + 1] = param(T, "out" .. k, false)
+    params[#params + 1] = param(g.dtype, "out" .. k, false)
     extents[#extents + 1] = fuse.numel(g.shape)
   end
   fuse.emit_forward_body(body, g, vm, T)
@@ -197,10 +216,9 @@ end
 --- backward_source(group, value_meta, need): CUDA C source of the group's backward kernel
 --- (compile/fuse.lua's rules, in this file's frame) and the elements each tensor must reach
 function M.backward_source(g, vm, need)
-  local T = fuse.ctype(g.dtype)
   return fuse.backward_source(g, vm, "lt_kernel", need, function(ps, body)
     local params = {}
-    for k, p in ipairs(ps) do params[k] = param(T, p.name, p.const) end
+    for k, p in ipairs(ps) do params[k] = param(g.dtype, p.name, p.const) end
     return frame(params, body)
   end)
 end

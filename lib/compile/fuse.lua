@@ -135,8 +135,9 @@ function M.pointwise(node, value_meta)
   local name = ALIASES[node.name] or node.name
   if node.nres ~= 1 or not node.outs[1].ref or node.outs[1].alias then return nil end
   local out = value_meta[node.outs[1].ref]
-  local T = ctype(out.dtype)
-  if not T then return nil end
+  -- float16 and bfloat16 runs are planned too: the CUDA generator computes them in float
+  -- (compile/cuda.lua); the C generator leaves them to the ops (init.lua's compile_group)
+  if not ctype(out.dtype) and out.dtype ~= torch.float16 and out.dtype ~= torch.bfloat16 then return nil end
   local function arg(a)
     if a == nil then return nil end
     if a.ref then
@@ -541,7 +542,7 @@ end
 --- frame (optional; compile/cuda.lua's) makes the kernel around the loop body instead:
 --- frame(params, body) with params {name =, const =} in the pointers' order
 function M.backward_source(g, vm, name, need, frame)
-  local T = ctype(g.dtype)
+  local T = ctype(g.dtype) or "float"     -- float16 and bfloat16 (CUDA only) compute in float
   local lines = { HELPERS, ("void %s(int64_t begin, int64_t end, char *const *p) {"):format(name) }
   local extents, slot, params = {}, 0, {}
   for k, v in ipairs(g.inputs) do

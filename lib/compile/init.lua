@@ -329,6 +329,11 @@ end
 -- a pointwise group's compiled step appended to out (its nodes, where the kernel could not
 -- be had)
 local function compile_group(g, vm, out)
+  if not fuse.ctype(g.dtype) then
+    -- a float16 or bfloat16 run: the C generator has no kernel for it
+    for _, pw in ipairs(g.nodes) do out[#out + 1] = { kind = "node", node = pw.node } end
+    return
+  end
   local src, _, extents = fuse.source(g, vm, "lt_kernel")
   local k, err = kernel(src, "lt_kernel")
   if debug_on() then log("kernel (%d ops):\n%s", #g.nodes, src) end

@@ -181,6 +181,35 @@ T.test("autograd: the fused run's backward kernel on cuda, against eager and gra
   T.ok(torch.autograd.gradcheck(f, a), "gradcheck through the compiled CUDA run")
 end)
 
+T.test("float16 and bfloat16: computed in float, rounded once at the store", function()
+  -- eager rounds after every op; the kernel after the last, so it equals the float32 result
+  -- rounded (to a unit in the last place) and eager's within a few units
+  local ULP = { [torch.float16] = 1e-3, [torch.bfloat16] = 8e-3 }
+  local fn = function(x, y) return torch.tanh(x * torch.sigmoid(y) + x * 0.5) - y end
+  for _, dt in ipairs({ torch.float16, torch.bfloat16 }) do
+    local f = torch.compile(fn)
+    local a, b = randn({ 40, 33 }, dt), randn({ 33 }, dt)
+    local r = f(a, b)
+    T.eq(r.dtype, dt)
+    T.eq(f:graphs()[1].kernels, 1, dt.name .. ": one fused kernel")
+    local ref = fn(a:float(), b:float()):to(dt)
+    T.ok(rel_err(r, ref) <= ULP[dt], dt.name .. ": the float32 result rounded")
+    T.ok(rel_err(r, fn(a, b)) <= 4 * ULP[dt], dt.name .. ": eager's within a few units")
+    -- the transposed input and the backward kernel
+    local at = randn({ 33, 40 }, dt):t():requires_grad_()
+    local bg = b:clone():requires_grad_()
+    local out = f(at, bg)
+    T.eq(out.grad_fn and out.grad_fn:name(), "CompiledPointwiseBackward")
+    out:sum():backward()
+    local g1, g2 = at.grad:float(), bg.grad:float()
+    T.eq(at.grad.dtype, dt)
+    at.grad, bg.grad = nil, nil
+    local af, bf = at:detach():float():requires_grad_(), bg:detach():float():requires_grad_()
+    fn(af, bf):sum():backward()
+    T.ok(rel_err(g1, af.grad) <= 4 * ULP[dt] and rel_err(g2, bf.grad) <= 4 * ULP[dt], dt.name .. ": gradients")
+  end
+end)
+
 T.test("the disk cache: a new process (reset) loads the kernels it compiled", function()
   local fn = function(x) return torch.cos(x) * 0.25 + x end
   local x = randn({ 333 }, torch.float32)
@@ -213,7 +242,7 @@ T.test("NVRTC compiles the generated sources", function()
   end
   local seen = 0
   local fn = function(x, y) return torch.gelu(x, { approximate = "tanh" }) * torch.log1p(y:abs()) - torch.atan(x) + torch.floor(y) end
-  for _, dt in ipairs({ torch.float32, torch.float64 }) do
+  for _, dt in ipairs({ torch.float32, torch.float64, torch.float16, torch.bfloat16 }) do
     local trace = require "compile.trace"
     local fuse = require "compile.fuse"
     local graph = trace.trace(fn, table.pack(randn({ 8, 4 }, dt), randn({ 4 }, dt)))
@@ -234,7 +263,7 @@ T.test("NVRTC compiles the generated sources", function()
       end
     end
   end
-  T.ok(seen >= 2, "a group per dtype at least")
+  T.ok(seen >= 4, "a group per dtype at least")
 end)
 
 T.test("a kernel that cannot be had: a warning, the ops run eagerly on the device", function()
