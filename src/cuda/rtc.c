@@ -14,6 +14,7 @@
 ** Nothing here has run on a GPU: under the fake driver the images are
 ** compiled and loaded (the fake checks them and finds the entry) and the
 ** host builds run; tools/gpu_check.sh has the stage that launches them.
+** Lua reaches these through lcuda.c (torch.cuda._rtc_*).
 */
 #include <dlfcn.h>
 #include <limits.h>
@@ -27,15 +28,6 @@
 #include "cuda/cuda.h"
 #include "cuda/launch.h"
 #include "cuda/rtc.h"
-#include "vm/ltensor.h"
-
-/* the embedded headers (tools/embed_text.lua, made by the Makefile) */
-typedef struct lt_text_file { const char *name; const char *text; size_t len; } lt_text_file;
-extern const lt_text_file lt_cuda_rtc_headers[];
-
-#define KERNEL_MT "lutorch.cuda.rtc_kernel"
-#define HOST_MT "lutorch.cuda.rtc_host_kernel"
-#define MAX_ARGS 64
 
 /* ---- NVRTC ---- */
 typedef int nvrtc_result;                 /* nvrtcResult: 0 is NVRTC_SUCCESS */
@@ -153,59 +145,53 @@ static int nv_ready(void) {
   return nv.why == NULL;
 }
 
-static int l_nvrtc(lua_State *L) {
-  if (!nv_ready()) { lua_pushnil(L); lua_pushstring(L, nv.why); return 2; }
-  lua_pushfstring(L, "%d.%d", nv.major, nv.minor);
-  lua_pushstring(L, nv.path);
-  if (nv.include[0]) lua_pushstring(L, nv.include); else lua_pushnil(L);
-  return 3;
-}
-
-static int l_headers(lua_State *L) {
-  lua_newtable(L);
-  for (const lt_text_file *f = lt_cuda_rtc_headers; f->name; f++) {
-    lua_pushlstring(L, f->text, f->len);
-    lua_setfield(L, -2, f->name);
+int lt_cuda_rtc_nvrtc(const char **version, const char **path, const char **include, const char **why) {
+  static char ver[32];
+  if (!nv_ready()) {
+    if (why) *why = nv.why;
+    return -1;
   }
-  return 1;
+  snprintf(ver, sizeof ver, "%d.%d", nv.major, nv.minor);
+  if (version) *version = ver;
+  if (path) *path = nv.path;
+  if (include) *include = nv.include;
+  return 0;
 }
 
-/* the program's log, pushed (an empty string when there is none) */
-static void push_log(lua_State *L, nvrtc_prog p) {
+/* the program's log, malloc'd ("" when there is none) */
+static char *program_log(nvrtc_prog p) {
   size_t n = 0;
-  if (nv.log_size(p, &n) != 0 || n <= 1) { lua_pushliteral(L, ""); return; }
-  luaL_Buffer b;
-  char *s = luaL_buffinitsize(L, &b, n);
-  if (nv.log(p, s) != 0) n = 1;
-  luaL_pushresultsize(&b, n - 1);
+  if (nv.log_size(p, &n) != 0) n = 0;
+  char *s = malloc(n > 1 ? n : 1);
+  if (!s) return NULL;
+  if (n <= 1 || nv.log(p, s) != 0) s[0] = 0;
+  return s;
 }
 
-/* _rtc_compile(src, arch, {options}) -> image, log | nil, message */
-static int l_compile(lua_State *L) {
-  static const char op[] = "torch.cuda._rtc_compile";
-  const char *src = luaL_checkstring(L, 1);
-  const char *arch = luaL_checkstring(L, 2);
-  if (!lua_isnoneornil(L, 3)) luaL_checktype(L, 3, LUA_TTABLE);
-  lua_settop(L, 3);   /* what is pushed below comes after the options */
+static char *message(const char *fmt, const char *a, const char *b) {
+  size_t n = strlen(fmt) + strlen(a) + (b ? strlen(b) : 0) + 64;
+  char *s = malloc(n);
+  if (s) snprintf(s, n, fmt, a, b ? b : "");
+  return s;
+}
+
+char *lt_cuda_rtc_compile(const char *src, const char *arch, int nopt, const char *const *opts, size_t *n,
+                          char **log) {
+  *n = 0;
+  *log = NULL;
   int cubin = strncmp(arch, "sm_", 3) == 0;
-  if (!cubin && strncmp(arch, "compute_", 8) != 0)
-    return luaL_error(L, "%s: argument 'arch': expected sm_NN or compute_NN, got '%s'", op, arch);
-  if (!nv_ready()) { lua_pushnil(L); lua_pushstring(L, nv.why); return 2; }
-  const char *opts[MAX_ARGS];
-  int nopt = 0;
-  lua_pushfstring(L, "--gpu-architecture=%s", arch);
-  opts[nopt++] = lua_tostring(L, -1);
+  if (!nv_ready()) { *log = message("%s%s", nv.why, NULL); return NULL; }
+  if (nopt < 0 || nopt > LT_RTC_MAX_ARGS - 2) { *log = message("%s%s", "too many NVRTC options", NULL); return NULL; }
+  char archopt[96], incopt[PATH_MAX + 32];
+  const char *all[LT_RTC_MAX_ARGS];
+  int k = 0;
+  snprintf(archopt, sizeof archopt, "--gpu-architecture=%.64s", arch);
+  all[k++] = archopt;
   if (nv.include[0]) {
-    lua_pushfstring(L, "--include-path=%s", nv.include);
-    opts[nopt++] = lua_tostring(L, -1);
+    snprintf(incopt, sizeof incopt, "--include-path=%s", nv.include);
+    all[k++] = incopt;
   }
-  int extra = lua_isnil(L, 3) ? 0 : (int)lua_rawlen(L, 3);
-  if (extra > MAX_ARGS - nopt) return luaL_error(L, "%s: argument 'options': %d options (at most %d)", op, extra, MAX_ARGS - nopt);
-  for (int i = 1; i <= extra; i++) {
-    lua_rawgeti(L, 3, i);
-    if (lua_type(L, -1) != LUA_TSTRING) return luaL_error(L, "%s: argument 'options': option %d is not a string", op, i);
-    opts[nopt++] = lua_tostring(L, -1);   /* kept on the stack until the end */
-  }
+  for (int i = 0; i < nopt; i++) all[k++] = opts[i];
   const char *hdr_text[8], *hdr_name[8];
   int nh = 0;
   for (const lt_text_file *f = lt_cuda_rtc_headers; f->name && nh < 8; f++, nh++) {
@@ -214,139 +200,62 @@ static int l_compile(lua_State *L) {
   }
   nvrtc_prog p = NULL;
   nvrtc_result r = nv.create(&p, src, "lt_fused.cu", nh, hdr_text, hdr_name);
+  if (r != 0) { *log = message("nvrtcCreateProgram failed: %s%s", nv.error_string(r), NULL); return NULL; }
+  r = nv.compile(p, k, all);
+  char *plog = program_log(p);
   if (r != 0) {
-    lua_pushnil(L);
-    lua_pushfstring(L, "nvrtcCreateProgram failed: %s", nv.error_string(r));
-    return 2;
-  }
-  r = nv.compile(p, nopt, opts);
-  if (r != 0) {
-    lua_pushnil(L);
-    lua_pushfstring(L, "NVRTC %d.%d (%s) failed: %s\n", nv.major, nv.minor, arch, nv.error_string(r));
-    push_log(L, p);
-    lua_concat(L, 2);
+    char head[128];
+    snprintf(head, sizeof head, "NVRTC %d.%d (%.32s) failed: %s\n", nv.major, nv.minor, arch, nv.error_string(r));
+    *log = message("%s%s", head, plog ? plog : "");
+    free(plog);
     nv.destroy(&p);
-    return 2;
+    return NULL;
   }
-  size_t n = 0;
-  r = cubin ? nv.cubin_size(p, &n) : nv.ptx_size(p, &n);
-  if (r == 0 && n > 0) {
-    luaL_Buffer b;
-    char *s = luaL_buffinitsize(L, &b, n);
-    r = cubin ? nv.cubin(p, s) : nv.ptx(p, s);
-    /* PTX comes with its NUL, which cuModuleLoadData wants: the Lua string keeps it */
-    luaL_pushresultsize(&b, n);
-  }
-  if (r != 0 || n == 0) {
-    lua_pushnil(L);
-    lua_pushfstring(L, "NVRTC gave no %s: %s", cubin ? "cubin" : "PTX", nv.error_string(r));
-    nv.destroy(&p);
-    return 2;
-  }
-  push_log(L, p);
+  size_t size = 0;
+  r = cubin ? nv.cubin_size(p, &size) : nv.ptx_size(p, &size);
+  char *image = r == 0 && size > 0 ? malloc(size) : NULL;
+  /* PTX comes with its NUL, which cuModuleLoadData wants: it is kept */
+  if (image && (cubin ? nv.cubin(p, image) : nv.ptx(p, image)) != 0) { free(image); image = NULL; }
   nv.destroy(&p);
-  return 2;
+  if (!image) {
+    free(plog);
+    *log = message("NVRTC gave no %s%s", cubin ? "cubin" : "PTX", NULL);
+    return NULL;
+  }
+  *n = size;
+  *log = plog;
+  return image;
 }
 
 /* ---- loaded images ---- */
-typedef struct rtc_kernel {
-  lt_cu_module module;
-  lt_cu_function fn;
-  int dev;
-  int loaded;
-} rtc_kernel;
-
-static int kernel_gc(lua_State *L) {
-  rtc_kernel *k = luaL_checkudata(L, 1, KERNEL_MT);
-  if (k->loaded) {
-    lt_cuda_guard g;
-    if (lt_cuda_enter(k->dev, &g, "torch.cuda._rtc_load") == 0) {
-      (void)lt_cuda_driver()->module_unload(k->module);
-      lt_cuda_leave(&g);
-    } else {
-      lt_error_clear();
-    }
-    k->loaded = 0;
-  }
-  return 0;
-}
-
-/* _rtc_load(image, name, device) -> kernel | nil, message */
-static int l_load(lua_State *L) {
-  static const char op[] = "torch.cuda._rtc_load";
-  size_t n = 0;
-  const char *image = luaL_checklstring(L, 1, &n);
-  const char *name = luaL_checkstring(L, 2);
-  lua_Integer dev = luaL_checkinteger(L, 3);
-  const char *why = NULL;
-  if (lt_cuda_backend_open(&why) < 0) return luaL_error(L, "%s: CUDA is not available: %s", op, why);
-  if (dev < 0 || dev >= lt_cuda_device_count()) return luaL_error(L, "%s: argument 'device': no cuda:%d", op, (int)dev);
-  if (n == 0) return luaL_error(L, "%s: argument 'image' is empty", op);
-  rtc_kernel *k = lua_newuserdatauv(L, sizeof *k, 0);
+int lt_cuda_rtc_load(lt_cuda_rtc_kernel *k, const void *image, const char *name, int dev, const char *op) {
   memset(k, 0, sizeof *k);
-  luaL_setmetatable(L, KERNEL_MT);
   lt_cuda_guard g;
-  if (lt_cuda_enter((int)dev, &g, op) < 0) return luaL_error(L, "%s", lt_error_message());
+  if (lt_cuda_enter(dev, &g, op) < 0) return -1;
   const lt_cu_driver *d = lt_cuda_driver();
   lt_cu_result r = d->module_load_data(&k->module, image);
   if (r == LT_CU_SUCCESS) {
     k->loaded = 1;
-    k->dev = (int)dev;
+    k->dev = dev;
     r = d->module_get_function(&k->fn, k->module, name);
   }
   lt_cuda_leave(&g);
-  if (r != LT_CU_SUCCESS) {
-    lua_pushnil(L);
-    lua_pushfstring(L, "%s: cuda:%d: %s %s failed: %s", op, (int)dev, k->loaded ? "cuModuleGetFunction" : "cuModuleLoadData",
+  if (r != LT_CU_SUCCESS)
+    return lt_error("%s: cuda:%d: %s %s failed: %s", op, dev, k->loaded ? "cuModuleGetFunction" : "cuModuleLoadData",
                     name, lt_cu_result_name(r));
-    return 2;
-  }
-  return 1;
+  return 0;
 }
 
-/* ---- the tensors of a run ---- */
-typedef struct run_args {
-  int dev;
-  int nt;
-  int64_t n;
-  void *ptr[MAX_ARGS];
-} run_args;
-
-/* arguments 2..4 of _rtc_launch and _rtc_host_run: every tensor on one cuda
-** device (dev, or the first one's when dev < 0), reaching only its storage */
-static void collect(lua_State *L, const char *op, int dev, run_args *a) {
-  a->n = luaL_checkinteger(L, 2);
-  luaL_checktype(L, 3, LUA_TTABLE);
-  luaL_checktype(L, 4, LUA_TTABLE);
-  a->nt = (int)lua_rawlen(L, 3);
-  if (a->n < 0) luaL_error(L, "%s: argument 'n' must be >= 0, got %d", op, (int)a->n);
-  if (a->nt < 1 || a->nt > MAX_ARGS) luaL_error(L, "%s: %d tensors (1 to %d)", op, a->nt, MAX_ARGS);
-  if ((int)lua_rawlen(L, 4) != a->nt) luaL_error(L, "%s: one extent per tensor", op);
-  a->dev = dev;
-  for (int i = 0; i < a->nt; i++) {
-    lua_rawgeti(L, 3, i + 1);
-    lt_ud *u = NULL;
-    if (lua_type(L, -1) == LUA_TUSERDATA && lua_rawlen(L, -1) == sizeof(lt_ud)) {
-      u = lua_touserdata(L, -1);
-      if (u->magic != LT_TENSOR_MAGIC || !u->t) u = NULL;
-    }
-    if (!u) luaL_error(L, "%s: tensor %d is not a live tensor", op, i + 1);
-    lua_pop(L, 1);
-    const lt_tensor *t = u->t;
-    lt_device d = t->storage->device;
-    if (d.type != LT_DEV_CUDA) luaL_error(L, "%s: tensor %d is not on a cuda device", op, i + 1);
-    if (a->dev < 0) a->dev = d.index;
-    if (d.index != a->dev) luaL_error(L, "%s: tensor %d is on cuda:%d, the kernel runs on cuda:%d", op, i + 1, d.index, a->dev);
-    lua_rawgeti(L, 4, i + 1);
-    lua_Integer extent = luaL_checkinteger(L, -1);
-    lua_pop(L, 1);
-    size_t es = lt_dtype_size((lt_dtype)t->dtype);
-    if (extent < 0 || (size_t)(t->offset + extent) * es > t->storage->nbytes)
-      luaL_error(L, "%s: tensor %d: the kernel reaches %d elements past offset %d, its storage holds %d "
-                 "(a guard let through a tensor the kernel was not made for)", op, i + 1, (int)extent,
-                 (int)t->offset, (int)(t->storage->nbytes / es));
-    a->ptr[i] = (char *)t->storage->data + (size_t)t->offset * es;
+void lt_cuda_rtc_unload(lt_cuda_rtc_kernel *k) {
+  if (!k->loaded) return;
+  lt_cuda_guard g;
+  if (lt_cuda_enter(k->dev, &g, "lt_cuda_rtc_unload") == 0) {
+    (void)lt_cuda_driver()->module_unload(k->module);
+    lt_cuda_leave(&g);
+  } else {
+    lt_error_clear();
   }
+  k->loaded = 0;
 }
 
 static unsigned blocks_for(int64_t n) {
@@ -354,108 +263,35 @@ static unsigned blocks_for(int64_t n) {
   return (unsigned)(b < 1 ? 1 : b > LT_RTC_MAX_BLOCKS ? LT_RTC_MAX_BLOCKS : b);
 }
 
-/* _rtc_launch(kernel, n, {tensors}, {extents}): queued on the device's current stream */
-static int l_launch(lua_State *L) {
-  static const char op[] = "torch.cuda._rtc_launch";
-  rtc_kernel *k = luaL_testudata(L, 1, KERNEL_MT);
-  if (!k || !k->loaded) return luaL_error(L, "%s: argument 'kernel' must be a loaded kernel", op);
-  run_args a;
-  collect(L, op, k->dev, &a);
-  if (a.n == 0) return 0;
-  void *params[MAX_ARGS + 1];
-  lt_cu_ptr ptrs[MAX_ARGS];
-  params[0] = &a.n;
-  for (int i = 0; i < a.nt; i++) {
-    ptrs[i] = (lt_cu_ptr)(uintptr_t)a.ptr[i];
+int64_t lt_cuda_rtc_threads(int64_t n) { return (int64_t)blocks_for(n) * LT_RTC_BLOCK; }
+
+int lt_cuda_rtc_launch(const lt_cuda_rtc_kernel *k, int64_t n, int nptr, void *const *ptr, const char *op) {
+  if (!k->loaded) return lt_error("%s: the kernel is not loaded", op);
+  if (nptr < 0 || nptr > LT_RTC_MAX_ARGS) return lt_error("%s: %d tensors (at most %d)", op, nptr, LT_RTC_MAX_ARGS);
+  if (n <= 0) return 0;
+  void *params[LT_RTC_MAX_ARGS + 1];
+  lt_cu_ptr ptrs[LT_RTC_MAX_ARGS];
+  params[0] = &n;
+  for (int i = 0; i < nptr; i++) {
+    ptrs[i] = (lt_cu_ptr)(uintptr_t)ptr[i];
     params[i + 1] = &ptrs[i];
   }
   lt_cuda_launch l;
-  if (lt_cuda_launch_begin(&l, k->dev, true, op) < 0) return luaL_error(L, "%s", lt_error_message());
-  lt_cu_result r = lt_cuda_driver()->launch_kernel(k->fn, blocks_for(a.n), 1, 1, LT_RTC_BLOCK, 1, 1, 0,
+  if (lt_cuda_launch_begin(&l, k->dev, true, op) < 0) return -1;
+  lt_cu_result r = lt_cuda_driver()->launch_kernel(k->fn, blocks_for(n), 1, 1, LT_RTC_BLOCK, 1, 1, 0,
                                                    (lt_cu_stream)l.stream, params, NULL);
   lt_cuda_launch_end(&l);
-  if (r != LT_CU_SUCCESS) return luaL_error(L, "%s: cuda:%d: cuLaunchKernel failed: %s", op, k->dev, lt_cu_result_name(r));
-  lt_cuda_launch_result(&l, op, 0, NULL);
-  return 0;
+  if (r != LT_CU_SUCCESS) return lt_error("%s: cuda:%d: cuLaunchKernel failed: %s", op, k->dev, lt_cu_result_name(r));
+  return lt_cuda_launch_result(&l, op, LT_CK_OK, NULL);
 }
 
-/* ---- host builds ---- */
-typedef void (*host_fn)(int64_t nthreads, int64_t n, void *const *ptr);
-typedef struct host_kernel { void *handle; host_fn fn; } host_kernel;
-
-static int host_gc(lua_State *L) {
-  host_kernel *k = luaL_checkudata(L, 1, HOST_MT);
-  if (k->handle) dlclose(k->handle);
-  k->handle = NULL;
-  k->fn = NULL;
-  return 0;
-}
-
-static int l_host_load(lua_State *L) {
-  const char *path = luaL_checkstring(L, 1);
-  const char *sym = luaL_checkstring(L, 2);
-  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!h) {
-    lua_pushnil(L);
-    lua_pushfstring(L, "torch.cuda._rtc_host_load: %s", dlerror());
-    return 2;
-  }
-  void *f = dlsym(h, sym);
-  if (!f) {
-    dlclose(h);
-    lua_pushnil(L);
-    lua_pushfstring(L, "torch.cuda._rtc_host_load: %s has no symbol '%s'", path, sym);
-    return 2;
-  }
-  host_kernel *k = lua_newuserdatauv(L, sizeof *k, 0);
-  k->handle = h;
-  memcpy(&k->fn, &f, sizeof f);
-  luaL_setmetatable(L, HOST_MT);
-  return 1;
-}
-
-/* _rtc_host_run(kernel, n, {tensors}, {extents}): the host build over device memory that is
-** host memory (the fake driver), after the stream's earlier work, on the launch's grid */
-static int l_host_run(lua_State *L) {
-  static const char op[] = "torch.cuda._rtc_host_run";
-  host_kernel *k = luaL_testudata(L, 1, HOST_MT);
-  if (!k || !k->fn) return luaL_error(L, "%s: argument 'kernel' must be a loaded host kernel", op);
+int lt_cuda_rtc_host_run(lt_cuda_rtc_host_fn fn, int dev, int64_t n, void *const *ptr, const char *op) {
   if (!lt_cuda_host_device_memory())
-    return luaL_error(L, "%s: the host build runs only where device memory is host memory (the fake driver)", op);
-  run_args a;
-  collect(L, op, -1, &a);
-  if (a.n == 0) return 0;
+    return lt_error("%s: the host build runs only where device memory is host memory (the fake driver)", op);
+  if (n <= 0) return 0;
   lt_cuda_launch l;
-  if (lt_cuda_launch_begin(&l, a.dev, true, op) < 0) return luaL_error(L, "%s", lt_error_message());
-  k->fn((int64_t)blocks_for(a.n) * LT_RTC_BLOCK, a.n, a.ptr);
+  if (lt_cuda_launch_begin(&l, dev, true, op) < 0) return -1;
+  fn(lt_cuda_rtc_threads(n), n, ptr);
   lt_cuda_launch_end(&l);
-  lt_cuda_launch_result(&l, op, 0, NULL);
-  return 0;
-}
-
-/* _rtc_host_memory() -> whether device memory is host memory (the fake driver): host builds run */
-static int l_host_memory(lua_State *L) {
-  const char *why = NULL;
-  lua_pushboolean(L, lt_cuda_backend_open(&why) == 0 && lt_cuda_host_device_memory());
-  return 1;
-}
-
-const luaL_Reg lt_cuda_rtc_functions[] = {
-  {"_rtc_nvrtc", l_nvrtc}, {"_rtc_host_memory", l_host_memory}, {"_rtc_headers", l_headers}, {"_rtc_compile", l_compile},
-  {"_rtc_load", l_load}, {"_rtc_launch", l_launch},
-  {"_rtc_host_load", l_host_load}, {"_rtc_host_run", l_host_run},
-  {NULL, NULL}
-};
-
-void lt_cuda_rtc_open(lua_State *L) {
-  if (luaL_newmetatable(L, KERNEL_MT)) {
-    lua_pushcfunction(L, kernel_gc);
-    lua_setfield(L, -2, "__gc");
-  }
-  lua_pop(L, 1);
-  if (luaL_newmetatable(L, HOST_MT)) {
-    lua_pushcfunction(L, host_gc);
-    lua_setfield(L, -2, "__gc");
-  }
-  lua_pop(L, 1);
+  return lt_cuda_launch_result(&l, op, LT_CK_OK, NULL);
 }
