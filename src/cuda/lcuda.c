@@ -3,7 +3,7 @@
 ** (registering it, when a driver is found) and returns a table that says
 ** whether CUDA is available, why not, and the functions of torch.cuda that
 ** need the driver itself (device names and properties, the allocator's full
-** statistics). torch.cuda (src/vm/ltorch.c) loads the module lazily and
+** statistics, the kernels made at run time of rtc.h). torch.cuda (src/vm/ltorch.c) loads the module lazily and
 ** looks these up in it; the module is the one file of src/cuda that knows
 ** Lua, as src/dist/ldist.c is for the distributed module.
 */
