@@ -19,10 +19,10 @@ for r in $(seq "$ROUNDS"); do
   taskset -c "$CPU" /usr/bin/python3 bench/compile_bench.py >> "$out/pt" 2>/dev/null
 done
 get() { grep "^$1 " "$2" | awk '{print $2}' | median; }
-printf '%-12s %14s %14s %14s %10s %10s\n' figure "eager us" "compiled us" "PyTorch us" "eager/cmp" "pt/cmp"
-for k in chain lngelu softmax mlp_train; do
+printf '%-14s %14s %14s %14s %10s %10s\n' figure "eager us" "compiled us" "PyTorch us" "eager/cmp" "pt/cmp"
+for k in chain lngelu softmax lngelu_train softmax_train rowmse mlp_train gpt_train break; do
   e=$(get ${k}_eager "$out/lt"); c=$(get ${k}_compiled "$out/lt"); p=$(get ${k}_eager "$out/pt")
-  printf '%-12s %14s %14s %14s %10s %10s\n' "$k" "$e" "$c" "$p" \
+  printf '%-14s %14s %14s %14s %10s %10s\n' "$k" "$e" "$c" "$p" \
     "$(awk "BEGIN{printf \"%.2f\", $e / $c}")" "$(awk "BEGIN{if (\"$p\" != \"nan\") printf \"%.2f\", $p / $c; else print \"-\"}")"
 done
 echo "first compile of a graph: $(get first_compile "$out/lt") us; its first call in a reset state with the kernel cached: $(get cached_start "$out/lt") us"

@@ -7,6 +7,16 @@
 --                 a broadcast mask), no_grad
 --   mlp_train_*   forward + backward of a GELU MLP block with residual (x + W2 gelu(W1 x + b1)),
 --                 8192 x 256 -> 1024 -> 256, float32
+--   lngelu_train_*, softmax_train_*  the same two under training: forward + backward with the
+--                 input requiring grad (the row kernels' generated backward)
+--   rowmse_*      ((x - y) * (x - y)):mean(-1) on 4096 x 1024 float32, no_grad (a run fused
+--                 into a mean over rows: its values never stored)
+--   gpt_train_*   one training step (forward, backward, AdamW) of a nanoGPT-style model
+--                 (bench/gpt_model.lua: 4 layers, n_embd 256, 4 heads, block 128, vocab 512,
+--                 batch 8), float32
+--   break_*       a graph break between two pointwise chains on 4M float32: chain (4 ops),
+--                 h:sum():item() and a branch on it, chain (3 ops); compiled: two segments, each
+--                 one kernel, the Lua function traced again on meta tensors at each call
 --   first_compile a new graph's first call (trace + cc), cached_start its first call in a
 --                 fresh process state with the kernel in the disk cache
 package.path = (arg[0]:match("^(.*/)") or "./") .. "?.lua;" .. package.path
@@ -14,30 +24,64 @@ local T = require("timing").new { warmup = 2, fmt = "%.1f", clock = torch.time }
 local nn = require "nn"
 local F = nn.functional
 local C = require "compile"
+local median = require("timing").median
+
+-- key_eager and key_compiled: fe(n) and fc(n) timed in turn, 8 times each (other work on the
+-- machine then weighs on both alike), which goes first swapped each time (the one after the
+-- other pays for freeing the other's tensors), the median time per call of each
+local function pair(key, n, fe, fc)
+  fe(1); fc(1)
+  local te, tc = {}, {}
+  local function time(f, into) local t0 = torch.time(); f(n); into[#into + 1] = (torch.time() - t0) / n end
+  for i = 1, 8 do
+    if i % 2 == 1 then time(fe, te); time(fc, tc) else time(fc, tc); time(fe, te) end
+  end
+  T:set(key .. "_eager", median(te))
+  T:set(key .. "_compiled", median(tc))
+end
 torch.manual_seed(0)
 
 local N = 16 * 1024 * 1024
 local a, b, c = torch.randn(N), torch.randn(N), torch.randn(N)
 local chain = function(x, y, z) return x * torch.sigmoid(x) * y + z end
 local chain_c = torch.compile(chain)
-T:bench("chain_eager", 3, function(n) for _ = 1, n do chain(a, b, c) end end)
-T:bench("chain_compiled", 3, function(n) for _ = 1, n do chain_c(a, b, c) end end)
+pair("chain", 3, function(n) for _ = 1, n do chain(a, b, c) end end,
+
+  function(n) for _ = 1, n do chain_c(a, b, c) end end)
 
 local ln = nn.LayerNorm(1024)
 local xl = torch.randn(4096, 1024)
 local lngelu = function(x) return x + F.gelu(ln(x)) end
 local lngelu_c = torch.compile(lngelu)
 torch.no_grad(function()
-  T:bench("lngelu_eager", 5, function(n) for _ = 1, n do lngelu(xl) end end)
-  T:bench("lngelu_compiled", 5, function(n) for _ = 1, n do lngelu_c(xl) end end)
+  pair("lngelu", 5, function(n) for _ = 1, n do lngelu(xl) end end,
+
+    function(n) for _ = 1, n do lngelu_c(xl) end end)
 end)
 
 local mask = torch.randn(1024)
 local attn = function(s) return F.softmax(s * 0.125 + mask, -1) end
 local attn_c = torch.compile(attn)
 torch.no_grad(function()
-  T:bench("softmax_eager", 5, function(n) for _ = 1, n do attn(xl) end end)
-  T:bench("softmax_compiled", 5, function(n) for _ = 1, n do attn_c(xl) end end)
+  pair("softmax", 5, function(n) for _ = 1, n do attn(xl) end end,
+
+    function(n) for _ = 1, n do attn_c(xl) end end)
+end)
+
+local xg, gyl = xl:clone():requires_grad_(true), torch.randn(4096, 1024)
+pair("lngelu_train", 3, function(n) for _ = 1, n do lngelu(xg):backward(gyl) end end,
+
+  function(n) for _ = 1, n do lngelu_c(xg):backward(gyl) end end)
+pair("softmax_train", 3, function(n) for _ = 1, n do attn(xg):backward(gyl) end end,
+  function(n) for _ = 1, n do attn_c(xg):backward(gyl) end end)
+
+local yl = torch.randn(4096, 1024)
+local rowmse = function(x, y) return ((x - y) * (x - y)):mean(-1) end
+local rowmse_c = torch.compile(rowmse)
+torch.no_grad(function()
+  pair("rowmse", 5, function(n) for _ = 1, n do rowmse(xl, yl) end end,
+
+    function(n) for _ = 1, n do rowmse_c(xl, yl) end end)
 end)
 
 local fc1, fc2 = nn.Linear(256, 1024), nn.Linear(1024, 256)
@@ -50,8 +94,34 @@ local function train(f) return function(n)
     y:square():mean():backward()
   end
 end end
-T:bench("mlp_train_eager", 3, train(block))
-T:bench("mlp_train_compiled", 3, train(block_c))
+pair("mlp_train", 3, train(block),
+
+  train(block_c))
+
+local GPT = require "gpt_model"
+local optim = require "optim"
+local cfg = { n_layer = 4, n_head = 4, n_embd = 256, block_size = 128, vocab_size = 512 }
+local gpt = GPT(cfg)
+local gpt_c = torch.compile(gpt)
+local idx, tgt = torch.randint(1, 513, { 8, 128 }), torch.randint(1, 513, { 8, 128 })
+local adamw = optim.AdamW(gpt:parameters(), { lr = 1e-4 })
+local function gpt_step(m) return function(n)
+  for _ = 1, n do
+    adamw:zero_grad()
+    m(idx, tgt):backward()
+    adamw:step()
+  end
+end end
+pair("gpt_train", 1, gpt_step(gpt), gpt_step(gpt_c))
+
+local xb = torch.randn(4 * 1024 * 1024)
+local brk = function(x)
+  local h = torch.sigmoid(x * 1.5) * x + 0.25
+  if h:sum():item() > 0 then return torch.tanh(h) * 2 - h end
+  return torch.tanh(h) * 0.5 + h
+end
+local brk_c = torch.compile(brk)
+pair("break", 5, function(n) for _ = 1, n do brk(xb) end end, function(n) for _ = 1, n do brk_c(xb) end end)
 
 -- compile times: a graph never seen (a fresh constant in its source), then the same graph
 -- after torch.compiler.reset() (the kernel comes from the disk cache)

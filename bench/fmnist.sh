@@ -14,6 +14,7 @@ MODELS=${MODELS:-mlp lenet}
 EPOCHS=${EPOCHS:-1}
 REF=${REF:-../shared/bench-ref/fmnist_torch.py}
 cd "$(dirname "$0")/.." || exit 1
+. bench/cpu_class.sh   # CLASS=avx2: both sides on their AVX2 code
 [ -f "$REF" ] || { echo "no PyTorch reference at $REF"; exit 1; }
 CPU=${CPU-1}
 PIN=""; [ -n "$CPU" ] && PIN="taskset -c $CPU"

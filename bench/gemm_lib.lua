@@ -4,6 +4,9 @@
 -- convolutions, attention's small products, a classifier's last layer, 2048^2. One thread:
 --   OPENBLAS_NUM_THREADS=1 LUTORCH_NUM_THREADS=1 taskset -c 1 lutorch bench/gemm_lib.lua
 -- Prints GFLOP/s per library (median of 7 timed runs) and the ratio of the times.
+-- With the argument "grid": the ratio time(oneDNN) / time(OpenBLAS) over a grid of shapes
+-- with B transposed (row-major C = A B^T, both contiguous along K: the weight gradients'
+-- form), CPU time (os.clock), which decided gemm_lib.c's rule for them.
 local cpu = torch.backends.cpu
 if not pcall(cpu.set_gemm_library, "onednn") then
   print("oneDNN is not loadable here: " .. tostring(select(2, cpu.gemm_library()))); return
@@ -38,6 +41,35 @@ local function gflops(lib, A, B, M, N, K)
     ts[r] = timer:time().real / reps
   end
   return 2 * macs / median(ts) / 1e9
+end
+if arg and arg[1] == "grid" then
+  local function secs(lib, A, B, M, N, K)
+    cpu.set_gemm_library(lib)
+    local reps = math.max(1, math.floor(3e7 / (M * N * K)))
+    local c = A:mm(B)
+    local ts = {}
+    for r = 1, 5 do
+      local t0 = os.clock()
+      for _ = 1, reps do c = A:mm(B) end
+      ts[r] = (os.clock() - t0) / reps
+    end
+    return median(ts)
+  end
+  print("time(oneDNN) / time(OpenBLAS), C (M x N) = A (M x K) B^T, B stored N x K")
+  for _, M in ipairs({ 16, 64, 128, 256 }) do
+    for _, N in ipairs({ 16, 64, 256, 1024 }) do
+      local row = {}
+      for _, K in ipairs({ 64, 784, 1024, 1568, 2048, 3136, 3248, 4096, 6272 }) do
+        if M * N * K >= 2 ^ 18 then
+          local A, B = torch.randn(M, K), torch.randn(N, K):t()
+          row[#row + 1] = ("%d:%.2f"):format(K, secs("onednn", A, B, M, N, K) / secs("openblas", A, B, M, N, K))
+        end
+      end
+      print(("M=%-4d N=%-5d %s"):format(M, N, table.concat(row, " ")))
+    end
+  end
+  cpu.set_gemm_library("auto")
+  return
 end
 print(("%-36s %10s %10s %8s"):format("product", "OpenBLAS", "oneDNN", "time o/b"))
 for _, s in ipairs(shapes) do

@@ -4,10 +4,12 @@
 # Both sides are pinned to one core and alternated ROUNDS times; this prints the
 # median of each key and the lutorch/PyTorch ratio (below 1: lutorch is faster).
 #   BUILD=build ROUNDS=3 BENCH_CPU=1 sh bench/nn.sh [NAME...]
+# CLASS=avx2: both sides on their AVX2 code (bench/cpu_class.sh).
 BUILD=${BUILD:-build}
+cd "$(dirname "$0")/.." || exit 1
+. bench/cpu_class.sh
 ROUNDS=${ROUNDS:-3}
 CPU=${BENCH_CPU:-1}
-cd "$(dirname "$0")/.." || exit 1
 names=$*
 if [ -z "$names" ]; then
   for f in bench/nn_*.lua; do n=$(basename "$f" .lua); names="$names ${n#nn_}"; done

@@ -6,6 +6,7 @@
 #   BUILD=build ROUNDS=3 EPOCHS=1 CPU=1 sh bench/tutorial_cnn.sh
 BUILD=${BUILD:-build}; ROUNDS=${ROUNDS:-3}; EPOCHS=${EPOCHS:-1}; CPU=${CPU:-1}
 cd "$(dirname "$0")/.." || exit 1
+. bench/cpu_class.sh   # CLASS=avx2: both sides on their AVX2 code
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 LUTORCH_NUM_THREADS=1
 start=$(mktemp -d); trap 'rm -rf "$start"' EXIT
 /usr/bin/python3 bench/tutorial_cnn.py --write-start "$start" || exit 1   # one start for both

@@ -21,7 +21,7 @@ M.FIELDS = {
   variants = "string", lua = "string", alias = "table", doc = "string",
   out = "boolean", inplace = "boolean", view = "boolean", nondiff = "boolean",
   kernels = "table", inplace_kernel = "table", composite = "string",
-  cross_device = "boolean", derivatives = "table", node_name = "string",
+  cross_device = "boolean", derivatives = "table", joint_derivative = "string", node_name = "string",
   overlap = "string",
   complex = "boolean", -- its kernels take complex tensors (else the entry point refuses them)
   t7 = "table",      -- the Torch7 mode's call forms (tools/gen_t7.lua)

@@ -24,7 +24,7 @@
 --   cross_device    dispatch on self's backend only (x:copy_(y) across devices)
 --   composite C function implementing the op with other ops (not dispatched)
 --   nondiff   the op has no derivative
---   derivatives, node_name, view, overlap   see src/ops/README.md
+--   derivatives, joint_derivative, node_name, view, overlap   see src/ops/README.md
 --   doc       one line for the reference
 -- Dims (`Dim`, `Dim?`, `Dim[]`) and indices (`Index`) are 1-based in Lua and
 -- 0-based in C; the binding converts. Defaults are written as Lua sees them.
@@ -840,9 +840,15 @@ local function autograd_kernel(op)
   end
   local all_formulas = {}
   for _, a in ipairs(inputs) do all_formulas[#all_formulas + 1] = derivs[a.name] end
+  -- the joint formula (all the inputs' gradients in one call) may serve any input: what it
+  -- names is saved for every one of them
+  local joint = base.decl.joint_derivative
+  if joint then all_formulas[#all_formulas + 1] = joint end
   local function used_by(nm)
     local idx = {}
-    for i, a in ipairs(inputs) do if ident_used(derivs[a.name], nm) then idx[#idx + 1] = i - 1 end end
+    for i, a in ipairs(inputs) do
+      if ident_used(derivs[a.name], nm) or (joint and ident_used(joint, nm)) then idx[#idx + 1] = i - 1 end
+    end
     return idx
   end
   local saved_t, copied = {}, {}
@@ -930,6 +936,28 @@ local function autograd_kernel(op)
   end
   if ident_used(table.concat(all_formulas, " "), "result") and out_names[1] ~= "result" then
     c(("  result = %s;"):format(out_names[1]))
+  end
+  if joint then
+    -- 1: it made the needed gradients (grads[i] for needs[i]); 0: it declined (the
+    -- per-input formulas follow); -1: an error
+    local needs = {}
+    for i = 1, #inputs do needs[i] = ("lt__n->next[%d].fn != NULL"):format(i - 1) end
+    c("  {")
+    c(("    bool needs[%d] = {%s};"):format(#inputs, join(needs, ", ")))
+    c(("    lt_tensor *grads[%d] = {0};"):format(#inputs))
+    c(("    int lt__j = %s;"):format(joint))
+    c("    if (lt__j < 0) goto lt__out;")
+    c("    if (lt__j > 0) {")
+    c(("      for (int i = 0; i < %d; i++) {"):format(#inputs))
+    c("        if (!needs[i]) continue;")
+    c("        lt__gout[i] = lt_grad_to_meta(grads[i], &lt__n->meta[i]);")
+    c("        grads[i] = NULL;")
+    c(("        if (!lt__gout[i]) { for (int k = i + 1; k < %d; k++) lt_tensor_release(grads[k]); goto lt__out; }"):format(#inputs))
+    c("      }")
+    c("      lt__rc = 0;")
+    c("      goto lt__out;")
+    c("    }")
+    c("  }")
   end
   for i, a in ipairs(inputs) do
     c(("  if (lt__n->next[%d].fn) {"):format(i - 1))

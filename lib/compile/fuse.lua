@@ -4,8 +4,10 @@
 -- floating dtype) becomes one kernel: a loop over the output's elements that loads each
 -- input once (broadcast inputs through their strides, constant in the source), computes
 -- every node's value in registers, and stores only the values that are used after the run
--- or returned. Everything else (matrix products, convolutions, reductions, views, in place
--- ops) stays a call of the op, between kernels. The loop's outer range is split over the
+-- or returned. Row kernels fuse a run with the layer_norm before it or the softmax after it
+-- (forward and backward), and a run with the sum or mean that takes its value. Everything
+-- else (matrix products, convolutions, other reductions, views, in place ops) stays a call
+-- of the op, between kernels. The loop's outer range is split over the
 -- thread pool by torch._compiled_run; its body is what the compiler vectorizes.
 local torch = require "torch"
 
@@ -44,6 +46,14 @@ local ALIASES = { true_divide = "div", multiply = "mul", subtract = "sub", negat
 local HELPERS = [[
 #include <stdint.h>
 #include <math.h>
+/* the row kernels' loops with 512-bit vectors where the machine has them (-march=native):
+   their transcendental functions (libmvec's, the float exp's polynomial) then do twice
+   the work per instruction, as eager's 512-bit gelu loop does */
+#if defined(__AVX512F__) && defined(__GNUC__) && !defined(__clang__)
+#define LT_WIDE __attribute__((target("prefer-vector-width=512")))
+#else
+#define LT_WIDE
+#endif
 #ifdef LT_MVEC
 /* glibc's libmvec has vector versions of these: declared so, loops that call them vectorize */
 #define LT_SIMD __attribute__((simd("notinbranch")))
@@ -235,6 +245,37 @@ function M.rowsoftmax(node, vm)
   return { log = node.name == "log_softmax", x = a[1].ref, out = o.ref, D = D, node = node }
 end
 
+-- node's reduction form, when it is a sum or mean of a float tensor over its last dimension
+-- (keepdim or not) or over all its elements, with no dtype conversion:
+-- {op = "sum"|"mean", all = bool, x =, out =, D =, node =}; else nil
+function M.reduction(node, vm)
+  if (node.name ~= "sum" and node.name ~= "mean") or node.nres ~= 1 or node.nargs > 3 then return nil end
+  local o, a = node.outs[1], node.args
+  if not o.ref or o.alias or not (a[1] and a[1].ref) then return nil end
+  local xm = vm[a[1].ref]
+  local nd = #xm.shape
+  if not ctype(xm.dtype) or vm[o.ref].dtype ~= xm.dtype or numel(xm.shape) == 0 then return nil end
+  local r = { op = node.name, x = a[1].ref, out = o.ref, node = node }
+  if node.nargs == 1 then
+    r.all = true
+    return r
+  end
+  local dim = a[2].const
+  if nd == 0 or (dim ~= -1 and dim ~= nd) then return nil end
+  local opt = a[3]
+  if opt then
+    if opt.ref or opt.tbl then return nil end
+    local c = opt.const
+    if type(c) == "table" then
+      for k, v in pairs(c) do if k ~= "keepdim" or type(v) ~= "boolean" then return nil end end
+    elseif c ~= nil and type(c) ~= "boolean" then
+      return nil
+    end
+  end
+  r.D = xm.shape[nd]
+  return r
+end
+
 -- ---- scheduling ----
 
 --- plan(graph): the steps to run: {kind = "node", node =} or {kind = "kernel", ...}
@@ -256,11 +297,9 @@ function M.plan(graph, opts)
   local group = nil
   local function close()
     if not group then return end
-    if #group.nodes == 1 then
-      steps[#steps + 1] = { kind = "node", node = group.nodes[1].node }
-    else
-      steps[#steps + 1] = { kind = "group", group = group }
-    end
+    -- (a group of one op is kept while a row op or a reduction may fuse with it; alone, it
+    -- becomes its node again below)
+    steps[#steps + 1] = { kind = "group", group = group }
     group = nil
   end
   for i, node in ipairs(graph.nodes) do
@@ -326,9 +365,27 @@ function M.plan(graph, opts)
       merged[#merged + 1] = { kind = "softmaxgroup", softmax = sm, group = s.group }
       i = i + 2
     else
-      merged[#merged + 1] = s
+      -- a pointwise group whose result (used by nothing else) goes into a sum or mean right
+      -- after it: the values are summed as they are made, never stored
+      local red = s.kind == "group" and nxt and nxt.kind == "node" and graph.nodes[s.group.last + 1] == nxt.node
+        and M.reduction(nxt.node, vm)
+      if red and last_use[red.x] == s.group.last + 1 and vm[red.x].dtype == s.group.dtype then
+        local ok = false
+        for _, v in ipairs(s.group.outputs) do if v == red.x then ok = true end end
+        if ok and same_shape(vm[red.x].shape, s.group.shape) then
+          merged[#merged + 1] = { kind = "reducegroup", reduce = red, group = s.group }
+          i = i + 2
+          goto continue
+        end
+      end
+      if s.kind == "group" and #s.group.nodes == 1 then
+        merged[#merged + 1] = { kind = "node", node = s.group.nodes[1].node }
+      else
+        merged[#merged + 1] = s
+      end
       i = i + 1
     end
+    ::continue::
   end
   return merged
 end
@@ -475,7 +532,7 @@ local DERIV = {
   end,
   relu = function(g, a) return ("(%s > 0 ? %s : 0)"):format(a, g) end,
   gelu = function(g, a, b, y, T)
-    local e = T == "float" and "expf" or "exp"
+    local e = T == "float" and "lt_exp_float" or "exp"
     local erf = T == "float" and "erff" or "erf"
     return ("%s * (0.5 * (1 + %s(%s * 0.70710678118654752440)) + %s * %s * %s(-0.5 * %s * %s))"):format(
       g, erf, a, a, SQRT1_2PI, e, a, a)
@@ -488,7 +545,7 @@ local DERIV = {
       g, t, a, t, t, a, a)
   end,
   erf = function(g, a, b, y, T)
-    local e = T == "float" and "expf" or "exp"
+    local e = T == "float" and "lt_exp_float" or "exp"
     return ("%s * 1.12837916709551257390 * %s(-(%s * %s))"):format(g, e, a, a)
   end,
   expm1 = function(g, a, b, y) return ("%s * (%s + 1)"):format(g, y) end,
@@ -523,6 +580,38 @@ local DERIV2 = {
   end,
 }
 
+--- grad_aliases(g, seeded): for each group input k whose gradient is exactly the incoming
+--- gradient of one output (reached through `add`s and `sub`'s first operand only, the input
+--- used once, as in a residual x + f(x)), that output's value; seeded[v] is true for the
+--- outputs whose gradient comes in as a tensor. Such a gradient is that tensor (summed down
+--- to the input's shape), as eager's add passes it on: the kernel need not write a copy.
+function M.grad_aliases(g, seeded)
+  local uses, is_out = {}, {}
+  for _, v in ipairs(g.outputs) do is_out[v] = true end
+  for _, pw in ipairs(g.nodes) do
+    for _, which in ipairs({ "a", "b" }) do
+      local a = pw[which]
+      if a and a.ref then
+        uses[a.ref] = uses[a.ref] or {}
+        table.insert(uses[a.ref], { pw = pw, which = which })
+      end
+    end
+  end
+  local function alias(v)
+    local u = uses[v] or {}
+    if is_out[v] then return (#u == 0 and seeded[v]) and v or nil end
+    if #u ~= 1 then return nil end
+    local pw, which = u[1].pw, u[1].which
+    if (pw.op == "add" and (which == "a" or pw.alpha == nil or pw.alpha == 1)) or (pw.op == "sub" and which == "a") then
+      return alias(pw.out)
+    end
+    return nil
+  end
+  local res = {}
+  for k, v in ipairs(g.inputs) do res[k] = alias(v) end
+  return res
+end
+
 --- differentiable(g): can the group's backward be one generated kernel?
 function M.differentiable(g)
   for _, pw in ipairs(g.nodes) do
@@ -534,6 +623,44 @@ function M.differentiable(g)
     end
   end
   return true
+end
+
+-- the loop body's adjoints: every input and node value v gets a register d<v>, starting at
+-- seed[v] (a C expression: an output's incoming gradient) or 0, then each node's derivative
+-- rules in reverse order (operand, reg: from emit_forward_body, which must come first)
+local function emit_backward_body(lines, g, T, operand, reg, seed)
+  local first = #lines + 1
+  for _, v in ipairs(g.inputs) do lines[#lines + 1] = ("    %s d%d = %s;"):format(T, v, seed[v] or "0") end
+  for _, pw in ipairs(g.nodes) do
+    lines[#lines + 1] = ("    %s d%d = %s;"):format(T, pw.out, seed[pw.out] or "0")
+  end
+  for i = #g.nodes, 1, -1 do
+    local pw = g.nodes[i]
+    local gexpr, y = "d" .. pw.out, reg[pw.out]
+    if pw.kind == "unary" then
+      if pw.a.ref then
+        lines[#lines + 1] = ("    d%d += %s;"):format(pw.a.ref, DERIV[pw.op](gexpr, operand(pw.a), nil, y, T))
+      end
+    else
+      local a, b = operand(pw.a), operand(pw.b)
+      local alpha = pw.alpha and pw.alpha ~= 1 and num_literal(pw.alpha, T) or nil
+      local bscaled = alpha and ("(%s * %s)"):format(alpha, b) or b
+      if pw.a.ref then
+        lines[#lines + 1] = ("    d%d += %s;"):format(pw.a.ref, DERIV2[pw.op]("a", gexpr, a, bscaled, T, pw.b.num))
+      end
+      if pw.b.ref then
+        local d = DERIV2[pw.op]("b", gexpr, a, bscaled, T, nil)
+        if alpha then d = ("(%s * %s)"):format(alpha, d) end
+        lines[#lines + 1] = ("    d%d += %s;"):format(pw.b.ref, d)
+      end
+    end
+  end
+  if T == "float" then
+    -- the rules' decimal constants as float literals: no double arithmetic in a float loop
+    for i = first, #lines do
+      if lines[i]:find("^    d%d+ %+=") then lines[i] = lines[i]:gsub("(%f[%w%.]%d+%.%d+)(%f[^%w%.])", "%1f%2") end
+    end
+  end
 end
 
 --- backward_source(group, value_meta, name, need, frame): C source of the kernel that takes
@@ -568,44 +695,11 @@ function M.backward_source(g, vm, name, need, frame)
   lines[#lines + 1] = "  for (int64_t i = begin; i < end; i++) {"
   local body_start = #lines + 1
   local operand, reg = emit_forward_body(lines, g, vm, T)
-  -- adjoints: outputs start at their incoming gradient, everything else at 0
-  local is_out = {}
-  for k, v in ipairs(g.outputs) do is_out[v] = k end
-  local function adj(v) return "d" .. v end
-  for _, v in ipairs(g.inputs) do lines[#lines + 1] = ("    %s d%d = 0;"):format(T, v) end
-  for _, pw in ipairs(g.nodes) do
-    local k = is_out[pw.out]
-    lines[#lines + 1] = ("    %s d%d = %s;"):format(T, pw.out, k and ("gout%d[i]"):format(k) or "0")
-  end
-  for i = #g.nodes, 1, -1 do
-    local pw = g.nodes[i]
-    local gexpr, y = adj(pw.out), reg[pw.out]
-    if pw.kind == "unary" then
-      if pw.a.ref then
-        lines[#lines + 1] = ("    d%d += %s;"):format(pw.a.ref, DERIV[pw.op](gexpr, operand(pw.a), nil, y, T))
-      end
-    else
-      local a, b = operand(pw.a), operand(pw.b)
-      local alpha = pw.alpha and pw.alpha ~= 1 and num_literal(pw.alpha, T) or nil
-      local bscaled = alpha and ("(%s * %s)"):format(alpha, b) or b
-      if pw.a.ref then
-        lines[#lines + 1] = ("    d%d += %s;"):format(pw.a.ref, DERIV2[pw.op]("a", gexpr, a, bscaled, T, pw.b.num))
-      end
-      if pw.b.ref then
-        local d = DERIV2[pw.op]("b", gexpr, a, bscaled, T, nil)
-        if alpha then d = ("(%s * %s)"):format(alpha, d) end
-        lines[#lines + 1] = ("    d%d += %s;"):format(pw.b.ref, d)
-      end
-    end
-  end
+  local seed = {}
+  for k, v in ipairs(g.outputs) do seed[v] = ("gout%d[i]"):format(k) end
+  emit_backward_body(lines, g, T, operand, reg, seed)
   for k, v in ipairs(g.inputs) do
     if need[k] then lines[#lines + 1] = ("    gin%d[i] = d%d;"):format(k, v) end
-  end
-  if T == "float" then
-    -- the rules' decimal constants as float literals: no double arithmetic in a float loop
-    for i = 1, #lines do
-      if lines[i]:find("^    d%d+ %+=") then lines[i] = lines[i]:gsub("(%f[%w%.]%d+%.%d+)(%f[^%w%.])", "%1f%2") end
-    end
   end
   if frame then return frame(params, { table.unpack(lines, body_start, #lines) }), extents end
   lines[#lines + 1] = "  }"
@@ -616,7 +710,7 @@ end
 -- a row kernel's first lines, and ptr(decl, value, extent), which declares its next pointer
 -- (decl has a %d for its slot) and records the value and the elements it must reach
 local function kernel_head(name)
-  local lines = { HELPERS, ("void %s(int64_t begin, int64_t end, char *const *p) {"):format(name) }
+  local lines = { HELPERS, ("LT_WIDE void %s(int64_t begin, int64_t end, char *const *p) {"):format(name) }
   local order, extents = {}, {}
   local function ptr(decl, v, e)
     lines[#lines + 1] = (decl):format(#order)
@@ -624,6 +718,11 @@ local function kernel_head(name)
     extents[#extents + 1] = e
   end
   return lines, order, extents, ptr
+end
+
+-- body lines (emitted at 4 spaces) moved into a row kernel's inner loop (6 spaces)
+local function append_indented(lines, body)
+  for _, l in ipairs(body) do lines[#lines + 1] = "  " .. l end
 end
 
 --- row_source(rowgroup, value_meta, name): C source of a layer_norm fused with the pointwise
@@ -741,6 +840,329 @@ function M.softmax_source(sg, vm, name)
   lines[#lines + 1] = "  }"
   lines[#lines + 1] = "}"
   return table.concat(lines, "\n") .. "\n", order, extents
+end
+
+-- elements per block of a sum over all elements: each block's sum (in double) is a partial
+-- result of its own, so the total does not depend on how blocks are spread over threads
+M.REDUCE_BLOCK = 8192
+
+--- reduce_source(reducegroup, value_meta, name): C source of a pointwise group fused with the
+--- sum (mean) that takes one of its results. The loop goes over rows of the last dimension
+--- (so that broadcast inputs are indexed by row and column, without a division), summing
+--- each value in 8 independent double lanes (vectorizable without reassociation). Over the
+--- last dimension each row's sum (mean) is stored; over all elements, each block of rows
+--- (about REDUCE_BLOCK elements) stores its sum as a double, the blocks' sums added by the
+--- caller. It returns the source, the tensors it takes (the group's inputs, its other
+--- outputs, then the result or the partial sums), the elements each must reach, the loop's
+--- size (rows or blocks) and the elements per step of the loop
+function M.reduce_source(rg, vm, name)
+  local red, g = rg.reduce, rg.group
+  local T = ctype(g.dtype)
+  local n = numel(g.shape)
+  local D = #g.shape > 0 and g.shape[#g.shape] or 1
+  local rows = n // D
+  local lines, order, extents, ptr = kernel_head(name)
+  for k, v in ipairs(g.inputs) do
+    ptr(("  const %s *restrict in%d = (const %s *)p[%%d];"):format(T, k, T), v, extent(vm[v]))
+  end
+  for k, v in ipairs(g.outputs) do
+    if v ~= red.x then ptr(("  %s *restrict out%d = (%s *)p[%%d];"):format(T, k, T), v, n) end
+  end
+  -- rows longer than a block (a 1-D tensor): blocks of elements, indexed flat
+  local flat = red.all and D >= M.REDUCE_BLOCK
+  local body = {}
+  emit_forward_body(body, g, vm, T, nil, not flat)
+  for k, v in ipairs(g.outputs) do
+    if v ~= red.x then body[#body + 1] = ("    out%d[i] = v%d;"):format(k, v) end
+  end
+  local function row(indent)
+    lines[#lines + 1] = indent .. "for (j = 0; j + 8 <= D; j += 8) for (int l = 0; l < 8; l++) {"
+    lines[#lines + 1] = indent .. "  const int64_t c = j + l, i = r * D + c;"
+    for _, l in ipairs(body) do lines[#lines + 1] = indent .. l:sub(3) end
+    lines[#lines + 1] = ("%s  s8[l] += (double)v%d;"):format(indent, red.x)
+    lines[#lines + 1] = indent .. "}"
+    lines[#lines + 1] = indent .. "for (; j < D; j++) {"
+    lines[#lines + 1] = indent .. "  const int64_t c = j, i = r * D + c;"
+    for _, l in ipairs(body) do lines[#lines + 1] = indent .. l:sub(3) end
+    lines[#lines + 1] = ("%s  s += (double)v%d;"):format(indent, red.x)
+    lines[#lines + 1] = indent .. "}"
+  end
+  lines[#lines + 1] = ("  const int64_t D = %d, R = %d;"):format(D, rows)
+  local size, per
+  if flat then
+    size, per = (n + M.REDUCE_BLOCK - 1) // M.REDUCE_BLOCK, M.REDUCE_BLOCK
+    ptr("  double *restrict part = (double *)p[%d];", red.out, size)
+    lines[#lines + 1] = ("  const int64_t N = %d, B = %d;"):format(n, M.REDUCE_BLOCK)
+    lines[#lines + 1] = "  for (int64_t blk = begin; blk < end; blk++) {"
+    lines[#lines + 1] = "    const int64_t e = (blk + 1) * B < N ? (blk + 1) * B : N;"
+    lines[#lines + 1] = "    double s8[8] = {0}, s = 0;"
+    lines[#lines + 1] = "    int64_t j = blk * B;"
+    lines[#lines + 1] = "    for (; j + 8 <= e; j += 8) for (int l = 0; l < 8; l++) {"
+    lines[#lines + 1] = "      const int64_t i = j + l;"
+    for _, l in ipairs(body) do lines[#lines + 1] = "    " .. l:sub(3) end
+    lines[#lines + 1] = ("      s8[l] += (double)v%d;"):format(red.x)
+    lines[#lines + 1] = "    }"
+    lines[#lines + 1] = "    for (; j < e; j++) {"
+    lines[#lines + 1] = "      const int64_t i = j;"
+    for _, l in ipairs(body) do lines[#lines + 1] = "    " .. l:sub(3) end
+    lines[#lines + 1] = ("      s += (double)v%d;"):format(red.x)
+    lines[#lines + 1] = "    }"
+    lines[#lines + 1] = "    for (int l = 0; l < 8; l++) s += s8[l];"
+    lines[#lines + 1] = "    part[blk] = s;"
+    lines[#lines + 1] = "  }"
+  elseif red.all then
+    local rb = math.max(1, M.REDUCE_BLOCK // D)
+    size, per = (rows + rb - 1) // rb, rb * D
+    ptr("  double *restrict part = (double *)p[%d];", red.out, size)
+    lines[#lines + 1] = ("  const int64_t RB = %d;"):format(rb)
+    lines[#lines + 1] = "  for (int64_t blk = begin; blk < end; blk++) {"
+    lines[#lines + 1] = "    const int64_t rend = (blk + 1) * RB < R ? (blk + 1) * RB : R;"
+    lines[#lines + 1] = "    double s8[8] = {0}, s = 0;"
+    lines[#lines + 1] = "    for (int64_t r = blk * RB; r < rend; r++) {"
+    lines[#lines + 1] = "      int64_t j;"
+    row("      ")
+    lines[#lines + 1] = "    }"
+    lines[#lines + 1] = "    for (int l = 0; l < 8; l++) s += s8[l];"
+    lines[#lines + 1] = "    part[blk] = s;"
+    lines[#lines + 1] = "  }"
+  else
+    size, per = rows, D
+    ptr("  " .. T .. " *restrict res = (" .. T .. " *)p[%d];", red.out, size)
+    lines[#lines + 1] = "  for (int64_t r = begin; r < end; r++) {"
+    lines[#lines + 1] = "    double s8[8] = {0}, s = 0;"
+    lines[#lines + 1] = "    int64_t j;"
+    row("    ")
+    lines[#lines + 1] = "    for (int l = 0; l < 8; l++) s += s8[l];"
+    lines[#lines + 1] = ("    res[r] = (%s)(%s);"):format(T, red.op == "mean" and "s / (double)D" or "s")
+    lines[#lines + 1] = "  }"
+  end
+  lines[#lines + 1] = "}"
+  return table.concat(lines, "\n") .. "\n", order, extents, size, per
+end
+
+--- reduce_backward_source(reducegroup, value_meta, name, need): C source of the backward of
+--- a pointwise group fused with a sum (mean): the gradient of the sum is broadcast back (a
+--- row's to its row, divided by the count for a mean) as the seed of the reduced value's
+--- adjoint. It takes the group's inputs, the gradients of its other outputs, the sum's
+--- gradient gs (one per row, or one), then writes, at the group's shape, the gradient of each
+--- input k with need[k]; and the loop's size and the elements per step
+function M.reduce_backward_source(rg, vm, name, need)
+  local red, g = rg.reduce, rg.group
+  local T = ctype(g.dtype)
+  local n = numel(g.shape)
+  local rows = red.all and 1 or n // red.D
+  local lines, order, extents, ptr = kernel_head(name)
+  for k, v in ipairs(g.inputs) do
+    ptr(("  const %s *restrict in%d = (const %s *)p[%%d];"):format(T, k, T), v, extent(vm[v]))
+  end
+  local seed = {}
+  for k, v in ipairs(g.outputs) do
+    if v ~= red.x then
+      ptr(("  const %s *restrict gout%d = (const %s *)p[%%d];"):format(T, k, T), v, n)
+      seed[v] = ("gout%d[i]"):format(k)
+    end
+  end
+  ptr("  const " .. T .. " *restrict gs = (const " .. T .. " *)p[%d];", red.out, rows)
+  for k, v in ipairs(g.inputs) do
+    if need[k] then ptr(("  %s *restrict gin%d = (%s *)p[%%d];"):format(T, k, T), v, n) end
+  end
+  local D = #g.shape > 0 and g.shape[#g.shape] or 1
+  local scale = red.op == "mean" and (" / " .. num_literal(red.all and n or D, T)) or ""
+  seed[red.x] = "gsr"
+  -- as the forward: rows longer than a block (a 1-D tensor) go flat, in blocks of elements
+  local flat = red.all and D >= M.REDUCE_BLOCK
+  local body = {}
+  local operand, reg = emit_forward_body(body, g, vm, T, nil, not flat)
+  emit_backward_body(body, g, T, operand, reg, seed)
+  for k, v in ipairs(g.inputs) do
+    if need[k] then body[#body + 1] = ("    gin%d[i] = d%d;"):format(k, v) end
+  end
+  if flat then
+    lines[#lines + 1] = ("  const %s gsr = gs[0]%s;"):format(T, scale)
+    lines[#lines + 1] = "  #pragma GCC ivdep"
+    lines[#lines + 1] = "  for (int64_t i = begin; i < end; i++) {"
+    for _, l in ipairs(body) do lines[#lines + 1] = l end
+    lines[#lines + 1] = "  }"
+    lines[#lines + 1] = "}"
+    return table.concat(lines, "\n") .. "\n", order, extents, n, 1
+  end
+  lines[#lines + 1] = ("  const int64_t D = %d;"):format(D)
+  lines[#lines + 1] = "  for (int64_t r = begin; r < end; r++) {"
+  lines[#lines + 1] = ("    const %s gsr = gs[%s]%s;"):format(T, red.all and "0" or "r", scale)
+  lines[#lines + 1] = "    #pragma GCC ivdep"
+  lines[#lines + 1] = "    for (int64_t c = 0; c < D; c++) {"
+  lines[#lines + 1] = "      const int64_t i = r * D + c;"
+  append_indented(lines, body)
+  lines[#lines + 1] = "    }"
+  lines[#lines + 1] = "  }"
+  lines[#lines + 1] = "}"
+  return table.concat(lines, "\n") .. "\n", order, extents, n // D, D
+end
+
+--- softmax_backward_source(softmaxgroup, value_meta, name, need): C source of the backward
+--- of a pointwise group fused with a softmax (log_softmax) over rows. It takes the group's
+--- inputs, the gradients of the group's other outputs, the softmax's output y and its
+--- gradient gy, then writes, at the group's shape, the gradient of each input k with need[k].
+--- Per row: s = sum(gy * y) (log_softmax: sum(gy)) in double, then per element the softmax
+--- input's gradient y * (gy - s) (log_softmax: gy - exp(y) * s) seeds the group's adjoints.
+function M.softmax_backward_source(sg, vm, name, need)
+  local sm, g = sg.softmax, sg.group
+  local T = ctype(g.dtype)
+  local D, n = sm.D, numel(g.shape)
+  local lines, order, extents, ptr = kernel_head(name)
+  for k, v in ipairs(g.inputs) do
+    ptr(("  const %s *restrict in%d = (const %s *)p[%%d];"):format(T, k, T), v, extent(vm[v]))
+  end
+  local seed = {}
+  for k, v in ipairs(g.outputs) do
+    if v ~= sm.x then
+      ptr(("  const %s *restrict gout%d = (const %s *)p[%%d];"):format(T, k, T), v, n)
+      seed[v] = ("gout%d[i]"):format(k)
+    end
+  end
+  ptr("  const " .. T .. " *restrict y = (const " .. T .. " *)p[%d];", sm.out, n)
+  ptr("  const " .. T .. " *restrict gy = (const " .. T .. " *)p[%d];", sm.out, n)
+  for k, v in ipairs(g.inputs) do
+    if need[k] then ptr(("  %s *restrict gin%d = (%s *)p[%%d];"):format(T, k, T), v, n) end
+  end
+  lines[#lines + 1] = ("  const int64_t D = %d;"):format(D)
+  lines[#lines + 1] = "  for (int64_t r = begin; r < end; r++) {"
+  lines[#lines + 1] = "    const " .. T .. " *restrict yr = y + r * D, *restrict gr = gy + r * D;"
+  lines[#lines + 1] = "    double s8[8] = {0}, s = 0;"
+  lines[#lines + 1] = "    int64_t j = 0;"
+  local term = sm.log and "(double)gr[j + l]" or "(double)gr[j + l] * (double)yr[j + l]"
+  lines[#lines + 1] = ("    for (; j + 8 <= D; j += 8) for (int l = 0; l < 8; l++) s8[l] += %s;"):format(term)
+  lines[#lines + 1] = ("    for (; j < D; j++) s += %s;"):format((term:gsub(" %+ l%]", "]")))
+  lines[#lines + 1] = "    for (int l = 0; l < 8; l++) s += s8[l];"
+  lines[#lines + 1] = ("    const %s ts = (%s)s;"):format(T, T)
+  lines[#lines + 1] = "    for (int64_t c = 0; c < D; c++) {"
+  lines[#lines + 1] = "      const int64_t i = r * D + c;"
+  if sm.log then
+    seed[sm.x] = ("(gr[c] - %s(yr[c]) * ts)"):format(T == "float" and "lt_exp_float" or "exp")
+  else
+    seed[sm.x] = "(yr[c] * (gr[c] - ts))"
+  end
+  local body = {}
+  local operand, reg = emit_forward_body(body, g, vm, T, nil, true)
+  emit_backward_body(body, g, T, operand, reg, seed)
+  for k, v in ipairs(g.inputs) do
+    if need[k] then body[#body + 1] = ("    gin%d[i] = d%d;"):format(k, v) end
+  end
+  append_indented(lines, body)
+  lines[#lines + 1] = "    }"
+  lines[#lines + 1] = "  }"
+  lines[#lines + 1] = "}"
+  return table.concat(lines, "\n") .. "\n", order, extents
+end
+
+-- rows per block of the layer_norm backward: each block sums its rows' weight and bias
+-- gradients into its own row of partial sums, so the result does not depend on how the
+-- blocks are spread over threads
+M.NORM_BLOCK = 32
+
+--- norm_backward_source(rowgroup, value_meta, name, need): C source of the backward of a
+--- layer_norm fused with the pointwise group it feeds. It takes the norm's input x, weight
+--- and bias, the group's other inputs, the gradients of the group's outputs (and of the
+--- norm's result where it is kept); it writes the gradient of x where need.x, of each other
+--- group input k with need[k] (at the group's shape), and the partial column sums (one row
+--- of D per block of NORM_BLOCK rows, summed by the caller in double) of the weight's and
+--- bias's gradients where need.w, need.b. Per row: the statistics as the forward takes them, the group's backward
+--- into the normalized value dvn, then with dxh = dvn * w,
+---   dx = rstd * (dxh - mean(dxh) - xhat * mean(dxh * xhat))   (the means in double)
+function M.norm_backward_source(rg, vm, name, need)
+  local rn, g = rg.norm, rg.group
+  local T = ctype(g.dtype)
+  local D, n = rn.D, numel(g.shape)
+  local rows = n // D
+  local nblocks = (rows + M.NORM_BLOCK - 1) // M.NORM_BLOCK
+  local lines, order, extents, ptr = kernel_head(name)
+  ptr("  const " .. T .. " *restrict nx = (const " .. T .. " *)p[%d];", rn.x, n)
+  if rn.w then ptr("  const " .. T .. " *restrict nw = (const " .. T .. " *)p[%d];", rn.w, D) end
+  if rn.b then ptr("  const " .. T .. " *restrict nb = (const " .. T .. " *)p[%d];", rn.b, D) end
+  for k, v in ipairs(g.inputs) do
+    if v ~= rn.out then
+      ptr(("  const %s *restrict in%d = (const %s *)p[%%d];"):format(T, k, T), v, extent(vm[v]))
+    end
+  end
+  local seed = {}
+  for k, v in ipairs(g.outputs) do
+    ptr(("  const %s *restrict gout%d = (const %s *)p[%%d];"):format(T, k, T), v, n)
+    seed[v] = ("gout%d[i]"):format(k)
+  end
+  if rg.keep_norm then
+    ptr("  const " .. T .. " *restrict gnout = (const " .. T .. " *)p[%d];", rn.out, n)
+    seed[rn.out] = "gnout[i]"
+  end
+  if need.x then ptr("  " .. T .. " *restrict gx = (" .. T .. " *)p[%d];", rn.x, n) end
+  for k, v in ipairs(g.inputs) do
+    if v ~= rn.out and need[k] then ptr(("  %s *restrict gin%d = (%s *)p[%%d];"):format(T, k, T), v, n) end
+  end
+  if need.w then ptr("  " .. T .. " *restrict pgw = (" .. T .. " *)p[%d];", rn.w, nblocks * D) end
+  if need.b then ptr("  " .. T .. " *restrict pgb = (" .. T .. " *)p[%d];", rn.b, nblocks * D) end
+  lines[#lines + 1] = ("  const int64_t D = %d, R = %d, RB = %d;"):format(D, rows, M.NORM_BLOCK)
+  lines[#lines + 1] = "  for (int64_t blk = begin; blk < end; blk++) {"
+  if need.w then lines[#lines + 1] = "    for (int64_t c = 0; c < D; c++) pgw[blk * D + c] = 0;" end
+  if need.b then lines[#lines + 1] = "    for (int64_t c = 0; c < D; c++) pgb[blk * D + c] = 0;" end
+  lines[#lines + 1] = "    const int64_t rend = (blk + 1) * RB < R ? (blk + 1) * RB : R;"
+  lines[#lines + 1] = "    for (int64_t r = blk * RB; r < rend; r++) {"
+  lines[#lines + 1] = "    const " .. T .. " *restrict xr = nx + r * D;"
+  lines[#lines + 1] = [[
+    double s8[8] = {0}, q8[8] = {0}, s = 0, q = 0;
+    int64_t j = 0;
+    for (; j + 8 <= D; j += 8) for (int l = 0; l < 8; l++) s8[l] += (double)xr[j + l];
+    for (; j < D; j++) s += (double)xr[j];
+    for (int l = 0; l < 8; l++) s += s8[l];
+    const double mean = s / (double)D;
+    for (j = 0; j + 8 <= D; j += 8) for (int l = 0; l < 8; l++) { double d = (double)xr[j + l] - mean; q8[l] += d * d; }
+    for (; j < D; j++) { double d = (double)xr[j] - mean; q += d * d; }
+    for (int l = 0; l < 8; l++) q += q8[l];]]
+  lines[#lines + 1] = ("    const %s tm = (%s)mean, trs = (%s)(1.0 / sqrt(q / (double)D + %s));"):format(
+    T, T, T, num_literal(rn.eps, "double"))
+  -- the elements' work, in a loop with no dependence between iterations (ivdep: the
+  -- pointers are distinct tensors, so the compiler need not version the loop for aliasing)
+  lines[#lines + 1] = "    #pragma GCC ivdep"
+  lines[#lines + 1] = "    for (int64_t c = 0; c < D; c++) {"
+  lines[#lines + 1] = "      const int64_t i = r * D + c;"
+  lines[#lines + 1] = ("      const %s xh = (xr[c] - tm) * trs;"):format(T)
+  local e = "xh"
+  if rn.w then e = e .. " * nw[c]" end
+  if rn.b then e = e .. " + nb[c]" end
+  lines[#lines + 1] = ("      const %s vn = %s;"):format(T, e)
+  local body = {}
+  local operand, reg = emit_forward_body(body, g, vm, T, { [rn.out] = "vn" }, true)
+  emit_backward_body(body, g, T, operand, reg, seed)
+  for k, v in ipairs(g.inputs) do
+    if v ~= rn.out and need[k] then body[#body + 1] = ("    gin%d[i] = d%d;"):format(k, v) end
+  end
+  append_indented(lines, body)
+  local dvn = "d" .. rn.out
+  if need.w then lines[#lines + 1] = ("      pgw[blk * D + c] += %s * xh;"):format(dvn) end
+  if need.b then lines[#lines + 1] = ("      pgb[blk * D + c] += %s;"):format(dvn) end
+  if need.x then lines[#lines + 1] = ("      gx[i] = %s%s;"):format(dvn, rn.w and " * nw[c]" or "") end
+  lines[#lines + 1] = "    }"
+  if need.x then
+    -- mean(dxh) and mean(dxh * xhat) in double, in 8 independent lanes
+    lines[#lines + 1] = ([[
+    const @T@ *restrict gr = gx + r * D;
+    double a18[8] = {0}, a28[8] = {0}, a1 = 0, a2 = 0;
+    for (j = 0; j + 8 <= D; j += 8) for (int l = 0; l < 8; l++) {
+      const @T@ xh = (xr[j + l] - tm) * trs;
+      a18[l] += (double)gr[j + l]; a28[l] += (double)gr[j + l] * (double)xh;
+    }
+    for (; j < D; j++) { const @T@ xh = (xr[j] - tm) * trs; a1 += (double)gr[j]; a2 += (double)gr[j] * (double)xh; }
+    for (int l = 0; l < 8; l++) { a1 += a18[l]; a2 += a28[l]; }]]):gsub("@T@", T)
+  end
+  if need.x then
+    lines[#lines + 1] = ("      const %s m1 = (%s)(a1 / (double)D), m2 = (%s)(a2 / (double)D);"):format(T, T, T)
+    lines[#lines + 1] = "    for (int64_t c = 0; c < D; c++) {"
+    lines[#lines + 1] = ("      const %s xh = (xr[c] - tm) * trs;"):format(T)
+    lines[#lines + 1] = "      gx[r * D + c] = trs * (gx[r * D + c] - m1 - xh * m2);"
+    lines[#lines + 1] = "    }"
+  end
+  lines[#lines + 1] = "    }"
+  lines[#lines + 1] = "  }"
+  lines[#lines + 1] = "}"
+  return table.concat(lines, "\n") .. "\n", order, extents, nblocks
 end
 
 M.numel = numel

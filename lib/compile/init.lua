@@ -14,21 +14,32 @@
 -- the other ops are called as they were. Later calls whose arguments pass the guards run the
 -- compiled form; others trace again (up to cache_size_limit versions, then eager).
 --
--- Where the function needs a tensor's values (item(), printing, a branch on data) the trace
--- stops: a graph break. This version then runs the function eagerly for those arguments
--- (fullgraph = true makes it an error), logging the break with its source line.
+-- Where the function needs a tensor's values (item(), printing, an op whose result is read
+-- from the data) the trace breaks (fullgraph = true makes that an error naming the line);
+-- otherwise the capture resumes as PyTorch's does (compile/trace.lua): the graph before the
+-- break is a segment, compiled and run on the real tensors, the break's operation runs on
+-- them, and the capture continues into a new segment. Arguments of a kind whose call broke
+-- run in this segmented mode from then on: the Lua function runs again on meta tensors at
+-- each call (its branches depend on values), and each segment is found in a per-function
+-- cache keyed by its structure (compiled on a miss, up to segment_limit). A segment keeps
+-- (makes real) the values the Lua code can still reach at its break: the live set, found
+-- once by a full garbage collection when the segment is first compiled; a later use of a
+-- value it did not keep is recovered by recomputing that value from the segment's inputs,
+-- and the segment keeps it from then on.
 -- Under autograd (grad mode on, an input of a fused run requiring grad) the run is one
 -- autograd Function: its forward is the kernel, its backward a second generated kernel
 -- that recomputes the run's values and applies the ops' derivatives in reverse (gradients
 -- of broadcast inputs summed down to their shapes), so loss:backward() works unchanged.
--- A run with an op that has no derivative rule here runs op by op under autograd.
+-- The row kernels (layer_norm -> run, run -> softmax) are autograd Functions the same way,
+-- their backward generated row code too, and so is a run fused into a sum or mean. A run
+-- with an op that has no derivative rule here runs op by op.
 local torch = require "torch"
 local class = require "torch_class"
 local trace = require "compile.trace"
 local fuse = require "compile.fuse"
 
 local M = {}
-M.config = { cache_size_limit = 8, cc = os.getenv("CC") or "cc", grain = 32768 }
+M.config = { cache_size_limit = 8, segment_limit = 64, cc = os.getenv("CC") or "cc", grain = 32768 }
 
 local function debug_on() local v = os.getenv("LUTORCH_COMPILE_DEBUG"); return v ~= nil and v ~= "" and v ~= "0" end
 local function log(fmt, ...)
@@ -37,7 +48,8 @@ end
 M.log = log
 M.debug_on = debug_on
 
-local counters = { traces = 0, graph_breaks = 0, kernels_compiled = 0, kernels_loaded = 0, cache_hits = 0, recompiles = 0 }
+local counters = { traces = 0, graph_breaks = 0, kernels_compiled = 0, kernels_loaded = 0, cache_hits = 0, recompiles = 0,
+                   segments = 0, segment_hits = 0, segment_recompiles = 0, liveness_misses = 0, segmented_calls = 0 }
 M.counters = counters
 
 -- ---- the disk cache of compiled kernels ----
@@ -71,8 +83,13 @@ M.hash = hash
 -- -ffp-contract=off: no fused multiply-adds the eager ops would not do, so float64 results
 -- match eager bit for bit where the operations are the same. With libmvec (glibc 2.35 on)
 -- the transcendental functions vectorize; where a kernel does not build or load with it,
--- kernels are built without it from then on.
-local BASE_FLAGS = "-O3 -march=native -fPIC -shared -fno-math-errno -fno-trapping-math -ffp-contract=off"
+-- kernels are built without it from then on. -mprefer-vector-width=512: on an AVX-512 CPU,
+-- GCC's default of 256-bit vectors leaves half the width unused in kernels whose arithmetic
+-- (exp, sigmoid, erf polynomials) costs as much as their memory traffic (the 4-op chain of
+-- bench/compile.sh: 23.5 -> 18.2 ms on one Ice Lake core); where the CPU has no AVX-512 the
+-- flag changes nothing.
+local BASE_FLAGS = "-O3 -march=native -mprefer-vector-width=512 -fPIC -shared -fno-math-errno -fno-trapping-math"
+  .. " -ffp-contract=off"
 M.config.mvec = true
 local function flags() return M.config.mvec and (BASE_FLAGS .. " -DLT_MVEC") or BASE_FLAGS end
 local function libs() return M.config.mvec and "-lmvec -lm" or "-lm" end
@@ -253,9 +270,16 @@ local function group_function(step, vm)
     backward = function(ctx, ...)
       local gouts = { ... }
       local ins = ctx.saved_tensors
+      -- an input whose gradient is an output's incoming one (a residual): that tensor, not
+      -- a copy written by the kernel
+      if not step.aliases then
+        local seeded = {}
+        for _, v in ipairs(g.outputs) do seeded[v] = true end
+        step.aliases = fuse.grad_aliases(g, seeded)
+      end
       local need, key = {}, {}
       for k = 1, #g.inputs do
-        need[k] = ctx.needs_input_grad[k] and true or false
+        need[k] = (ctx.needs_input_grad[k] and not step.aliases[k]) and true or false
         key[k] = need[k] and "1" or "0"
       end
       key = table.concat(key)
@@ -273,13 +297,14 @@ local function group_function(step, vm)
         bk = { kernel = k, extents = extents }
         backward_kernels[key] = bk
       end
-      local ts = {}
+      local ts, gout_of = {}, {}
       for i = 1, #g.inputs do ts[i] = ins[i] end
       for k = 1, #g.outputs do
         local go = gouts[k]
         if go == nil then go = torch.zeros(g.shape, { dtype = g.dtype, device = step.device }) end
         if go.dtype ~= g.dtype then go = go:to(g.dtype) end
         ts[#ts + 1] = go:is_contiguous() and go or go:contiguous()
+        gout_of[g.outputs[k]] = ts[#ts]
       end
       local grads = {}
       for k = 1, #g.inputs do
@@ -288,10 +313,13 @@ local function group_function(step, vm)
           ts[#ts + 1] = grads[k]
         end
       end
-      if bk.run then bk.run(step.numel, ts, bk.extents)
-      else torch._compiled_run(bk.kernel, step.numel, M.config.grain, ts, bk.extents) end
+      if key:find("1") then
+        if bk.run then bk.run(step.numel, ts, bk.extents)   -- a CUDA kernel (compile/cuda.lua)
+        else torch._compiled_run(bk.kernel, step.numel, M.config.grain, ts, bk.extents) end
+      end
       for k = 1, #g.inputs do
-        if need[k] then grads[k] = reduce_to(grads[k], vm[g.inputs[k]].shape) end
+        if need[k] then grads[k] = reduce_to(grads[k], vm[g.inputs[k]].shape)
+        elseif ctx.needs_input_grad[k] then grads[k] = reduce_to(gout_of[step.aliases[k]], vm[g.inputs[k]].shape) end
       end
       return table.unpack(grads, 1, #g.inputs)
     end,
@@ -373,8 +401,26 @@ local function compile_graph(graph)
     local rows_cpu = s.kind == "rowgroup" and cudagen.common_device(devs,
       { s.norm.x, s.norm.w or s.norm.x, s.norm.b or s.norm.x, table.unpack(s.group.inputs) }) == "cpu"
       or s.kind == "softmaxgroup" and cudagen.common_device(devs, s.group.inputs) == "cpu"
+    local reduce_cpu = s.kind == "reducegroup" and cudagen.common_device(devs, s.group.inputs) == "cpu"
     if s.kind == "group" then
       group_on(s.group, out, true)
+    elseif s.kind == "reducegroup" and not reduce_cpu then
+      -- a reduction kernel is C: off the CPU, the run is a kernel there and the sum or mean its op
+      group_on(s.group, out, true)
+      out[#out + 1] = { kind = "node", node = s.reduce.node }
+    elseif s.kind == "reducegroup" then
+      local src, order, extents, size, per = fuse.reduce_source(s, vm, "lt_kernel")
+      local k, err = kernel(src, "lt_kernel")
+      if debug_on() then log("reduction kernel (%d ops and %s):\n%s", #s.group.nodes, s.reduce.op, src) end
+      if k then
+        s.kernel, s.order, s.extents, s.size, s.per = k, order, extents, size, per
+        s.nin, s.vm = #s.group.inputs, vm
+        out[#out + 1] = s
+      else
+        io.stderr:write("torch.compile: warning: a fused kernel did not compile; its ops run eagerly: ", err, "\n")
+        compile_group(s.group, vm, out)
+        out[#out + 1] = { kind = "node", node = s.reduce.node }
+      end
     elseif (s.kind == "rowgroup" or s.kind == "softmaxgroup") and not rows_cpu then
       -- a row kernel is C: off the CPU, the op before or after runs as itself
       if s.kind == "rowgroup" then out[#out + 1] = { kind = "node", node = s.norm.node } end
@@ -418,37 +464,319 @@ end
 
 local run_steps
 
--- a row kernel (a layer_norm before the group, or a softmax after it); under autograd, that
--- op as itself and the group's own kernel (compiled on first need), whose backward exists
-local function run_rows(s, vals, vm)
-  local g = s.group
-  local ts = {}
-  for i = 1, s.nin do ts[i] = vals[s.order[i]] end
-  if not on_cpu(ts) then
-    -- a safety net: compile_graph gives row kernels CPU tensors only
-    if s.before then run_node(s.before, vals) end
-    for _, pw in ipairs(g.nodes) do run_node(pw.node, vals) end
-    if s.after then run_node(s.after, vals) end
-    return
-  end
-  if torch.is_grad_enabled() then
-    for i = 1, s.nin do
-      if ts[i].requires_grad then
-        if s.before then run_node(s.before, vals) end
-        if not s.plain then s.plain = {}; compile_group(g, vm, s.plain) end
-        run_steps(s.plain, vals, vm)
-        if s.after then run_node(s.after, vals) end
-        return
-      end
-    end
-  end
-  local outs = {}
+-- the row kernel's forward on tensors ins (s.order's first s.nin): its outputs, in s.outvals order
+local function rows_forward(s, ins)
+  local ts, outs = {}, {}
+  for i = 1, s.nin do ts[i] = ins[i] end
   for k = 1, #s.outvals do
-    outs[k] = torch.empty(g.shape, { dtype = g.dtype })
+    outs[k] = torch.empty(s.group.shape, { dtype = s.group.dtype })
     ts[#ts + 1] = outs[k]
   end
   torch._compiled_run(s.kernel, s.rows, math.max(1, M.config.grain // s.D), ts, s.extents)
+  return outs
+end
+
+-- a backward kernel of a row step for one set of inputs needing gradients (key), built on
+-- first need by make() -> source, order, extents[, blocks]
+local function row_backward_kernel(s, key, make)
+  s.backward_kernels = s.backward_kernels or {}
+  local bk = s.backward_kernels[key]
+  if bk then return bk end
+  local src, order, extents, blocks = make()
+  local k, err = kernel(src, "lt_kernel")
+  if debug_on() then
+    log("row backward kernel (%s and %d ops):\n%s", (s.before or s.after or s.reduce.node).name, #s.group.nodes, src)
+  end
+  if not k then error("torch.compile: the backward kernel did not compile: " .. err, 0) end
+  bk = { kernel = k, extents = extents, blocks = blocks }
+  s.backward_kernels[key] = bk
+  return bk
+end
+
+local function contiguous_grad(go, g)
+  if go == nil then return torch.zeros(g.shape, { dtype = g.dtype }) end
+  if go.dtype ~= g.dtype then go = go:to(g.dtype) end
+  return go:is_contiguous() and go or go:contiguous()
+end
+
+-- the step's grad_aliases (by group input), the outputs except `computed` (the softmax's
+-- or the sum's input, whose gradient the kernel computes) having a gradient tensor
+local function step_aliases(s, computed)
+  if not s.aliases then
+    local seeded = {}
+    for _, v in ipairs(s.group.outputs) do if v ~= computed then seeded[v] = true end end
+    s.aliases = fuse.grad_aliases(s.group, seeded)
+  end
+  return s.aliases
+end
+
+-- backward of a softmax row step: grads of its inputs (s.order's first s.nin = g.inputs)
+local function softmax_rows_backward(s, vm, ctx, gouts)
+  local g, sm = s.group, s.softmax
+  local saved = ctx.saved_tensors
+  local aliases = step_aliases(s, sm.x)
+  local need, key = {}, {}
+  for k = 1, s.nin do
+    need[k] = (ctx.needs_input_grad[k] and not aliases[k]) and true or false
+    key[k] = need[k] and "1" or "0"
+  end
+  local bk = row_backward_kernel(s, table.concat(key), function()
+    return fuse.softmax_backward_source(s, vm, "lt_kernel", need)
+  end)
+  local ts, gout_of = {}, {}
+  for i = 1, s.nin do ts[i] = saved[i] end
+  for k = 1, #s.outvals - 1 do
+    ts[#ts + 1] = contiguous_grad(gouts[k], g)
+    gout_of[s.outvals[k]] = ts[#ts]
+  end
+  ts[#ts + 1] = saved[s.nin + 1]
+  ts[#ts + 1] = contiguous_grad(gouts[#s.outvals], g)
+  local grads = {}
+  for k = 1, s.nin do
+    if need[k] then grads[k] = torch.empty(g.shape, { dtype = g.dtype }); ts[#ts + 1] = grads[k] end
+  end
+  if table.concat(key):find("1") then
+    torch._compiled_run(bk.kernel, s.rows, math.max(1, M.config.grain // s.D), ts, bk.extents)
+  end
+  for k = 1, s.nin do
+    if need[k] then grads[k] = reduce_to(grads[k], vm[s.order[k]].shape)
+    elseif ctx.needs_input_grad[k] then grads[k] = reduce_to(gout_of[aliases[k]], vm[s.order[k]].shape) end
+  end
+  return table.unpack(grads, 1, s.nin)
+end
+
+-- backward of a layer_norm row step: s.order is x, [w], [b], the group's other inputs
+local function norm_rows_backward(s, vm, ctx, gouts)
+  local g, rn = s.group, s.norm
+  local saved = ctx.saved_tensors
+  local need, key = {}, {}
+  local slot = {}                 -- input position in s.order -> its key in need
+  local pos = 1
+  slot[pos] = "x"; pos = pos + 1
+  if rn.w then slot[pos] = "w"; pos = pos + 1 end
+  if rn.b then slot[pos] = "b"; pos = pos + 1 end
+  for k, v in ipairs(g.inputs) do
+    if v ~= rn.out then slot[pos] = k; pos = pos + 1 end
+  end
+  local aliases = step_aliases(s)
+  for i = 1, s.nin do
+    local n = ctx.needs_input_grad[i] and true or false
+    if type(slot[i]) == "number" and aliases[slot[i]] then n = false end
+    need[slot[i]] = n
+    key[i] = n and "1" or "0"
+  end
+  local bk = row_backward_kernel(s, table.concat(key), function()
+    return fuse.norm_backward_source(s, vm, "lt_kernel", need)
+  end)
+  local ts, gout_of = {}, {}
+  for i = 1, s.nin do ts[i] = saved[i] end
+  for k = 1, #s.outvals do
+    ts[#ts + 1] = contiguous_grad(gouts[k], g)
+    gout_of[s.outvals[k]] = ts[#ts]
+  end
+  local res, gx = {}, nil
+  if need.x then gx = torch.empty(g.shape, { dtype = g.dtype }); ts[#ts + 1] = gx end
+  for i = 1, s.nin do
+    if type(slot[i]) == "number" and need[slot[i]] then
+      res[i] = torch.empty(g.shape, { dtype = g.dtype }); ts[#ts + 1] = res[i]
+    end
+  end
+  local pw, pb
+  if need.w then pw = torch.empty({ bk.blocks, rn.D }, { dtype = g.dtype }); ts[#ts + 1] = pw end
+  if need.b then pb = torch.empty({ bk.blocks, rn.D }, { dtype = g.dtype }); ts[#ts + 1] = pb end
+  if table.concat(key):find("1") then
+    torch._compiled_run(bk.kernel, bk.blocks, math.max(1, M.config.grain // (rn.D * fuse.NORM_BLOCK)), ts, bk.extents)
+  end
+  for i = 1, s.nin do
+    local w = slot[i]
+    if w == "x" and gx then res[i] = gx
+    elseif w == "w" and pw then res[i] = pw:sum(1, { dtype = torch.float64 }):to(g.dtype)
+    elseif w == "b" and pb then res[i] = pb:sum(1, { dtype = torch.float64 }):to(g.dtype)
+    elseif type(w) == "number" and res[i] then res[i] = reduce_to(res[i], vm[s.order[i]].shape)
+    elseif type(w) == "number" and ctx.needs_input_grad[i] and aliases[w] then
+      res[i] = reduce_to(gout_of[aliases[w]], vm[s.order[i]].shape)
+    end
+  end
+  return table.unpack(res, 1, s.nin)
+end
+
+-- the row step as an autograd Function (forward: the row kernel; backward: a generated row
+-- kernel); false where an op of its group has no derivative rule here
+local function row_function(s, vm)
+  if s.fn ~= nil then return s.fn end
+  if not fuse.differentiable(s.group) then s.fn = false; return false end
+  local softmax = s.kind == "softmaxgroup"
+  s.fn = torch.autograd.Function {
+    name = softmax and "CompiledSoftmaxRows" or "CompiledLayerNormRows",
+    forward = function(ctx, ...)
+      local ins = { ... }
+      local outs = rows_forward(s, ins)
+      if softmax then
+        ins[s.nin + 1] = outs[#outs]
+        ctx:save_for_backward(table.unpack(ins, 1, s.nin + 1))
+      else
+        ctx:save_for_backward(...)
+      end
+      return table.unpack(outs)
+    end,
+    backward = function(ctx, ...)
+      if softmax then return softmax_rows_backward(s, vm, ctx, { ... }) end
+      return norm_rows_backward(s, vm, ctx, { ... })
+    end,
+  }
+  return s.fn
+end
+
+-- a row kernel (a layer_norm before the group, or a softmax after it); under autograd, one
+-- autograd Function whose backward is a row kernel too, or, where the group has an op with
+-- no derivative rule, that op as itself and the group's ops one by one
+local function run_rows(s, vals, vm)
+  local ins = {}
+  for i = 1, s.nin do ins[i] = vals[s.order[i]] end
+  if not on_cpu(ins) then
+    -- a safety net: compile_graph gives row kernels CPU tensors only
+    if s.before then run_node(s.before, vals) end
+    for _, pw in ipairs(s.group.nodes) do run_node(pw.node, vals) end
+    if s.after then run_node(s.after, vals) end
+    return
+  end
+  local outs
+  if torch.is_grad_enabled() then
+    for i = 1, s.nin do
+      if ins[i].requires_grad then
+        local fn = row_function(s, vm)
+        if not fn then
+          if s.before then run_node(s.before, vals) end
+          for _, pw in ipairs(s.group.nodes) do run_node(pw.node, vals) end
+          if s.after then run_node(s.after, vals) end
+          return
+        end
+        outs = { fn.apply(table.unpack(ins, 1, s.nin)) }
+        break
+      end
+    end
+  end
+  outs = outs or rows_forward(s, ins)
   for k, v in ipairs(s.outvals) do vals[v] = outs[k] end
+end
+
+-- the reduction step's forward on the group's inputs ins: its other outputs (in g.outputs
+-- order, red.x left out) and the reduction's result last
+local function reduce_forward(s, ins)
+  local g, red, vm = s.group, s.reduce, s.vm
+  local ts, outs = {}, {}
+  for i = 1, s.nin do ts[i] = ins[i] end
+  for _, v in ipairs(g.outputs) do
+    if v ~= red.x then
+      outs[#outs + 1] = torch.empty(g.shape, { dtype = g.dtype })
+      ts[#ts + 1] = outs[#outs]
+    end
+  end
+  if red.all then
+    local part = torch.empty({ s.size }, { dtype = torch.float64 })
+    ts[#ts + 1] = part
+    torch._compiled_run(s.kernel, s.size, math.max(1, M.config.grain // s.per), ts, s.extents)
+    local total = part:sum()
+    if red.op == "mean" then total = total / fuse.numel(g.shape) end
+    outs[#outs + 1] = total:to(g.dtype)
+  else
+    local res = torch.empty(vm[red.out].shape, { dtype = g.dtype })
+    ts[#ts + 1] = res
+    torch._compiled_run(s.kernel, s.size, math.max(1, M.config.grain // s.per), ts, s.extents)
+    outs[#outs + 1] = res
+  end
+  return outs
+end
+
+-- the reduction step as an autograd Function: the backward kernel broadcasts the sum's
+-- gradient back into the group's derivatives; false where the group has an op without a rule
+local function reduce_function(s, vm)
+  if s.fn ~= nil then return s.fn end
+  if not fuse.differentiable(s.group) then s.fn = false; return false end
+  local g, red = s.group, s.reduce
+  s.fn = torch.autograd.Function {
+    name = "CompiledReduction",
+    forward = function(ctx, ...)
+      ctx:save_for_backward(...)
+      return table.unpack(reduce_forward(s, { ... }))
+    end,
+    backward = function(ctx, ...)
+      local gouts = { ... }
+      local saved = ctx.saved_tensors
+      local aliases = step_aliases(s, red.x)
+      local need, key = {}, {}
+      for k = 1, s.nin do
+        need[k] = (ctx.needs_input_grad[k] and not aliases[k]) and true or false
+        key[k] = need[k] and "1" or "0"
+      end
+      local bk = row_backward_kernel(s, table.concat(key), function()
+        local src, order, extents, size, per = fuse.reduce_backward_source(s, vm, "lt_kernel", need)
+        return src, order, extents, { size = size, per = per }
+      end)
+      local ts, gout_of, k = {}, {}, 0
+      for i = 1, s.nin do ts[i] = saved[i] end
+      for _, v in ipairs(g.outputs) do
+        if v ~= red.x then
+          k = k + 1
+          ts[#ts + 1] = contiguous_grad(gouts[k], g)
+          gout_of[v] = ts[#ts]
+        end
+      end
+      local gs = gouts[#gouts]
+      if gs == nil then gs = torch.zeros(vm[red.out].shape, { dtype = g.dtype }) end
+      if gs.dtype ~= g.dtype then gs = gs:to(g.dtype) end
+      ts[#ts + 1] = gs:is_contiguous() and gs or gs:contiguous()
+      local grads = {}
+      for k = 1, s.nin do
+        if need[k] then grads[k] = torch.empty(g.shape, { dtype = g.dtype }); ts[#ts + 1] = grads[k] end
+      end
+      if table.concat(key):find("1") then
+        torch._compiled_run(bk.kernel, bk.blocks.size, math.max(1, M.config.grain // bk.blocks.per), ts, bk.extents)
+      end
+      for k = 1, s.nin do
+        if need[k] then grads[k] = reduce_to(grads[k], vm[g.inputs[k]].shape)
+        elseif ctx.needs_input_grad[k] and aliases[k] then grads[k] = reduce_to(gout_of[aliases[k]], vm[g.inputs[k]].shape) end
+      end
+      return table.unpack(grads, 1, s.nin)
+    end,
+  }
+  return s.fn
+end
+
+-- a pointwise group fused with the sum (mean) of one of its results; under autograd, one
+-- autograd Function (or, where the group has an op with no derivative rule, the group's ops
+-- and the reduction one by one)
+local function run_reduce(s, vals, vm)
+  local g, red = s.group, s.reduce
+  local ins = {}
+  for i = 1, s.nin do ins[i] = vals[g.inputs[i]] end
+  if not on_cpu(ins) then
+    -- a safety net: compile_graph gives reduction kernels CPU tensors only
+    for _, pw in ipairs(g.nodes) do run_node(pw.node, vals) end
+    run_node(red.node, vals)
+    return
+  end
+  local outs
+  if torch.is_grad_enabled() then
+    for i = 1, s.nin do
+      if ins[i].requires_grad then
+        local fn = reduce_function(s, vm)
+        if not fn then
+          for _, pw in ipairs(g.nodes) do run_node(pw.node, vals) end
+          run_node(red.node, vals)
+          return
+        end
+        outs = { fn.apply(table.unpack(ins, 1, s.nin)) }
+        break
+      end
+    end
+  end
+  outs = outs or reduce_forward(s, ins)
+  local k = 0
+  for _, v in ipairs(g.outputs) do
+    if v ~= red.x then k = k + 1; vals[v] = outs[k] end
+  end
+  vals[red.out] = outs[#outs]
 end
 
 function run_steps(steps, vals, vm)
@@ -460,6 +788,8 @@ function run_steps(steps, vals, vm)
       end
     elseif s.kind == "rowgroup" or s.kind == "softmaxgroup" then
       run_rows(s, vals, vm)
+    elseif s.kind == "reducegroup" then
+      run_reduce(s, vals, vm)
     else
       run_node(s.node, vals)
     end
@@ -531,6 +861,227 @@ local function check_guards(entry, args)
   return nil
 end
 
+-- ---- segments: a function whose capture breaks ----
+
+local function node_steps(graph)
+  local steps = {}
+  for _, node in ipairs(graph.nodes) do steps[#steps + 1] = { kind = "node", node = node } end
+  return steps
+end
+
+-- a segment's steps, with the values it keeps (e.keep) as the graph's outputs
+local function build_segment(self, e)
+  local g = e.graph
+  local outs = {}
+  for i, l in ipairs(e.keep) do outs[i] = { ref = l } end
+  g.outputs, g.noutputs = outs, #outs
+  if self.opts.backend == "eager" then e.steps = node_steps(g) else e.steps = compile_graph(g) end
+end
+
+-- the global state a segment's key includes; grad: the mode its ops were recorded in
+local function state_key(grad)
+  local gs = global_state()
+  return ("grad=%s dtype=%s autocast=%s"):format(tostring(grad), tostring(gs.default_dtype), tostring(gs.autocast))
+end
+
+local function segment_end(e)
+  if e.what == "grad mode change" then return "the grad mode change at " .. e.where end
+  return e.what and ("the break at %s (%s)"):format(e.where, e.what) or "the return"
+end
+
+-- a copy of a segment's graph whose varying nodes (by index) are renamed, so that the fusion
+-- leaves them as calls: each call's numbers are put into their arguments before the run
+local function varying_graph(g, varying)
+  local c = { nodes = {}, inputs = g.inputs, nvalues = g.nvalues, value_meta = g.value_meta }
+  for i, n in ipairs(g.nodes) do
+    if varying[i] then
+      local m = {}
+      for k, v in pairs(n) do m[k] = v end
+      m.name = n.name .. " (varying)"
+      n = m
+    end
+    c.nodes[i] = n
+  end
+  return c
+end
+
+-- run a segment of a resumable trace (trace.lua's hook): its cached compiled form, made on a
+-- miss; the real tensors of the values it made that the run left (keyed by local value), and
+-- its cache entry. A segment whose form was seen before with other numbers (a number read by
+-- item(), a loop counter) gets one entry for all its numbers, the ops taking the numbers that
+-- changed left unfused and given each call's numbers, rather than a compilation per number.
+local function run_segment(self, seg)
+  local sk = state_key(seg.grad)
+  local key = seg.key .. "\n" .. sk
+  local e = self.segments[key]
+  local fkey, form
+  if not e then
+    fkey = seg.form_key() .. "\n" .. sk
+    form = self.forms[fkey]
+  end
+  if not e and form and form.generic then
+    local covers = true
+    for i, c in ipairs(seg.consts) do
+      if c ~= form.consts[i] and not form.generic.varying[i] then covers = false end
+    end
+    if covers then e = form.generic end
+  end
+  if e then
+    counters.segment_hits = counters.segment_hits + 1
+    if e.stale then
+      -- a value the liveness missed is kept from now on
+      local have = {}
+      for _, l in ipairs(e.keep) do have[l] = true end
+      for l in pairs(e.extra) do if not have[l] then e.keep[#e.keep + 1] = l end end
+      e.stale = false
+      build_segment(self, e)
+      counters.segment_recompiles = counters.segment_recompiles + 1
+      log("segment %d recompiled: it keeps %d values now", e.index, #e.keep)
+    end
+  elseif self.nsegments >= M.config.segment_limit then
+    -- past the limit: the segment's ops run one by one (each value is real: nothing to keep)
+    if not self.segment_limit_logged then
+      log("segment_limit (%d) reached: new segments run op by op", M.config.segment_limit)
+      self.segment_limit_logged = true
+    end
+    e = { graph = seg.graph, steps = node_steps(seg.graph), uncached = true }
+  else
+    local keep, how
+    if self.opts.backend == "eager" or seg.unsafe then
+      -- op by op, every value is real anyway; a segment with in-place or random ops cannot be
+      -- recomputed, so it keeps all it makes
+      keep, how = {}, seg.unsafe and "all (in-place or random ops)" or "all"
+      for _, p in ipairs(seg.produced) do keep[#keep + 1] = p.l end
+    else
+      keep, how = {}, seg.what and "live" or "the results"
+      local have = {}
+      for _, l in ipairs(seg.forced) do if not have[l] then have[l] = true; keep[#keep + 1] = l end end
+      if seg.what then          -- at a break: what the Lua code still holds (at the end: the results)
+        for _, l in ipairs(seg.live()) do if not have[l] then have[l] = true; keep[#keep + 1] = l end end
+      end
+    end
+    local varying, graph, nvary = nil, seg.graph, 0
+    if form then
+      varying = {}
+      if form.generic then for i in pairs(form.generic.varying) do varying[i] = true end end
+      for i, c in ipairs(seg.consts) do if c ~= form.consts[i] then varying[i] = true end end
+      for _ in pairs(varying) do nvary = nvary + 1 end
+      graph = varying_graph(seg.graph, varying)
+    end
+    e = { graph = graph, keep = keep, what = seg.what, where = seg.where, index = #self.segment_list + 1,
+          varying = varying }
+    build_segment(self, e)
+    if varying then form.generic = e
+    else
+      self.segments[key] = e
+      self.forms[fkey] = { consts = seg.consts }
+    end
+    self.segment_list[#self.segment_list + 1] = e
+    self.nsegments = self.nsegments + 1
+    counters.segments = counters.segments + 1
+    if debug_on() then
+      log("segment %d compiled, up to %s: %d ops, %d inputs, keeps %d of %d values (%s), %d steps%s", e.index,
+        segment_end(e), #seg.graph.nodes, #seg.graph.inputs, #keep, #seg.produced, how, #e.steps,
+        not varying and "" or nvary == 0 and ", for any tensors read from outside of these shapes"
+          or (", for every value of the numbers of its %d ops whose numbers change"):format(nvary))
+      for i, n in ipairs(graph.nodes) do log("  %3d %-20s %s", i, n.name, n.where or "") end
+    end
+  end
+  -- this call's numbers into the ops whose numbers change
+  if e.varying then for i in pairs(e.varying) do e.graph.nodes[i].args = seg.graph.nodes[i].args end end
+  local vals = {}
+  for i, inp in ipairs(e.graph.inputs) do vals[inp.value] = seg.input_reals[i] end
+  run_steps(e.steps, vals, e.graph.value_meta)
+  local reals = {}
+  for _, p in ipairs(seg.produced) do
+    local r = vals[p.l]
+    if r ~= nil and torch.is_tensor(r) then reals[p.l] = r end
+  end
+  return reals, e
+end
+
+local function each_ref(tpl, f)
+  if tpl.ref then f(tpl.ref, tpl.alias)
+  elseif tpl.tbl then for _, x in pairs(tpl.tbl) do each_ref(x, f) end end
+end
+
+-- a value a segment did not keep, used after its break (trace.lua's hook): recomputed op by op
+-- from the segment's real inputs and kept values, where that gives eager's value (the ops are
+-- not in place or random, and what they read was not changed in place since); the segment
+-- keeps it from the next call on
+local function recover(rec, l)
+  local g = rec.graph
+  local producer = {}
+  for i, node in ipairs(g.nodes) do
+    for k = 1, node.nres do each_ref(node.outs[k], function(v, alias) if not alias then producer[v] = i end end) end
+  end
+  local vals = {}
+  for i, inp in ipairs(g.inputs) do vals[inp.value] = rec.input_reals[i] end
+  for v, r in pairs(rec.reals) do vals[v] = r end
+  local need, used, problem = {}, {}, nil
+  local function want(v)
+    if vals[v] ~= nil then used[v] = true; return end
+    local i = producer[v]
+    if not i then problem = "no op of the segment made it"; return end
+    if need[i] then return end
+    need[i] = true
+    local node = g.nodes[i]
+    for k = 1, node.nargs do each_ref(node.args[k], want) end
+  end
+  want(l)
+  for v in pairs(used) do
+    if rec.versions[v] ~= nil and vals[v]._version ~= rec.versions[v] then
+      problem = "a tensor it is computed from was changed in place since"
+    end
+  end
+  local order = {}
+  for i in pairs(need) do order[#order + 1] = i end
+  table.sort(order)
+  for _, i in ipairs(order) do
+    local n = g.nodes[i]
+    if trace.mutates(n) or trace.random_op(n.name) then problem = "it comes from in-place or random ops" end
+  end
+  local e = rec.entry
+  if e and not e.uncached then
+    e.extra = e.extra or {}
+    e.extra[l] = true
+    e.stale = true
+  end
+  counters.liveness_misses = counters.liveness_misses + 1
+  if problem then
+    error(("torch.compile: a tensor computed before the graph break at %s is used after it but was not kept, " ..
+      "and it cannot be recomputed (%s); later calls keep it"):format(rec.where or "?", problem), 0)
+  end
+  for _, i in ipairs(order) do run_node(g.nodes[i], vals) end
+  log("a value that the segment up to %s did not keep is used after it: recomputed (%d ops); kept from now on",
+    rec.where or "the return", #order)
+  return vals[l]
+end
+
+local function hooks_for(self, always)
+  return {
+    always = always,
+    no_where = always and not debug_on(),    -- the nodes' source lines are for the debug log
+    run_segment = function(seg) return run_segment(self, seg) end,
+    recover = recover,
+    on_break = function(what, where)
+      counters.graph_breaks = counters.graph_breaks + 1
+      log("graph break at %s: %s() needs a tensor's values; the graph before it runs, the capture resumes after it",
+        where, what)
+    end,
+  }
+end
+
+-- a call in segmented mode: the function traced again, its segments found in the cache
+local function run_segmented(self, args)
+  counters.segmented_calls = counters.segmented_calls + 1
+  local r, msg, where, info = trace.trace(self.fn, args, hooks_for(self, true))
+  if r then return table.unpack(r.results, 1, r.results.n) end
+  if info and info.ran and (info.impure or info.run_failed) then error(msg, 0) end
+  log("the capture failed at %s: %s; running eagerly", where, msg)
+  return self.fn(table.unpack(args, 1, args.n))
+end
+
 -- ---- the compiled callable ----
 
 local Compiled = class("torch.compile.CompiledFunction")
@@ -545,6 +1096,8 @@ function Compiled:__init(fn, opts, module)
   self.fn, self.opts, self.module = fn, opts, module
   self.entries = {}
   self.eager_for = {}     -- keys of argument kinds that fell back
+  self.segmented = {}     -- keys of argument kinds whose capture breaks: segmented mode
+  self.segments, self.forms, self.segment_list, self.nsegments = {}, {}, {}, 0
   instances[self] = true
 end
 
@@ -560,13 +1113,15 @@ end
 
 local function new_entry(self, args)
   counters.traces = counters.traces + 1
-  local graph, msg, where = trace.trace(self.fn, args)
+  local graph, msg, where, info = trace.trace(self.fn, args, (not self.opts.fullgraph) and hooks_for(self) or nil)
+  if graph and graph.results then return nil, graph.results end   -- it broke, and resumed
   if not graph then
+    if info and info.ran and (info.impure or info.run_failed) then error(msg, 0) end
     counters.graph_breaks = counters.graph_breaks + 1
     if self.opts.fullgraph then
       error(("torch.compile: graph break at %s: %s (fullgraph = true)"):format(where, msg), 0)
     end
-    log("graph break at %s: %s; running eagerly for these arguments", where, msg)
+    log("the capture failed at %s: %s; running eagerly for these arguments", where, msg)
     return nil
   end
   local entry = { graph = graph, nargs = args.n, arg_guards = {}, state = global_state() }
@@ -603,6 +1158,7 @@ function Compiled:__call(...)
     reasons[#reasons + 1] = why
   end
   local key = args_key(args)
+  if self.segmented[key] then return run_segmented(self, args) end
   if self.eager_for[key] then return self.fn(...) end
   if #self.entries >= M.config.cache_size_limit then
     log("cache_size_limit (%d) reached: running eagerly (%s)", M.config.cache_size_limit, reasons[#reasons] or "")
@@ -612,7 +1168,11 @@ function Compiled:__call(...)
     counters.recompiles = counters.recompiles + 1
     log("recompiling: %s", table.concat(reasons, "; "))
   end
-  local e = new_entry(self, args)
+  local e, results = new_entry(self, args)
+  if results then
+    self.segmented[key] = true
+    return table.unpack(results, 1, results.n)
+  end
   if not e then
     self.eager_for[key] = true
     return self.fn(...)
@@ -621,14 +1181,28 @@ function Compiled:__call(...)
   return run_graph(e, args)
 end
 
---- the graphs captured so far (for inspection): a list of {ops = {names}, kernels = n}
+--- the graphs captured so far (for inspection): a list of {ops = {names}, kernels = n}, the
+-- whole graphs first, then the segments of functions that break, each with segment = its
+-- number, ends = "FILE:LINE (item)" (its break) or "return", keeps = the values it keeps and,
+-- for one made for every value of its numbers, varying = how many of its ops take them
 function Compiled:graphs()
   local out = {}
-  for i, e in ipairs(self.entries) do
+  local function add(e)
     local ops, k = {}, 0
     for j, n in ipairs(e.graph.nodes) do ops[j] = n.name end
     for _, s in ipairs(e.steps) do if s.kind ~= "node" then k = k + 1 end end
-    out[i] = { ops = ops, kernels = k }
+    out[#out + 1] = { ops = ops, kernels = k }
+    return out[#out]
+  end
+  for _, e in ipairs(self.entries) do add(e) end
+  for _, e in ipairs(self.segment_list) do
+    local g = add(e)
+    g.segment, g.keeps = e.index, #e.keep
+    if e.varying then
+      g.varying = 0
+      for _ in pairs(e.varying) do g.varying = g.varying + 1 end
+    end
+    g.ends = e.what and ("%s (%s)"):format(e.where, e.what) or "return"
   end
   return out
 end
@@ -661,7 +1235,11 @@ end
 function M.reset()
   loaded = {}
   for k in pairs(counters) do counters[k] = 0 end
-  for c in pairs(instances) do c.entries, c.eager_for = {}, {} end
+  for c in pairs(instances) do
+    c.entries, c.eager_for, c.segmented = {}, {}, {}
+    c.segments, c.forms, c.segment_list, c.nsegments = {}, {}, {}, 0
+    c.segment_limit_logged = nil
+  end
   if package.loaded["compile.cuda"] then package.loaded["compile.cuda"].reset() end
   M.config.mvec = true     -- tried again: a failure may have been the compiler's, not libmvec's
 end

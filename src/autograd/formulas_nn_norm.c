@@ -212,6 +212,33 @@ lt_tensor *lt_grad_batch_norm_bias(lt_tensor *grad, lt_tensor *input) {
   return gfinish(p, gsum(p, grad, dims, nd));
 }
 
+/* the fused kernels are the CPU's; the inputs' gradients become grads[0..2] where needed */
+static int joint_done(int rc, const bool *needs, lt_tensor **grads, lt_tensor *g3[3]) {
+  for (int i = 0; i < 3; i++) {
+    if (rc == 0 && needs[i]) grads[i] = g3[i];
+    else lt_tensor_release(g3[i]);
+  }
+  return rc < 0 ? -1 : 1;
+}
+
+int lt_grad_layer_norm_joint(lt_tensor *grad, lt_tensor *input, lt_tensor *mean, lt_tensor *rstd, lt_tensor *weight,
+                             lt_intlist normalized_shape, const bool *needs, lt_tensor **grads) {
+  if (lt_grad_enabled() || lt_tensor_device(input).type != LT_DEV_CPU) return 0;
+  lt_tensor *g3[3] = { NULL, NULL, NULL };
+  int rc = lt_native_layer_norm_backward(grad, input, mean, rstd, weight, normalized_shape, needs[0], needs[1],
+                                         needs[2], &g3[0], &g3[1], &g3[2]);
+  return joint_done(rc, needs, grads, g3);
+}
+
+int lt_grad_batch_norm_joint(lt_tensor *grad, lt_tensor *input, lt_tensor *weight, lt_tensor *save_mean,
+                             lt_tensor *save_invstd, bool training, const bool *needs, lt_tensor **grads) {
+  if (lt_grad_enabled() || lt_tensor_device(input).type != LT_DEV_CPU) return 0;
+  lt_tensor *g3[3] = { NULL, NULL, NULL };
+  int rc = lt_native_batch_norm_backward(grad, input, weight, save_mean, save_invstd, training, needs[0], needs[1],
+                                         needs[2], &g3[0], &g3[1], &g3[2]);
+  return joint_done(rc, needs, grads, g3);
+}
+
 /* ---- nll_loss: out = -sum_n s_n x[n, t_n] with s_n = weight[t_n] (1 without weights, 0
 ** where t_n is ignore_index), summed, divided by W = sum_n s_n ("mean") or per sample.
 ** The mean's W is the forward's second output, which carries no gradient back to the

@@ -28,6 +28,14 @@ lt_tensor *lt_grad_batch_norm_weight(lt_tensor *grad, lt_tensor *input, lt_tenso
                                      bool training, double eps);
 lt_tensor *lt_grad_batch_norm_bias(lt_tensor *grad, lt_tensor *input);
 
+/* joint derivatives (joint_derivative in src/ops/README.md): the needed gradients of
+** (input, weight, bias) from one fused kernel, in a plain backward on the CPU; 0 where they
+** decline (create_graph, another device: the per-input formulas then run), -1 on error */
+int lt_grad_layer_norm_joint(lt_tensor *grad, lt_tensor *input, lt_tensor *mean, lt_tensor *rstd, lt_tensor *weight,
+                             lt_intlist normalized_shape, const bool *needs, lt_tensor **grads);
+int lt_grad_batch_norm_joint(lt_tensor *grad, lt_tensor *input, lt_tensor *weight, lt_tensor *save_mean,
+                             lt_tensor *save_invstd, bool training, const bool *needs, lt_tensor **grads);
+
 /* nll_loss: the input gradient (the fused kernel for a plain backward, ops under create_graph,
 ** with the mean's total weight recomputed from the weights) and the weights' gradient */
 lt_tensor *lt_grad_nll_loss_self(lt_tensor *grad, lt_tensor *self, const lt_input_meta *self_meta,

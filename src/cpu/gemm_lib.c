@@ -8,7 +8,8 @@
 ** start-up stays fast and a machine without libdnnl.so.2 runs on OpenBLAS alone.
 **
 ** The choice ("auto" unless $LUTORCH_GEMM or torch.backends.cpu.set_gemm_library says
-** otherwise): oneDNN where the CPU has AVX-512 (where it was measured), OpenBLAS on
+** otherwise): oneDNN where the kernels in use are the AVX-512 ones (where it was measured;
+** $LUTORCH_CPU_CAPABILITY can lower them), OpenBLAS on
 ** other CPUs; and for products under SMALL_MACS multiply-adds or with fewer than
 ** MIN_SIDE rows or columns OpenBLAS always, whose call costs less (8x8x8: 11x faster;
 ** 64x10x256, a classifier's last layer: 3.7x).
@@ -24,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/error.h"
+#include "cpu/capability.h"
 #include "cpu/gemm_lib.h"
 
 #define SMALL_MACS (1 << 18)
@@ -73,11 +75,13 @@ static int parse(const char *s) {
 
 /* the outcome of choice c; 0, or -1 when c is LIB_ONEDNN and oneDNN cannot load */
 static int apply(int c) {
-  bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+  /* the kernels' level, not the CPU's flags: $LUTORCH_CPU_CAPABILITY=avx2 on an AVX-512 CPU
+  ** then runs what an AVX2 machine runs, products included */
+  lt_capability_init();
+  bool avx512 = lt_capability_level() >= LT_CAP_AVX512;
   if (c == LIB_OPENBLAS) { use_onednn = false; why_not = "OpenBLAS chosen"; chosen = c; return 0; }
   if (c == LIB_AUTO && !avx512) {
-    use_onednn = false; why_not = "no AVX-512 on this CPU: OpenBLAS (oneDNN was measured faster on AVX-512 only)";
+    use_onednn = false; why_not = "no AVX-512 kernels (this CPU or $LUTORCH_CPU_CAPABILITY): OpenBLAS (oneDNN was measured faster on AVX-512 only)";
     chosen = c; return 0;
   }
   pthread_once(&load_once, load);
@@ -132,6 +136,12 @@ bool lt_gemm_lib_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float 
                        int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
   if (chosen < 0) choose_from_env();
   if (!use_onednn || m < MIN_SIDE || n < MIN_SIDE || m * n * k < SMALL_MACS) return false;
+  /* B transposed (both operands contiguous along K, as in the convolutions' weight
+  ** gradients): oneDNN 2.6 lost to OpenBLAS on narrow products (n < 128: 1.2-5.9x slower)
+  ** and wherever K is over 1024 and not a multiple of 512 (1.1-2.3x slower; ResNet's 3x3
+  ** weight gradient has K = 3248); it won elsewhere (bench/README.md, the B-transposed grid).
+  ** "onednn" chosen by name runs them there anyway: that is how the grid is measured */
+  if (chosen == LIB_AUTO && tb && !ta && (n < 128 || (k > 1024 && k % 512 != 0))) return false;
   if (!omp_single) { omp_set_num_threads_(1); omp_single = true; }
   return sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, A, lda, B, ldb, beta, C, ldc) == 0;
 }

@@ -8,6 +8,11 @@
 -- memory; under a real driver they are the dispatcher's "not implemented for
 -- cuda tensors" error naming the op.
 return {
+{ why = "the joint backward of the normalisations, used by a plain backward on the CPU only (on CUDA the per-input backward kernels run): a fused CUDA version is not written yet",
+  ops = {
+    "native_layer_norm_backward",
+    "native_batch_norm_backward",
+  } },
 { why = "needs a per-row cumulative sum and search, and for sampling without replacement a per-row top-k of random keys: not written yet (the scan and sort kernels it would use exist)",
   ops = {
     "multinomial",

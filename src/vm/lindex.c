@@ -59,6 +59,8 @@ int lt_vm_index_norm(int64_t v, int dim, int64_t size, int64_t *out) {
 
 static void push_element(lua_State *L, const lt_tensor *t, int64_t off) {
   lt_dtype dt = (lt_dtype)t->dtype;
+  /* a meta tensor has no data (torch.compile's trace: a graph break, not a read of NULL) */
+  if (LT_IS_META(t)) luaL_error(L, "index: cannot run on meta tensors: its result is a value read from the data");
   lt_vm_push_element(L, dt, (const char *)t->storage->data + off * (int64_t)lt_dtype_size(dt));
 }
 

@@ -25,6 +25,17 @@ T.test("set_gemm_library: bad names are errors naming the argument", function()
   T.raises(function() cpu.set_gemm_library() end, "set_gemm_library")
 end)
 
+T.test("auto follows the kernels' level: LUTORCH_CPU_CAPABILITY=avx2 keeps OpenBLAS", function()
+  local exe = arg and arg[-1] or "lutorch"
+  local p = io.popen(("LUTORCH_CPU_CAPABILITY=avx2 LUTORCH_GEMM=auto '%s' -e "):format(exe) ..
+    [['local a = torch.randn(64, 784); local b = a:matmul(torch.randn(784, 512)); print(torch.backends.cpu.gemm_library())']]
+    .. " 2>/dev/null")
+  local out = p:read("a")
+  p:close()
+  T.ok(out:match("^openblas\t"), out)
+  T.ok(out:find("LUTORCH_CPU_CAPABILITY", 1, true), out)
+end)
+
 local have_onednn = pcall(cpu.set_gemm_library, "onednn")
 cpu.set_gemm_library("auto")
 if not have_onednn then

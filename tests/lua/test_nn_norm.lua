@@ -203,4 +203,122 @@ T.test("errors name the op and the argument", function()
   T.raises(function() torch.layer_norm(torch.tensor({ 1, 2 }), { 2 }) end, "layer_norm", "'input'")
 end)
 
+------------------------------------------------------------------------------
+-- the joint backward kernels (native_layer_norm_backward, native_batch_norm_backward):
+-- what a plain backward runs for input, weight and bias together
+------------------------------------------------------------------------------
+local function maxdiff(a, b) return (a:double() - b:double()):abs():max():item() end
+
+T.test("native_layer_norm_backward equals the separate backward ops (shapes, weight or none, float32/64)", function()
+  for _, dt in ipairs({ f64, f32 }) do
+    local tol = dt == f64 and 1e-12 or 2e-5
+    for _, c in ipairs({ { { 5, 7, 33 }, { 33 } }, { { 3, 300 }, { 300 } }, { { 1000, 64 }, { 64 } },
+                         { { 4, 6, 5 }, { 6, 5 } }, { { 2, 2000 }, { 2000 } }, { { 1, 1 }, { 1 } } }) do
+      local shp, ns = c[1], c[2]
+      local x, g = torch.randn(shp, { dtype = dt }), torch.randn(shp, { dtype = dt })
+      for _, w in ipairs({ torch.randn(ns, { dtype = dt }), false }) do
+        w = w or nil
+        local _, mean, rstd = torch.native_layer_norm(x, ns, w, nil, 1e-5)
+        local gi, gw, gb = torch.native_layer_norm_backward(g, x, mean, rstd, w, ns)
+        local lead = {}
+        for i = 1, #shp - #ns do lead[i] = i end
+        T.near(maxdiff(gi, torch.layer_norm_backward(g, x, mean, rstd, w, ns)), 0, tol)
+        T.near(maxdiff(gw, torch.layer_norm_backward_weight(g, x, mean, rstd, ns)), 0, tol * 10)
+        T.near(maxdiff(gb, g:sum(lead)), 0, tol * 10)
+        T.eq(gw:size(), ns)
+        T.eq(gi.dtype, dt)
+      end
+    end
+  end
+end)
+
+T.test("native_layer_norm_backward: gradients not asked for come back empty; no thread-count dependence", function()
+  local x, g = torch.randn(300, 40), torch.randn(300, 40)
+  local w = torch.randn(40)
+  local _, mean, rstd = torch.native_layer_norm(x, { 40 }, w, nil, 1e-5)
+  local gi, gw, gb = torch.native_layer_norm_backward(g, x, mean, rstd, w, { 40 }, false, true, false)
+  T.eq(gi:numel(), 0); T.eq(gb:numel(), 0); T.eq(gw:size(), { 40 })
+  local n = torch.get_num_threads()
+  torch.set_num_threads(1)
+  local a1, b1, c1 = torch.native_layer_norm_backward(g, x, mean, rstd, w, { 40 })
+  torch.set_num_threads(2)
+  local a2, b2, c2 = torch.native_layer_norm_backward(g, x, mean, rstd, w, { 40 })
+  torch.set_num_threads(n)
+  T.eq(maxdiff(a1, a2), 0); T.eq(maxdiff(b1, b2), 0); T.eq(maxdiff(c1, c2), 0)
+end)
+
+T.test("layer_norm / batch_norm backward through the joint kernel: each subset of input, weight, bias", function()
+  for _, which in ipairs({ { true, true, true }, { true, false, false }, { false, true, false }, { false, false, true },
+                           { false, true, true } }) do
+    local x0, w0, b0 = torch.randn(6, 5, 8, { dtype = f64 }), torch.randn(8, { dtype = f64 }), torch.randn(8, { dtype = f64 })
+    local g = torch.randn(6, 5, 8, { dtype = f64 })
+    local x, w, b = x0:clone(), w0:clone(), b0:clone()
+    if which[1] then x:requires_grad_() end
+    if which[2] then w:requires_grad_() end
+    if which[3] then b:requires_grad_() end
+    torch.layer_norm(x, { 8 }, w, b):backward(g)
+    -- the same gradients through create_graph, which takes the per-input formulas
+    local x2, w2, b2 = leaf(x0), leaf(w0), leaf(b0)
+    local gx, gw, gb = table.unpack(torch.autograd.grad({ torch.layer_norm(x2, { 8 }, w2, b2) }, { x2, w2, b2 }, { g },
+      { create_graph = true }))
+    T.near(which[1] and maxdiff(x.grad, gx) or 0, 0, 1e-12); T.eq(x.grad == nil, not which[1])
+    T.near(which[2] and maxdiff(w.grad, gw) or 0, 0, 1e-12); T.eq(w.grad == nil, not which[2])
+    T.near(which[3] and maxdiff(b.grad, gb) or 0, 0, 1e-12); T.eq(b.grad == nil, not which[3])
+    -- batch_norm (N, C, L), training and eval
+    for _, training in ipairs({ true, false }) do
+      local y0, cw, cb = torch.randn(4, 5, 3, { dtype = f64 }), torch.randn(5, { dtype = f64 }), torch.randn(5, { dtype = f64 })
+      local rm, rv = torch.randn(5, { dtype = f64 }), torch.rand(5, { dtype = f64 }) + 0.5
+      local gy = torch.randn(4, 5, 3, { dtype = f64 })
+      local y, v, u = y0:clone(), cw:clone(), cb:clone()
+      if which[1] then y:requires_grad_() end
+      if which[2] then v:requires_grad_() end
+      if which[3] then u:requires_grad_() end
+      torch.batch_norm(y, v, u, rm:clone(), rv:clone(), training):backward(gy)
+      local y2, v2, u2 = leaf(y0), leaf(cw), leaf(cb)
+      local hy, hv, hu = table.unpack(torch.autograd.grad({ torch.batch_norm(y2, v2, u2, rm:clone(), rv:clone(), training) },
+        { y2, v2, u2 }, { gy }, { create_graph = true }))
+      T.near(which[1] and maxdiff(y.grad, hy) or 0, 0, 1e-12)
+      T.near(which[2] and maxdiff(v.grad, hv) or 0, 0, 1e-12)
+      T.near(which[3] and maxdiff(u.grad, hu) or 0, 0, 1e-12)
+    end
+  end
+end)
+
+T.test("native_batch_norm_backward equals the separate backward ops ((N,C) and (N,C,H,W), train/eval)", function()
+  for _, dt in ipairs({ f64, f32 }) do
+    local tol = dt == f64 and 1e-12 or 2e-5
+    for _, shp in ipairs({ { 256, 300 }, { 4, 3, 5, 6 }, { 7, 2 } }) do
+      local C = shp[2]
+      local x, g = torch.randn(shp, { dtype = dt }), torch.randn(shp, { dtype = dt })
+      local w = torch.randn(C, { dtype = dt })
+      for _, training in ipairs({ true, false }) do
+        local rm, rv = torch.zeros(C, { dtype = dt }), torch.ones(C, { dtype = dt })
+        local _, sm, si = torch.native_batch_norm(x, w, nil, rm, rv, training, 0.1, 1e-5)
+        local gi, gw, gb = torch.native_batch_norm_backward(g, x, w, sm, si, training)
+        T.near(maxdiff(gi, torch.batch_norm_backward(g, x, w, sm, si, training)), 0, tol)
+        T.near(maxdiff(gw, torch.batch_norm_backward_weight(g, x, sm, si)), 0, tol * 10)
+        T.near(maxdiff(gb, torch.batch_norm_backward_bias(g, x)), 0, tol * 10)
+      end
+    end
+  end
+end)
+
+T.test("the joint backward ops: argument errors name the op; they are not differentiable themselves", function()
+  local x, g = torch.randn(4, 6), torch.randn(4, 6)
+  local _, mean, rstd = torch.native_layer_norm(x, { 6 }, nil, nil, 1e-5)
+  T.raises(function() torch.native_layer_norm_backward(torch.randn(4, 5), x, mean, rstd, nil, { 6 }) end,
+    "native_layer_norm_backward")
+  T.raises(function() torch.native_layer_norm_backward(g, x, mean, rstd, torch.randn(5), { 6 }) end,
+    "native_layer_norm_backward")
+  T.raises(function() torch.native_layer_norm_backward(g, x, mean, rstd, nil, { 6 }, { bogus = 1 }) end,
+    "native_layer_norm_backward")
+  T.raises(function() torch.native_layer_norm_backward(leaf(g), x, mean, rstd, nil, { 6 }) end,
+    "native_layer_norm_backward", "derivative")
+  local _, sm, si = torch.native_batch_norm(x, nil, nil, nil, nil, true, 0.1, 1e-5)
+  T.raises(function() torch.native_batch_norm_backward(g, torch.randn(4, 5), nil, sm, si, true) end,
+    "native_batch_norm_backward")
+  T.raises(function() torch.native_batch_norm_backward(leaf(g), x, nil, sm, si, true) end,
+    "native_batch_norm_backward", "derivative")
+end)
+
 T.done()

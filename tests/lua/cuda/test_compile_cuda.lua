@@ -148,6 +148,25 @@ T.test("graphs that mix devices: each run on its own device, none on the wrong o
   end
 end)
 
+T.test("layer_norm, softmax and sum beside a run: on cuda the ops themselves and a CUDA kernel", function()
+  -- on the CPU these fuse into row and reduction kernels (C); on cuda the op runs as itself
+  local nn = require "nn"
+  local F = nn.functional
+  local w, b = randn({ 16 }, torch.float32), randn({ 16 }, torch.float32)
+  local mask = randn({ 16 }, torch.float32)
+  local fns = {
+    { "layer_norm -> run", function(x) return torch.gelu(F.layer_norm(x, { 16 }, w, b)) * 2 + x end },
+    { "run -> softmax", function(x) return torch.softmax(x * 0.25 + mask, -1) end },
+    { "run -> sum", function(x) return (torch.sigmoid(x) * x + 1):sum(-1) end },
+  }
+  for _, p in ipairs(fns) do
+    local f = same(p[1], p[2], { randn({ 8, 16 }, torch.float32) })
+    T.ok(f:graphs()[1].kernels >= 1, p[1] .. ": the run is a kernel")
+    local x = randn({ 8, 16 }, torch.float64):requires_grad_()
+    T.ok(torch.autograd.gradcheck(torch.compile(p[2]), { x }), p[1] .. ": gradcheck")
+  end
+end)
+
 T.test("autograd: the fused run's backward kernel on cuda, against eager and gradcheck", function()
   local fn = function(x, y, z) return torch.tanh(x * torch.sigmoid(y) + x * x) - torch.gelu(z) * y end
   local f = torch.compile(fn)
