@@ -272,6 +272,12 @@ CUDA_MOD_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(CUDA_MOD_SRC)) $(BUILD)/obj/ge
 # reference, so the same object serves both.
 all: $(BUILD)/lutorch_cuda.so
 $(CUDA_MOD_OBJ): $(BUILD)/gen/kernels_cuda.h
+# the headers that torch.compile's CUDA kernels include, embedded in the module (src/cuda/rtc.c)
+RTC_HEADERS := cuda/kernels/ck_math.h cuda/kernels/ck_host.h
+CUDA_MOD_OBJ += $(BUILD)/obj/gen/rtc_headers.o
+$(BUILD)/gen/rtc_headers.c: tools/embed_text.lua $(addprefix src/,$(RTC_HEADERS))
+	@mkdir -p $(BUILD)/gen
+	$(LUA) tools/embed_text.lua $@ lt_cuda_rtc_headers src $(RTC_HEADERS)
 $(BUILD)/lutorch_cuda.so: $(CUDA_MOD_OBJ) $(LTCUDA_LIB)
 	@echo "  LD $@"
 	@$(CC) -shared $(SAN) -o $@ $(CUDA_MOD_OBJ) $(CK_HOST_OBJ) $(CUDA_KERNEL_OBJ) $(LTCUDA_LIB) $(LTCUDA_LIBS) \

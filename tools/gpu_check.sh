@@ -16,12 +16,17 @@
 #                 values). Written without a GPU and NOT YET RUN on one: no machine was lent to
 #                 the task that added it (the fake NCCL's tests in tests/sh/test_dist.sh ran).
 #                 Skipped with the reason where lutorch_dist.so or libnccl.so.2 is missing
+#   3c. compile   torch.compile's fused CUDA kernels (NVRTC, lib/compile/cuda.lua) on the GPU
+#                 against eager, forward and backward, and a fused chain's time against its
+#                 eager ops (tools/gpu_compile_check.lua; compile.txt). Written without a GPU and
+#                 NOT YET RUN on one: no machine was lent to the task that added it (under the
+#                 fake driver the host builds of the same sources ran)
 #   4. sanitizer  compute-sanitizer --tool memcheck over tests/lua/cuda/test_optim.lua
 #                 (skipped with the message where it is missing or refused)
 #   5. bench      bench/cuda/lt_cuda_bench.lua beside bench/cuda/pt_cuda_bench.py (PyTorch on
 #                 the same GPU): add and sum at 256 MiB (GB/s), bf16 matmul 8192^3 (TFLOP/s),
 #                 the Fashion-MNIST MLP training step (ms), cached 1 MiB alloc + free (ns)
-# Everything goes to $OUT/gpu_check.log; $OUT/summary.txt, env.txt, tests.txt,
+# Everything goes to $OUT/gpu_check.log; $OUT/summary.txt, env.txt, tests.txt, compile.txt,
 # sanitizer.txt and bench.txt hold each stage's result. A stage that fails or runs out of
 # time says so in the summary, and the exit status is 1 when any did.
 #
@@ -40,7 +45,7 @@ case "${LUTORCH_CUDA_DRIVER:-}" in fake) FAKE=1 ;; esac
 for a in "$@"; do
   case "$a" in
     --fake|--dry-run) FAKE=1 ;;
-    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
     *) echo "gpu_check: unknown argument $a (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -50,7 +55,7 @@ LOG="$OUT/gpu_check.log"
 TW=$(mktemp -d) || exit 1       # scratch outside $OUT: only the result files come back
 trap 'rm -rf "$TW"' EXIT
 SUM="$OUT/summary.txt"
-: >"$LOG"; : >"$SUM"; : >"$OUT/tests.txt"; : >"$OUT/bench.txt"; : >"$OUT/sanitizer.txt"; : >"$OUT/env.txt"
+: >"$LOG"; : >"$SUM"; : >"$OUT/tests.txt"; : >"$OUT/compile.txt"; : >"$OUT/bench.txt"; : >"$OUT/sanitizer.txt"; : >"$OUT/env.txt"
 START=$(date +%s)
 TOTAL=${TOTAL:-340}
 DEADLINE=$((START + TOTAL))
@@ -245,6 +250,23 @@ else
     note "nccl: one rank, $(grep -m1 '^nccl library' "$TW/last"): $line"
   else
     note "nccl: FAILED (exit $rc; ${line:-no result line}; tests.txt)"; FAILED=1
+  fi
+fi
+
+# ---- 3c. compile ----
+stage "compile"
+CT="$OUT/compile.txt"
+if [ -z "$LT" ] || [ "$CUDA_OK" = 0 ]; then
+  echo "skipped: no lutorch with a CUDA device" >>"$CT"; note "compile: skipped (no lutorch on a device)"
+else
+  [ "$FAKE" = 1 ] && CN=1048576 || CN=16777216
+  t "$(budget 60)" "$CT" env $DRIVER_ENV LUTORCH_COMPILE_CACHE="$TW/compile-cache" $LT tools/gpu_compile_check.lua $CN
+  rc=$?
+  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$TW/last" | tail -n 1)
+  if [ $rc -eq 0 ] && echo "$line" | grep -q ' 0 failed'; then
+    note "compile: $line; $(grep -m1 'silu chain over' "$TW/last" | sed 's/^compile: //')"
+  else
+    note "compile: FAILED (exit $rc; ${line:-no result line}; compile.txt)"; FAILED=1
   fi
 fi
 

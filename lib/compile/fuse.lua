@@ -145,8 +145,9 @@ function M.pointwise(node, value_meta)
   local name = ALIASES[node.name] or node.name
   if node.nres ~= 1 or not node.outs[1].ref or node.outs[1].alias then return nil end
   local out = value_meta[node.outs[1].ref]
-  local T = ctype(out.dtype)
-  if not T then return nil end
+  -- float16 and bfloat16 runs are planned too: the CUDA generator computes them in float
+  -- (compile/cuda.lua); the C generator leaves them to the ops (init.lua's compile_group)
+  if not ctype(out.dtype) and out.dtype ~= torch.float16 and out.dtype ~= torch.bfloat16 then return nil end
   local function arg(a)
     if a == nil then return nil end
     if a.ref then
@@ -662,31 +663,37 @@ local function emit_backward_body(lines, g, T, operand, reg, seed)
   end
 end
 
---- backward_source(group, value_meta, name, need): C source of the kernel that takes the
---- group's inputs and the gradients of its outputs and writes, at the output's shape, the
---- gradient of each input k with need[k]; it recomputes the forward values it needs
-function M.backward_source(g, vm, name, need)
-  local T = ctype(g.dtype)
+--- backward_source(group, value_meta, name, need, frame): C source of the kernel that takes
+--- the group's inputs and the gradients of its outputs and writes, at the output's shape, the
+--- gradient of each input k with need[k]; it recomputes the forward values it needs.
+--- frame (optional; compile/cuda.lua's) makes the kernel around the loop body instead:
+--- frame(params, body) with params {name =, const =} in the pointers' order
+function M.backward_source(g, vm, name, need, frame)
+  local T = ctype(g.dtype) or "float"     -- float16 and bfloat16 (CUDA only) compute in float
   local lines = { HELPERS, ("void %s(int64_t begin, int64_t end, char *const *p) {"):format(name) }
-  local extents, slot = {}, 0
+  local extents, slot, params = {}, 0, {}
   for k, v in ipairs(g.inputs) do
     lines[#lines + 1] = ("  const %s *restrict in%d = (const %s *)p[%d];"):format(T, k, T, slot)
     slot = slot + 1
     extents[#extents + 1] = extent(vm[v])
+    params[#params + 1] = { name = "in" .. k, const = true }
   end
   for k = 1, #g.outputs do
     lines[#lines + 1] = ("  const %s *restrict gout%d = (const %s *)p[%d];"):format(T, k, T, slot)
     slot = slot + 1
     extents[#extents + 1] = numel(g.shape)
+    params[#params + 1] = { name = "gout" .. k, const = true }
   end
   for k in ipairs(g.inputs) do
     if need[k] then
       lines[#lines + 1] = ("  %s *restrict gin%d = (%s *)p[%d];"):format(T, k, T, slot)
       slot = slot + 1
       extents[#extents + 1] = numel(g.shape)
+      params[#params + 1] = { name = "gin" .. k, const = false }
     end
   end
   lines[#lines + 1] = "  for (int64_t i = begin; i < end; i++) {"
+  local body_start = #lines + 1
   local operand, reg = emit_forward_body(lines, g, vm, T)
   local seed = {}
   for k, v in ipairs(g.outputs) do seed[v] = ("gout%d[i]"):format(k) end
@@ -694,6 +701,7 @@ function M.backward_source(g, vm, name, need)
   for k, v in ipairs(g.inputs) do
     if need[k] then lines[#lines + 1] = ("    gin%d[i] = d%d;"):format(k, v) end
   end
+  if frame then return frame(params, { table.unpack(lines, body_start, #lines) }), extents end
   lines[#lines + 1] = "  }"
   lines[#lines + 1] = "}"
   return table.concat(lines, "\n") .. "\n", extents
@@ -1159,4 +1167,7 @@ end
 
 M.numel = numel
 M.ctype = ctype
+-- for the CUDA generator (compile/cuda.lua), which writes the same loop body in its own kernel
+M.emit_forward_body = emit_forward_body
+M.extent = extent
 return M

@@ -46,6 +46,7 @@ local function log(fmt, ...)
   if debug_on() then io.stderr:write("[torch.compile] ", fmt:format(...), "\n") end
 end
 M.log = log
+M.debug_on = debug_on
 
 local counters = { traces = 0, graph_breaks = 0, kernels_compiled = 0, kernels_loaded = 0, cache_hits = 0, recompiles = 0,
                    segments = 0, segment_hits = 0, segment_recompiles = 0, liveness_misses = 0, segmented_calls = 0 }
@@ -65,6 +66,7 @@ end
 M.cache_dir = cache_dir
 
 local function mkdir_p(d) os.execute("mkdir -p '" .. d:gsub("'", "'\\''") .. "' 2>/dev/null") end
+M.mkdir_p = mkdir_p
 
 -- FNV-1a, 64 bits, in two 32-bit halves (Lua integers wrap; enough to name cache files)
 local function hash(s)
@@ -211,10 +213,11 @@ local function forward_kernel(step, ins)
   local ts, outs = {}, {}
   for i = 1, #g.inputs do ts[i] = ins[i] end
   for k = 1, #g.outputs do
-    outs[k] = torch.empty(g.shape, { dtype = g.dtype })
+    outs[k] = torch.empty(g.shape, { dtype = g.dtype, device = step.device })
     ts[#ts + 1] = outs[k]
   end
-  torch._compiled_run(step.kernel, step.numel, M.config.grain, ts, step.extents)
+  if step.run then step.run(step.numel, ts, step.extents)   -- a CUDA kernel (compile/cuda.lua)
+  else torch._compiled_run(step.kernel, step.numel, M.config.grain, ts, step.extents) end
   return outs
 end
 
@@ -243,6 +246,20 @@ local function group_function(step, vm)
   local g = step.group
   if not fuse.differentiable(g) then step.fn = false; return false end
   local backward_kernels = {}
+  if step.device then
+    -- a CUDA group (compile/cuda.lua): its backward kernel for every input is made now; where it
+    -- cannot be had, the group's ops run under autograd
+    local all = {}
+    for k = 1, #g.inputs do all[k] = true end
+    local bk, err = require("compile.cuda").backward(step, vm, all, M)
+    if not bk then
+      io.stderr:write("torch.compile: warning: a fused CUDA backward kernel could not be had; the ops run under autograd: ",
+        err, "\n")
+      step.fn = false
+      return false
+    end
+    backward_kernels[("1"):rep(#g.inputs)] = bk
+  end
   step.fn = torch.autograd.Function {
     name = "CompiledPointwise",
     forward = function(ctx, ...)
@@ -267,7 +284,12 @@ local function group_function(step, vm)
       end
       key = table.concat(key)
       local bk = backward_kernels[key]
-      if not bk then
+      if not bk and step.device then
+        local err
+        bk, err = require("compile.cuda").backward(step, vm, need, M)
+        if not bk then error("torch.compile: the CUDA backward kernel could not be had: " .. err, 0) end
+        backward_kernels[key] = bk
+      elseif not bk then
         local src, extents = fuse.backward_source(g, vm, "lt_kernel", need)
         local k, err = kernel(src, "lt_kernel")
         if debug_on() then log("backward kernel (%d ops):\n%s", #g.nodes, src) end
@@ -279,7 +301,7 @@ local function group_function(step, vm)
       for i = 1, #g.inputs do ts[i] = ins[i] end
       for k = 1, #g.outputs do
         local go = gouts[k]
-        if go == nil then go = torch.zeros(g.shape, { dtype = g.dtype }) end
+        if go == nil then go = torch.zeros(g.shape, { dtype = g.dtype, device = step.device }) end
         if go.dtype ~= g.dtype then go = go:to(g.dtype) end
         ts[#ts + 1] = go:is_contiguous() and go or go:contiguous()
         gout_of[g.outputs[k]] = ts[#ts]
@@ -287,11 +309,14 @@ local function group_function(step, vm)
       local grads = {}
       for k = 1, #g.inputs do
         if need[k] then
-          grads[k] = torch.empty(g.shape, { dtype = g.dtype })
+          grads[k] = torch.empty(g.shape, { dtype = g.dtype, device = step.device })
           ts[#ts + 1] = grads[k]
         end
       end
-      if key:find("1") then torch._compiled_run(bk.kernel, step.numel, M.config.grain, ts, bk.extents) end
+      if key:find("1") then
+        if bk.run then bk.run(step.numel, ts, bk.extents)   -- a CUDA kernel (compile/cuda.lua)
+        else torch._compiled_run(bk.kernel, step.numel, M.config.grain, ts, bk.extents) end
+      end
       for k = 1, #g.inputs do
         if need[k] then grads[k] = reduce_to(grads[k], vm[g.inputs[k]].shape)
         elseif ctx.needs_input_grad[k] then grads[k] = reduce_to(gout_of[step.aliases[k]], vm[g.inputs[k]].shape) end
@@ -302,10 +327,18 @@ local function group_function(step, vm)
   return step.fn
 end
 
+local function on_cpu(ts)
+  for i = 1, #ts do if ts[i].device.type ~= "cpu" then return false end end
+  return true
+end
+
 local function run_group(step, vals, vm)
   local g = step.group
   local ins = {}
   for i, v in ipairs(g.inputs) do ins[i] = vals[v] end
+  -- a C kernel takes CPU tensors only: anything else runs the ops (a safety net; compile_graph
+  -- sends groups on other devices elsewhere)
+  if not step.run and not on_cpu(ins) then return false end
   local outs
   if torch.is_grad_enabled() then
     local any = false
@@ -324,6 +357,11 @@ end
 -- a pointwise group's compiled step appended to out (its nodes, where the kernel could not
 -- be had)
 local function compile_group(g, vm, out)
+  if not fuse.ctype(g.dtype) then
+    -- a float16 or bfloat16 run: the C generator has no kernel for it
+    for _, pw in ipairs(g.nodes) do out[#out + 1] = { kind = "node", node = pw.node } end
+    return
+  end
   local src, _, extents = fuse.source(g, vm, "lt_kernel")
   local k, err = kernel(src, "lt_kernel")
   if debug_on() then log("kernel (%d ops):\n%s", #g.nodes, src) end
@@ -341,9 +379,35 @@ local function compile_graph(graph)
   local steps = fuse.plan(graph)
   local vm = graph.value_meta
   local out = {}
+  -- the device of each value: a group on the CPU gets a C kernel, on a CUDA device a CUDA
+  -- kernel (compile/cuda.lua), and one whose devices differ or cannot be told its ops
+  local cudagen = require "compile.cuda"
+  local devs = cudagen.value_devices(graph)
+  local function group_on(g, out_, split)
+    local where = cudagen.common_device(devs, g.inputs)
+    if where == "cpu" then compile_group(g, vm, out_)
+    elseif where and where:match("^cuda:") then cudagen.compile_group(g, vm, out_, where, M)
+    elseif split then
+      -- ops on several devices: a group for each
+      for _, part in ipairs(cudagen.split(g, devs)) do
+        if part.device and #part.group.nodes > 1 then group_on(part.group, out_, false)
+        else for _, pw in ipairs(part.group.nodes) do out_[#out_ + 1] = { kind = "node", node = pw.node } end end
+      end
+    else
+      for _, pw in ipairs(g.nodes) do out_[#out_ + 1] = { kind = "node", node = pw.node } end
+    end
+  end
   for _, s in ipairs(steps) do
+    local rows_cpu = s.kind == "rowgroup" and cudagen.common_device(devs,
+      { s.norm.x, s.norm.w or s.norm.x, s.norm.b or s.norm.x, table.unpack(s.group.inputs) }) == "cpu"
+      or s.kind == "softmaxgroup" and cudagen.common_device(devs, s.group.inputs) == "cpu"
+    local reduce_cpu = s.kind == "reducegroup" and cudagen.common_device(devs, s.group.inputs) == "cpu"
     if s.kind == "group" then
-      compile_group(s.group, vm, out)
+      group_on(s.group, out, true)
+    elseif s.kind == "reducegroup" and not reduce_cpu then
+      -- a reduction kernel is C: off the CPU, the run is a kernel there and the sum or mean its op
+      group_on(s.group, out, true)
+      out[#out + 1] = { kind = "node", node = s.reduce.node }
     elseif s.kind == "reducegroup" then
       local src, order, extents, size, per = fuse.reduce_source(s, vm, "lt_kernel")
       local k, err = kernel(src, "lt_kernel")
@@ -357,6 +421,11 @@ local function compile_graph(graph)
         compile_group(s.group, vm, out)
         out[#out + 1] = { kind = "node", node = s.reduce.node }
       end
+    elseif (s.kind == "rowgroup" or s.kind == "softmaxgroup") and not rows_cpu then
+      -- a row kernel is C: off the CPU, the op before or after runs as itself
+      if s.kind == "rowgroup" then out[#out + 1] = { kind = "node", node = s.norm.node } end
+      group_on(s.group, out, true)
+      if s.kind == "softmaxgroup" then out[#out + 1] = { kind = "node", node = s.softmax.node } end
     elseif s.kind == "rowgroup" or s.kind == "softmaxgroup" then
       -- a row kernel: the op before or after the group (layer_norm, softmax) fused with it;
       -- outvals: the values of its output pointers, in order
@@ -564,6 +633,13 @@ end
 local function run_rows(s, vals, vm)
   local ins = {}
   for i = 1, s.nin do ins[i] = vals[s.order[i]] end
+  if not on_cpu(ins) then
+    -- a safety net: compile_graph gives row kernels CPU tensors only
+    if s.before then run_node(s.before, vals) end
+    for _, pw in ipairs(s.group.nodes) do run_node(pw.node, vals) end
+    if s.after then run_node(s.after, vals) end
+    return
+  end
   local outs
   if torch.is_grad_enabled() then
     for i = 1, s.nin do
@@ -674,6 +750,12 @@ local function run_reduce(s, vals, vm)
   local g, red = s.group, s.reduce
   local ins = {}
   for i = 1, s.nin do ins[i] = vals[g.inputs[i]] end
+  if not on_cpu(ins) then
+    -- a safety net: compile_graph gives reduction kernels CPU tensors only
+    for _, pw in ipairs(g.nodes) do run_node(pw.node, vals) end
+    run_node(red.node, vals)
+    return
+  end
   local outs
   if torch.is_grad_enabled() then
     for i = 1, s.nin do
@@ -1158,6 +1240,7 @@ function M.reset()
     c.segments, c.forms, c.segment_list, c.nsegments = {}, {}, {}, 0
     c.segment_limit_logged = nil
   end
+  if package.loaded["compile.cuda"] then package.loaded["compile.cuda"].reset() end
   M.config.mvec = true     -- tried again: a failure may have been the compiler's, not libmvec's
 end
 

@@ -3,12 +3,14 @@
 ** (registering it, when a driver is found) and returns a table that says
 ** whether CUDA is available, why not, and the functions of torch.cuda that
 ** need the driver itself (device names and properties, the allocator's full
-** statistics). torch.cuda (src/vm/ltorch.c) loads the module lazily and
+** statistics, the kernels made at run time of rtc.h). torch.cuda (src/vm/ltorch.c) loads the module lazily and
 ** looks these up in it; the module is the one file of src/cuda that knows
 ** Lua, as src/dist/ldist.c is for the distributed module.
 */
+#include <dlfcn.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <lua.h>
@@ -17,7 +19,9 @@
 #include "cuda/alloc.h"
 #include "cuda/blas.h"
 #include "cuda/cuda.h"
+#include "cuda/rtc.h"
 #include "cuda/trace.h"
+#include "vm/ltensor.h"
 
 int luaopen_lutorch_cuda(lua_State *L);
 
@@ -578,7 +582,205 @@ static int l_blas_calls(lua_State *L) {
   return 1;
 }
 
+/* ---- kernels made at run time (rtc.h), for torch.compile (lib/compile/cuda.lua) ----
+**   _rtc_nvrtc() -> "major.minor", path, include dir | nil, why
+**   _rtc_headers() -> {name = text}: the headers the kernels include
+**   _rtc_host_memory() -> whether device memory is host memory (the fake driver)
+**   _rtc_compile(src, arch, {options}) -> image, log | nil, message
+**   _rtc_load(image, name, device) -> kernel | nil, message
+**   _rtc_launch(kernel, n, {tensors}, {extents})
+**   _rtc_host_load(path, symbol) -> host kernel | nil, message
+**   _rtc_host_run(host kernel, n, {tensors}, {extents})
+** The extents are the elements each tensor's pointer must reach, checked
+** against its storage (as torch._compiled_run does for the CPU's kernels). */
+#define RTC_KERNEL_MT "lutorch.cuda.rtc_kernel"
+#define RTC_HOST_MT "lutorch.cuda.rtc_host_kernel"
+
+static int l_rtc_nvrtc(lua_State *L) {
+  const char *v, *path, *inc, *why;
+  if (lt_cuda_rtc_nvrtc(&v, &path, &inc, &why) < 0) { lua_pushnil(L); lua_pushstring(L, why); return 2; }
+  lua_pushstring(L, v);
+  lua_pushstring(L, path);
+  if (inc[0]) lua_pushstring(L, inc); else lua_pushnil(L);
+  return 3;
+}
+
+static int l_rtc_headers(lua_State *L) {
+  lua_newtable(L);
+  for (const lt_text_file *f = lt_cuda_rtc_headers; f->name; f++) {
+    lua_pushlstring(L, f->text, f->len);
+    lua_setfield(L, -2, f->name);
+  }
+  return 1;
+}
+
+static int l_rtc_host_memory(lua_State *L) {
+  const char *why = NULL;
+  lua_pushboolean(L, lt_cuda_backend_open(&why) == 0 && lt_cuda_host_device_memory());
+  return 1;
+}
+
+static int l_rtc_compile(lua_State *L) {
+  static const char op[] = "torch.cuda._rtc_compile";
+  const char *src = luaL_checkstring(L, 1);
+  const char *arch = luaL_checkstring(L, 2);
+  if (strncmp(arch, "sm_", 3) != 0 && strncmp(arch, "compute_", 8) != 0)
+    return luaL_error(L, "%s: argument 'arch': expected sm_NN or compute_NN, got '%s'", op, arch);
+  const char *opts[LT_RTC_MAX_ARGS];
+  int nopt = 0;
+  if (!lua_isnoneornil(L, 3)) {
+    luaL_checktype(L, 3, LUA_TTABLE);
+    nopt = (int)lua_rawlen(L, 3);
+    if (nopt > LT_RTC_MAX_ARGS - 2) return luaL_error(L, "%s: argument 'options': %d options (at most %d)", op, nopt, LT_RTC_MAX_ARGS - 2);
+    for (int i = 0; i < nopt; i++) {
+      if (lua_rawgeti(L, 3, i + 1) != LUA_TSTRING)
+        return luaL_error(L, "%s: argument 'options': option %d is not a string", op, i + 1);
+      opts[i] = lua_tostring(L, -1);   /* the table holds it */
+      lua_pop(L, 1);
+    }
+  }
+  size_t n = 0;
+  char *log = NULL;
+  char *image = lt_cuda_rtc_compile(src, arch, nopt, opts, &n, &log);
+  if (image) lua_pushlstring(L, image, n); else lua_pushnil(L);
+  lua_pushstring(L, log ? log : "out of memory");
+  free(image);
+  free(log);
+  return 2;
+}
+
+static int rtc_kernel_gc(lua_State *L) {
+  lt_cuda_rtc_unload(luaL_checkudata(L, 1, RTC_KERNEL_MT));
+  return 0;
+}
+
+static int l_rtc_load(lua_State *L) {
+  static const char op[] = "torch.cuda._rtc_load";
+  size_t n = 0;
+  const char *image = luaL_checklstring(L, 1, &n);
+  const char *name = luaL_checkstring(L, 2);
+  int dev = device_arg(L, 3, op);
+  if (n == 0) return luaL_error(L, "%s: argument 'image' is empty", op);
+  lt_cuda_rtc_kernel *k = lua_newuserdatauv(L, sizeof *k, 0);
+  memset(k, 0, sizeof *k);
+  luaL_setmetatable(L, RTC_KERNEL_MT);
+  if (lt_cuda_rtc_load(k, image, name, dev, op) < 0) {
+    lua_pushnil(L);
+    lua_pushstring(L, lt_error_message());
+    return 2;     /* the userdata unloads what was loaded when collected */
+  }
+  return 1;
+}
+
+/* arguments 2..4 of _rtc_launch and _rtc_host_run: n, every tensor on one cuda device (dev, or
+** the first one's when dev < 0) reaching only its storage; their pointers into ptr */
+static int64_t rtc_tensors(lua_State *L, const char *op, int *dev, void **ptr) {
+  lua_Integer n = luaL_checkinteger(L, 2);
+  luaL_checktype(L, 3, LUA_TTABLE);
+  luaL_checktype(L, 4, LUA_TTABLE);
+  int nt = (int)lua_rawlen(L, 3);
+  if (n < 0) luaL_error(L, "%s: argument 'n' must be >= 0, got %d", op, (int)n);
+  if (nt < 1 || nt > LT_RTC_MAX_ARGS) luaL_error(L, "%s: %d tensors (1 to %d)", op, nt, LT_RTC_MAX_ARGS);
+  if ((int)lua_rawlen(L, 4) != nt) luaL_error(L, "%s: one extent per tensor", op);
+  for (int i = 0; i < nt; i++) {
+    lua_rawgeti(L, 3, i + 1);
+    lt_ud *u = NULL;
+    if (lua_type(L, -1) == LUA_TUSERDATA && lua_rawlen(L, -1) == sizeof(lt_ud)) {
+      u = lua_touserdata(L, -1);
+      if (u->magic != LT_TENSOR_MAGIC || !u->t) u = NULL;
+    }
+    if (!u) luaL_error(L, "%s: tensor %d is not a live tensor", op, i + 1);
+    lua_pop(L, 1);
+    const lt_tensor *t = u->t;
+    lt_device d = t->storage->device;
+    if (d.type != LT_DEV_CUDA) luaL_error(L, "%s: tensor %d is not on a cuda device", op, i + 1);
+    if (*dev < 0) *dev = d.index;
+    if (d.index != *dev) luaL_error(L, "%s: tensor %d is on cuda:%d, the kernel runs on cuda:%d", op, i + 1, d.index, *dev);
+    lua_rawgeti(L, 4, i + 1);
+    lua_Integer extent = luaL_checkinteger(L, -1);
+    lua_pop(L, 1);
+    size_t es = lt_dtype_size((lt_dtype)t->dtype);
+    if (extent < 0 || (size_t)(t->offset + extent) * es > t->storage->nbytes)
+      luaL_error(L, "%s: tensor %d: the kernel reaches %d elements past offset %d, its storage holds %d "
+                 "(a guard let through a tensor the kernel was not made for)", op, i + 1, (int)extent,
+                 (int)t->offset, (int)(t->storage->nbytes / es));
+    ptr[i] = (char *)t->storage->data + (size_t)t->offset * es;
+  }
+  return n;
+}
+
+static int l_rtc_launch(lua_State *L) {
+  static const char op[] = "torch.cuda._rtc_launch";
+  lt_cuda_rtc_kernel *k = luaL_testudata(L, 1, RTC_KERNEL_MT);
+  if (!k || !k->loaded) return luaL_error(L, "%s: argument 'kernel' must be a loaded kernel", op);
+  void *ptr[LT_RTC_MAX_ARGS];
+  int dev = k->dev;
+  int64_t n = rtc_tensors(L, op, &dev, ptr);
+  if (lt_cuda_rtc_launch(k, n, (int)lua_rawlen(L, 3), ptr, op) < 0) return luaL_error(L, "%s", lt_error_message());
+  return 0;
+}
+
+typedef struct rtc_host { void *handle; lt_cuda_rtc_host_fn fn; } rtc_host;
+
+static int rtc_host_gc(lua_State *L) {
+  rtc_host *h = luaL_checkudata(L, 1, RTC_HOST_MT);
+  if (h->handle) dlclose(h->handle);
+  h->handle = NULL;
+  h->fn = NULL;
+  return 0;
+}
+
+static int l_rtc_host_load(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  const char *sym = luaL_checkstring(L, 2);
+  void *so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!so) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "torch.cuda._rtc_host_load: %s", dlerror());
+    return 2;
+  }
+  void *f = dlsym(so, sym);
+  if (!f) {
+    dlclose(so);
+    lua_pushnil(L);
+    lua_pushfstring(L, "torch.cuda._rtc_host_load: %s has no symbol '%s'", path, sym);
+    return 2;
+  }
+  rtc_host *h = lua_newuserdatauv(L, sizeof *h, 0);
+  h->handle = so;
+  memcpy(&h->fn, &f, sizeof f);   /* POSIX: dlsym's object pointer is the function's */
+  luaL_setmetatable(L, RTC_HOST_MT);
+  return 1;
+}
+
+static int l_rtc_host_run(lua_State *L) {
+  static const char op[] = "torch.cuda._rtc_host_run";
+  rtc_host *h = luaL_testudata(L, 1, RTC_HOST_MT);
+  if (!h || !h->fn) return luaL_error(L, "%s: argument 'kernel' must be a loaded host kernel", op);
+  void *ptr[LT_RTC_MAX_ARGS];
+  int dev = -1;
+  int64_t n = rtc_tensors(L, op, &dev, ptr);
+  if (lt_cuda_rtc_host_run(h->fn, dev, n, ptr, op) < 0) return luaL_error(L, "%s", lt_error_message());
+  return 0;
+}
+
+static void open_rtc_types(lua_State *L) {
+  if (luaL_newmetatable(L, RTC_KERNEL_MT)) {
+    lua_pushcfunction(L, rtc_kernel_gc);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_pop(L, 1);
+  if (luaL_newmetatable(L, RTC_HOST_MT)) {
+    lua_pushcfunction(L, rtc_host_gc);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_pop(L, 1);
+}
+
 static const luaL_Reg functions[] = {
+  {"_rtc_nvrtc", l_rtc_nvrtc}, {"_rtc_headers", l_rtc_headers}, {"_rtc_host_memory", l_rtc_host_memory},
+  {"_rtc_compile", l_rtc_compile}, {"_rtc_load", l_rtc_load}, {"_rtc_launch", l_rtc_launch},
+  {"_rtc_host_load", l_rtc_host_load}, {"_rtc_host_run", l_rtc_host_run},
   {"_kernel_counts", l_kernel_counts}, {"_pending_pinned_copies", l_pending_pinned},
   {"_fake_calls", l_fake_calls}, {"_fake_hold_stream", l_fake_hold_stream}, {"_blas_calls", l_blas_calls},
   {"_trace", l_trace}, {"_trace_collect", l_trace_collect},
@@ -597,6 +799,7 @@ int luaopen_lutorch_cuda(lua_State *L) {
   open_stream_types(L);
   lua_createtable(L, 0, 24);
   luaL_setfuncs(L, functions, 0);
+  open_rtc_types(L);
   lua_pushboolean(L, ok); lua_setfield(L, -2, "available");
   if (ok) {
     lua_pushstring(L, lt_cuda_driver()->name); lua_setfield(L, -2, "driver");

@@ -21,10 +21,11 @@ out=$(BUILD="$BUILD" OUT="$tmp/out" GPU_CHECK_BUNDLE=0 TOTAL=240 sh tools/gpu_ch
 sum=$(cat "$tmp/out/summary.txt" 2>/dev/null)
 [ $rc -eq 0 ] && ok || bad "gpu_check.sh --fake: exit status $rc" "$sum
 $out"
-for f in gpu_check.log summary.txt env.txt tests.txt sanitizer.txt bench.txt; do
+for f in gpu_check.log summary.txt env.txt tests.txt compile.txt sanitizer.txt bench.txt; do
   [ -s "$tmp/out/$f" ] && ok || bad "gpu_check.sh --fake: \$OUT/$f is missing or empty"
 done
 case "$sum" in *"tests: "*" passed, 0 failed"*) ok ;; *) bad "gpu_check.sh --fake: the CUDA tests" "$sum" ;; esac
+case "$sum" in *"compile: "*" passed, 0 failed"*) ok ;; *) bad "gpu_check.sh --fake: the compile stage" "$sum" ;; esac
 case "$sum" in *"sanitizer: skipped (fake driver)"*) ok ;; *) bad "gpu_check.sh --fake: the sanitizer stage" "$sum" ;; esac
 grep -q '^FAKE: ' "$tmp/out/bench.txt" && grep -q '^add_gbps ' "$tmp/out/bench.txt" && ok ||
   bad "gpu_check.sh --fake: bench.txt marked FAKE with its figures" "$(cat "$tmp/out/bench.txt")"

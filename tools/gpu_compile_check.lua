@@ -1,0 +1,82 @@
+-- gpu_compile_check.lua — tools/gpu_check.sh's "compile" stage: torch.compile's fused CUDA
+-- kernels (lib/compile/cuda.lua) on the device, against the same functions run eagerly there:
+-- forward in float32 and float64 (contiguous, broadcast, transposed inputs), the backward
+-- kernel's gradients, and the time of a fused chain against its eager ops at 16M elements.
+-- Prints "compile: ..." lines and ends with "N passed, N failed" (the stage reads it).
+--   lutorch tools/gpu_compile_check.lua [elements for the timing, default 16777216]
+local c = torch.cuda
+local passed, failed = 0, 0
+local function check(ok, what)
+  if ok then passed = passed + 1 else failed = failed + 1; print("FAIL " .. what) end
+end
+if not c.is_available() then
+  print("compile: skipped: " .. tostring(c.unavailable_reason()))
+  print("0 passed, 0 failed")
+  return
+end
+local C = require "compile"
+local cg = require "compile.cuda"
+local v, path, inc = c._rtc_nvrtc()
+local major, minor = c.get_device_capability()
+print(("compile: driver %s, device %s, sm_%d%d, NVRTC %s (%s)%s"):format(
+  c._rtc_host_memory() and "fake (host builds run)" or "real", c.get_device_name and c.get_device_name() or "?",
+  major, minor, v or "none", v and path or tostring(path), inc and (", headers " .. inc) or ""))
+
+local function rel(a, b)
+  a, b = a:cpu():double(), b:cpu():double()
+  return (a - b):abs():max():item() / math.max(b:abs():max():item(), 1e-30)
+end
+local TOL = { [torch.float64] = 1e-11, [torch.float32] = 1e-5 }
+
+local fns = {
+  { "silu chain", function(x, y, z) return x * torch.sigmoid(x) * y + z end },
+  { "gelu tanh exp", function(x, y, z) return torch.tanh(torch.gelu(x) - torch.exp(y * 0.5)) * z end },
+  { "max div pow", function(x, y, z) return torch.maximum(x, y) / (z:abs() + 1) + x:abs() ^ 1.5 end },
+}
+for _, dt in ipairs({ torch.float32, torch.float64 }) do
+  for _, p in ipairs(fns) do
+    local name, fn = p[1], p[2]
+    local f = torch.compile(fn)
+    local x = torch.randn(300, 257, { dtype = dt }):cuda()
+    local row = torch.randn(257, { dtype = dt }):cuda()
+    local tr = torch.randn(257, 300, { dtype = dt }):cuda():t()
+    local r = f(x, row, tr)
+    c._kernel_counts(true)
+    r = f(x, row, tr)
+    local k = c._kernel_counts(true)
+    local e = rel(r, fn(x, row, tr))
+    check(e <= TOL[dt], ("%s %s: differs from eager by %g"):format(name, dt.name, e))
+    check(f:graphs()[1].kernels >= 1 and k.cpu == 0, name .. ": fused, no CPU kernel")
+    print(("compile: %-14s %-8s rel. error %.2e, %d launches (device %d, host %d)"):format(
+      name, dt.name, e, k.device + k.host, k.device, k.host))
+    -- the backward kernel
+    local a = x:clone():requires_grad_()
+    local b = row:clone():requires_grad_()
+    f(a, b, tr):sum():backward()
+    local ga, gb = a.grad, b.grad
+    a.grad, b.grad = nil, nil
+    fn(a, b, tr):sum():backward()
+    local ge = math.max(rel(ga, a.grad), rel(gb, b.grad))
+    check(ge <= TOL[dt] * 10, ("%s %s backward: differs from eager by %g"):format(name, dt.name, ge))
+  end
+end
+print(("compile: NVRTC compiles %d, cache hits %d; host builds %d; fallbacks %d"):format(cg.counters.nvrtc_compiled,
+  cg.counters.nvrtc_cache_hits, cg.counters.host_compiled, cg.counters.fallbacks))
+check(cg.counters.fallbacks == 0, "no fallback to eager")
+
+-- time: the silu chain fused against its four eager ops
+local n = tonumber(arg and arg[1]) or 16777216
+local fn = fns[1][2]
+local f = torch.compile(fn)
+local x, y, z = torch.randn(n):cuda(), torch.randn(n):cuda(), torch.randn(n):cuda()
+local function time(g)
+  g(x, y, z); c.synchronize()
+  local t0, reps = torch.time(), 0
+  repeat g(x, y, z); reps = reps + 1 until reps >= 20 and torch.time() - t0 > 0.2
+  c.synchronize()
+  return (torch.time() - t0) / reps * 1e3
+end
+local te, tc = time(fn), time(f)
+print(("compile: silu chain over %d float32: eager %.3f ms, compiled %.3f ms (%.2fx)%s"):format(n, te, tc, te / tc,
+  c._rtc_host_memory() and " (FAKE: host memory, not a GPU)" or ""))
+print(("%d passed, %d failed"):format(passed, failed))
