@@ -565,7 +565,17 @@ local function install()
   end
   for _, k in ipairs(OPERATORS) do
     local f = TMETA[k]
-    if f then saved.mt[k] = f; TMETA[k] = wrap(OP_NAME[k], f) end
+    if f then
+      saved.mt[k] = f
+      if k == "__unm" then
+        -- Lua passes the operand twice to __unm: recorded as neg(x), one argument, so the
+        -- scheduler sees the pointwise neg it is
+        local w = wrap(OP_NAME[k], f)
+        TMETA[k] = function(a) return w(a) end
+      else
+        TMETA[k] = wrap(OP_NAME[k], f)
+      end
+    end
   end
   local index, newindex = TMETA.__index, TMETA.__newindex
   saved.mt.__index, saved.mt.__newindex = index, newindex

@@ -350,5 +350,18 @@ T.test("temporaries stay bounded over many calls", function()
   T.ok(grown < 16e6, ("%d bytes more after 2000 calls"):format(grown))
 end)
 
+T.test("unary minus (Lua's __unm, which passes its operand twice) is a fused neg", function()
+  local f = torch.compile(function(x, y) return -(x * y) + torch.exp(-x) end)
+  local x, y = torch.randn(1000, { dtype = torch.float64 }), torch.randn(1000, { dtype = torch.float64 })
+  T.eq((f(x, y) - (-(x * y) + torch.exp(-x))):abs():max():item(), 0)
+  local g = f:graphs()[1]
+  T.eq(g.kernels, 1)
+  T.eq(#g.ops, 5)
+  local xr, xe = x:clone():requires_grad_(), x:clone():requires_grad_()
+  f(xr, y):sum():backward()
+  ;(-(xe * y) + torch.exp(-xe)):sum():backward()
+  T.near((xr.grad - xe.grad):abs():max():item(), 0, 1e-12)
+end)
+
 S.remove()
 T.done()
