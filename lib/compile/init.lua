@@ -1191,7 +1191,7 @@ function Compiled:graphs()
     local ops, k = {}, 0
     for j, n in ipairs(e.graph.nodes) do ops[j] = n.name end
     for _, s in ipairs(e.steps) do if s.kind ~= "node" then k = k + 1 end end
-    out[#out + 1] = { ops = ops, kernels = k }
+    out[#out + 1] = { ops = ops, kernels = k, steps = #e.steps }
     return out[#out]
   end
   for _, e in ipairs(self.entries) do add(e) end

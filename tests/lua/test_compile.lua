@@ -357,6 +357,7 @@ T.test("unary minus (Lua's __unm, which passes its operand twice) is a fused neg
   local g = f:graphs()[1]
   T.eq(g.kernels, 1)
   T.eq(#g.ops, 5)
+  T.eq(g.steps, 1)   -- all five ops in the one kernel
   local xr, xe = x:clone():requires_grad_(), x:clone():requires_grad_()
   f(xr, y):sum():backward()
   ;(-(xe * y) + torch.exp(-xe)):sum():backward()
