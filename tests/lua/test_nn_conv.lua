@@ -481,4 +481,42 @@ T.test("float32 convs with few channels (vector path) agree with float64 (im2col
   end
 end)
 
+T.test("depthwise weight gradient (one channel a group: dot products of shifted planes) against a window sum", function()
+  local F = require("nn").functional
+  torch.manual_seed(3)
+  -- N, C, H, W, k, stride, padding, dilation
+  for _, c in ipairs({ { 8, 16, 20, 20, 3, 1, 1, 1 }, { 2, 8, 17, 13, 3, 2, 1, 1 }, { 3, 4, 15, 16, 5, 1, 2, 2 },
+                       { 2, 6, 9, 9, 3, 3, 0, 1 }, { 1, 3, 12, 7, 2, 1, 0, 1 }, { 2, 4, 11, 11, 3, 2, 2, 2 } }) do
+    local N, C, H, W, k, st, p, dil = table.unpack(c)
+    for _, dt in ipairs({ torch.float64, torch.float32 }) do
+      local x = torch.randn(N, C, H, W, { dtype = dt })
+      local y = torch.conv2d(x, torch.randn(C, 1, k, k, { dtype = dt }), nil,
+        { stride = st, padding = p, dilation = dil, groups = C })
+      local OH, OW = y:size(3), y:size(4)
+      local gy = torch.randn(y:size(), { dtype = dt })
+      local gw = torch.conv2d_backward_weight(gy, x, { C, 1, k, k }, { st, st }, { p, p }, { dil, dil }, C)
+      local xp = F.pad(x:double(), { p, p, p, p })
+      local ref = torch.zeros(C, 1, k, k, { dtype = torch.float64 })
+      for i = 0, k - 1 do
+        for j = 0, k - 1 do
+          local win = xp:narrow(3, i * dil + 1, (OH - 1) * st + 1):narrow(4, j * dil + 1, (OW - 1) * st + 1)
+          if st > 1 then win = win:unfold(3, 1, st):unfold(4, 1, st):squeeze(6):squeeze(5) end
+          ref:select(3, i + 1):select(3, j + 1):copy_((win * gy:double()):sum({ 1, 3, 4 }):reshape(C, 1))
+        end
+      end
+      local rel = (gw:double() - ref):abs():max():item() / ref:abs():max():item()
+      T.ok(rel < (dt == torch.float64 and 1e-13 or 1e-6), table.concat(c, ",") .. " " .. tostring(dt) .. ": " .. rel)
+    end
+  end
+  -- the same on one thread and two
+  local x, g = torch.randn(4, 32, 14, 14), torch.randn(4, 32, 14, 14)
+  local n = torch.get_num_threads()
+  torch.set_num_threads(1)
+  local a = torch.conv2d_backward_weight(g, x, { 32, 1, 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 32)
+  torch.set_num_threads(2)
+  local b = torch.conv2d_backward_weight(g, x, { 32, 1, 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 32)
+  torch.set_num_threads(n)
+  T.eq((a - b):abs():max():item(), 0)
+end)
+
 T.done()
