@@ -353,7 +353,8 @@ end)
 T.test("unary minus (Lua's __unm, which passes its operand twice) is a fused neg", function()
   local f = torch.compile(function(x, y) return -(x * y) + torch.exp(-x) end)
   local x, y = torch.randn(1000, { dtype = torch.float64 }), torch.randn(1000, { dtype = torch.float64 })
-  T.eq((f(x, y) - (-(x * y) + torch.exp(-x))):abs():max():item(), 0)
+  -- within 1e-12: exp is libmvec's in the kernel, the build's own in eager
+  T.near((f(x, y) - (-(x * y) + torch.exp(-x))):abs():max():item(), 0, 1e-12)
   local g = f:graphs()[1]
   T.eq(g.kernels, 1)
   T.eq(#g.ops, 5)
