@@ -519,4 +519,32 @@ T.test("depthwise weight gradient (one channel a group: dot products of shifted 
   T.eq((a - b):abs():max():item(), 0)
 end)
 
+T.test("depthwise input gradient (the forward loop over the flipped kernel) against a sum of shifted products", function()
+  local F = require("nn").functional
+  torch.manual_seed(5)
+  -- N, C, H, W, k, padding, dilation (stride 1; the last has padding past the kernel's reach)
+  for _, c in ipairs({ { 8, 16, 20, 20, 3, 1, 1 }, { 2, 8, 17, 13, 3, 1, 1 }, { 3, 4, 15, 16, 5, 2, 2 },
+                       { 2, 6, 9, 9, 3, 0, 1 }, { 1, 3, 12, 9, 2, 0, 1 }, { 2, 4, 11, 12, 3, 3, 1 } }) do
+    local N, C, H, W, k, p, dil = table.unpack(c)
+    local x = torch.randn(N, C, H, W, { dtype = torch.float64, requires_grad = true })
+    local w = torch.randn(C, 1, k, k, { dtype = torch.float64 })
+    local xp = F.pad(x, { p, p, p, p })
+    local OH, OW = H + 2 * p - dil * (k - 1), W + 2 * p - dil * (k - 1)
+    local y = torch.zeros(N, C, OH, OW, { dtype = torch.float64 })
+    for i = 0, k - 1 do
+      for j = 0, k - 1 do
+        local wij = w:select(2, 1):select(2, i + 1):select(2, j + 1):reshape(1, C, 1, 1)
+        y = y + xp:narrow(3, i * dil + 1, OH):narrow(4, j * dil + 1, OW) * wij
+      end
+    end
+    local gy = torch.randn(y:size(), { dtype = torch.float64 })
+    local ref = torch.autograd.grad({ y }, { x }, { gy })[1]
+    for _, dt in ipairs({ torch.float64, torch.float32 }) do
+      local gx = torch.conv2d_backward_input(gy:to(dt), w:to(dt), { N, C, H, W }, { 1, 1 }, { p, p }, { dil, dil }, C)
+      local rel = (gx:double() - ref):abs():max():item() / ref:abs():max():item()
+      T.ok(rel < (dt == torch.float64 and 1e-13 or 1e-6), table.concat(c, ",") .. " " .. tostring(dt) .. ": " .. rel)
+    end
+  end
+end)
+
 T.done()
