@@ -225,22 +225,6 @@ end
 
 -- ---- building: NVRTC, the host compiler, the disk cache ----
 
-local function read_all(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
-
-local function write_all(path, s)
-  local f, err = io.open(path, "wb")
-  if not f then return nil, err end
-  f:write(s)
-  f:close()
-  return true
-end
-
 local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
 
 local headers_text     -- the embedded headers, concatenated (part of every key)
@@ -279,8 +263,8 @@ end
 
 -- a cached file's bytes, when its checksum matches
 local function cached(C, path)
-  local bytes = read_all(path)
-  if bytes and read_all(path .. ".sum") == C.hash(bytes) then return bytes end
+  local bytes = C.read_all(path)
+  if bytes and C.read_all(path .. ".sum") == C.hash(bytes) then return bytes end
   if bytes then C.log("cache entry %s is corrupt (its checksum does not match): rebuilding it", path) end
   return nil
 end
@@ -288,8 +272,8 @@ end
 local function store(C, dir, path, bytes)
   C.mkdir_p(dir)
   local tmp = ("%s.%d.%d"):format(path, os.time(), math.random(1, 1e9))
-  if write_all(tmp, bytes) then
-    write_all(path .. ".sum", C.hash(bytes))
+  if C.write_all(tmp, bytes) then
+    C.write_all(path .. ".sum", C.hash(bytes))
     os.rename(tmp, path)
   end
 end
@@ -347,20 +331,20 @@ function M.host_library(src, C)
   local inc = ("%s/rtc-include-%s"):format(dir, hkey)
   for name, text in pairs(M.header_files) do
     local path = inc .. "/" .. name
-    if read_all(path) ~= text then
+    if C.read_all(path) ~= text then
       C.mkdir_p(path:match("^(.*)/[^/]*$"))
-      write_all(path, text)
+      C.write_all(path, text)
     end
   end
   C.mkdir_p(dir)
   local tmp = ("%s/%s.%d.%d"):format(dir, key, os.time(), math.random(1, 1e9))
-  local ok, err = write_all(tmp .. ".cu", src)
+  local ok, err = C.write_all(tmp .. ".cu", src)
   if not ok then return nil, "cannot write " .. tmp .. ".cu: " .. tostring(err) end
   local cmd = ("%s %s -I%s -o %s %s -lm 2>%s"):format(M.config.cxx, HOST_FLAGS, q(inc), q(tmp .. ".so"),
     q(tmp .. ".cu"), q(tmp .. ".err"))
   local t0 = torch.time()
   local rc = os.execute(cmd)
-  local msg = read_all(tmp .. ".err") or ""
+  local msg = C.read_all(tmp .. ".err") or ""
   os.remove(tmp .. ".cu"); os.remove(tmp .. ".err")
   if not rc then
     os.remove(tmp .. ".so")
@@ -368,8 +352,8 @@ function M.host_library(src, C)
   end
   M.counters.host_compiled = M.counters.host_compiled + 1
   C.log("host build of %s in %.2f s", key, torch.time() - t0)
-  local b = read_all(tmp .. ".so")
-  write_all(so .. ".sum", C.hash(b or ""))
+  local b = C.read_all(tmp .. ".so")
+  C.write_all(so .. ".sum", C.hash(b or ""))
   os.rename(tmp .. ".so", so)
   return so
 end

@@ -725,6 +725,23 @@ local function append_indented(lines, body)
   for _, l in ipairs(body) do lines[#lines + 1] = "  " .. l end
 end
 
+-- the row xr's mean and 1/std into tm, trs (of type T): in double, in 8 independent lanes
+-- (vectorizable without reassociation), two passes as the eager kernel does
+local function emit_row_stats(lines, T, eps)
+  lines[#lines + 1] = [[
+    double s8[8] = {0}, q8[8] = {0}, s = 0, q = 0;
+    int64_t j = 0;
+    for (; j + 8 <= D; j += 8) for (int l = 0; l < 8; l++) s8[l] += (double)xr[j + l];
+    for (; j < D; j++) s += (double)xr[j];
+    for (int l = 0; l < 8; l++) s += s8[l];
+    const double mean = s / (double)D;
+    for (j = 0; j + 8 <= D; j += 8) for (int l = 0; l < 8; l++) { double d = (double)xr[j + l] - mean; q8[l] += d * d; }
+    for (; j < D; j++) { double d = (double)xr[j] - mean; q += d * d; }
+    for (int l = 0; l < 8; l++) q += q8[l];]]
+  lines[#lines + 1] = ("    const %s tm = (%s)mean, trs = (%s)(1.0 / sqrt(q / (double)D + %s));"):format(
+    T, T, T, num_literal(eps, "double"))
+end
+
 --- row_source(rowgroup, value_meta, name): C source of a layer_norm fused with the pointwise
 --- group it feeds, over rows: the tensors it takes (the norm's input, weight and bias, the
 --- group's other inputs, the group's outputs, then the norm's result where it is kept) and
@@ -746,23 +763,10 @@ function M.row_source(rg, vm, name)
     ptr(("  %s *restrict out%d = (%s *)p[%%d];"):format(T, k, T), v, n)
   end
   if rg.keep_norm then ptr("  " .. T .. " *restrict nout = (" .. T .. " *)p[%d];", rn.out, n) end
-  -- the row's mean and variance in double, in 8 independent lanes (vectorizable without
-  -- reassociation), two passes as the eager kernel does
   lines[#lines + 1] = ("  const int64_t D = %d;"):format(D)
   lines[#lines + 1] = "  for (int64_t r = begin; r < end; r++) {"
   lines[#lines + 1] = "    const " .. T .. " *restrict xr = nx + r * D;"
-  lines[#lines + 1] = [[
-    double s8[8] = {0}, q8[8] = {0}, s = 0, q = 0;
-    int64_t j = 0;
-    for (; j + 8 <= D; j += 8) for (int l = 0; l < 8; l++) s8[l] += (double)xr[j + l];
-    for (; j < D; j++) s += (double)xr[j];
-    for (int l = 0; l < 8; l++) s += s8[l];
-    const double mean = s / (double)D;
-    for (j = 0; j + 8 <= D; j += 8) for (int l = 0; l < 8; l++) { double d = (double)xr[j + l] - mean; q8[l] += d * d; }
-    for (; j < D; j++) { double d = (double)xr[j] - mean; q += d * d; }
-    for (int l = 0; l < 8; l++) q += q8[l];]]
-  lines[#lines + 1] = ("    const %s tm = (%s)mean, trs = (%s)(1.0 / sqrt(q / (double)D + %s));"):format(
-    T, T, T, num_literal(rn.eps, "double"))
+  emit_row_stats(lines, T, rn.eps)
   lines[#lines + 1] = "    for (int64_t c = 0; c < D; c++) {"
   lines[#lines + 1] = "      const int64_t i = r * D + c;"
   local e = "(xr[c] - tm) * trs"
@@ -1106,18 +1110,7 @@ function M.norm_backward_source(rg, vm, name, need)
   lines[#lines + 1] = "    const int64_t rend = (blk + 1) * RB < R ? (blk + 1) * RB : R;"
   lines[#lines + 1] = "    for (int64_t r = blk * RB; r < rend; r++) {"
   lines[#lines + 1] = "    const " .. T .. " *restrict xr = nx + r * D;"
-  lines[#lines + 1] = [[
-    double s8[8] = {0}, q8[8] = {0}, s = 0, q = 0;
-    int64_t j = 0;
-    for (; j + 8 <= D; j += 8) for (int l = 0; l < 8; l++) s8[l] += (double)xr[j + l];
-    for (; j < D; j++) s += (double)xr[j];
-    for (int l = 0; l < 8; l++) s += s8[l];
-    const double mean = s / (double)D;
-    for (j = 0; j + 8 <= D; j += 8) for (int l = 0; l < 8; l++) { double d = (double)xr[j + l] - mean; q8[l] += d * d; }
-    for (; j < D; j++) { double d = (double)xr[j] - mean; q += d * d; }
-    for (int l = 0; l < 8; l++) q += q8[l];]]
-  lines[#lines + 1] = ("    const %s tm = (%s)mean, trs = (%s)(1.0 / sqrt(q / (double)D + %s));"):format(
-    T, T, T, num_literal(rn.eps, "double"))
+  emit_row_stats(lines, T, rn.eps)
   -- the elements' work, in a loop with no dependence between iterations (ivdep: the
   -- pointers are distinct tensors, so the compiler need not version the loop for aliasing)
   lines[#lines + 1] = "    #pragma GCC ivdep"

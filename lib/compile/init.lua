@@ -119,6 +119,7 @@ local function write_all(path, s)
   f:close()
   return true
 end
+M.read_all, M.write_all = read_all, write_all   -- for compile/cuda.lua's cache
 
 local loaded = {}   -- key -> kernel (this process)
 
@@ -221,6 +222,28 @@ local function forward_kernel(step, ins)
   return outs
 end
 
+-- the step's grad_aliases (by group input), the outputs except `computed` (the softmax's
+-- or the sum's input, whose gradient the kernel computes) having a gradient tensor
+local function step_aliases(s, computed)
+  if not s.aliases then
+    local seeded = {}
+    for _, v in ipairs(s.group.outputs) do if v ~= computed then seeded[v] = true end end
+    s.aliases = fuse.grad_aliases(s.group, seeded)
+  end
+  return s.aliases
+end
+
+-- which of the first n inputs a backward kernel computes the gradient of (asked for, and not
+-- an output's incoming gradient passed on), and the key naming that set
+local function kernel_needs(ctx, n, aliases)
+  local need, key = {}, {}
+  for k = 1, n do
+    need[k] = (ctx.needs_input_grad[k] and not aliases[k]) and true or false
+    key[k] = need[k] and "1" or "0"
+  end
+  return need, table.concat(key)
+end
+
 -- a gradient at the group's shape summed down to an input's (broadcast) shape
 local function reduce_to(grad, shape)
   local n, m = #grad.shape, #shape
@@ -272,17 +295,7 @@ local function group_function(step, vm)
       local ins = ctx.saved_tensors
       -- an input whose gradient is an output's incoming one (a residual): that tensor, not
       -- a copy written by the kernel
-      if not step.aliases then
-        local seeded = {}
-        for _, v in ipairs(g.outputs) do seeded[v] = true end
-        step.aliases = fuse.grad_aliases(g, seeded)
-      end
-      local need, key = {}, {}
-      for k = 1, #g.inputs do
-        need[k] = (ctx.needs_input_grad[k] and not step.aliases[k]) and true or false
-        key[k] = need[k] and "1" or "0"
-      end
-      key = table.concat(key)
+      local need, key = kernel_needs(ctx, #g.inputs, step_aliases(step))
       local bk = backward_kernels[key]
       if not bk and step.device then
         local err
@@ -499,28 +512,14 @@ local function contiguous_grad(go, g)
   return go:is_contiguous() and go or go:contiguous()
 end
 
--- the step's grad_aliases (by group input), the outputs except `computed` (the softmax's
--- or the sum's input, whose gradient the kernel computes) having a gradient tensor
-local function step_aliases(s, computed)
-  if not s.aliases then
-    local seeded = {}
-    for _, v in ipairs(s.group.outputs) do if v ~= computed then seeded[v] = true end end
-    s.aliases = fuse.grad_aliases(s.group, seeded)
-  end
-  return s.aliases
-end
 
 -- backward of a softmax row step: grads of its inputs (s.order's first s.nin = g.inputs)
 local function softmax_rows_backward(s, vm, ctx, gouts)
   local g, sm = s.group, s.softmax
   local saved = ctx.saved_tensors
   local aliases = step_aliases(s, sm.x)
-  local need, key = {}, {}
-  for k = 1, s.nin do
-    need[k] = (ctx.needs_input_grad[k] and not aliases[k]) and true or false
-    key[k] = need[k] and "1" or "0"
-  end
-  local bk = row_backward_kernel(s, table.concat(key), function()
+  local need, key = kernel_needs(ctx, s.nin, aliases)
+  local bk = row_backward_kernel(s, key, function()
     return fuse.softmax_backward_source(s, vm, "lt_kernel", need)
   end)
   local ts, gout_of = {}, {}
@@ -535,7 +534,7 @@ local function softmax_rows_backward(s, vm, ctx, gouts)
   for k = 1, s.nin do
     if need[k] then grads[k] = torch.empty(g.shape, { dtype = g.dtype }); ts[#ts + 1] = grads[k] end
   end
-  if table.concat(key):find("1") then
+  if key:find("1") then
     torch._compiled_run(bk.kernel, s.rows, math.max(1, M.config.grain // s.D), ts, bk.extents)
   end
   for k = 1, s.nin do
@@ -565,7 +564,8 @@ local function norm_rows_backward(s, vm, ctx, gouts)
     need[slot[i]] = n
     key[i] = n and "1" or "0"
   end
-  local bk = row_backward_kernel(s, table.concat(key), function()
+  key = table.concat(key)
+  local bk = row_backward_kernel(s, key, function()
     return fuse.norm_backward_source(s, vm, "lt_kernel", need)
   end)
   local ts, gout_of = {}, {}
@@ -584,7 +584,7 @@ local function norm_rows_backward(s, vm, ctx, gouts)
   local pw, pb
   if need.w then pw = torch.empty({ bk.blocks, rn.D }, { dtype = g.dtype }); ts[#ts + 1] = pw end
   if need.b then pb = torch.empty({ bk.blocks, rn.D }, { dtype = g.dtype }); ts[#ts + 1] = pb end
-  if table.concat(key):find("1") then
+  if key:find("1") then
     torch._compiled_run(bk.kernel, bk.blocks, math.max(1, M.config.grain // (rn.D * fuse.NORM_BLOCK)), ts, bk.extents)
   end
   for i = 1, s.nin do
@@ -704,12 +704,8 @@ local function reduce_function(s, vm)
       local gouts = { ... }
       local saved = ctx.saved_tensors
       local aliases = step_aliases(s, red.x)
-      local need, key = {}, {}
-      for k = 1, s.nin do
-        need[k] = (ctx.needs_input_grad[k] and not aliases[k]) and true or false
-        key[k] = need[k] and "1" or "0"
-      end
-      local bk = row_backward_kernel(s, table.concat(key), function()
+      local need, key = kernel_needs(ctx, s.nin, aliases)
+      local bk = row_backward_kernel(s, key, function()
         local src, order, extents, size, per = fuse.reduce_backward_source(s, vm, "lt_kernel", need)
         return src, order, extents, { size = size, per = per }
       end)
@@ -730,7 +726,7 @@ local function reduce_function(s, vm)
       for k = 1, s.nin do
         if need[k] then grads[k] = torch.empty(g.shape, { dtype = g.dtype }); ts[#ts + 1] = grads[k] end
       end
-      if table.concat(key):find("1") then
+      if key:find("1") then
         torch._compiled_run(bk.kernel, bk.blocks.size, math.max(1, M.config.grain // bk.blocks.per), ts, bk.extents)
       end
       for k = 1, s.nin do

@@ -371,6 +371,17 @@ local function each_tensor(x, f, seen)
   end
 end
 
+-- x with each tensor in it (in plain tables, nested) replaced by f(tensor)
+local function map_tensors(x, f)
+  if torch.is_tensor(x) then return f(x) end
+  if type(x) == "table" and getmetatable(x) == nil then
+    local t = {}
+    for k, y in pairs(x) do t[k] = map_tensors(y, f) end
+    return t
+  end
+  return x
+end
+
 -- close the open segment: run it (through the hooks) and bind its kept values' real tensors
 -- to their meta tensors. forced: meta tensors that must become real (the break's arguments,
 -- the function's results); what, where: the break, or nil at the end of the function.
@@ -441,19 +452,12 @@ local function do_break(what, fn, ...)
   local metas = {}
   for i = 1, n do each_tensor(raw[i], function(t) if state.values[t] then metas[#metas + 1] = t end end) end
   close_segment(metas, what, where)
-  local function to_real(x)
-    if torch.is_tensor(x) then
-      if state.values[x] then return state.real[x] end
-      return x
-    elseif type(x) == "table" and getmetatable(x) == nil then
-      local t = {}
-      for k, y in pairs(x) do t[k] = to_real(y) end
-      return t
-    end
-    return x
+  local function to_real(t)
+    if state.values[t] then return state.real[t] end
+    return t
   end
   local rargs = {}
-  for i = 1, n do rargs[i] = to_real(raw[i]) end
+  for i = 1, n do rargs[i] = map_tensors(raw[i], to_real) end
   -- an op run here that changes tensors or draws random numbers: the call cannot be rerun
   if what:sub(-1) == "_" or what == "index_put" or random_op(what) then state.impure = true end
   depth = depth + 1
@@ -462,21 +466,14 @@ local function do_break(what, fn, ...)
   state.ran = true
   if not res[1] then error(res[2], 0) end
   local function to_meta(x)
-    if torch.is_tensor(x) then
-      for i = 1, n do if rawequal(x, rargs[i]) and torch.is_tensor(raw[i]) then return raw[i] end end
-      if x.device.type == "meta" then return x end
-      local m = meta_like(x)
-      local v = new_value(m, meta_of(x), x)
-      state.open_first = math.max(state.open_first, v + 1)
-      return m
-    elseif type(x) == "table" and getmetatable(x) == nil then
-      local t = {}
-      for k, y in pairs(x) do t[k] = to_meta(y) end
-      return t
-    end
-    return x
+    for i = 1, n do if rawequal(x, rargs[i]) and torch.is_tensor(raw[i]) then return raw[i] end end
+    if x.device.type == "meta" then return x end
+    local m = meta_like(x)
+    local v = new_value(m, meta_of(x), x)
+    state.open_first = math.max(state.open_first, v + 1)
+    return m
   end
-  for i = 2, res.n do res[i] = to_meta(res[i]) end
+  for i = 2, res.n do res[i] = map_tensors(res[i], to_meta) end
   return table.unpack(res, 2, res.n)
 end
 
