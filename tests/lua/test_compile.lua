@@ -93,6 +93,17 @@ T.test("NaN and infinities pass through the fused kernel as through eager", func
   end
 end)
 
+T.test("float32 exp near underflow: subnormal results as eager's, zero below, a masked row's -inf", function()
+  local xs = { -math.huge, -200, -104, -103.98, -103.96, -100, -90, -87.5, -87, -20, 0, 1, 88 }
+  local x = torch.tensor(xs)
+  local r, e = torch.compile(function(x) return torch.exp(x * 1) end)(x):tolist(), torch.exp(x):tolist()
+  for i = 1, #xs do
+    T.ok(math.abs(r[i] - e[i]) <= 2e-7 * math.abs(e[i]), ("exp(%g): %g vs %g"):format(xs[i], r[i], e[i]))
+    T.ok((r[i] == 0) == (e[i] == 0), ("exp(%g) is zero on one side only"):format(xs[i]))
+  end
+  T.ok(r[6] > 0 and r[6] < 1.2e-38)          -- exp(-100) is subnormal, not flushed
+end)
+
 T.test("broadcasting and non-contiguous inputs", function()
   local fn = function(x, row, col, s) return (x + row) * col - s end
   local f = torch.compile(fn)
