@@ -868,6 +868,7 @@ end
 
 -- a row kernel's frame numbers for sz (nil: literals): D (the last size), R (the rows), N
 -- (the elements), each its parameter where the sizes it comes from may change
+-- (fields made when read: a parameter is taken only where the kernel uses it)
 local function frame_sizes(sz, g)
   local nd, D = #g.shape, #g.shape > 0 and g.shape[#g.shape] or 1
   local n = numel(g.shape)
@@ -876,8 +877,12 @@ local function frame_sizes(sz, g)
   end
   local ov = g.nodes[#g.nodes].out
   local dynD = nd > 0 and sz.dyn(ov, "shape", nd)
-  return { D = sz:num("n" .. nd, D, dynD), R = sz:num("R", n // D, sz:any(ov, 1, nd - 1)),
-           N = sz:num("N", n, sz:any(ov, 1, nd)), dynD = dynD }
+  local make = {
+    D = function() return sz:num("n" .. nd, D, dynD) end,
+    R = function() return sz:num("R", n // D, sz:any(ov, 1, nd - 1)) end,
+    N = function() return sz:num("N", n, sz:any(ov, 1, nd)) end,
+  }
+  return setmetatable({ dynD = dynD }, { __index = function(t, k) local v = make[k](); rawset(t, k, v); return v end })
 end
 
 -- body lines (emitted at 4 spaces) moved into a row kernel's inner loop (6 spaces)
@@ -1335,6 +1340,7 @@ function M.norm_backward_source(rg, vm, name, need, sz)
   lines[#lines + 1] = "    }"
   lines[#lines + 1] = "  }"
   lines[#lines + 1] = "}"
+  if sz then sz:finish(lines, #order, extents) end
   return table.concat(lines, "\n") .. "\n", order, extents, nblocks
 end
 
