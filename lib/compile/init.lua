@@ -861,14 +861,16 @@ local function global_state()
            autocast = torch.is_autocast_enabled and torch.is_autocast_enabled() or false }
 end
 
--- nil when the entry's guards pass for args, else the reason
-local function check_guards(entry, args)
+-- nil when the entry's guards pass for args, else the reason; tensors_checked: the tensor
+-- arguments' geometry, dtype, device and requires_grad are known to match (a dynamic entry
+-- found by them)
+local function check_guards(entry, args, tensors_checked)
   if args.n ~= entry.nargs then return ("%d arguments, traced with %d"):format(args.n, entry.nargs) end
   for i = 1, args.n do
     local a, g = args[i], entry.arg_guards[i]
     if g.tensor then
       if not torch.is_tensor(a) then return ("argument %d is not a tensor"):format(i) end
-      if not tensor_guard(a, g.tensor) then return ("argument %d is %s, traced as %s"):format(i, describe(a), g.desc) end
+      if not tensors_checked and not tensor_guard(a, g.tensor) then return ("argument %d is %s, traced as %s"):format(i, describe(a), g.desc) end
     elseif type(a) == "table" or type(a) == "userdata" then
       if not rawequal(a, g.value) then return ("argument %d is another %s"):format(i, type(a)) end
     elseif a ~= g.value then
@@ -1194,9 +1196,15 @@ end
 -- config.dynamic_cache_limit entries, the least recently used dropped (no cache_size_limit,
 -- no eager fallback for sizes).
 
+local name_of = setmetatable({}, { __mode = "k" })    -- dtypes and devices as text, memoized
+local function name(x)
+  local s = name_of[x]
+  if not s then s = tostring(x); name_of[x] = s end
+  return s
+end
+
 local function tensor_kind(dtype, device, rank, requires_grad, contiguous)
-  return ("%s %s %d%s%s"):format(tostring(dtype), tostring(device), rank, requires_grad and " grad" or "",
-    contiguous and "" or " strided")
+  return name(dtype) .. " " .. name(device) .. " " .. rank .. (requires_grad and " grad" or "") .. (contiguous and "" or " strided")
 end
 
 local function state_kind(gs)
@@ -1209,9 +1217,10 @@ local function dynamic_keys(args)
   for i = 1, args.n do
     local a = args[i]
     if torch.is_tensor(a) then
-      local shape, stride = a.shape, a:stride()
-      kp[i] = tensor_kind(a.dtype, a.device, #shape, a.requires_grad, a:is_contiguous())
-      sp[i] = table.concat(shape, ",") .. ";" .. table.concat(stride, ",")
+      local shape, contiguous = a.shape, a:is_contiguous()
+      kp[i] = tensor_kind(a.dtype, a.device, #shape, a.requires_grad, contiguous)
+      -- (a contiguous tensor's strides follow from its sizes)
+      sp[i] = contiguous and table.concat(shape, ",") or (table.concat(shape, ",") .. ";" .. table.concat(a:stride(), ","))
     else
       kp[i], sp[i] = type(a) .. ":" .. tostring(a), ""
     end
@@ -1286,12 +1295,24 @@ function size_marks(kind, graph)
 end
 
 -- a call that dynamic shapes take: true and its results packed; false where the call is the
--- specialized path's (dynamic = false, or a first kind of arguments under automatic dynamic)
-local function call_dynamic(self, args, key)
+-- specialized path's (dynamic = false, a first kind of arguments under automatic dynamic, or
+-- arguments whose capture broke or failed: segmented mode, eager)
+local function call_dynamic(self, args)
   local mode = self.opts.dynamic
-  if mode == false then return false end
+  if mode == false or (mode == nil and #self.entries == 0) then return false end
   local kk, sk = dynamic_keys(args)
   local kind = self.kinds[kk]
+  if kind then
+    local e = kind.entries[sk]
+    if e and not check_guards(e, args, true) then
+      kind.clock = kind.clock + 1
+      e.used = kind.clock
+      counters.dynamic_hits = counters.dynamic_hits + 1
+      return true, table.pack(run_graph(e, args))
+    end
+  end
+  local key = args_key(args)
+  if self.segmented[key] or self.eager_for[key] then return false end
   if not kind then
     if mode == true then
       kind = { all = true }
@@ -1322,13 +1343,7 @@ local function call_dynamic(self, args, key)
     self.kinds[kk] = kind
   end
   kind.clock = kind.clock + 1
-  local e = kind.entries[sk]
-  if e then
-    if not check_guards(e, args) then
-      e.used = kind.clock
-      counters.dynamic_hits = counters.dynamic_hits + 1
-      return true, table.pack(run_graph(e, args))
-    end
+  if kind.entries[sk] then
     -- its sizes, but another tensor read from outside or other module parameters
     kind.entries[sk], kind.count = nil, kind.count - 1
   end
@@ -1374,11 +1389,11 @@ function Compiled:__call(...)
     if not why then return run_graph(e, args) end
     reasons[#reasons + 1] = why
   end
+  local dyn, res = call_dynamic(self, args)
+  if dyn then return table.unpack(res, 1, res.n) end
   local key = args_key(args)
   if self.segmented[key] then return run_segmented(self, args) end
   if self.eager_for[key] then return self.fn(...) end
-  local dyn, res = call_dynamic(self, args, key)
-  if dyn then return table.unpack(res, 1, res.n) end
   if #self.entries >= M.config.cache_size_limit then
     log("cache_size_limit (%d) reached: running eagerly (%s)", M.config.cache_size_limit, reasons[#reasons] or "")
     return self.fn(...)

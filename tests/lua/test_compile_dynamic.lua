@@ -334,6 +334,24 @@ T.test("a dynamic kernel comes from the disk cache in a new process (after reset
   T.eq(C.counters.cache_hits, 1)
 end)
 
+T.test("a function with a graph break, dynamic or not, gives eager's values at every size", function()
+  local fn = function(x)
+    local y = torch.sigmoid(x * 2) + 1
+    if y:sum():item() > 1.5 * y:numel() then return y * 3 - 1 end
+    return y / 2 + x
+  end
+  for _, mode in ipairs({ true, false, "default" }) do
+    torch.compiler.reset()
+    local f = torch.compile(fn, { dynamic = mode ~= "default" and mode or nil })
+    for _, B in ipairs({ 3, 8, 5, 12, 3 }) do
+      for _, sgn in ipairs({ 1, -1 }) do
+        local x = torch.rand(B, 6, { dtype = torch.float64 }) * sgn
+        T.ok(rel_err(f(x), fn(x)) < 1e-12, ("%s B=%d"):format(tostring(mode), B))
+      end
+    end
+  end
+end)
+
 T.test("bad values of the dynamic option are errors naming torch.compile and dynamic", function()
   for _, v in ipairs({ "yes", 1, 0, {} }) do
     T.raises(function() torch.compile(function(x) return x end, { dynamic = v }) end, "torch.compile: 'dynamic' must be")
