@@ -12,7 +12,11 @@
 -- pointwise ops into C kernels, compiled by the machine's C compiler into shared objects
 -- cached on disk (keyed by the source, the compiler and its flags) and loaded with dlopen;
 -- the other ops are called as they were. Later calls whose arguments pass the guards run the
--- compiled form; others trace again (up to cache_size_limit versions, then eager).
+-- compiled form; others trace again (up to cache_size_limit versions, then eager). With
+-- dynamic shapes (the `dynamic` option; by default after a call whose sizes alone changed)
+-- the kernels take their sizes as parameters, so a new size costs a trace but no C compile,
+-- and the entries of each kind of arguments are kept per sizes in a bounded LRU table (see
+-- "dynamic shapes" below).
 --
 -- Where the function needs a tensor's values (item(), printing, an op whose result is read
 -- from the data) the trace breaks (fullgraph = true makes that an error naming the line);
