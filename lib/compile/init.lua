@@ -49,7 +49,8 @@ M.log = log
 M.debug_on = debug_on
 
 local counters = { traces = 0, graph_breaks = 0, kernels_compiled = 0, kernels_loaded = 0, cache_hits = 0, recompiles = 0,
-                   segments = 0, segment_hits = 0, segment_recompiles = 0, liveness_misses = 0, segmented_calls = 0 }
+                   segments = 0, segment_hits = 0, segment_recompiles = 0, liveness_misses = 0, segmented_calls = 0,
+                   escapes = 0 }
 M.counters = counters
 
 -- ---- the disk cache of compiled kernels ----
@@ -797,7 +798,10 @@ local function run_graph(entry, args)
   local vals = {}
   for _, inp in ipairs(graph.inputs) do
     if inp.kind == "arg" then vals[inp.value] = args[inp.index]
-    else vals[inp.value] = graph.lifted[inp.index].tensor end
+    else
+      local l = graph.lifted[inp.index]
+      if l.grad_of then vals[inp.value] = l.grad_of.grad else vals[inp.value] = l.tensor end
+    end
   end
   run_steps(entry.steps, vals, graph.value_meta)
   local res = {}
@@ -843,7 +847,12 @@ local function check_guards(entry, args)
     end
   end
   for _, l in ipairs(entry.graph.lifted or {}) do
-    if not tensor_guard(l.tensor, l.meta) then return "a tensor read from outside changed shape, dtype or requires_grad" end
+    local t = l.tensor
+    if l.grad_of then
+      t = l.grad_of.grad
+      if t == nil then return "a .grad the function read is nil now" end
+    end
+    if not tensor_guard(t, l.meta) then return "a tensor read from outside changed shape, dtype or requires_grad" end
   end
   local gs = global_state()
   if gs.grad ~= entry.state.grad then return "grad mode changed" end
@@ -949,12 +958,12 @@ local function run_segment(self, seg)
       keep, how = {}, seg.unsafe and "all (in-place or random ops)" or "all"
       for _, p in ipairs(seg.produced) do keep[#keep + 1] = p.l end
     else
-      keep, how = {}, seg.what and "live" or "the results"
+      keep, how = {}, seg.what and "live" or "the results and what escapes"
       local have = {}
       for _, l in ipairs(seg.forced) do if not have[l] then have[l] = true; keep[#keep + 1] = l end end
-      if seg.what then          -- at a break: what the Lua code still holds (at the end: the results)
-        for _, l in ipairs(seg.live()) do if not have[l] then have[l] = true; keep[#keep + 1] = l end end
-      end
+      -- what the Lua code still holds: at a break, what it goes on with; at the end, what it
+      -- stored away (escaped tensors, handed their real values after the run)
+      for _, l in ipairs(seg.live()) do if not have[l] then have[l] = true; keep[#keep + 1] = l end end
     end
     local varying, graph, nvary = nil, seg.graph, 0
     if form then
@@ -1057,6 +1066,12 @@ end
 local function hooks_for(self, always)
   return {
     always = always,
+    fullgraph = self.opts.fullgraph,      -- a break ends the capture (an error) rather than resuming it
+    on_escape = function(n)
+      counters.escapes = counters.escapes + 1
+      log("the function leaves %d tensor(s) it computed where Lua code can reach them (a table, an optimizer's "
+        .. "state, self.output): these arguments run in segmented mode, the function traced at each call", n)
+    end,
     no_where = always and not debug_on(),    -- the nodes' source lines are for the debug log
     run_segment = function(seg) return run_segment(self, seg) end,
     recover = recover,
@@ -1109,7 +1124,7 @@ end
 
 local function new_entry(self, args)
   counters.traces = counters.traces + 1
-  local graph, msg, where, info = trace.trace(self.fn, args, (not self.opts.fullgraph) and hooks_for(self) or nil)
+  local graph, msg, where, info = trace.trace(self.fn, args, hooks_for(self))
   if graph and graph.results then return nil, graph.results end   -- it broke, and resumed
   if not graph then
     if info and info.ran and (info.impure or info.run_failed) then error(msg, 0) end
