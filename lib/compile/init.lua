@@ -858,6 +858,11 @@ local function check_guards(entry, args)
   if gs.grad ~= entry.state.grad then return "grad mode changed" end
   if gs.default_dtype ~= entry.state.default_dtype then return "the default dtype changed" end
   if gs.autocast ~= entry.state.autocast then return "autocast state changed" end
+  for _, mm in ipairs(entry.module_modes) do
+    if mm[1].training ~= mm[2] then
+      return ("a module it calls (%s) is in %s mode now"):format(mm[1]:_get_name(), mm[1].training and "train" or "eval")
+    end
+  end
   if entry.module_params then
     local ps = entry.module:parameters()
     if #ps ~= #entry.module_params then return "the module's parameters changed" end
@@ -1145,6 +1150,9 @@ local function new_entry(self, args)
     entry.module = self.module
     entry.module_params = self.module:parameters()
   end
+  -- the train/eval flag of each module the function called (Dropout, BatchNorm read it)
+  entry.module_modes = {}
+  for _, m in ipairs(graph.modules or {}) do entry.module_modes[#entry.module_modes + 1] = { m, m.training } end
   if self.opts.backend == "eager" then
     entry.steps = {}
     for _, node in ipairs(graph.nodes) do entry.steps[#entry.steps + 1] = { kind = "node", node = node } end

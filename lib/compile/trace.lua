@@ -558,6 +558,15 @@ local wrappers = {}     -- name -> {original, its wrapper}: made once per functi
 
 local function install()
   saved = { torch = {}, mt = {} }
+  -- the modules the function calls (their train/eval flags are guards)
+  local base = package.loaded["nn.module"]
+  if base then
+    saved.observer = { base, base.call_observer }
+    base.call_observer = function(m) if state and not state.modules_seen[m] then
+      state.modules_seen[m] = true
+      state.modules[#state.modules + 1] = m
+    end end
+  end
   local names = ops()
   for k, v in pairs(torch) do
     if type(v) == "function" and names[k] then
@@ -631,6 +640,7 @@ local function install()
 end
 
 local function uninstall()
+  if saved.observer then saved.observer[1].call_observer = saved.observer[2] end
   for k, v in pairs(saved.torch) do torch[k] = v end
   for k, v in pairs(saved.mt) do TMETA[k] = v end
   saved = nil
@@ -739,6 +749,7 @@ function M.trace(fn, args, hooks)
             real = setmetatable({}, { __mode = "k" }), meta_by_value = setmetatable({}, { __mode = "v" }),
             pending = setmetatable({}, { __mode = "k" }), pins = {}, open_first = 1, breaks = 0,
             made = setmetatable({}, { __mode = "k" }), grad_of = setmetatable({}, { __mode = "k" }),
+            modules = {}, modules_seen = {},
             no_where = hooks and hooks.no_where }
   local margs = { n = args.n }
   local ok, res = pcall(function()
@@ -830,6 +841,7 @@ function M.trace(fn, args, hooks)
   end
   graph.outputs, graph.noutputs = outs, res.n - 1
   graph.lifted = st.lifted
+  graph.modules = st.modules
   return graph
 end
 

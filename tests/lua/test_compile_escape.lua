@@ -1,5 +1,6 @@
 -- torch.compile: tensors that escape the trace (stored into Lua tables: an optimizer's state,
--- a module's self.output, a cache), a .grad read at each call, and compiled optimizer steps.
+-- a module's self.output, a cache), a .grad read at each call, train/eval guards, and compiled
+-- optimizer steps.
 local T = require "testing"
 local nn = require "nn"
 local optim = require "optim"
@@ -125,6 +126,30 @@ T.test("compiled optimizer steps equal eager's, their state real tensors", funct
       end
     end
   end
+end)
+
+T.test("train() / eval() of a module the function calls is a guard: eval recompiles", function()
+  torch.manual_seed(5)
+  local net = nn.Sequential(nn.Linear(6, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Dropout(0.5), nn.Linear(8, 3))
+  local direct = torch.compile(net)
+  local closing = torch.compile(function(x) return net(x) * 2 end)
+  local x = torch.randn(16, 6)
+  net:train(); direct(x); closing(x)
+  local traces = C.counters.traces
+  net:eval()
+  local e = net(x)
+  T.ok(max_diff(direct(x), e) < 1e-5)
+  T.ok(max_diff(closing(x), e * 2) < 1e-5)
+  -- (BatchNorm's training step updates its running statistics under no_grad: segments)
+  local drop = nn.Sequential(nn.Linear(6, 8), nn.Dropout(0.5), nn.Linear(8, 3))
+  local d = torch.compile(drop)
+  drop:train(); d(x); d(x)
+  traces = C.counters.traces
+  drop:eval()
+  T.ok(max_diff(d(x), drop(x)) < 1e-5)
+  T.eq(C.counters.traces, traces + 1)
+  drop:train(); d(x)                      -- the training graph is still there
+  T.eq(C.counters.traces, traces + 1)
 end)
 
 T.test("torch.utils.swap_tensors exchanges two tensors; bad arguments are errors", function()
