@@ -859,8 +859,14 @@ local function check_guards(entry, args)
   if gs.default_dtype ~= entry.state.default_dtype then return "the default dtype changed" end
   if gs.autocast ~= entry.state.autocast then return "autocast state changed" end
   for _, mm in ipairs(entry.module_modes) do
-    if mm[1].training ~= mm[2] then
-      return ("a module it calls (%s) is in %s mode now"):format(mm[1]:_get_name(), mm[1].training and "train" or "eval")
+    local m = mm[1]
+    if m.training ~= mm[2] then
+      return ("a module it calls (%s) is in %s mode now"):format(m:_get_name(), m.training and "train" or "eval")
+    end
+    for _, slot in ipairs(mm[3]) do
+      if not rawequal(m[slot[1]].vals[slot[2]], slot[3]) then
+        return ("a module it calls (%s) has another tensor as '%s' now"):format(m:_get_name(), slot[2])
+      end
     end
   end
   if entry.module_params then
@@ -1151,8 +1157,15 @@ local function new_entry(self, args)
     entry.module_params = self.module:parameters()
   end
   -- the train/eval flag of each module the function called (Dropout, BatchNorm read it)
+  -- and its own parameters and buffers by identity (a parameter replaced by assignment)
   entry.module_modes = {}
-  for _, m in ipairs(graph.modules or {}) do entry.module_modes[#entry.module_modes + 1] = { m, m.training } end
+  for _, m in ipairs(graph.modules or {}) do
+    local slots = {}
+    for _, reg in ipairs({ "_parameters", "_buffers" }) do
+      for _, k in ipairs(m[reg].keys) do slots[#slots + 1] = { reg, k, m[reg].vals[k] } end
+    end
+    entry.module_modes[#entry.module_modes + 1] = { m, m.training, slots }
+  end
   if self.opts.backend == "eager" then
     entry.steps = {}
     for _, node in ipairs(graph.nodes) do entry.steps[#entry.steps + 1] = { kind = "node", node = node } end

@@ -152,6 +152,23 @@ T.test("train() / eval() of a module the function calls is a guard: eval recompi
   T.eq(C.counters.traces, traces + 1)
 end)
 
+T.test("a parameter or buffer replaced in a module the function calls recompiles", function()
+  local lin = nn.Linear(4, 3)
+  local f = torch.compile(function(x) return lin(x) * 2 end)
+  local x = torch.randn(5, 4)
+  T.ok(max_diff(f(x), lin(x) * 2) < 1e-6)
+  lin.weight = nn.Parameter(torch.randn(3, 4))
+  T.ok(max_diff(f(x), lin(x) * 2) < 1e-6)
+  lin.bias = nil
+  T.ok(max_diff(f(x), lin(x) * 2) < 1e-6)
+  local bn = nn.BatchNorm1d(4)
+  bn:eval()
+  local g = torch.compile(function(x) return bn(x) + 1 end)
+  T.ok(max_diff(g(x), bn(x) + 1) < 1e-6)
+  bn.running_mean = torch.randn(4)
+  T.ok(max_diff(g(x), bn(x) + 1) < 1e-6)
+end)
+
 T.test("torch.utils.swap_tensors exchanges two tensors; bad arguments are errors", function()
   local a, b = torch.ones(2), torch.zeros(3, { dtype = torch.float64 })
   local a0 = a
