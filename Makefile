@@ -275,9 +275,9 @@ $(CUDA_MOD_OBJ): $(BUILD)/gen/kernels_cuda.h
 # the headers that torch.compile's CUDA kernels include, embedded in the module (src/cuda/rtc.c)
 RTC_HEADERS := cuda/kernels/ck_math.h cuda/kernels/ck_host.h
 CUDA_MOD_OBJ += $(BUILD)/obj/gen/rtc_headers.o
-$(BUILD)/gen/rtc_headers.c: tools/embed_text.lua $(addprefix src/,$(RTC_HEADERS))
+$(BUILD)/gen/rtc_headers.c: tools/embed.lua $(addprefix src/,$(RTC_HEADERS))
 	@mkdir -p $(BUILD)/gen
-	$(LUA) tools/embed_text.lua $@ lt_cuda_rtc_headers src $(RTC_HEADERS)
+	$(LUA) tools/embed.lua --text $@ lt_cuda_rtc_headers src $(RTC_HEADERS)
 $(BUILD)/lutorch_cuda.so: $(CUDA_MOD_OBJ) $(LTCUDA_LIB)
 	@echo "  LD $@"
 	@$(CC) -shared $(SAN) -o $@ $(CUDA_MOD_OBJ) $(CK_HOST_OBJ) $(CUDA_KERNEL_OBJ) $(LTCUDA_LIB) $(LTCUDA_LIBS) \

@@ -55,7 +55,7 @@ M.debug_on = debug_on
 
 local counters = { traces = 0, graph_breaks = 0, kernels_compiled = 0, kernels_loaded = 0, cache_hits = 0, recompiles = 0,
                    segments = 0, segment_hits = 0, segment_recompiles = 0, liveness_misses = 0, segmented_calls = 0,
-                   dynamic_traces = 0, dynamic_hits = 0, dynamic_evictions = 0, kernels_reused = 0 }
+                   escapes = 0, dynamic_traces = 0, dynamic_hits = 0, dynamic_evictions = 0, kernels_reused = 0 }
 M.counters = counters
 
 -- ---- the disk cache of compiled kernels ----
@@ -834,7 +834,10 @@ local function run_graph(entry, args)
   local vals = {}
   for _, inp in ipairs(graph.inputs) do
     if inp.kind == "arg" then vals[inp.value] = args[inp.index]
-    else vals[inp.value] = graph.lifted[inp.index].tensor end
+    else
+      local l = graph.lifted[inp.index]
+      if l.grad_of then vals[inp.value] = l.grad_of.grad else vals[inp.value] = l.tensor end
+    end
   end
   run_steps(entry.steps, vals, graph.value_meta)
   local res = {}
@@ -882,12 +885,28 @@ local function check_guards(entry, args, tensors_checked)
     end
   end
   for _, l in ipairs(entry.graph.lifted or {}) do
-    if not tensor_guard(l.tensor, l.meta) then return "a tensor read from outside changed shape, dtype or requires_grad" end
+    local t = l.tensor
+    if l.grad_of then
+      t = l.grad_of.grad
+      if t == nil then return "a .grad the function read is nil now" end
+    end
+    if not tensor_guard(t, l.meta) then return "a tensor read from outside changed shape, dtype or requires_grad" end
   end
   local gs = global_state()
   if gs.grad ~= entry.state.grad then return "grad mode changed" end
   if gs.default_dtype ~= entry.state.default_dtype then return "the default dtype changed" end
   if gs.autocast ~= entry.state.autocast then return "autocast state changed" end
+  for _, mm in ipairs(entry.module_modes) do
+    local m = mm[1]
+    if m.training ~= mm[2] then
+      return ("a module it calls (%s) is in %s mode now"):format(m:_get_name(), m.training and "train" or "eval")
+    end
+    for _, slot in ipairs(mm[3]) do
+      if not rawequal(m[slot[1]].vals[slot[2]], slot[3]) then
+        return ("a module it calls (%s) has another tensor as '%s' now"):format(m:_get_name(), slot[2])
+      end
+    end
+  end
   if entry.module_params then
     local ps = entry.module:parameters()
     if #ps ~= #entry.module_params then return "the module's parameters changed" end
@@ -988,12 +1007,12 @@ local function run_segment(self, seg)
       keep, how = {}, seg.unsafe and "all (in-place or random ops)" or "all"
       for _, p in ipairs(seg.produced) do keep[#keep + 1] = p.l end
     else
-      keep, how = {}, seg.what and "live" or "the results"
+      keep, how = {}, seg.what and "live" or "the results and what escapes"
       local have = {}
       for _, l in ipairs(seg.forced) do if not have[l] then have[l] = true; keep[#keep + 1] = l end end
-      if seg.what then          -- at a break: what the Lua code still holds (at the end: the results)
-        for _, l in ipairs(seg.live()) do if not have[l] then have[l] = true; keep[#keep + 1] = l end end
-      end
+      -- what the Lua code still holds: at a break, what it goes on with; at the end, what it
+      -- stored away (escaped tensors, handed their real values after the run)
+      for _, l in ipairs(seg.live()) do if not have[l] then have[l] = true; keep[#keep + 1] = l end end
     end
     local varying, graph, nvary = nil, seg.graph, 0
     if form then
@@ -1096,6 +1115,12 @@ end
 local function hooks_for(self, always)
   return {
     always = always,
+    fullgraph = self.opts.fullgraph,      -- a break ends the capture (an error) rather than resuming it
+    on_escape = function(n)
+      counters.escapes = counters.escapes + 1
+      log("the function leaves %d tensor(s) it computed where Lua code can reach them (a table, an optimizer's "
+        .. "state, self.output): these arguments run in segmented mode, the function traced at each call", n)
+    end,
     no_where = always and not debug_on(),    -- the nodes' source lines are for the debug log
     run_segment = function(seg) return run_segment(self, seg) end,
     recover = recover,
@@ -1152,7 +1177,7 @@ local size_marks
 -- kind: the dynamic kind the entry is for (its kernels take their sizes as parameters), or nil
 local function new_entry(self, args, kind)
   counters.traces = counters.traces + 1
-  local graph, msg, where, info = trace.trace(self.fn, args, (not self.opts.fullgraph) and hooks_for(self) or nil)
+  local graph, msg, where, info = trace.trace(self.fn, args, hooks_for(self))
   if graph and graph.results then return nil, graph.results end   -- it broke, and resumed
   if not graph then
     if info and info.ran and (info.impure or info.run_failed) then error(msg, 0) end
@@ -1172,6 +1197,16 @@ local function new_entry(self, args, kind)
   if self.module then
     entry.module = self.module
     entry.module_params = self.module:parameters()
+  end
+  -- the train/eval flag of each module the function called (Dropout, BatchNorm read it)
+  -- and its own parameters and buffers by identity (a parameter replaced by assignment)
+  entry.module_modes = {}
+  for _, m in ipairs(graph.modules or {}) do
+    local slots = {}
+    for _, reg in ipairs({ "_parameters", "_buffers" }) do
+      for _, k in ipairs(m[reg].keys) do slots[#slots + 1] = { reg, k, m[reg].vals[k] } end
+    end
+    entry.module_modes[#entry.module_modes + 1] = { m, m.training, slots }
   end
   if self.opts.backend == "eager" then
     entry.steps = {}
@@ -1261,6 +1296,7 @@ local function entry_kind(e)
 end
 
 local function all_dynamic() return true end
+local SAME_SIZES = 4        -- entries kept for one kind and sizes (other guards differing)
 local dynamic_order = 0     -- numbers the dynamic entries in the order they are made (graphs())
 
 local function graph_sig(graph)
@@ -1307,12 +1343,13 @@ local function call_dynamic(self, args)
   local kk, sk = dynamic_keys(args)
   local kind = self.kinds[kk]
   if kind then
-    local e = kind.entries[sk]
-    if e and not check_guards(e, args, true) then
-      kind.clock = kind.clock + 1
-      e.used = kind.clock
-      counters.dynamic_hits = counters.dynamic_hits + 1
-      return true, table.pack(run_graph(e, args))
+    for _, e in ipairs(kind.entries[sk] or {}) do
+      if not check_guards(e, args, true) then
+        kind.clock = kind.clock + 1
+        e.used = kind.clock
+        counters.dynamic_hits = counters.dynamic_hits + 1
+        return true, table.pack(run_graph(e, args))
+      end
     end
   end
   local key = args_key(args)
@@ -1347,10 +1384,6 @@ local function call_dynamic(self, args)
     self.kinds[kk] = kind
   end
   kind.clock = kind.clock + 1
-  if kind.entries[sk] then
-    -- its sizes, but another tensor read from outside or other module parameters
-    kind.entries[sk], kind.count = nil, kind.count - 1
-  end
   counters.dynamic_traces = counters.dynamic_traces + 1
   if debug_on() then
     local d = {}
@@ -1366,13 +1399,25 @@ local function call_dynamic(self, args)
     self.eager_for[key] = true
     return true, table.pack(self.fn(table.unpack(args, 1, args.n)))
   end
+  -- the sizes' entries: more than one where another guard failed at these sizes (a module in
+  -- eval mode, a parameter replaced), up to SAME_SIZES; the kind's, up to dynamic_cache_limit
+  local list = kind.entries[sk] or {}
+  kind.entries[sk] = list
+  if #list >= SAME_SIZES then
+    table.remove(list, 1)
+    kind.count = kind.count - 1
+  end
   if kind.count >= M.config.dynamic_cache_limit then
-    local oldest, ok
-    for k, x in pairs(kind.entries) do
-      if not oldest or x.used < oldest then oldest, ok = x.used, k end
+    local oldest, ok, oi
+    for k, l in pairs(kind.entries) do
+      for i, x in ipairs(l) do
+        if not oldest or x.used < oldest then oldest, ok, oi = x.used, k, i end
+      end
     end
     if ok then
-      kind.entries[ok], kind.count = nil, kind.count - 1
+      table.remove(kind.entries[ok], oi)
+      if #kind.entries[ok] == 0 and ok ~= sk then kind.entries[ok] = nil end
+      kind.count = kind.count - 1
       counters.dynamic_evictions = counters.dynamic_evictions + 1
       log("dynamic_cache_limit (%d) reached: the entry used least recently is dropped", M.config.dynamic_cache_limit)
     end
@@ -1380,7 +1425,8 @@ local function call_dynamic(self, args)
   ne.used = kind.clock
   dynamic_order = dynamic_order + 1
   ne.order = dynamic_order
-  kind.entries[sk], kind.count = ne, kind.count + 1
+  list[#list + 1] = ne
+  kind.count = kind.count + 1
   return true, table.pack(run_graph(ne, args))
 end
 
@@ -1435,7 +1481,9 @@ function Compiled:graphs()
   for _, e in ipairs(self.entries) do add(e) end
   -- dynamic entries (one per sizes seen), marked dynamic = true, in the order they were made
   local dyn = {}
-  for _, kind in pairs(self.kinds) do for _, e in pairs(kind.entries) do dyn[#dyn + 1] = e end end
+  for _, kind in pairs(self.kinds) do
+    for _, l in pairs(kind.entries) do for _, e in ipairs(l) do dyn[#dyn + 1] = e end end
+  end
   table.sort(dyn, function(a, b) return a.order < b.order end)
   for _, e in ipairs(dyn) do add(e).dynamic = true end
   for _, e in ipairs(self.segment_list) do

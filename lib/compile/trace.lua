@@ -131,7 +131,9 @@ local function value_of(t)
   -- a real tensor: a graph input held by identity
   local m = meta_like(t)
   v = new_value(m, meta_of(t), t)
-  state.lifted[#state.lifted + 1] = { tensor = t, value = v, meta = meta_of(t) }
+  -- grad_of: t was read as that tensor's .grad; a replay reads the .grad it has then (zero_grad
+  -- makes a new one each step)
+  state.lifted[#state.lifted + 1] = { tensor = t, value = v, meta = meta_of(t), grad_of = state.grad_of[t] }
   state.lifted_value[v] = t
   state.graph.inputs[#state.graph.inputs + 1] = { kind = "lifted", value = v, index = #state.lifted }
   state.meta_for[t] = m
@@ -181,6 +183,7 @@ local function register_outputs(res, n)
       local m = x
       if x.device.type ~= "meta" then m = meta_like(x) end
       v = new_value(m, meta_of(x))
+      state.made[m] = true
       return { ref = v }, m
     elseif type(x) == "table" and getmetatable(x) == nil then
       local t, r = {}, {}
@@ -442,6 +445,9 @@ local function close_segment(forced_metas, what, where)
   state.open_first = state.graph.nvalues + 1
 end
 
+-- a break resumes the capture (hooks given, not fullgraph); otherwise it ends it
+local function resumable() return state.hooks and not state.hooks.fullgraph end
+
 -- a graph break in a resumable trace: close the segment, run fn on the real counterparts of
 -- its arguments, hand tensors it returns to the Lua code as meta tensors standing for them
 local function do_break(what, fn, ...)
@@ -470,6 +476,7 @@ local function do_break(what, fn, ...)
     if x.device.type == "meta" then return x end
     local m = meta_like(x)
     local v = new_value(m, meta_of(x), x)
+    state.made[m] = true
     state.open_first = math.max(state.open_first, v + 1)
     return m
   end
@@ -502,7 +509,7 @@ local function record(name, fn, ...)
     -- its shape depends on it, as nonzero's; it has no meta kernel; it reads a value inside):
     -- a graph break, the op run on the real tensors (where the arguments are wrong, that
     -- raises eager's error)
-    if state.hooks then return do_break(name, fn, ...) end
+    if resumable() then return do_break(name, fn, ...) end
     error(res[2], 0)
   end
   table.remove(res, 1)
@@ -551,6 +558,15 @@ local wrappers = {}     -- name -> {original, its wrapper}: made once per functi
 
 local function install()
   saved = { torch = {}, mt = {} }
+  -- the modules the function calls (their train/eval flags are guards)
+  local base = package.loaded["nn.module"]
+  if base then
+    saved.observer = { base, base.call_observer }
+    base.call_observer = function(m) if state and not state.modules_seen[m] then
+      state.modules_seen[m] = true
+      state.modules[#state.modules + 1] = m
+    end end
+  end
   local names = ops()
   for k, v in pairs(torch) do
     if type(v) == "function" and names[k] then
@@ -581,10 +597,12 @@ local function install()
     if not state or depth > 0 then return index(t, k) end
     if type(k) ~= "string" then return record("index", index, t, k) end   -- x[i]
     local v = index(t, k)
+    -- a real tensor's grad (an optimizer reading p.grad): each call reads the current one
+    if k == "grad" and v ~= nil and state.values[t] == nil then state.grad_of[v] = t end
     if type(v) ~= "function" or NOT_RECORDED[k] then return v end
     if BREAKS[k] then
       return function(self, ...)
-        if state and depth == 0 and state.hooks then
+        if state and depth == 0 and resumable() then
           return do_break(k, function(r, ...) return index(r, k)(r, ...) end, self, ...)
         end
         error(("graph break: %s() needs a tensor's values"):format(k), 2)
@@ -613,7 +631,7 @@ local function install()
     saved.mt.__tostring = tostr
     TMETA.__tostring = function(t)
       if state and depth == 0 then
-        if state.hooks then return (do_break("print", tostr, t)) end
+        if resumable() then return (do_break("print", tostr, t)) end
         error("graph break: printing a tensor needs its values", 2)
       end
       return tostr(t)
@@ -622,6 +640,7 @@ local function install()
 end
 
 local function uninstall()
+  if saved.observer then saved.observer[1].call_observer = saved.observer[2] end
   for k, v in pairs(saved.torch) do torch[k] = v end
   for k, v in pairs(saved.mt) do TMETA[k] = v end
   saved = nil
@@ -641,6 +660,79 @@ local function where()
   return "?"
 end
 
+-- Tensors that escape: values the traced function made and left where Lua code can reach
+-- them other than as its results (an optimizer's state created on its first step, a module's
+-- self.output, a cache table), results stored away included. A replayed graph would not
+-- update them (the Lua code does not run), so a call that leaves any runs as one segment
+-- instead: its values are made real and the meta tensors handed their real tensors
+-- (hand_over). Found by a full collection with the results set aside as value numbers; a
+-- result whose meta tensor was collected gets a fresh one (a meta tensor holds no data).
+local ASIDE = {}
+local function meta_from(desc)
+  depth = depth + 1
+  local ok, m = pcall(function()
+    local m = torch.empty(extent(desc.shape, desc.stride), { dtype = desc.dtype, device = "meta" })
+      :as_strided(desc.shape, desc.stride)
+    if desc.requires_grad then m.requires_grad = true end
+    return m
+  end)
+  depth = depth - 1
+  if not ok then error(m, 0) end
+  return m
+end
+
+local function find_escapes(r)
+  local function aside(t)
+    local v = state.values[t]
+    if v and state.made[t] then return setmetatable({ v = v }, ASIDE) end
+    return t
+  end
+  for i = 2, r.n do r[i] = map_tensors(r[i], aside) end
+  depth = depth + 1
+  collectgarbage("collect")
+  depth = depth - 1
+  -- (meta_by_value has weak values: a dead tensor leaves it in this collection, where weak
+  -- keys keep a tensor with a finalizer until the next one)
+  local n = 0
+  for _, m in pairs(state.meta_by_value) do
+    if state.made[m] then n = n + 1 end
+  end
+  local function back(x)
+    if getmetatable(x) == ASIDE then
+      local m = state.meta_by_value[x.v]
+      if not m then
+        m = meta_from(state.graph.value_meta[x.v])
+        state.values[m], state.meta_by_value[x.v], state.made[m] = x.v, m, true
+      end
+      return m
+    elseif type(x) == "table" and getmetatable(x) == nil then
+      local t = {}
+      for k, y in pairs(x) do t[k] = back(y) end
+      return t
+    end
+    return x
+  end
+  for i = 2, r.n do r[i] = back(r[i]) end
+  return n
+end
+
+-- at the end of a segmented call: each meta tensor the trace made that is still alive and has a
+-- real value becomes another name of that real tensor (torch._share_tensor): the Lua value the
+-- traced code holds, in a table or as a result, is then the real tensor, autograd history
+-- included. (A tensor the traced code freed, with :free() or <close>, is left as it is.)
+local function hand_over()
+  depth = depth + 1
+  for m in pairs(state.made) do
+    local r = state.real[m]
+    if r and not rawequal(r, m) and pcall(function()
+      if m.device.type == "meta" then torch._share_tensor(m, r) end
+    end) then
+      state.real[m] = m
+    end
+  end
+  depth = depth - 1
+end
+
 --- trace(fn, args[, hooks]): the graph of fn(args...).
 -- Without hooks: the graph, or nil, the graph break's (or error's) message and place.
 -- With hooks {run_segment = f(seg) -> reals, entry; recover = f(rec, local) -> tensor;
@@ -656,6 +748,8 @@ function M.trace(fn, args, hooks)
             lifted = {}, lifted_value = {}, where = where, hooks = hooks,
             real = setmetatable({}, { __mode = "k" }), meta_by_value = setmetatable({}, { __mode = "v" }),
             pending = setmetatable({}, { __mode = "k" }), pins = {}, open_first = 1, breaks = 0,
+            made = setmetatable({}, { __mode = "k" }), grad_of = setmetatable({}, { __mode = "k" }),
+            modules = {}, modules_seen = {},
             no_where = hooks and hooks.no_where }
   local margs = { n = args.n }
   local ok, res = pcall(function()
@@ -674,8 +768,14 @@ function M.trace(fn, args, hooks)
     local r = table.pack(xpcall(fn, function(e)
       return { msg = tostring(e), where = where() }
     end, table.unpack(margs, 1, margs.n)))
+    -- a whole graph whose tensors escape cannot be replayed: run it as a segment
+    local escapes = 0
+    if r[1] and hooks and not (state.breaks > 0 or state.split or hooks.always) then
+      escapes = find_escapes(r)
+      if escapes > 0 and hooks.on_escape then hooks.on_escape(escapes) end
+    end
     -- resumed: the last segment, up to the function's results
-    if r[1] and hooks and (state.breaks > 0 or state.split or hooks.always) then
+    if r[1] and hooks and (state.breaks > 0 or state.split or hooks.always or escapes > 0) then
       local r2 = table.pack(xpcall(function()
         local metas = {}
         for i = 2, r.n do
@@ -687,6 +787,7 @@ function M.trace(fn, args, hooks)
           end)
         end
         close_segment(metas, nil, nil)
+        hand_over()
         local function to_real(x)
           if torch.is_tensor(x) then return state.values[x] and state.real[x] or x end
           if type(x) == "table" and getmetatable(x) == nil then
@@ -740,6 +841,7 @@ function M.trace(fn, args, hooks)
   end
   graph.outputs, graph.noutputs = outs, res.n - 1
   graph.lifted = st.lifted
+  graph.modules = st.modules
   return graph
 end
 

@@ -236,7 +236,11 @@ M.forward_entry = function(self, impl, ...) return impl(self, ...) end
 function Module.__define(cls, k, v)
   if k == "forward" and type(v) == "function" then
     rawset(cls, "_forward_impl", v)
-    rawset(cls, "forward", function(self, ...) return M.forward_entry(self, v, ...) end)
+    rawset(cls, "forward", function(self, ...)
+      local observe = M.call_observer
+      if observe then observe(self) end
+      return M.forward_entry(self, v, ...)
+    end)
     return
   end
   rawset(cls, k, v)
@@ -258,7 +262,13 @@ end
 -- subclasses override methods, never metamethods)
 Module.__index = index
 Module.__newindex = newindex
+-- torch.compile's capture sets this while it runs, to learn which modules the traced function
+-- calls: their training flags become guards of the captured graph
+M.call_observer = nil
+
 function Module.__call(self, ...)
+  local observe = M.call_observer
+  if observe then observe(self) end
   local attrs = self._attrs
   if attrs._forward_pre_hooks == nil and attrs._forward_hooks == nil then return self:_forward_impl(...) end
   return self:_call_with_hooks(...)

@@ -11,7 +11,7 @@
 **     their host build (ck_host.h), into a shared object that runs over the
 **     fake driver's device memory (host memory): what runs under the fake.
 ** The kernels include cuda/kernels/ck_math.h; the module carries that header
-** and ck_host.h (embedded at build time by tools/embed_text.lua).
+** and ck_host.h (embedded at build time by tools/embed.lua --text).
 **
 ** A kernel takes n (int64) and then one pointer per tensor; its host build,
 ** `void lt_kernel_host(int64_t nthreads, int64_t n, void *const *ptr)`, runs

@@ -133,6 +133,36 @@ static int set_data(lua_State *L) {
   return 0;
 }
 
+/* torch.utils.swap_tensors(t1, t2): the two Lua values exchange the tensors they are (data,
+** autograd history, grad, hooks), each keeping its identity. torch.compile hands a value that
+** the traced code stored away (a meta tensor standing for it) its real tensor this way. */
+static int l_swap_tensors(lua_State *L) {
+  lt_ud *a = lt_vm_toud(L, 1), *b = lt_vm_toud(L, 2);
+  if (!a) return luaL_error(L, "swap_tensors: argument 't1' must be a tensor, got %s", luaL_typename(L, 1));
+  if (!b) return luaL_error(L, "swap_tensors: argument 't2' must be a tensor, got %s", luaL_typename(L, 2));
+  if (!a->t || !b->t) return luaL_error(L, "swap_tensors: argument '%s' is a freed tensor", a->t ? "t2" : "t1");
+  lt_tensor *t = a->t;
+  a->t = b->t;
+  b->t = t;
+  return 0;
+}
+
+/* torch._share_tensor(dst, src): the Lua value dst becomes a second name of src's tensor (the
+** same data, autograd history and grad), src unchanged. torch.compile makes a meta tensor that
+** the traced code stored away its real value this way: src may be held elsewhere (an autograd
+** Function's saved tensors), so it must not change, as a swap would change it. */
+static int l_share_tensor(lua_State *L) {
+  lt_ud *dst = lt_vm_toud(L, 1), *src = lt_vm_toud(L, 2);
+  if (!dst) return luaL_error(L, "_share_tensor: argument 'dst' must be a tensor, got %s", luaL_typename(L, 1));
+  if (!src) return luaL_error(L, "_share_tensor: argument 'src' must be a tensor, got %s", luaL_typename(L, 2));
+  if (!src->t) return luaL_error(L, "_share_tensor: argument 'src' is a freed tensor");
+  if (dst->t == src->t) return 0;
+  lt_tensor_retain(src->t);
+  if (dst->t) lt_tensor_release(dst->t);
+  dst->t = src->t;
+  return 0;
+}
+
 static int set_requires_grad(lua_State *L) {
   lt_tensor *t = self_tensor(L, "requires_grad");
   if (!lua_isboolean(L, 2))
@@ -673,7 +703,8 @@ void lt_vm_open_autograd(lua_State *L) {
   /* module functions (the module table is on top) */
   static const luaL_Reg mode_fns[] = {
     {"no_grad", l_no_grad}, {"enable_grad", l_enable_grad}, {"inference_mode", l_inference_mode},
-    {"set_grad_enabled", l_set_grad_enabled}, {"is_grad_enabled", l_is_grad_enabled},
+    {"set_grad_enabled", l_set_grad_enabled}, {"is_grad_enabled", l_is_grad_enabled}, {"_swap_tensors", l_swap_tensors},
+    {"_share_tensor", l_share_tensor},
     {"is_inference_mode_enabled", l_is_inference_mode_enabled}, {NULL, NULL}
   };
   luaL_setfuncs(L, mode_fns, 0);

@@ -352,6 +352,25 @@ T.test("a function with a graph break, dynamic or not, gives eager's values at e
   end
 end)
 
+T.test("a module switched between train and eval at the same sizes keeps an entry for each", function()
+  torch.compiler.reset()
+  torch.manual_seed(3)
+  local model = nn.Sequential(nn.Linear(6, 8), nn.Dropout(0.5), nn.Linear(8, 3))
+  local cm = torch.compile(model, { dynamic = true })
+  for round = 1, 3 do
+    for _, B in ipairs({ 4, 9 }) do
+      model:train()
+      local y = cm(torch.randn(B, 6))
+      T.eq(y.shape[1], B)
+      model:eval()
+      local x = torch.randn(B, 6)
+      T.ok(rel_err(cm(x), model(x)) < 1e-6, ("eval B=%d round %d"):format(B, round))
+    end
+    if round == 1 then T.eq(C.counters.dynamic_traces, 4) end
+  end
+  T.eq(C.counters.dynamic_traces, 4, "no trace after the first round")
+end)
+
 T.test("bad values of the dynamic option are errors naming torch.compile and dynamic", function()
   for _, v in ipairs({ "yes", 1, 0, {} }) do
     T.raises(function() torch.compile(function(x) return x end, { dynamic = v }) end, "torch.compile: 'dynamic' must be")

@@ -33,7 +33,7 @@ local function loader(t, k)
   return v
 end
 
-torch.utils = torch.utils or setmetatable({}, { __index = function(t, k)
+torch.utils = torch.utils or setmetatable({ swap_tensors = torch._swap_tensors }, { __index = function(t, k)
   if k == "data" then
     local v = require "data"
     rawset(t, k, v)
