@@ -1387,7 +1387,7 @@ local function call_dynamic(self, args)
   counters.dynamic_traces = counters.dynamic_traces + 1
   if debug_on() then
     local d = {}
-    for i = 1, args.n do if torch.is_tensor(args[i]) then d[#d + 1] = ("argument %d %s"):format(i, describe(args[i])) end end
+    for i = 1, args.n do if torch.is_tensor(args[i]) then d[#d + 1] = ("argument %d %s"):format(i, (describe(args[i]):gsub("%s+$", ""))) end end
     log("new sizes (%s): traced; its kernels take their sizes as parameters", table.concat(d, ", "))
   end
   local ne, results = new_entry(self, args, kind)
