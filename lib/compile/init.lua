@@ -929,7 +929,10 @@ local function build_segment(self, e)
   local outs = {}
   for i, l in ipairs(e.keep) do outs[i] = { ref = l } end
   g.outputs, g.noutputs = outs, #outs
-  if self.opts.backend == "eager" then e.steps = node_steps(g) else e.steps = compile_graph(g) end
+  -- dynamic = true: its kernels take their sizes as parameters (a segment met at new sizes is a
+  -- new segment, but it finds its kernels compiled, by their sources)
+  local dyn = self.opts.dynamic == true and function() return true end or nil
+  if self.opts.backend == "eager" then e.steps = node_steps(g) else e.steps = compile_graph(g, dyn) end
 end
 
 -- the global state a segment's key includes; grad: the mode its ops were recorded in

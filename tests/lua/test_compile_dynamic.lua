@@ -352,6 +352,24 @@ T.test("a function with a graph break, dynamic or not, gives eager's values at e
   end
 end)
 
+T.test("dynamic = true: the segments of a function that breaks compile their kernels once", function()
+  torch.compiler.reset()
+  local fn = function(x, b)
+    local y = torch.sigmoid(x * 2 + b)
+    if y:sum():item() > 0 then return torch.tanh(y) * 3 - b end
+    return y
+  end
+  local f = torch.compile(fn, { dynamic = true })
+  local k0
+  for i, B in ipairs({ 3, 5, 8, 13, 21 }) do
+    local x, b = torch.randn(B, 10, { dtype = torch.float64 }), torch.randn(10, { dtype = torch.float64 })
+    T.ok(rel_err(f(x, b), fn(x, b)) < 1e-12, "B=" .. B)
+    if i == 1 then k0 = kernels() end
+  end
+  T.ok(C.counters.graph_breaks > 0)
+  T.eq(kernels(), k0, "no kernel after the first size")
+end)
+
 T.test("a module switched between train and eval at the same sizes keeps an entry for each", function()
   torch.compiler.reset()
   torch.manual_seed(3)
