@@ -1250,7 +1250,7 @@ local function tensor_kind(dtype, device, rank, requires_grad, contiguous)
 end
 
 local function state_kind(gs)
-  return ("grad=%s dtype=%s autocast=%s"):format(tostring(gs.grad), tostring(gs.default_dtype), tostring(gs.autocast))
+  return (gs.grad and "grad " or "no_grad ") .. name(gs.default_dtype) .. (gs.autocast and " autocast" or "")
 end
 
 -- the kind of an argument list, and its key with the sizes and strides
