@@ -63,6 +63,54 @@ T.test("non-contiguous inputs: transposed and sliced, at several sizes", functio
   end
 end)
 
+T.test("random shapes, broadcasts and layouts: eager's values and gradients, dynamic and default", function()
+  -- a reproducible stream of cases: rank 1-4, sizes 1-6, each input broadcast on some dims
+  -- (size 1 or a missing leading dim) and some transposed; each case called at 3 sizes
+  local seed = 12345
+  local function rnd(n) seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n + 1 end
+  local fn = function(a, b, c) return torch.sigmoid(a * b + 0.5) * c - a / 3 end
+  local fns = { [true] = torch.compile(fn, { dynamic = true }), default = torch.compile(fn) }
+  local old = C.config.cache_size_limit
+  C.config.cache_size_limit = 1000
+  for case = 1, 12 do
+    local rank = rnd(4)
+    local masks = {}
+    for k = 1, 3 do
+      masks[k] = { lead = k == 1 and 0 or rnd(rank) - 1, one = {}, t = rank >= 2 and rnd(3) == 1 }
+      for d = 1, rank do masks[k].one[d] = k > 1 and rnd(3) == 1 end
+    end
+    for _ = 1, 3 do
+      local shape = {}
+      for d = 1, rank do shape[d] = rnd(6) end
+      local args = {}
+      for k = 1, 3 do
+        local m, sh = masks[k], {}
+        for d = m.lead + 1, rank do sh[#sh + 1] = m.one[d] and 1 or shape[d] end
+        local t
+        if m.t and #sh >= 2 then
+          local n = #sh
+          sh[n - 1], sh[n] = sh[n], sh[n - 1]
+          t = torch.randn(sh, { dtype = torch.float64 }):transpose(n - 1, n)
+        else
+          t = torch.randn(sh, { dtype = torch.float64 })
+        end
+        args[k] = t:requires_grad_(true)
+      end
+      local ye = fn(table.unpack(args))
+      local gy = torch.randn(ye.shape, { dtype = torch.float64 })
+      local ge = torch.autograd.grad({ ye }, args, { gy })
+      for mode, f in pairs(fns) do
+        local y = f(table.unpack(args))
+        local what = ("case %d %s %s"):format(case, tostring(mode), T.fmt(shape))
+        T.ok(rel_err(y, ye) < 1e-12, what)
+        local g = torch.autograd.grad({ y }, args, { gy })
+        for k = 1, 3 do T.ok(rel_err(g[k], ge[k]) < 1e-11, what .. " grad " .. k) end
+      end
+    end
+  end
+  C.config.cache_size_limit = old
+end)
+
 T.test("backward of a pointwise run at many sizes: eager's gradients, one backward kernel", function()
   local fn = function(x, b) return (torch.sigmoid(x * b) + x):sum() end
   for _, dt in ipairs({ torch.float32, torch.float64 }) do
