@@ -832,6 +832,23 @@ local function global_state()
            autocast = torch.is_autocast_enabled and torch.is_autocast_enabled() or false }
 end
 
+-- the compiled function's upvalues (but _ENV): {index, name, value}
+local function upvalues(fn)
+  local list = {}
+  for i = 1, 255 do
+    local name, v = debug.getupvalue(fn, i)
+    if name == nil then break end
+    if name ~= "_ENV" then list[#list + 1] = { i, name, v } end
+  end
+  return list
+end
+
+-- is v the value an upvalue had (numbers, strings, booleans by value; the rest by identity)?
+local function same_value(a, b)
+  if type(a) == "number" and type(b) == "number" then return a == b or (a ~= a and b ~= b) end
+  return rawequal(a, b)
+end
+
 -- nil when the entry's guards pass for args, else the reason
 local function check_guards(entry, args)
   if args.n ~= entry.nargs then return ("%d arguments, traced with %d"):format(args.n, entry.nargs) end
@@ -858,6 +875,10 @@ local function check_guards(entry, args)
   if gs.grad ~= entry.state.grad then return "grad mode changed" end
   if gs.default_dtype ~= entry.state.default_dtype then return "the default dtype changed" end
   if gs.autocast ~= entry.state.autocast then return "autocast state changed" end
+  for _, u in ipairs(entry.upvalues) do
+    local _, v = debug.getupvalue(entry.fn, u[1])
+    if not same_value(v, u[3]) then return ("its upvalue '%s' changed"):format(u[2]) end
+  end
   for _, mm in ipairs(entry.module_modes) do
     local m = mm[1]
     if m.training ~= mm[2] then
@@ -1075,7 +1096,20 @@ local function recover(rec, l)
 end
 
 local function hooks_for(self, always)
+  local before = upvalues(self.fn)
   return {
+    -- did the traced call assign an upvalue of the function? (a replay would not)
+    wrote_upvalues = function()
+      for _, u in ipairs(before) do
+        local _, v = debug.getupvalue(self.fn, u[1])
+        if not same_value(v, u[3]) then
+          log("the function assigns its upvalue '%s': these arguments run in segmented mode, the function " ..
+            "traced at each call", u[2])
+          return true
+        end
+      end
+      return false
+    end,
     always = always,
     fullgraph = self.opts.fullgraph,      -- a break ends the capture (an error) rather than resuming it
     on_escape = function(n)
@@ -1158,6 +1192,8 @@ local function new_entry(self, args)
   end
   -- the train/eval flag of each module the function called (Dropout, BatchNorm read it)
   -- and its own parameters and buffers by identity (a parameter replaced by assignment)
+  entry.upvalues = upvalues(self.fn)
+  entry.fn = self.fn
   entry.module_modes = {}
   for _, m in ipairs(graph.modules or {}) do
     local slots = {}

@@ -769,13 +769,15 @@ function M.trace(fn, args, hooks)
       return { msg = tostring(e), where = where() }
     end, table.unpack(margs, 1, margs.n)))
     -- a whole graph whose tensors escape cannot be replayed: run it as a segment
-    local escapes = 0
+    -- so does one that assigned its upvalues (a counter, an accumulator): the Lua code must run
+    local escapes, wrote = 0, false
     if r[1] and hooks and not (state.breaks > 0 or state.split or hooks.always) then
+      wrote = hooks.wrote_upvalues ~= nil and hooks.wrote_upvalues()
       escapes = find_escapes(r)
       if escapes > 0 and hooks.on_escape then hooks.on_escape(escapes) end
     end
     -- resumed: the last segment, up to the function's results
-    if r[1] and hooks and (state.breaks > 0 or state.split or hooks.always or escapes > 0) then
+    if r[1] and hooks and (state.breaks > 0 or state.split or hooks.always or escapes > 0 or wrote) then
       local r2 = table.pack(xpcall(function()
         local metas = {}
         for i = 2, r.n do

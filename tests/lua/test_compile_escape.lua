@@ -169,6 +169,25 @@ T.test("a parameter or buffer replaced in a module the function calls recompiles
   T.ok(max_diff(g(x), bn(x) + 1) < 1e-6)
 end)
 
+T.test("upvalues: a changed one recompiles; one the function assigns runs its Lua code each call", function()
+  local w, k = torch.ones(3), 2
+  local f = torch.compile(function(x) return x * w * k end)
+  local x = torch.randn(3)
+  T.ok(max_diff(f(x), x * 2) < 1e-6)
+  w = torch.ones(3) * 5                  -- another tensor under the name
+  T.ok(max_diff(f(x), x * 10) < 1e-6)
+  k = 7                                  -- another number
+  T.ok(max_diff(f(x), x * 35) < 1e-6)
+  local calls, acc = 0, torch.zeros(3)
+  local g = torch.compile(function(x) calls = calls + 1; acc = acc + x; return acc * 2 end)
+  for i = 1, 4 do
+    local r = g(torch.ones(3))
+    T.eq(calls, i)
+    T.ok(max_diff(acc, torch.full({ 3 }, i)) == 0, "acc after call " .. i)
+    T.ok(max_diff(r, torch.full({ 3 }, 2 * i)) == 0)
+  end
+end)
+
 T.test("torch.utils.swap_tensors exchanges two tensors; bad arguments are errors", function()
   local a, b = torch.ones(2), torch.zeros(3, { dtype = torch.float64 })
   local a0 = a
