@@ -889,6 +889,14 @@ local function check_guards(entry, args)
         return ("a module it calls (%s) has another tensor as '%s' now"):format(m:_get_name(), slot[2])
       end
     end
+    local attrs, n = rawget(m, "_attrs"), 0
+    for k, v in pairs(attrs) do
+      n = n + 1
+      if not same_value(v, mm[4][k]) then
+        return ("an attribute of a module it calls (%s.%s) changed"):format(m:_get_name(), tostring(k))
+      end
+    end
+    if n ~= mm[5] then return ("a module it calls (%s) has new attributes"):format(m:_get_name()) end
   end
   if entry.module_params then
     local ps = entry.module:parameters()
@@ -1200,7 +1208,10 @@ local function new_entry(self, args)
     for _, reg in ipairs({ "_parameters", "_buffers" }) do
       for _, k in ipairs(m[reg].keys) do slots[#slots + 1] = { reg, k, m[reg].vals[k] } end
     end
-    entry.module_modes[#entry.module_modes + 1] = { m, m.training, slots }
+    -- and its attributes (numbers such as Dropout's p or a norm's eps by value, hook tables by identity)
+    local attrs, n = {}, 0
+    for k, v in pairs(rawget(m, "_attrs")) do attrs[k] = v; n = n + 1 end
+    entry.module_modes[#entry.module_modes + 1] = { m, m.training, slots, attrs, n }
   end
   if self.opts.backend == "eager" then
     entry.steps = {}

@@ -152,7 +152,7 @@ T.test("train() / eval() of a module the function calls is a guard: eval recompi
   T.eq(C.counters.traces, traces + 1)
 end)
 
-T.test("a parameter or buffer replaced in a module the function calls recompiles", function()
+T.test("a parameter, buffer or attribute changed in a module the function calls recompiles", function()
   local lin = nn.Linear(4, 3)
   local f = torch.compile(function(x) return lin(x) * 2 end)
   local x = torch.randn(5, 4)
@@ -167,6 +167,11 @@ T.test("a parameter or buffer replaced in a module the function calls recompiles
   T.ok(max_diff(g(x), bn(x) + 1) < 1e-6)
   bn.running_mean = torch.randn(4)
   T.ok(max_diff(g(x), bn(x) + 1) < 1e-6)
+  local ln = nn.LayerNorm(4)             -- an attribute (a number) of a module it calls
+  local h = torch.compile(function(x) return ln(x) * 2 end)
+  T.ok(max_diff(h(x), ln(x) * 2) < 1e-6)
+  ln.eps = 10
+  T.ok(max_diff(h(x), ln(x) * 2) < 1e-6)
 end)
 
 T.test("upvalues: a changed one recompiles; one the function assigns runs its Lua code each call", function()
