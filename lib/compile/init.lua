@@ -1310,6 +1310,20 @@ function M.compile(fn, opts)
   return Compiled(fn, opts)
 end
 
+--- torch.compiler.is_compiling(): true while torch.compile captures a graph (the traced
+-- function runs on meta tensors), false otherwise
+function M.is_compiling() return trace.tracing() end
+
+--- torch.compiler.disable(fn): fn, never traced: called from a compiled function, it is a graph
+-- break and runs on the real tensors (under fullgraph, an error); called elsewhere, fn itself
+function M.disable(fn, opts)
+  if type(fn) ~= "function" then
+    error("torch.compiler.disable: argument 'fn' must be a function, got " .. type(fn), 2)
+  end
+  class.check_options("torch.compiler.disable", opts, { "recursive", "reason" })
+  return function(...) return trace.call_outside(fn, ...) end
+end
+
 --- reset(): forget what every compiled function captured in this process (the disk cache stays)
 function M.reset()
   loaded = {}

@@ -1,6 +1,7 @@
 -- torch.compile: tensors that escape the trace (stored into Lua tables: an optimizer's state,
--- a module's self.output, a cache), a .grad read at each call, train/eval guards, and compiled
--- optimizer steps.
+-- a module's self.output, a cache), a .grad read at each call, guards on the Lua state a graph
+-- depends on (upvalues, modules' modes and attributes), compiled optimizer steps, and
+-- torch.compiler.disable / is_compiling.
 local T = require "testing"
 local nn = require "nn"
 local optim = require "optim"
@@ -191,6 +192,31 @@ T.test("upvalues: a changed one recompiles; one the function assigns runs its Lu
     T.ok(max_diff(acc, torch.full({ 3 }, i)) == 0, "acc after call " .. i)
     T.ok(max_diff(r, torch.full({ 3 }, 2 * i)) == 0)
   end
+end)
+
+T.test("torch.compiler.disable: a graph break, the function on real tensors; is_compiling", function()
+  local devices, flags = {}, {}
+  local helper = torch.compiler.disable(function(t)
+    devices[#devices + 1] = t.device.type
+    flags[#flags + 1] = torch.compiler.is_compiling()
+    return t:sum():item() > 0 and t * 2 or t * -3
+  end)
+  local fn = function(x) local y = torch.sigmoid(x) - 0.5; return helper(y) + 1 end
+  local f = torch.compile(fn)
+  for i = 1, 3 do
+    local x = torch.randn(20) + (i % 2 == 0 and 2 or -2)
+    T.ok(max_diff(f(x), fn(x)) < 1e-6, "call " .. i)
+  end
+  for i = 1, #devices do T.eq(devices[i], "cpu"); T.eq(flags[i], false) end
+  local seen
+  local g = torch.compile(function(x) seen = torch.compiler.is_compiling(); return x + 1 end)
+  g(torch.ones(2))
+  T.eq(seen, true)
+  T.eq(torch.compiler.is_compiling(), false)
+  T.raises(function() torch.compile(function(x) return helper(x) end, { fullgraph = true })(torch.ones(2)) end,
+    "disable'd function")
+  T.raises(function() torch.compiler.disable(3) end, "argument 'fn' must be a function")
+  T.raises(function() torch.compiler.disable(print, { recursiv = true }) end, "unknown option 'recursiv'")
 end)
 
 T.test("torch.utils.swap_tensors exchanges two tensors; bad arguments are errors", function()
