@@ -879,6 +879,9 @@ local function check_guards(entry, args)
     local _, v = debug.getupvalue(entry.fn, u[1])
     if not same_value(v, u[3]) then return ("its upvalue '%s' changed"):format(u[2]) end
   end
+  for _, g in ipairs(entry.globals or {}) do
+    if not same_value(g[1][g[2]], g[3]) then return ("the global '%s' changed"):format(tostring(g[2])) end
+  end
   for _, mm in ipairs(entry.module_modes) do
     local m = mm[1]
     if m.training ~= mm[2] then
@@ -1103,11 +1106,16 @@ local function recover(rec, l)
   return vals[l]
 end
 
-local function hooks_for(self, always)
+local function hooks_for(self, always, globals)
   local before = upvalues(self.fn)
   return {
-    -- did the traced call assign an upvalue of the function? (a replay would not)
+    -- did the traced call assign an upvalue of the function, or a global? (a replay would not)
     wrote_upvalues = function()
+      if globals and globals.wrote then
+        log("the function assigns the global '%s': these arguments run in segmented mode, the function " ..
+          "traced at each call", tostring(globals.wrote))
+        return true
+      end
       for _, u in ipairs(before) do
         local _, v = debug.getupvalue(self.fn, u[1])
         if not same_value(v, u[3]) then
@@ -1175,9 +1183,60 @@ local function args_key(args)
   return table.concat(parts, "|")
 end
 
+-- the globals the compiled function's code reads during a capture: the _ENV upvalue of the
+-- function, and of the functions it closes over that are not lutorch's own, is a proxy while
+-- the capture runs (an _ENV cell is shared by every function of its chunk), each global's first
+-- value noted; a write goes through and is noted too. nil where there is none (the wrapper of
+-- a compiled module is this library's).
+local LIB_ROOT = (debug.getinfo(1, "S").source:match("^@(.*)/compile/[^/]*$"))
+local function ours(f)
+  local src = debug.getinfo(f, "S").source
+  return LIB_ROOT ~= nil and src:sub(1, #LIB_ROOT + 2) == "@" .. LIB_ROOT .. "/"
+end
+
+local function watch_globals(fn)
+  local cells, seen = {}, {}
+  local function find(f, deep)
+    if debug.getinfo(f, "S").what == "C" or ours(f) then return end
+    for i = 1, 255 do
+      local name, v = debug.getupvalue(f, i)
+      if name == nil then break end
+      if name == "_ENV" and type(v) == "table" then
+        local id = debug.upvalueid(f, i)
+        if not seen[id] then seen[id] = true; cells[#cells + 1] = { f, i, v } end
+      elseif deep and type(v) == "function" then
+        find(v, false)
+      end
+    end
+  end
+  find(fn, true)
+  if #cells == 0 then return nil end
+  local w = { reads = {}, order = {} }
+  for _, c in ipairs(cells) do
+    local env = c[3]
+    local proxy = setmetatable({}, {
+      __index = function(_, k)
+        local v = env[k]
+        local r = w.reads[env]
+        if not r then r = {}; w.reads[env] = r end
+        if r[k] == nil and not w.wrote then r[k] = { v }; w.order[#w.order + 1] = { env, k } end
+        return v
+      end,
+      __newindex = function(_, k, v) env[k] = v; w.wrote = w.wrote or k end,
+      __pairs = function() return next, env, nil end,
+    })
+    debug.setupvalue(c[1], c[2], proxy)
+  end
+  w.restore = function() for _, c in ipairs(cells) do debug.setupvalue(c[1], c[2], c[3]) end end
+  return w
+end
+
 local function new_entry(self, args)
   counters.traces = counters.traces + 1
-  local graph, msg, where, info = trace.trace(self.fn, args, hooks_for(self))
+  local globals = not self.module and watch_globals(self.fn) or nil
+  local ok, graph, msg, where, info = pcall(trace.trace, self.fn, args, hooks_for(self, false, globals))
+  if globals then globals.restore() end
+  if not ok then error(graph, 0) end
   if graph and graph.results then return nil, graph.results end   -- it broke, and resumed
   if not graph then
     if info and info.ran and (info.impure or info.run_failed) then error(msg, 0) end
@@ -1202,6 +1261,12 @@ local function new_entry(self, args)
   -- and its own parameters and buffers by identity (a parameter replaced by assignment)
   entry.upvalues = upvalues(self.fn)
   entry.fn = self.fn
+  if globals then
+    entry.globals = {}
+    for _, ek in ipairs(globals.order) do
+      entry.globals[#entry.globals + 1] = { ek[1], ek[2], globals.reads[ek[1]][ek[2]][1] }
+    end
+  end
   entry.module_modes = {}
   for _, m in ipairs(graph.modules or {}) do
     local slots = {}
