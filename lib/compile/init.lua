@@ -868,6 +868,23 @@ local function global_state()
            autocast = torch.is_autocast_enabled and torch.is_autocast_enabled() or false }
 end
 
+-- the compiled function's upvalues (but _ENV): {index, name, value}
+local function upvalues(fn)
+  local list = {}
+  for i = 1, 255 do
+    local name, v = debug.getupvalue(fn, i)
+    if name == nil then break end
+    if name ~= "_ENV" then list[#list + 1] = { i, name, v } end
+  end
+  return list
+end
+
+-- is v the value an upvalue had (numbers, strings, booleans by value; the rest by identity)?
+local function same_value(a, b)
+  if type(a) == "number" and type(b) == "number" then return a == b or (a ~= a and b ~= b) end
+  return rawequal(a, b)
+end
+
 -- nil when the entry's guards pass for args, else the reason; tensors_checked: the tensor
 -- arguments' geometry, dtype, device and requires_grad are known to match (a dynamic entry
 -- found by them)
@@ -896,6 +913,13 @@ local function check_guards(entry, args, tensors_checked)
   if gs.grad ~= entry.state.grad then return "grad mode changed" end
   if gs.default_dtype ~= entry.state.default_dtype then return "the default dtype changed" end
   if gs.autocast ~= entry.state.autocast then return "autocast state changed" end
+  for _, u in ipairs(entry.upvalues) do
+    local _, v = debug.getupvalue(entry.fn, u[1])
+    if not same_value(v, u[3]) then return ("its upvalue '%s' changed"):format(u[2]) end
+  end
+  for _, g in ipairs(entry.globals or {}) do
+    if not same_value(g[1][g[2]], g[3]) then return ("the global '%s' changed"):format(tostring(g[2])) end
+  end
   for _, mm in ipairs(entry.module_modes) do
     local m = mm[1]
     if m.training ~= mm[2] then
@@ -906,6 +930,14 @@ local function check_guards(entry, args, tensors_checked)
         return ("a module it calls (%s) has another tensor as '%s' now"):format(m:_get_name(), slot[2])
       end
     end
+    local attrs, n = rawget(m, "_attrs"), 0
+    for k, v in pairs(attrs) do
+      n = n + 1
+      if not same_value(v, mm[4][k]) then
+        return ("an attribute of a module it calls (%s.%s) changed"):format(m:_get_name(), tostring(k))
+      end
+    end
+    if n ~= mm[5] then return ("a module it calls (%s) has new attributes"):format(m:_get_name()) end
   end
   if entry.module_params then
     local ps = entry.module:parameters()
@@ -1115,8 +1147,26 @@ local function recover(rec, l)
   return vals[l]
 end
 
-local function hooks_for(self, always)
+local function hooks_for(self, always, globals)
+  local before = upvalues(self.fn)
   return {
+    -- did the traced call assign an upvalue of the function, or a global? (a replay would not)
+    wrote_upvalues = function()
+      if globals and globals.wrote then
+        log("the function assigns the global '%s': these arguments run in segmented mode, the function " ..
+          "traced at each call", tostring(globals.wrote))
+        return true
+      end
+      for _, u in ipairs(before) do
+        local _, v = debug.getupvalue(self.fn, u[1])
+        if not same_value(v, u[3]) then
+          log("the function assigns its upvalue '%s': these arguments run in segmented mode, the function " ..
+            "traced at each call", u[2])
+          return true
+        end
+      end
+      return false
+    end,
     always = always,
     fullgraph = self.opts.fullgraph,      -- a break ends the capture (an error) rather than resuming it
     on_escape = function(n)
@@ -1175,12 +1225,63 @@ local function args_key(args)
   return table.concat(parts, "|")
 end
 
+-- the globals the compiled function's code reads during a capture: the _ENV upvalue of the
+-- function, and of the functions it closes over that are not lutorch's own, is a proxy while
+-- the capture runs (an _ENV cell is shared by every function of its chunk), each global's first
+-- value noted; a write goes through and is noted too. nil where there is none (the wrapper of
+-- a compiled module is this library's).
+local LIB_ROOT = (debug.getinfo(1, "S").source:match("^@(.*)/compile/[^/]*$"))
+local function ours(f)
+  local src = debug.getinfo(f, "S").source
+  return LIB_ROOT ~= nil and src:sub(1, #LIB_ROOT + 2) == "@" .. LIB_ROOT .. "/"
+end
+
+local function watch_globals(fn)
+  local cells, seen = {}, {}
+  local function find(f, deep)
+    if debug.getinfo(f, "S").what == "C" or ours(f) then return end
+    for i = 1, 255 do
+      local name, v = debug.getupvalue(f, i)
+      if name == nil then break end
+      if name == "_ENV" and type(v) == "table" then
+        local id = debug.upvalueid(f, i)
+        if not seen[id] then seen[id] = true; cells[#cells + 1] = { f, i, v } end
+      elseif deep and type(v) == "function" then
+        find(v, false)
+      end
+    end
+  end
+  find(fn, true)
+  if #cells == 0 then return nil end
+  local w = { reads = {}, order = {} }
+  for _, c in ipairs(cells) do
+    local env = c[3]
+    local proxy = setmetatable({}, {
+      __index = function(_, k)
+        local v = env[k]
+        local r = w.reads[env]
+        if not r then r = {}; w.reads[env] = r end
+        if r[k] == nil and not w.wrote then r[k] = { v }; w.order[#w.order + 1] = { env, k } end
+        return v
+      end,
+      __newindex = function(_, k, v) env[k] = v; w.wrote = w.wrote or k end,
+      __pairs = function() return next, env, nil end,
+    })
+    debug.setupvalue(c[1], c[2], proxy)
+  end
+  w.restore = function() for _, c in ipairs(cells) do debug.setupvalue(c[1], c[2], c[3]) end end
+  return w
+end
+
 local size_marks
 
 -- kind: the dynamic kind the entry is for (its kernels take their sizes as parameters), or nil
 local function new_entry(self, args, kind)
   counters.traces = counters.traces + 1
-  local graph, msg, where, info = trace.trace(self.fn, args, hooks_for(self))
+  local globals = not self.module and watch_globals(self.fn) or nil
+  local ok, graph, msg, where, info = pcall(trace.trace, self.fn, args, hooks_for(self, false, globals))
+  if globals then globals.restore() end
+  if not ok then error(graph, 0) end
   if graph and graph.results then return nil, graph.results end   -- it broke, and resumed
   if not graph then
     if info and info.ran and (info.impure or info.run_failed) then error(msg, 0) end
@@ -1203,13 +1304,24 @@ local function new_entry(self, args, kind)
   end
   -- the train/eval flag of each module the function called (Dropout, BatchNorm read it)
   -- and its own parameters and buffers by identity (a parameter replaced by assignment)
+  entry.upvalues = upvalues(self.fn)
+  entry.fn = self.fn
+  if globals then
+    entry.globals = {}
+    for _, ek in ipairs(globals.order) do
+      entry.globals[#entry.globals + 1] = { ek[1], ek[2], globals.reads[ek[1]][ek[2]][1] }
+    end
+  end
   entry.module_modes = {}
   for _, m in ipairs(graph.modules or {}) do
     local slots = {}
     for _, reg in ipairs({ "_parameters", "_buffers" }) do
       for _, k in ipairs(m[reg].keys) do slots[#slots + 1] = { reg, k, m[reg].vals[k] } end
     end
-    entry.module_modes[#entry.module_modes + 1] = { m, m.training, slots }
+    -- and its attributes (numbers such as Dropout's p or a norm's eps by value, hook tables by identity)
+    local attrs, n = {}, 0
+    for k, v in pairs(rawget(m, "_attrs")) do attrs[k] = v; n = n + 1 end
+    entry.module_modes[#entry.module_modes + 1] = { m, m.training, slots, attrs, n }
   end
   if self.opts.backend == "eager" then
     entry.steps = {}
@@ -1345,9 +1457,11 @@ local function call_dynamic(self, args)
   if mode == false or (mode == nil and #self.entries == 0) then return false end
   local kk, sk = dynamic_keys(args)
   local kind = self.kinds[kk]
+  local why
   if kind then
     for _, e in ipairs(kind.entries[sk] or {}) do
-      if not check_guards(e, args, true) then
+      why = check_guards(e, args, true)
+      if not why then
         kind.clock = kind.clock + 1
         e.used = kind.clock
         counters.dynamic_hits = counters.dynamic_hits + 1
@@ -1357,6 +1471,12 @@ local function call_dynamic(self, args)
   end
   local key = args_key(args)
   if self.segmented[key] or self.eager_for[key] then return false end
+  if kind and kind.entries[sk] and #kind.entries[sk] >= SAME_SIZES then
+    -- guards other than sizes failed again and again at these sizes (a global or an upvalue
+    -- that changes at each call): as past cache_size_limit, eager
+    log("%d entries at these sizes, and another guard failed (%s): running eagerly", SAME_SIZES, why)
+    return true, table.pack(self.fn(table.unpack(args, 1, args.n)))
+  end
   if not kind then
     if mode == true then
       kind = { all = true }
@@ -1403,13 +1523,10 @@ local function call_dynamic(self, args)
     return true, table.pack(self.fn(table.unpack(args, 1, args.n)))
   end
   -- the sizes' entries: more than one where another guard failed at these sizes (a module in
-  -- eval mode, a parameter replaced), up to SAME_SIZES; the kind's, up to dynamic_cache_limit
+  -- eval mode, a parameter replaced), up to SAME_SIZES (then eager, above); the kind's, up to
+  -- dynamic_cache_limit
   local list = kind.entries[sk] or {}
   kind.entries[sk] = list
-  if #list >= SAME_SIZES then
-    table.remove(list, 1)
-    kind.count = kind.count - 1
-  end
   if kind.count >= M.config.dynamic_cache_limit then
     local oldest, ok, oi
     for k, l in pairs(kind.entries) do
@@ -1523,6 +1640,20 @@ function M.compile(fn, opts)
     error("torch.compile: argument 'model' must be a function or an nn.Module, got " .. type(fn), 2)
   end
   return Compiled(fn, opts)
+end
+
+--- torch.compiler.is_compiling(): true while torch.compile captures a graph (the traced
+-- function runs on meta tensors), false otherwise
+function M.is_compiling() return trace.tracing() end
+
+--- torch.compiler.disable(fn): fn, never traced: called from a compiled function, it is a graph
+-- break and runs on the real tensors (under fullgraph, an error); called elsewhere, fn itself
+function M.disable(fn, opts)
+  if type(fn) ~= "function" then
+    error("torch.compiler.disable: argument 'fn' must be a function, got " .. type(fn), 2)
+  end
+  class.check_options("torch.compiler.disable", opts, { "recursive", "reason" })
+  return function(...) return trace.call_outside(fn, ...) end
 end
 
 --- reset(): forget what every compiled function captured in this process (the disk cache stays)

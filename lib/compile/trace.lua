@@ -448,6 +448,11 @@ end
 -- a break resumes the capture (hooks given, not fullgraph); otherwise it ends it
 local function resumable() return state.hooks and not state.hooks.fullgraph end
 
+-- the name a call of a torch.compiler.disable'd function breaks with (it may do anything: a
+-- segment after it that fails cannot be rerun)
+local DISABLED = "torch.compiler.disable"
+M.DISABLED = DISABLED
+
 -- a graph break in a resumable trace: close the segment, run fn on the real counterparts of
 -- its arguments, hand tensors it returns to the Lua code as meta tensors standing for them
 local function do_break(what, fn, ...)
@@ -465,7 +470,7 @@ local function do_break(what, fn, ...)
   local rargs = {}
   for i = 1, n do rargs[i] = map_tensors(raw[i], to_real) end
   -- an op run here that changes tensors or draws random numbers: the call cannot be rerun
-  if what:sub(-1) == "_" or what == "index_put" or random_op(what) then state.impure = true end
+  if what:sub(-1) == "_" or what == "index_put" or random_op(what) or what == DISABLED then state.impure = true end
   depth = depth + 1
   local res = table.pack(pcall(fn, table.unpack(rargs, 1, n)))
   depth = depth - 1
@@ -733,6 +738,17 @@ local function hand_over()
   depth = depth - 1
 end
 
+--- is a capture running the traced code now (torch.compiler.is_compiling)?
+function M.tracing() return state ~= nil and depth == 0 end
+
+--- fn(...) called from traced code runs on the real tensors, outside the graph: a graph break
+-- (an error under fullgraph); outside a capture, a plain call (torch.compiler.disable)
+function M.call_outside(fn, ...)
+  if not state or depth > 0 then return fn(...) end
+  if resumable() then return do_break(DISABLED, fn, ...) end
+  error("a torch.compiler.disable'd function is called", 0)
+end
+
 --- trace(fn, args[, hooks]): the graph of fn(args...).
 -- Without hooks: the graph, or nil, the graph break's (or error's) message and place.
 -- With hooks {run_segment = f(seg) -> reals, entry; recover = f(rec, local) -> tensor;
@@ -769,13 +785,15 @@ function M.trace(fn, args, hooks)
       return { msg = tostring(e), where = where() }
     end, table.unpack(margs, 1, margs.n)))
     -- a whole graph whose tensors escape cannot be replayed: run it as a segment
-    local escapes = 0
+    -- so does one that assigned its upvalues (a counter, an accumulator): the Lua code must run
+    local escapes, wrote = 0, false
     if r[1] and hooks and not (state.breaks > 0 or state.split or hooks.always) then
+      wrote = hooks.wrote_upvalues ~= nil and hooks.wrote_upvalues()
       escapes = find_escapes(r)
       if escapes > 0 and hooks.on_escape then hooks.on_escape(escapes) end
     end
     -- resumed: the last segment, up to the function's results
-    if r[1] and hooks and (state.breaks > 0 or state.split or hooks.always or escapes > 0) then
+    if r[1] and hooks and (state.breaks > 0 or state.split or hooks.always or escapes > 0 or wrote) then
       local r2 = table.pack(xpcall(function()
         local metas = {}
         for i = 2, r.n do

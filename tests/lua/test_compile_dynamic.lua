@@ -437,6 +437,18 @@ T.test("a module switched between train and eval at the same sizes keeps an entr
   T.eq(C.counters.dynamic_traces, 4, "no trace after the first round")
 end)
 
+T.test("a global that changes at each call: eager's values, the traces at one size bounded", function()
+  torch.compiler.reset()
+  local f = torch.compile(function(x) return x * DYNAMIC_TEST_SCALE + 1 end, { dynamic = true })
+  for i = 1, 10 do
+    DYNAMIC_TEST_SCALE = i
+    local x = torch.randn(4, 3)
+    T.ok(rel_err(f(x), x * i + 1) < 1e-6, "scale " .. i)
+  end
+  T.eq(C.counters.traces, 4, "4 entries at one size, then eager")
+  DYNAMIC_TEST_SCALE = nil
+end)
+
 T.test("bad values of the dynamic option are errors naming torch.compile and dynamic", function()
   for _, v in ipairs({ "yes", 1, 0, {} }) do
     T.raises(function() torch.compile(function(x) return x end, { dynamic = v }) end, "torch.compile: 'dynamic' must be")

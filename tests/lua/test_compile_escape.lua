@@ -1,6 +1,7 @@
 -- torch.compile: tensors that escape the trace (stored into Lua tables: an optimizer's state,
--- a module's self.output, a cache), a .grad read at each call, train/eval guards, and compiled
--- optimizer steps.
+-- a module's self.output, a cache), a .grad read at each call, guards on the Lua state a graph
+-- depends on (upvalues, modules' modes and attributes), compiled optimizer steps, and
+-- torch.compiler.disable / is_compiling.
 local T = require "testing"
 local nn = require "nn"
 local optim = require "optim"
@@ -152,7 +153,7 @@ T.test("train() / eval() of a module the function calls is a guard: eval recompi
   T.eq(C.counters.traces, traces + 1)
 end)
 
-T.test("a parameter or buffer replaced in a module the function calls recompiles", function()
+T.test("a parameter, buffer or attribute changed in a module the function calls recompiles", function()
   local lin = nn.Linear(4, 3)
   local f = torch.compile(function(x) return lin(x) * 2 end)
   local x = torch.randn(5, 4)
@@ -167,6 +168,76 @@ T.test("a parameter or buffer replaced in a module the function calls recompiles
   T.ok(max_diff(g(x), bn(x) + 1) < 1e-6)
   bn.running_mean = torch.randn(4)
   T.ok(max_diff(g(x), bn(x) + 1) < 1e-6)
+  local ln = nn.LayerNorm(4)             -- an attribute (a number) of a module it calls
+  local h = torch.compile(function(x) return ln(x) * 2 end)
+  T.ok(max_diff(h(x), ln(x) * 2) < 1e-6)
+  ln.eps = 10
+  T.ok(max_diff(h(x), ln(x) * 2) < 1e-6)
+end)
+
+T.test("upvalues: a changed one recompiles; one the function assigns runs its Lua code each call", function()
+  local w, k = torch.ones(3), 2
+  local f = torch.compile(function(x) return x * w * k end)
+  local x = torch.randn(3)
+  T.ok(max_diff(f(x), x * w * k) < 1e-6)
+  w = torch.ones(3) * 5                  -- another tensor under the name
+  T.ok(max_diff(f(x), x * w * k) < 1e-6)
+  k = 7                                  -- another number
+  T.ok(max_diff(f(x), x * w * k) < 1e-6)
+  local calls, acc = 0, torch.zeros(3)
+  local g = torch.compile(function(x) calls = calls + 1; acc = acc + x; return acc * 2 end)
+  for i = 1, 4 do
+    local r = g(torch.ones(3))
+    T.eq(calls, i)
+    T.ok(max_diff(acc, torch.full({ 3 }, i)) == 0, "acc after call " .. i)
+    T.ok(max_diff(r, torch.full({ 3 }, 2 * i)) == 0)
+  end
+end)
+
+T.test("globals the function reads are guards; one it assigns runs its Lua code each call", function()
+  _G.CE_W, _G.CE_K = torch.ones(3), 2
+  local x = torch.randn(3)
+  local f = torch.compile(function(x) return x * CE_W * CE_K end)
+  T.ok(max_diff(f(x), x * CE_W * CE_K) < 1e-6)
+  CE_W = torch.ones(3) * 5
+  T.ok(max_diff(f(x), x * CE_W * CE_K) < 1e-6)
+  CE_K = 7
+  T.ok(max_diff(f(x), x * CE_W * CE_K) < 1e-5)
+  T.ok(max_diff(f(x), x * 35) < 1e-4)
+  local function helper(t) return t * CE_K end    -- a function it closes over reads one too
+  local g = torch.compile(function(x) return helper(x) + 1 end)
+  T.ok(max_diff(g(x), x * 7 + 1) < 1e-6)
+  CE_K = 3
+  T.ok(max_diff(g(x), x * 3 + 1) < 1e-6)
+  _G.CE_COUNT = 0
+  local h = torch.compile(function(x) CE_COUNT = CE_COUNT + 1; return x + 1 end)
+  for i = 1, 3 do h(x); T.eq(CE_COUNT, i) end
+  _G.CE_W, _G.CE_K, _G.CE_COUNT = nil, nil, nil
+end)
+
+T.test("torch.compiler.disable: a graph break, the function on real tensors; is_compiling", function()
+  local devices, flags = {}, {}
+  local helper = torch.compiler.disable(function(t)
+    devices[#devices + 1] = t.device.type
+    flags[#flags + 1] = torch.compiler.is_compiling()
+    return t:sum():item() > 0 and t * 2 or t * -3
+  end)
+  local fn = function(x) local y = torch.sigmoid(x) - 0.5; return helper(y) + 1 end
+  local f = torch.compile(fn)
+  for i = 1, 3 do
+    local x = torch.randn(20) + (i % 2 == 0 and 2 or -2)
+    T.ok(max_diff(f(x), fn(x)) < 1e-6, "call " .. i)
+  end
+  for i = 1, #devices do T.eq(devices[i], "cpu"); T.eq(flags[i], false) end
+  local seen
+  local g = torch.compile(function(x) seen = torch.compiler.is_compiling(); return x + 1 end)
+  g(torch.ones(2))
+  T.eq(seen, true)
+  T.eq(torch.compiler.is_compiling(), false)
+  T.raises(function() torch.compile(function(x) return helper(x) end, { fullgraph = true })(torch.ones(2)) end,
+    "disable'd function")
+  T.raises(function() torch.compiler.disable(3) end, "argument 'fn' must be a function")
+  T.raises(function() torch.compiler.disable(print, { recursiv = true }) end, "unknown option 'recursiv'")
 end)
 
 T.test("torch.utils.swap_tensors exchanges two tensors; bad arguments are errors", function()
