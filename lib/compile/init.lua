@@ -1410,6 +1410,20 @@ local function entry_kind(e)
   return table.concat(kp, "|")
 end
 
+-- do the tensor arguments' sizes or strides differ from those an entry was traced with?
+local function sizes_differ(e, args)
+  for i = 1, args.n do
+    local m = e.arg_guards[i] and e.arg_guards[i].tensor
+    if m and torch.is_tensor(args[i]) then
+      local shape, stride = args[i].shape, args[i]:stride()
+      for d = 1, #shape do
+        if shape[d] ~= m.shape[d] or (shape[d] ~= 1 and stride[d] ~= m.stride[d]) then return true end
+      end
+    end
+  end
+  return false
+end
+
 local function all_dynamic() return true end
 local SAME_SIZES = 4        -- entries kept for one kind and sizes (other guards differing)
 local dynamic_order = 0     -- numbers the dynamic entries in the order they are made (graphs())
@@ -1485,7 +1499,7 @@ local function call_dynamic(self, args)
       -- automatic dynamic: a specialized entry of this kind, whose guards failed (on sizes)
       local e0
       for _, e in ipairs(self.entries) do
-        if entry_kind(e) == kk then e0 = e; break end
+        if entry_kind(e) == kk and sizes_differ(e, args) then e0 = e; break end
       end
       if not e0 then return false end
       kind = { ref = e0.graph.value_meta, sig = graph_sig(e0.graph), marks = {} }

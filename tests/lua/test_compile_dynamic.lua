@@ -446,6 +446,17 @@ T.test("a global that changes at each call: eager's values, the traces at one si
     T.ok(rel_err(f(x), x * i + 1) < 1e-6, "scale " .. i)
   end
   T.eq(C.counters.traces, 4, "4 entries at one size, then eager")
+  -- by default, a guard failing on something else than sizes does not make the function
+  -- dynamic: specialized entries, up to cache_size_limit
+  torch.compiler.reset()
+  local g = torch.compile(function(x) return x * DYNAMIC_TEST_SCALE + 1 end)
+  for i = 1, 3 do
+    DYNAMIC_TEST_SCALE = i
+    local x = torch.randn(4, 3)
+    T.ok(rel_err(g(x), x * i + 1) < 1e-6, "scale " .. i)
+  end
+  T.eq(C.counters.dynamic_traces, 0)
+  T.eq(C.counters.recompiles, 2)
   DYNAMIC_TEST_SCALE = nil
 end)
 
