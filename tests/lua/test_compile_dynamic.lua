@@ -312,7 +312,6 @@ end)
 
 T.test("automatic dynamic keeps unchanged sizes constant in the kernels", function()
   torch.compiler.reset()
-  local src = {}
   local f = torch.compile(function(x, b) return torch.sigmoid(x + b) end)
   f(torch.randn(4, 37), torch.randn(37))
   f(torch.randn(6, 37), torch.randn(37))
@@ -329,6 +328,37 @@ T.test("automatic dynamic keeps unchanged sizes constant in the kernels", functi
   f(torch.randn(11, 40), torch.randn(40))
   f(torch.randn(12, 41), torch.randn(41))
   T.eq(kernels(), k + 1)
+end)
+
+T.test("a dynamic kernel's source has no sizes in it: the same text at every size", function()
+  local trace, fuse = require "compile.trace", require "compile.fuse"
+  local fn = function(x, b, c) return torch.exp(x * b) - c end
+  local function source(dyn, B, D, dt)
+    local g = trace.trace(fn, table.pack(torch.randn(B, D, { dtype = dt }), torch.randn(D, { dtype = dt }),
+      torch.randn(B, 1, { dtype = dt })))
+    local steps = fuse.plan(g)
+    T.eq(steps[1].kind, "group")
+    local sz = fuse.sizes(dyn)
+    return fuse.source(steps[1].group, g.value_meta, "k", sz), sz.values
+  end
+  local all = function() return true end
+  local s1, v1 = source(all, 4, 37, torch.float32)
+  local s2, v2 = source(all, 9, 50, torch.float32)
+  T.eq(s1, s2)
+  local body = s1:sub(s1:find("void k(", 1, true), -1)          -- (past the shared helpers)
+  T.ok(not body:find("37", 1, true) and not body:find("50", 1, true), body)
+  T.eq(table.concat(v1, ","), "37")
+  T.eq(table.concat(v2, ","), "50")
+  -- only the rows marked: the row length stays a constant, and no parameter is left
+  local rows = function(v, what, d) return what == "shape" and d == 1 end
+  local s3, v3 = source(rows, 4, 37, torch.float32)
+  T.ok(s3:find("D = 37", 1, true))
+  T.eq(#v3, 0)
+  -- the dtype and the broadcast pattern stay in the source
+  T.ok(source(all, 4, 37, torch.float64) ~= s1)
+  -- without sizes(): the specialized source, with constants
+  local g = trace.trace(fn, table.pack(torch.randn(4, 37), torch.randn(37), torch.randn(4, 1)))
+  T.ok(fuse.source(fuse.plan(g)[1].group, g.value_meta, "k"):find("i % 37", 1, true))
 end)
 
 T.test("dynamic = false recompiles at each size and runs eagerly past cache_size_limit", function()
