@@ -404,11 +404,67 @@ local function num_literal(x, T)
   return T == "float" and "((float)" .. s .. ")" or s
 end
 
+-- ---- sizes as kernel parameters (dynamic shapes) ----
+-- A kernel made for a dynamic graph (sz given to the generators below) reads the sizes and
+-- strides that may change from call to call from an int64 array, its last pointer (loaded
+-- into the locals z0, z1, ... at its top), instead of having them as constants: its source,
+-- and so its cache key, is then the same for every size, and one compiled kernel serves them
+-- all. What makes the code fast stays in the source as literals, so that a change of it
+-- makes another kernel: sizes and strides of 0 and 1 (which dims are broadcast, whether the
+-- innermost dim is contiguous), the rank, dtypes, the ops and their constants. sz.dyn(v,
+-- what, d) says whether dim d of value v's sizes (what = "shape") or strides ("stride") may
+-- change; the others are literals too, as in a specialized kernel. Without sz a generator
+-- writes every size as a constant (a specialized graph's kernels).
+local Sizes = {}
+Sizes.__index = Sizes
+
+--- sizes(dyn): the size parameters of one kernel being generated; after the generator ran,
+--- sizes.values is the array the kernel takes as its last pointer (empty: it takes none)
+function M.sizes(dyn) return setmetatable({ dyn = dyn, values = {}, slot = {} }, Sizes) end
+
+-- the C expression of an integer: a parameter where dynamic (0 and 1 stay literal), named
+-- by key within the kernel (one parameter per key), else a literal
+function Sizes:num(key, value, dynamic)
+  if not dynamic or value == 0 or value == 1 then return ("%d"):format(value) end
+  local k = self.slot[key]
+  if not k then
+    self.values[#self.values + 1] = value
+    k = #self.values - 1
+    self.slot[key] = k
+  end
+  return "z" .. k
+end
+
+-- is any of dims lo .. hi of value v's sizes dynamic?
+function Sizes:any(v, lo, hi)
+  for d = lo, hi do if self.dyn(v, "shape", d) then return true end end
+  return false
+end
+
+-- after generation: the parameters' pointer (slot nptr) and their loads put at the kernel's
+-- top (lines[3], after the helpers and the function's first line), their extent appended
+function Sizes:finish(lines, nptr, extents)
+  if #self.values == 0 then return end
+  local loads = {}
+  for k = 0, #self.values - 1 do loads[#loads + 1] = ("z%d = sz[%d]"):format(k, k) end
+  table.insert(lines, 3, ("  const int64_t *restrict sz = (const int64_t *)p[%d];\n  const int64_t %s;"):format(
+    nptr, table.concat(loads, ", ")))
+  extents[#extents + 1] = #self.values
+end
+
+-- a number of a row kernel's frame (D, R, ...): its literal, or with sz its parameter where dynamic
+local function size_lit(sz, key, value, dynamic)
+  if sz then return sz:num(key, value, dynamic) end
+  return ("%d"):format(value)
+end
+
 -- the C offset expression of element i of the output in a tensor of this meta (broadcast
 -- to out_shape): i itself when the layouts agree, else i decomposed by the output's sizes
 -- (rows: in a row kernel, where i = r * D + c with D the last size, so the last dimension's
--- index is c and the others come from r, without a division per element)
-local function offset_expr(meta, out_shape, rows)
+-- index is c and the others come from r, without a division per element). With sz (a
+-- dynamic kernel; v the tensor's value, ov the output's), the sizes and strides marked
+-- dynamic are parameters.
+local function offset_expr(meta, out_shape, rows, sz, v, ov)
   local shape, stride = meta.shape, meta.stride
   local n = #out_shape
   local off = n - #shape
@@ -430,17 +486,33 @@ local function offset_expr(meta, out_shape, rows)
     if out_shape[d] ~= 1 and st[d] ~= 0 then
       local inner = cs[d]
       local e
-      if rows and d == n then
-        e = "c"
-      elseif rows then
-        inner = inner // out_shape[n]
-        e = inner == 1 and "r" or ("(r / %d)"):format(inner)
-        if d > 1 then e = ("(%s %% %d)"):format(e, out_shape[d]) end
+      if sz then
+        -- the same terms, each number a parameter where it may change
+        if rows and d == n then
+          e = "c"
+        else
+          local idx, hi = rows and "r" or "i", rows and n - 1 or n
+          if rows then inner = inner // out_shape[n] end
+          local q = sz:num(("q%s%d"):format(idx, d), inner, sz:any(ov, d + 1, hi))
+          e = q == "1" and idx or ("(%s / %s)"):format(idx, q)
+          if d > 1 then e = ("(%s %% %s)"):format(e, sz:num("n" .. d, out_shape[d], sz.dyn(ov, "shape", d))) end
+        end
+        local sd = d - off
+        local s = sz:num(("s%d.%d"):format(v, sd), st[d], sz.dyn(v, "stride", sd))
+        terms[#terms + 1] = s == "1" and e or ("%s * %s"):format(e, s)
       else
-        e = inner == 1 and "i" or ("(i / %d)"):format(inner)
-        if d > 1 then e = ("(%s %% %d)"):format(e, out_shape[d]) end
+        if rows and d == n then
+          e = "c"
+        elseif rows then
+          inner = inner // out_shape[n]
+          e = inner == 1 and "r" or ("(r / %d)"):format(inner)
+          if d > 1 then e = ("(%s %% %d)"):format(e, out_shape[d]) end
+        else
+          e = inner == 1 and "i" or ("(i / %d)"):format(inner)
+          if d > 1 then e = ("(%s %% %d)"):format(e, out_shape[d]) end
+        end
+        terms[#terms + 1] = st[d] == 1 and e or ("%s * %d"):format(e, st[d])
       end
-      terms[#terms + 1] = st[d] == 1 and e or ("%s * %d"):format(e, st[d])
     end
   end
   return table.concat(terms, " + ")
@@ -455,14 +527,16 @@ end
 
 -- the loop body's loads of the inputs and the group's nodes, each into a register v<id>;
 -- returns the operand renderer and the registers
--- (shared by the forward kernel and the backward one, which recomputes the forward)
-local function emit_forward_body(lines, g, vm, T, preset, rows)
+-- (shared by the forward kernel and the backward one, which recomputes the forward); sz:
+-- the size parameters of a dynamic kernel
+local function emit_forward_body(lines, g, vm, T, preset, rows, sz)
   local reg = {}
+  local ov = sz and g.nodes[#g.nodes].out
   for k, v in ipairs(g.inputs) do
     if preset and preset[v] then
       reg[v] = preset[v]
     else
-      lines[#lines + 1] = ("    const %s v%d = in%d[%s];"):format(T, v, k, offset_expr(vm[v], g.shape, rows))
+      lines[#lines + 1] = ("    const %s v%d = in%d[%s];"):format(T, v, k, offset_expr(vm[v], g.shape, rows, sz, v, ov))
       reg[v] = "v" .. v
     end
   end
@@ -485,9 +559,54 @@ local function emit_forward_body(lines, g, vm, T, preset, rows)
   return operand, reg
 end
 
---- source(group, value_meta): C source of the group's kernel and the tensor order it takes
---- (inputs, then outputs), with the elements each tensor's pointer must reach
-function M.source(g, vm, name)
+-- does a dynamic pointwise kernel over shape go by rows of the last dimension? Where an input
+-- is indexed other than flat (broadcast, or another layout) and the sizes are parameters, a
+-- division per element by a parameter would cost more than the work (and not vectorize): by
+-- rows, the other dims' indices are computed once per row and the inner loop runs over the
+-- columns c, as the row kernels do
+local function by_rows(g, vm)
+  local n = #g.shape
+  if n < 2 or g.shape[n] == 1 then return false end
+  for _, v in ipairs(g.inputs) do
+    local e = offset_expr(vm[v], g.shape)
+    if e ~= "i" and e ~= "0" then return true end
+  end
+  return false
+end
+
+-- a dynamic pointwise kernel's loop over elements begin .. end-1 around body (lines at 4
+-- spaces, element i): flat, or (rows) by rows of the last dimension, D its size
+local function emit_elem_loop(lines, body, rows, D)
+  if not rows then
+    lines[#lines + 1] = "  for (int64_t i = begin; i < end; i++) {"
+    for _, l in ipairs(body) do lines[#lines + 1] = l end
+    lines[#lines + 1] = "  }"
+    return
+  end
+  lines[#lines + 1] = ("  const int64_t D = %s;"):format(D)
+  lines[#lines + 1] = "  int64_t r = begin / D, c0 = begin - r * D;"
+  lines[#lines + 1] = "  for (int64_t i0 = begin; i0 < end; r++) {"
+  lines[#lines + 1] = "    const int64_t ce = end - i0 + c0 < D ? end - i0 + c0 : D;"
+  lines[#lines + 1] = "    #pragma GCC ivdep"
+  lines[#lines + 1] = "    for (int64_t c = c0; c < ce; c++) {"
+  lines[#lines + 1] = "      const int64_t i = r * D + c;"
+  for _, l in ipairs(body) do lines[#lines + 1] = "  " .. l end
+  lines[#lines + 1] = "    }"
+  lines[#lines + 1] = "    i0 += ce - c0;"
+  lines[#lines + 1] = "    c0 = 0;"
+  lines[#lines + 1] = "  }"
+end
+
+-- the last size of a dynamic pointwise kernel's loop by rows (its parameter where dynamic)
+local function last_size(g, sz)
+  local n = #g.shape
+  return sz:num("n" .. n, g.shape[n], sz.dyn(g.nodes[#g.nodes].out, "shape", n))
+end
+
+--- source(group, value_meta, name, sz): C source of the group's kernel and the tensor order it
+--- takes (inputs, then outputs, then sz's parameters where it has some), with the elements each
+--- tensor's pointer must reach; sz (optional, from sizes()): a dynamic kernel
+function M.source(g, vm, name, sz)
   local T = ctype(g.dtype)
   local lines = { HELPERS, ("void %s(int64_t begin, int64_t end, char *const *p) {"):format(name) }
   local order, extents = {}, {}
@@ -501,6 +620,15 @@ function M.source(g, vm, name)
     lines[#lines + 1] = ("  %s *restrict out%d = (%s *)p[%d];"):format(T, k, T, nin + k - 1)
     order[#order + 1] = v
     extents[#extents + 1] = numel(g.shape)
+  end
+  if sz then
+    local rows, body = by_rows(g, vm), {}
+    emit_forward_body(body, g, vm, T, nil, rows, sz)
+    for k, v in ipairs(g.outputs) do body[#body + 1] = ("    out%d[i] = v%d;"):format(k, v) end
+    emit_elem_loop(lines, body, rows, rows and last_size(g, sz))
+    lines[#lines + 1] = "}"
+    sz:finish(lines, #order, extents)
+    return table.concat(lines, "\n") .. "\n", order, extents
   end
   lines[#lines + 1] = "  for (int64_t i = begin; i < end; i++) {"
   emit_forward_body(lines, g, vm, T)
@@ -670,8 +798,9 @@ end
 --- the group's inputs and the gradients of its outputs and writes, at the output's shape, the
 --- gradient of each input k with need[k]; it recomputes the forward values it needs.
 --- frame (optional; compile/cuda.lua's) makes the kernel around the loop body instead:
---- frame(params, body) with params {name =, const =} in the pointers' order
-function M.backward_source(g, vm, name, need, frame)
+--- frame(params, body) with params {name =, const =} in the pointers' order; sz (optional, from
+--- sizes(); not with frame): a dynamic kernel, taking its parameters after the gradients
+function M.backward_source(g, vm, name, need, frame, sz)
   local T = ctype(g.dtype) or "float"     -- float16 and bfloat16 (CUDA only) compute in float
   local lines = { HELPERS, ("void %s(int64_t begin, int64_t end, char *const *p) {"):format(name) }
   local extents, slot, params = {}, 0, {}
@@ -694,6 +823,20 @@ function M.backward_source(g, vm, name, need, frame)
       extents[#extents + 1] = numel(g.shape)
       params[#params + 1] = { name = "gin" .. k, const = false }
     end
+  end
+  if sz then
+    local rows, body = by_rows(g, vm), {}
+    local operand, reg = emit_forward_body(body, g, vm, T, nil, rows, sz)
+    local seed = {}
+    for k, v in ipairs(g.outputs) do seed[v] = ("gout%d[i]"):format(k) end
+    emit_backward_body(body, g, T, operand, reg, seed)
+    for k, v in ipairs(g.inputs) do
+      if need[k] then body[#body + 1] = ("    gin%d[i] = d%d;"):format(k, v) end
+    end
+    emit_elem_loop(lines, body, rows, rows and last_size(g, sz))
+    lines[#lines + 1] = "}"
+    sz:finish(lines, slot, extents)
+    return table.concat(lines, "\n") .. "\n", extents
   end
   lines[#lines + 1] = "  for (int64_t i = begin; i < end; i++) {"
   local body_start = #lines + 1
@@ -723,6 +866,25 @@ local function kernel_head(name)
   return lines, order, extents, ptr
 end
 
+-- a row kernel's frame numbers for sz (nil: literals): D (the last size), R (the rows), N
+-- (the elements), each its parameter where the sizes it comes from may change
+-- (fields made when read: a parameter is taken only where the kernel uses it)
+local function frame_sizes(sz, g)
+  local nd, D = #g.shape, #g.shape > 0 and g.shape[#g.shape] or 1
+  local n = numel(g.shape)
+  if not sz then
+    return { D = ("%d"):format(D), R = ("%d"):format(n // D), N = ("%d"):format(n), dynD = false }
+  end
+  local ov = g.nodes[#g.nodes].out
+  local dynD = nd > 0 and sz.dyn(ov, "shape", nd)
+  local make = {
+    D = function() return sz:num("n" .. nd, D, dynD) end,
+    R = function() return sz:num("R", n // D, sz:any(ov, 1, nd - 1)) end,
+    N = function() return sz:num("N", n, sz:any(ov, 1, nd)) end,
+  }
+  return setmetatable({ dynD = dynD }, { __index = function(t, k) local v = make[k](); rawset(t, k, v); return v end })
+end
+
 -- body lines (emitted at 4 spaces) moved into a row kernel's inner loop (6 spaces)
 local function append_indented(lines, body)
   for _, l in ipairs(body) do lines[#lines + 1] = "  " .. l end
@@ -748,8 +910,8 @@ end
 --- row_source(rowgroup, value_meta, name): C source of a layer_norm fused with the pointwise
 --- group it feeds, over rows: the tensors it takes (the norm's input, weight and bias, the
 --- group's other inputs, the group's outputs, then the norm's result where it is kept) and
---- the elements each pointer must reach
-function M.row_source(rg, vm, name)
+--- the elements each pointer must reach (then sz's parameters: sz, optional, a dynamic kernel)
+function M.row_source(rg, vm, name, sz)
   local rn, g = rg.norm, rg.group
   local T = ctype(g.dtype)
   local D, n = rn.D, numel(g.shape)
@@ -766,7 +928,7 @@ function M.row_source(rg, vm, name)
     ptr(("  %s *restrict out%d = (%s *)p[%%d];"):format(T, k, T), v, n)
   end
   if rg.keep_norm then ptr("  " .. T .. " *restrict nout = (" .. T .. " *)p[%d];", rn.out, n) end
-  lines[#lines + 1] = ("  const int64_t D = %d;"):format(D)
+  lines[#lines + 1] = ("  const int64_t D = %s;"):format(frame_sizes(sz, g).D)
   lines[#lines + 1] = "  for (int64_t r = begin; r < end; r++) {"
   lines[#lines + 1] = "    const " .. T .. " *restrict xr = nx + r * D;"
   emit_row_stats(lines, T, rn.eps)
@@ -778,7 +940,7 @@ function M.row_source(rg, vm, name)
   lines[#lines + 1] = ("      const %s vn = %s;"):format(T, e)
   if rg.keep_norm then lines[#lines + 1] = "      nout[i] = vn;" end
   local body = {}
-  emit_forward_body(body, g, vm, T, { [rn.out] = "vn" }, true)
+  emit_forward_body(body, g, vm, T, { [rn.out] = "vn" }, true, sz)
   for _, l in ipairs(body) do lines[#lines + 1] = "  " .. l end
   for k, v in ipairs(g.outputs) do
     lines[#lines + 1] = ("      out%d[i] = v%d;"):format(k, v)
@@ -786,13 +948,15 @@ function M.row_source(rg, vm, name)
   lines[#lines + 1] = "    }"
   lines[#lines + 1] = "  }"
   lines[#lines + 1] = "}"
+  if sz then sz:finish(lines, #order, extents) end
   return table.concat(lines, "\n") .. "\n", order, extents
 end
 
 --- softmax_source(softmaxgroup, value_meta, name): C source of a pointwise group fused with
 --- the softmax (or log_softmax) over rows of one of its results: the tensors it takes (the
 --- group's inputs, its other outputs, the softmax's output) and the elements each must reach
-function M.softmax_source(sg, vm, name)
+--- (then sz's parameters: sz, optional, a dynamic kernel)
+function M.softmax_source(sg, vm, name, sz)
   local sm, g = sg.softmax, sg.group
   local T = ctype(g.dtype)
   local D, n = sm.D, numel(g.shape)
@@ -805,13 +969,13 @@ function M.softmax_source(sg, vm, name)
   end
   ptr("  " .. T .. " *restrict sout = (" .. T .. " *)p[%d];", sm.out, n)
   local EXP = T == "float" and "lt_exp_float" or "exp"
-  lines[#lines + 1] = ("  const int64_t D = %d;"):format(D)
+  lines[#lines + 1] = ("  const int64_t D = %s;"):format(frame_sizes(sz, g).D)
   lines[#lines + 1] = "  for (int64_t r = begin; r < end; r++) {"
   lines[#lines + 1] = "    " .. T .. " *restrict so = sout + r * D;"
   lines[#lines + 1] = "    for (int64_t c = 0; c < D; c++) {"
   lines[#lines + 1] = "      const int64_t i = r * D + c;"
   local body = {}
-  emit_forward_body(body, g, vm, T, nil, true)
+  emit_forward_body(body, g, vm, T, nil, true, sz)
   for _, l in ipairs(body) do lines[#lines + 1] = "  " .. l end
   for k, v in ipairs(g.outputs) do
     if v ~= sm.x then lines[#lines + 1] = ("      out%d[i] = v%d;"):format(k, v) end
@@ -846,6 +1010,7 @@ function M.softmax_source(sg, vm, name)
   end
   lines[#lines + 1] = "  }"
   lines[#lines + 1] = "}"
+  if sz then sz:finish(lines, #order, extents) end
   return table.concat(lines, "\n") .. "\n", order, extents
 end
 
@@ -861,8 +1026,9 @@ M.REDUCE_BLOCK = 8192
 --- (about REDUCE_BLOCK elements) stores its sum as a double, the blocks' sums added by the
 --- caller. It returns the source, the tensors it takes (the group's inputs, its other
 --- outputs, then the result or the partial sums), the elements each must reach, the loop's
---- size (rows or blocks) and the elements per step of the loop
-function M.reduce_source(rg, vm, name)
+--- size (rows or blocks) and the elements per step of the loop. sz (optional): a dynamic
+--- kernel, taking its parameters last
+function M.reduce_source(rg, vm, name, sz)
   local red, g = rg.reduce, rg.group
   local T = ctype(g.dtype)
   local n = numel(g.shape)
@@ -878,10 +1044,11 @@ function M.reduce_source(rg, vm, name)
   -- rows longer than a block (a 1-D tensor): blocks of elements, indexed flat
   local flat = red.all and D >= M.REDUCE_BLOCK
   local body = {}
-  emit_forward_body(body, g, vm, T, nil, not flat)
+  emit_forward_body(body, g, vm, T, nil, not flat, sz)
   for k, v in ipairs(g.outputs) do
     if v ~= red.x then body[#body + 1] = ("    out%d[i] = v%d;"):format(k, v) end
   end
+  local fs = frame_sizes(sz, g)
   local function row(indent)
     lines[#lines + 1] = indent .. "for (j = 0; j + 8 <= D; j += 8) for (int l = 0; l < 8; l++) {"
     lines[#lines + 1] = indent .. "  const int64_t c = j + l, i = r * D + c;"
@@ -894,12 +1061,12 @@ function M.reduce_source(rg, vm, name)
     lines[#lines + 1] = ("%s  s += (double)v%d;"):format(indent, red.x)
     lines[#lines + 1] = indent .. "}"
   end
-  lines[#lines + 1] = ("  const int64_t D = %d, R = %d;"):format(D, rows)
+  lines[#lines + 1] = ("  const int64_t D = %s, R = %s;"):format(fs.D, fs.R)
   local size, per
   if flat then
     size, per = (n + M.REDUCE_BLOCK - 1) // M.REDUCE_BLOCK, M.REDUCE_BLOCK
     ptr("  double *restrict part = (double *)p[%d];", red.out, size)
-    lines[#lines + 1] = ("  const int64_t N = %d, B = %d;"):format(n, M.REDUCE_BLOCK)
+    lines[#lines + 1] = ("  const int64_t N = %s, B = %d;"):format(fs.N, M.REDUCE_BLOCK)
     lines[#lines + 1] = "  for (int64_t blk = begin; blk < end; blk++) {"
     lines[#lines + 1] = "    const int64_t e = (blk + 1) * B < N ? (blk + 1) * B : N;"
     lines[#lines + 1] = "    double s8[8] = {0}, s = 0;"
@@ -921,7 +1088,7 @@ function M.reduce_source(rg, vm, name)
     local rb = math.max(1, M.REDUCE_BLOCK // D)
     size, per = (rows + rb - 1) // rb, rb * D
     ptr("  double *restrict part = (double *)p[%d];", red.out, size)
-    lines[#lines + 1] = ("  const int64_t RB = %d;"):format(rb)
+    lines[#lines + 1] = ("  const int64_t RB = %s;"):format(size_lit(sz, "RB", rb, fs.dynD))
     lines[#lines + 1] = "  for (int64_t blk = begin; blk < end; blk++) {"
     lines[#lines + 1] = "    const int64_t rend = (blk + 1) * RB < R ? (blk + 1) * RB : R;"
     lines[#lines + 1] = "    double s8[8] = {0}, s = 0;"
@@ -944,6 +1111,7 @@ function M.reduce_source(rg, vm, name)
     lines[#lines + 1] = "  }"
   end
   lines[#lines + 1] = "}"
+  if sz then sz:finish(lines, #order, extents) end
   return table.concat(lines, "\n") .. "\n", order, extents, size, per
 end
 
@@ -952,8 +1120,9 @@ end
 --- row's to its row, divided by the count for a mean) as the seed of the reduced value's
 --- adjoint. It takes the group's inputs, the gradients of its other outputs, the sum's
 --- gradient gs (one per row, or one), then writes, at the group's shape, the gradient of each
---- input k with need[k]; and the loop's size and the elements per step
-function M.reduce_backward_source(rg, vm, name, need)
+--- input k with need[k]; and the loop's size and the elements per step. sz (optional): a
+--- dynamic kernel, taking its parameters last
+function M.reduce_backward_source(rg, vm, name, need, sz)
   local red, g = rg.reduce, rg.group
   local T = ctype(g.dtype)
   local n = numel(g.shape)
@@ -975,11 +1144,18 @@ function M.reduce_backward_source(rg, vm, name, need)
   end
   local D = #g.shape > 0 and g.shape[#g.shape] or 1
   local scale = red.op == "mean" and (" / " .. num_literal(red.all and n or D, T)) or ""
+  local fs = frame_sizes(sz, g)
+  if sz and red.op == "mean" then
+    -- the count a parameter where it may change (an integer below 2^53: exact in double;
+    -- as num_literal's, in float rounded once)
+    local c = red.all and fs.N or fs.D
+    if c:sub(1, 1) == "z" then scale = (" / (%s)%s"):format(T, c) end
+  end
   seed[red.x] = "gsr"
   -- as the forward: rows longer than a block (a 1-D tensor) go flat, in blocks of elements
   local flat = red.all and D >= M.REDUCE_BLOCK
   local body = {}
-  local operand, reg = emit_forward_body(body, g, vm, T, nil, not flat)
+  local operand, reg = emit_forward_body(body, g, vm, T, nil, not flat, sz)
   emit_backward_body(body, g, T, operand, reg, seed)
   for k, v in ipairs(g.inputs) do
     if need[k] then body[#body + 1] = ("    gin%d[i] = d%d;"):format(k, v) end
@@ -991,9 +1167,10 @@ function M.reduce_backward_source(rg, vm, name, need)
     for _, l in ipairs(body) do lines[#lines + 1] = l end
     lines[#lines + 1] = "  }"
     lines[#lines + 1] = "}"
+    if sz then sz:finish(lines, #order, extents) end
     return table.concat(lines, "\n") .. "\n", order, extents, n, 1
   end
-  lines[#lines + 1] = ("  const int64_t D = %d;"):format(D)
+  lines[#lines + 1] = ("  const int64_t D = %s;"):format(fs.D)
   lines[#lines + 1] = "  for (int64_t r = begin; r < end; r++) {"
   lines[#lines + 1] = ("    const %s gsr = gs[%s]%s;"):format(T, red.all and "0" or "r", scale)
   lines[#lines + 1] = "    #pragma GCC ivdep"
@@ -1003,6 +1180,7 @@ function M.reduce_backward_source(rg, vm, name, need)
   lines[#lines + 1] = "    }"
   lines[#lines + 1] = "  }"
   lines[#lines + 1] = "}"
+  if sz then sz:finish(lines, #order, extents) end
   return table.concat(lines, "\n") .. "\n", order, extents, n // D, D
 end
 
@@ -1012,7 +1190,8 @@ end
 --- gradient gy, then writes, at the group's shape, the gradient of each input k with need[k].
 --- Per row: s = sum(gy * y) (log_softmax: sum(gy)) in double, then per element the softmax
 --- input's gradient y * (gy - s) (log_softmax: gy - exp(y) * s) seeds the group's adjoints.
-function M.softmax_backward_source(sg, vm, name, need)
+--- sz (optional): a dynamic kernel, taking its parameters last
+function M.softmax_backward_source(sg, vm, name, need, sz)
   local sm, g = sg.softmax, sg.group
   local T = ctype(g.dtype)
   local D, n = sm.D, numel(g.shape)
@@ -1032,7 +1211,7 @@ function M.softmax_backward_source(sg, vm, name, need)
   for k, v in ipairs(g.inputs) do
     if need[k] then ptr(("  %s *restrict gin%d = (%s *)p[%%d];"):format(T, k, T), v, n) end
   end
-  lines[#lines + 1] = ("  const int64_t D = %d;"):format(D)
+  lines[#lines + 1] = ("  const int64_t D = %s;"):format(frame_sizes(sz, g).D)
   lines[#lines + 1] = "  for (int64_t r = begin; r < end; r++) {"
   lines[#lines + 1] = "    const " .. T .. " *restrict yr = y + r * D, *restrict gr = gy + r * D;"
   lines[#lines + 1] = "    double s8[8] = {0}, s = 0;"
@@ -1050,7 +1229,7 @@ function M.softmax_backward_source(sg, vm, name, need)
     seed[sm.x] = "(yr[c] * (gr[c] - ts))"
   end
   local body = {}
-  local operand, reg = emit_forward_body(body, g, vm, T, nil, true)
+  local operand, reg = emit_forward_body(body, g, vm, T, nil, true, sz)
   emit_backward_body(body, g, T, operand, reg, seed)
   for k, v in ipairs(g.inputs) do
     if need[k] then body[#body + 1] = ("    gin%d[i] = d%d;"):format(k, v) end
@@ -1059,6 +1238,7 @@ function M.softmax_backward_source(sg, vm, name, need)
   lines[#lines + 1] = "    }"
   lines[#lines + 1] = "  }"
   lines[#lines + 1] = "}"
+  if sz then sz:finish(lines, #order, extents) end
   return table.concat(lines, "\n") .. "\n", order, extents
 end
 
@@ -1076,7 +1256,8 @@ M.NORM_BLOCK = 32
 --- bias's gradients where need.w, need.b. Per row: the statistics as the forward takes them, the group's backward
 --- into the normalized value dvn, then with dxh = dvn * w,
 ---   dx = rstd * (dxh - mean(dxh) - xhat * mean(dxh * xhat))   (the means in double)
-function M.norm_backward_source(rg, vm, name, need)
+--- sz (optional): a dynamic kernel, taking its parameters last
+function M.norm_backward_source(rg, vm, name, need, sz)
   local rn, g = rg.norm, rg.group
   local T = ctype(g.dtype)
   local D, n = rn.D, numel(g.shape)
@@ -1106,7 +1287,8 @@ function M.norm_backward_source(rg, vm, name, need)
   end
   if need.w then ptr("  " .. T .. " *restrict pgw = (" .. T .. " *)p[%d];", rn.w, nblocks * D) end
   if need.b then ptr("  " .. T .. " *restrict pgb = (" .. T .. " *)p[%d];", rn.b, nblocks * D) end
-  lines[#lines + 1] = ("  const int64_t D = %d, R = %d, RB = %d;"):format(D, rows, M.NORM_BLOCK)
+  local fs = frame_sizes(sz, g)
+  lines[#lines + 1] = ("  const int64_t D = %s, R = %s, RB = %d;"):format(fs.D, fs.R, M.NORM_BLOCK)
   lines[#lines + 1] = "  for (int64_t blk = begin; blk < end; blk++) {"
   if need.w then lines[#lines + 1] = "    for (int64_t c = 0; c < D; c++) pgw[blk * D + c] = 0;" end
   if need.b then lines[#lines + 1] = "    for (int64_t c = 0; c < D; c++) pgb[blk * D + c] = 0;" end
@@ -1125,7 +1307,7 @@ function M.norm_backward_source(rg, vm, name, need)
   if rn.b then e = e .. " + nb[c]" end
   lines[#lines + 1] = ("      const %s vn = %s;"):format(T, e)
   local body = {}
-  local operand, reg = emit_forward_body(body, g, vm, T, { [rn.out] = "vn" }, true)
+  local operand, reg = emit_forward_body(body, g, vm, T, { [rn.out] = "vn" }, true, sz)
   emit_backward_body(body, g, T, operand, reg, seed)
   for k, v in ipairs(g.inputs) do
     if v ~= rn.out and need[k] then body[#body + 1] = ("    gin%d[i] = d%d;"):format(k, v) end
@@ -1158,6 +1340,7 @@ function M.norm_backward_source(rg, vm, name, need)
   lines[#lines + 1] = "    }"
   lines[#lines + 1] = "  }"
   lines[#lines + 1] = "}"
+  if sz then sz:finish(lines, #order, extents) end
   return table.concat(lines, "\n") .. "\n", order, extents, nblocks
 end
 

@@ -12,7 +12,11 @@
 -- pointwise ops into C kernels, compiled by the machine's C compiler into shared objects
 -- cached on disk (keyed by the source, the compiler and its flags) and loaded with dlopen;
 -- the other ops are called as they were. Later calls whose arguments pass the guards run the
--- compiled form; others trace again (up to cache_size_limit versions, then eager).
+-- compiled form; others trace again (up to cache_size_limit versions, then eager). With
+-- dynamic shapes (the `dynamic` option; by default after a call whose sizes alone changed)
+-- the kernels take their sizes as parameters, so a new size costs a trace but no C compile,
+-- and the entries of each kind of arguments are kept per sizes in a bounded LRU table (see
+-- "dynamic shapes" below).
 --
 -- Where the function needs a tensor's values (item(), printing, an op whose result is read
 -- from the data) the trace breaks (fullgraph = true makes that an error naming the line);
@@ -39,7 +43,8 @@ local trace = require "compile.trace"
 local fuse = require "compile.fuse"
 
 local M = {}
-M.config = { cache_size_limit = 8, segment_limit = 64, cc = os.getenv("CC") or "cc", grain = 32768 }
+M.config = { cache_size_limit = 8, segment_limit = 64, cc = os.getenv("CC") or "cc", grain = 32768,
+             dynamic_cache_limit = 64 }
 
 local function debug_on() local v = os.getenv("LUTORCH_COMPILE_DEBUG"); return v ~= nil and v ~= "" and v ~= "0" end
 local function log(fmt, ...)
@@ -50,7 +55,7 @@ M.debug_on = debug_on
 
 local counters = { traces = 0, graph_breaks = 0, kernels_compiled = 0, kernels_loaded = 0, cache_hits = 0, recompiles = 0,
                    segments = 0, segment_hits = 0, segment_recompiles = 0, liveness_misses = 0, segmented_calls = 0,
-                   escapes = 0 }
+                   escapes = 0, dynamic_traces = 0, dynamic_hits = 0, dynamic_evictions = 0, kernels_reused = 0 }
 M.counters = counters
 
 -- ---- the disk cache of compiled kernels ----
@@ -123,18 +128,24 @@ end
 M.read_all, M.write_all = read_all, write_all   -- for compile/cuda.lua's cache
 
 local loaded = {}   -- key -> kernel (this process)
+local by_source = {}   -- source -> kernel (this process): a dynamic graph's kernels, met again at each new size,
+                       -- are found without hashing their source
 
 -- the kernel for C source src (symbol name), from memory, the disk cache, or the compiler;
 -- nil + message when it cannot be had
 local build
 
 local function kernel(src, name)
-  local k, err = build(src, name)
+  local k = by_source[src]
+  if k then counters.kernels_reused = counters.kernels_reused + 1; return k end
+  local err
+  k, err = build(src, name)
   if not k and M.config.mvec then
     log("the kernel did not build or load with libmvec (%s); building without it", err)
     M.config.mvec = false
     k, err = build(src, name)
   end
+  if k then by_source[src] = k end
   return k, err
 end
 
@@ -209,6 +220,13 @@ local function run_node(node, vals)
   bind_outputs(node, res, vals)
 end
 
+-- a dynamic kernel's size parameters (fuse.sizes) as the int64 tensor it takes last; nil
+-- where it takes none
+local function params_tensor(sz)
+  if not sz or #sz.values == 0 then return nil end
+  return torch.tensor(sz.values, { dtype = torch.int64 })
+end
+
 -- the group's forward kernel on input tensors ins: its outputs, in g.outputs order
 local function forward_kernel(step, ins)
   local g = step.group
@@ -218,6 +236,7 @@ local function forward_kernel(step, ins)
     outs[k] = torch.empty(g.shape, { dtype = g.dtype, device = step.device })
     ts[#ts + 1] = outs[k]
   end
+  if step.params then ts[#ts + 1] = step.params end
   if step.run then step.run(step.numel, ts, step.extents)   -- a CUDA kernel (compile/cuda.lua)
   else torch._compiled_run(step.kernel, step.numel, M.config.grain, ts, step.extents) end
   return outs
@@ -304,11 +323,12 @@ local function group_function(step, vm)
         if not bk then error("torch.compile: the CUDA backward kernel could not be had: " .. err, 0) end
         backward_kernels[key] = bk
       elseif not bk then
-        local src, extents = fuse.backward_source(g, vm, "lt_kernel", need)
+        local sz = step.dyn and fuse.sizes(step.dyn)
+        local src, extents = fuse.backward_source(g, vm, "lt_kernel", need, nil, sz)
         local k, err = kernel(src, "lt_kernel")
         if debug_on() then log("backward kernel (%d ops):\n%s", #g.nodes, src) end
         if not k then error("torch.compile: the backward kernel did not compile: " .. err, 0) end
-        bk = { kernel = k, extents = extents }
+        bk = { kernel = k, extents = extents, params = params_tensor(sz) }
         backward_kernels[key] = bk
       end
       local ts, gout_of = {}, {}
@@ -327,6 +347,7 @@ local function group_function(step, vm)
           ts[#ts + 1] = grads[k]
         end
       end
+      if bk.params then ts[#ts + 1] = bk.params end
       if key:find("1") then
         if bk.run then bk.run(step.numel, ts, bk.extents)   -- a CUDA kernel (compile/cuda.lua)
         else torch._compiled_run(bk.kernel, step.numel, M.config.grain, ts, bk.extents) end
@@ -370,17 +391,19 @@ end
 
 -- a pointwise group's compiled step appended to out (its nodes, where the kernel could not
 -- be had)
-local function compile_group(g, vm, out)
+local function compile_group(g, vm, out, dyn)
   if not fuse.ctype(g.dtype) then
     -- a float16 or bfloat16 run: the C generator has no kernel for it
     for _, pw in ipairs(g.nodes) do out[#out + 1] = { kind = "node", node = pw.node } end
     return
   end
-  local src, _, extents = fuse.source(g, vm, "lt_kernel")
+  local sz = dyn and fuse.sizes(dyn)
+  local src, _, extents = fuse.source(g, vm, "lt_kernel", sz)
   local k, err = kernel(src, "lt_kernel")
   if debug_on() then log("kernel (%d ops):\n%s", #g.nodes, src) end
   if k then
-    out[#out + 1] = { kind = "group", group = g, kernel = k, extents = extents, numel = fuse.numel(g.shape) }
+    out[#out + 1] = { kind = "group", group = g, kernel = k, extents = extents, numel = fuse.numel(g.shape),
+                      params = params_tensor(sz), dyn = dyn }
   else
     io.stderr:write("torch.compile: warning: a fused kernel did not compile; its ops run eagerly: ", err, "\n")
     for _, pw in ipairs(g.nodes) do out[#out + 1] = { kind = "node", node = pw.node } end
@@ -388,8 +411,9 @@ local function compile_group(g, vm, out)
 end
 
 -- the compiled form of a graph: its steps, kernels loaded (a group whose kernel could not be
--- had runs its nodes)
-local function compile_graph(graph)
+-- had runs its nodes). dyn (a dynamic graph: fuse.sizes's predicate): the C kernels take the
+-- sizes it marks as parameters
+local function compile_graph(graph, dyn)
   local steps = fuse.plan(graph)
   local vm = graph.value_meta
   local out = {}
@@ -399,7 +423,7 @@ local function compile_graph(graph)
   local devs = cudagen.value_devices(graph)
   local function group_on(g, out_, split)
     local where = cudagen.common_device(devs, g.inputs)
-    if where == "cpu" then compile_group(g, vm, out_)
+    if where == "cpu" then compile_group(g, vm, out_, dyn)
     elseif where and where:match("^cuda:") then cudagen.compile_group(g, vm, out_, where, M)
     elseif split then
       -- ops on several devices: a group for each
@@ -423,16 +447,18 @@ local function compile_graph(graph)
       group_on(s.group, out, true)
       out[#out + 1] = { kind = "node", node = s.reduce.node }
     elseif s.kind == "reducegroup" then
-      local src, order, extents, size, per = fuse.reduce_source(s, vm, "lt_kernel")
+      local sz = dyn and fuse.sizes(dyn)
+      local src, order, extents, size, per = fuse.reduce_source(s, vm, "lt_kernel", sz)
       local k, err = kernel(src, "lt_kernel")
       if debug_on() then log("reduction kernel (%d ops and %s):\n%s", #s.group.nodes, s.reduce.op, src) end
       if k then
         s.kernel, s.order, s.extents, s.size, s.per = k, order, extents, size, per
+        s.params, s.dyn = params_tensor(sz), dyn
         s.nin, s.vm = #s.group.inputs, vm
         out[#out + 1] = s
       else
         io.stderr:write("torch.compile: warning: a fused kernel did not compile; its ops run eagerly: ", err, "\n")
-        compile_group(s.group, vm, out)
+        compile_group(s.group, vm, out, dyn)
         out[#out + 1] = { kind = "node", node = s.reduce.node }
       end
     elseif (s.kind == "rowgroup" or s.kind == "softmaxgroup") and not rows_cpu then
@@ -445,13 +471,14 @@ local function compile_graph(graph)
       -- outvals: the values of its output pointers, in order
       local g, src, order, extents = s.group
       local outvals = {}
+      local sz = dyn and fuse.sizes(dyn)
       if s.kind == "rowgroup" then
-        src, order, extents = fuse.row_source(s, vm, "lt_kernel")
+        src, order, extents = fuse.row_source(s, vm, "lt_kernel", sz)
         for _, v in ipairs(g.outputs) do outvals[#outvals + 1] = v end
         if s.keep_norm then outvals[#outvals + 1] = s.norm.out end
         s.before, s.D = s.norm.node, s.norm.D
       else
-        src, order, extents = fuse.softmax_source(s, vm, "lt_kernel")
+        src, order, extents = fuse.softmax_source(s, vm, "lt_kernel", sz)
         for _, v in ipairs(g.outputs) do if v ~= s.softmax.x then outvals[#outvals + 1] = v end end
         outvals[#outvals + 1] = s.softmax.out
         s.after, s.D = s.softmax.node, s.softmax.D
@@ -460,13 +487,14 @@ local function compile_graph(graph)
       if debug_on() then log("row kernel (%s and %d ops):\n%s", (s.before or s.after).name, #g.nodes, src) end
       if k then
         s.kernel, s.order, s.extents, s.outvals = k, order, extents, outvals
+        s.params, s.dyn = params_tensor(sz), dyn
         s.nin = #order - #outvals
         s.rows = fuse.numel(g.shape) // s.D
         out[#out + 1] = s
       else
         io.stderr:write("torch.compile: warning: a fused kernel did not compile; its ops run eagerly: ", err, "\n")
         if s.before then out[#out + 1] = { kind = "node", node = s.before } end
-        compile_group(g, vm, out)
+        compile_group(g, vm, out, dyn)
         if s.after then out[#out + 1] = { kind = "node", node = s.after } end
       end
     else
@@ -486,23 +514,26 @@ local function rows_forward(s, ins)
     outs[k] = torch.empty(s.group.shape, { dtype = s.group.dtype })
     ts[#ts + 1] = outs[k]
   end
+  if s.params then ts[#ts + 1] = s.params end
   torch._compiled_run(s.kernel, s.rows, math.max(1, M.config.grain // s.D), ts, s.extents)
   return outs
 end
 
 -- a backward kernel of a row step for one set of inputs needing gradients (key), built on
--- first need by make() -> source, order, extents[, blocks]
+-- first need by make(sz) -> source, order, extents[, blocks] (sz: the size parameters of a
+-- dynamic step's kernel, else nil)
 local function row_backward_kernel(s, key, make)
   s.backward_kernels = s.backward_kernels or {}
   local bk = s.backward_kernels[key]
   if bk then return bk end
-  local src, order, extents, blocks = make()
+  local sz = s.dyn and fuse.sizes(s.dyn)
+  local src, order, extents, blocks = make(sz)
   local k, err = kernel(src, "lt_kernel")
   if debug_on() then
     log("row backward kernel (%s and %d ops):\n%s", (s.before or s.after or s.reduce.node).name, #s.group.nodes, src)
   end
   if not k then error("torch.compile: the backward kernel did not compile: " .. err, 0) end
-  bk = { kernel = k, extents = extents, blocks = blocks }
+  bk = { kernel = k, extents = extents, blocks = blocks, params = params_tensor(sz) }
   s.backward_kernels[key] = bk
   return bk
 end
@@ -520,8 +551,8 @@ local function softmax_rows_backward(s, vm, ctx, gouts)
   local saved = ctx.saved_tensors
   local aliases = step_aliases(s, sm.x)
   local need, key = kernel_needs(ctx, s.nin, aliases)
-  local bk = row_backward_kernel(s, key, function()
-    return fuse.softmax_backward_source(s, vm, "lt_kernel", need)
+  local bk = row_backward_kernel(s, key, function(sz)
+    return fuse.softmax_backward_source(s, vm, "lt_kernel", need, sz)
   end)
   local ts, gout_of = {}, {}
   for i = 1, s.nin do ts[i] = saved[i] end
@@ -535,6 +566,7 @@ local function softmax_rows_backward(s, vm, ctx, gouts)
   for k = 1, s.nin do
     if need[k] then grads[k] = torch.empty(g.shape, { dtype = g.dtype }); ts[#ts + 1] = grads[k] end
   end
+  if bk.params then ts[#ts + 1] = bk.params end
   if key:find("1") then
     torch._compiled_run(bk.kernel, s.rows, math.max(1, M.config.grain // s.D), ts, bk.extents)
   end
@@ -566,8 +598,8 @@ local function norm_rows_backward(s, vm, ctx, gouts)
     key[i] = n and "1" or "0"
   end
   key = table.concat(key)
-  local bk = row_backward_kernel(s, key, function()
-    return fuse.norm_backward_source(s, vm, "lt_kernel", need)
+  local bk = row_backward_kernel(s, key, function(sz)
+    return fuse.norm_backward_source(s, vm, "lt_kernel", need, sz)
   end)
   local ts, gout_of = {}, {}
   for i = 1, s.nin do ts[i] = saved[i] end
@@ -585,6 +617,7 @@ local function norm_rows_backward(s, vm, ctx, gouts)
   local pw, pb
   if need.w then pw = torch.empty({ bk.blocks, rn.D }, { dtype = g.dtype }); ts[#ts + 1] = pw end
   if need.b then pb = torch.empty({ bk.blocks, rn.D }, { dtype = g.dtype }); ts[#ts + 1] = pb end
+  if bk.params then ts[#ts + 1] = bk.params end
   if key:find("1") then
     torch._compiled_run(bk.kernel, bk.blocks, math.max(1, M.config.grain // (rn.D * fuse.NORM_BLOCK)), ts, bk.extents)
   end
@@ -676,6 +709,7 @@ local function reduce_forward(s, ins)
   if red.all then
     local part = torch.empty({ s.size }, { dtype = torch.float64 })
     ts[#ts + 1] = part
+    if s.params then ts[#ts + 1] = s.params end
     torch._compiled_run(s.kernel, s.size, math.max(1, M.config.grain // s.per), ts, s.extents)
     local total = part:sum()
     if red.op == "mean" then total = total / fuse.numel(g.shape) end
@@ -683,6 +717,7 @@ local function reduce_forward(s, ins)
   else
     local res = torch.empty(vm[red.out].shape, { dtype = g.dtype })
     ts[#ts + 1] = res
+    if s.params then ts[#ts + 1] = s.params end
     torch._compiled_run(s.kernel, s.size, math.max(1, M.config.grain // s.per), ts, s.extents)
     outs[#outs + 1] = res
   end
@@ -706,8 +741,8 @@ local function reduce_function(s, vm)
       local saved = ctx.saved_tensors
       local aliases = step_aliases(s, red.x)
       local need, key = kernel_needs(ctx, s.nin, aliases)
-      local bk = row_backward_kernel(s, key, function()
-        local src, order, extents, size, per = fuse.reduce_backward_source(s, vm, "lt_kernel", need)
+      local bk = row_backward_kernel(s, key, function(sz)
+        local src, order, extents, size, per = fuse.reduce_backward_source(s, vm, "lt_kernel", need, sz)
         return src, order, extents, { size = size, per = per }
       end)
       local ts, gout_of, k = {}, {}, 0
@@ -727,6 +762,7 @@ local function reduce_function(s, vm)
       for k = 1, s.nin do
         if need[k] then grads[k] = torch.empty(g.shape, { dtype = g.dtype }); ts[#ts + 1] = grads[k] end
       end
+      if bk.params then ts[#ts + 1] = bk.params end
       if key:find("1") then
         torch._compiled_run(bk.kernel, bk.blocks.size, math.max(1, M.config.grain // bk.blocks.per), ts, bk.extents)
       end
@@ -849,14 +885,16 @@ local function same_value(a, b)
   return rawequal(a, b)
 end
 
--- nil when the entry's guards pass for args, else the reason
-local function check_guards(entry, args)
+-- nil when the entry's guards pass for args, else the reason; tensors_checked: the tensor
+-- arguments' geometry, dtype, device and requires_grad are known to match (a dynamic entry
+-- found by them)
+local function check_guards(entry, args, tensors_checked)
   if args.n ~= entry.nargs then return ("%d arguments, traced with %d"):format(args.n, entry.nargs) end
   for i = 1, args.n do
     local a, g = args[i], entry.arg_guards[i]
     if g.tensor then
       if not torch.is_tensor(a) then return ("argument %d is not a tensor"):format(i) end
-      if not tensor_guard(a, g.tensor) then return ("argument %d is %s, traced as %s"):format(i, describe(a), g.desc) end
+      if not tensors_checked and not tensor_guard(a, g.tensor) then return ("argument %d is %s, traced as %s"):format(i, describe(a), g.desc) end
     elseif type(a) == "table" or type(a) == "userdata" then
       if not rawequal(a, g.value) then return ("argument %d is another %s"):format(i, type(a)) end
     elseif a ~= g.value then
@@ -923,7 +961,10 @@ local function build_segment(self, e)
   local outs = {}
   for i, l in ipairs(e.keep) do outs[i] = { ref = l } end
   g.outputs, g.noutputs = outs, #outs
-  if self.opts.backend == "eager" then e.steps = node_steps(g) else e.steps = compile_graph(g) end
+  -- dynamic = true: its kernels take their sizes as parameters (a segment met at new sizes is a
+  -- new segment, but it finds its kernels compiled, by their sources)
+  local dyn = self.opts.dynamic == true and function() return true end or nil
+  if self.opts.backend == "eager" then e.steps = node_steps(g) else e.steps = compile_graph(g, dyn) end
 end
 
 -- the global state a segment's key includes; grad: the mode its ops were recorded in
@@ -1170,6 +1211,7 @@ function Compiled:__init(fn, opts, module)
   self.eager_for = {}     -- keys of argument kinds that fell back
   self.segmented = {}     -- keys of argument kinds whose capture breaks: segmented mode
   self.segments, self.forms, self.segment_list, self.nsegments = {}, {}, {}, 0
+  self.kinds = {}         -- dynamic shapes: kind key -> its entries by sizes (see call_dynamic)
   instances[self] = true
 end
 
@@ -1231,7 +1273,10 @@ local function watch_globals(fn)
   return w
 end
 
-local function new_entry(self, args)
+local size_marks
+
+-- kind: the dynamic kind the entry is for (its kernels take their sizes as parameters), or nil
+local function new_entry(self, args, kind)
   counters.traces = counters.traces + 1
   local globals = not self.module and watch_globals(self.fn) or nil
   local ok, graph, msg, where, info = pcall(trace.trace, self.fn, args, hooks_for(self, false, globals))
@@ -1282,7 +1327,8 @@ local function new_entry(self, args)
     entry.steps = {}
     for _, node in ipairs(graph.nodes) do entry.steps[#entry.steps + 1] = { kind = "node", node = node } end
   else
-    entry.steps = compile_graph(graph)
+    entry.steps = compile_graph(graph, kind and size_marks(kind, graph))
+    entry.dynamic = kind ~= nil
   end
   if debug_on() then
     log("captured %d ops, %d graph inputs (%d read from outside), %d steps after fusion", #graph.nodes,
@@ -1290,6 +1336,232 @@ local function new_entry(self, args)
     for i, n in ipairs(graph.nodes) do log("  %3d %-20s %s", i, n.name, n.where) end
   end
   return entry
+end
+
+-- ---- dynamic shapes ----
+--
+-- A dynamic graph is traced at each new size as any other (the Lua function reads sizes and
+-- bakes them into its ops' arguments, as reshape(B, T, H, C // H)), but its C kernels take the
+-- sizes marked dynamic as parameters (fuse.sizes): their sources have no such sizes in them,
+-- so a trace at a new size finds them compiled (in memory, or on disk by the same source).
+-- Arguments of one kind (all but their sizes and strides: dtypes, devices, requires_grad,
+-- ranks, contiguity, the other arguments, grad mode, the default dtype, autocast) share a
+-- table of entries, one per sizes seen, found by their sizes and strides; it holds up to
+-- config.dynamic_cache_limit entries, the least recently used dropped (no cache_size_limit,
+-- no eager fallback for sizes).
+
+local name_of = setmetatable({}, { __mode = "k" })    -- dtypes and devices as text, memoized
+local function name(x)
+  local s = name_of[x]
+  if not s then s = tostring(x); name_of[x] = s end
+  return s
+end
+
+local function tensor_kind(dtype, device, rank, requires_grad, contiguous)
+  return name(dtype) .. " " .. name(device) .. " " .. rank .. (requires_grad and " grad" or "") .. (contiguous and "" or " strided")
+end
+
+local function state_kind(gs)
+  return (gs.grad and "grad " or "no_grad ") .. name(gs.default_dtype) .. (gs.autocast and " autocast" or "")
+end
+
+-- the kind of an argument list, and its key with the sizes and strides
+local function dynamic_keys(args)
+  local kp, sp = {}, {}
+  for i = 1, args.n do
+    local a = args[i]
+    if torch.is_tensor(a) then
+      local shape, contiguous = a.shape, a:is_contiguous()
+      kp[i] = tensor_kind(a.dtype, a.device, #shape, a.requires_grad, contiguous)
+      -- (a contiguous tensor's strides follow from its sizes)
+      sp[i] = contiguous and table.concat(shape, ",") or (table.concat(shape, ",") .. ";" .. table.concat(a:stride(), ","))
+    else
+      kp[i], sp[i] = type(a) .. ":" .. tostring(a), ""
+    end
+  end
+  kp[args.n + 1] = state_kind(global_state())
+  local kk = table.concat(kp, "|")
+  return kk, kk .. "#" .. table.concat(sp, "|")
+end
+
+local function meta_contiguous(m)
+  local acc = 1
+  for d = #m.shape, 1, -1 do
+    if m.shape[d] == 0 then return true end
+    if m.shape[d] ~= 1 and m.stride[d] ~= acc then return false end
+    acc = acc * m.shape[d]
+  end
+  return true
+end
+
+-- the kind of the arguments a (specialized) entry was traced for
+local function entry_kind(e)
+  local kp = {}
+  for i = 1, e.nargs do
+    local g = e.arg_guards[i]
+    if g.tensor then
+      local m = g.tensor
+      kp[i] = tensor_kind(m.dtype, m.device, #m.shape, m.requires_grad, meta_contiguous(m))
+    else
+      kp[i] = type(g.value) .. ":" .. tostring(g.value)
+    end
+  end
+  kp[e.nargs + 1] = state_kind(e.state)
+  return table.concat(kp, "|")
+end
+
+-- do the tensor arguments' sizes or strides differ from those an entry was traced with?
+local function sizes_differ(e, args)
+  for i = 1, args.n do
+    local m = e.arg_guards[i] and e.arg_guards[i].tensor
+    if m and torch.is_tensor(args[i]) then
+      local shape, stride = args[i].shape, args[i]:stride()
+      for d = 1, #shape do
+        if shape[d] ~= m.shape[d] or (shape[d] ~= 1 and stride[d] ~= m.stride[d]) then return true end
+      end
+    end
+  end
+  return false
+end
+
+local function all_dynamic() return true end
+local SAME_SIZES = 4        -- entries kept for one kind and sizes (other guards differing)
+local dynamic_order = 0     -- numbers the dynamic entries in the order they are made (graphs())
+
+local function graph_sig(graph)
+  local names = {}
+  for i, n in ipairs(graph.nodes) do names[i] = n.name end
+  return graph.nvalues .. ":" .. table.concat(names, ",")
+end
+
+-- the sizes of a dynamic graph that its kernels take as parameters (fuse.sizes's predicate):
+-- all of them (dynamic = true, or a graph whose ops differ from the kind's first graph's), else
+-- (automatic dynamic) the sizes and strides of values that differ between this graph and the
+-- kind's first, accumulated over the kind's traces: what did not change stays a constant
+function size_marks(kind, graph)
+  if kind.all then return all_dynamic end
+  if graph_sig(graph) ~= kind.sig then
+    log("the graph at these sizes has other ops than at the first sizes: all its sizes are kernel parameters")
+    return all_dynamic
+  end
+  local marks, ref = kind.marks, kind.ref
+  for v, m in pairs(graph.value_meta) do
+    local r = ref[v]
+    for _, what in ipairs({ "shape", "stride" }) do
+      local a, b = m[what], r[what]
+      for d = 1, math.max(#a, #b) do
+        if a[d] ~= b[d] then
+          marks[v] = marks[v] or { shape = {}, stride = {} }
+          marks[v][what][d] = true
+        end
+      end
+    end
+  end
+  return function(v, what, d)
+    local mv = marks[v]
+    return mv ~= nil and mv[what][d] == true
+  end
+end
+
+-- a call that dynamic shapes take: true and its results packed; false where the call is the
+-- specialized path's (dynamic = false, a first kind of arguments under automatic dynamic, or
+-- arguments whose capture broke or failed: segmented mode, eager)
+local function call_dynamic(self, args)
+  local mode = self.opts.dynamic
+  if mode == false or (mode == nil and #self.entries == 0) then return false end
+  local kk, sk = dynamic_keys(args)
+  local kind = self.kinds[kk]
+  local why
+  if kind then
+    for _, e in ipairs(kind.entries[sk] or {}) do
+      why = check_guards(e, args, true)
+      if not why then
+        kind.clock = kind.clock + 1
+        e.used = kind.clock
+        counters.dynamic_hits = counters.dynamic_hits + 1
+        return true, table.pack(run_graph(e, args))
+      end
+    end
+  end
+  local key = args_key(args)
+  if self.segmented[key] or self.eager_for[key] then return false end
+  if kind and kind.entries[sk] and #kind.entries[sk] >= SAME_SIZES then
+    -- guards other than sizes failed again and again at these sizes (a global or an upvalue
+    -- that changes at each call): as past cache_size_limit, eager
+    log("%d entries at these sizes, and another guard failed (%s): running eagerly", SAME_SIZES, why)
+    return true, table.pack(self.fn(table.unpack(args, 1, args.n)))
+  end
+  if not kind then
+    if mode == true then
+      kind = { all = true }
+      log("dynamic = true: every size is a kernel parameter")
+    else
+      -- automatic dynamic: a specialized entry of this kind, whose guards failed (on sizes)
+      local e0
+      for _, e in ipairs(self.entries) do
+        if entry_kind(e) == kk and sizes_differ(e, args) then e0 = e; break end
+      end
+      if not e0 then return false end
+      kind = { ref = e0.graph.value_meta, sig = graph_sig(e0.graph), marks = {} }
+      if debug_on() then
+        for i = 1, args.n do
+          local m = e0.arg_guards[i].tensor
+          if m then
+            local shape = args[i].shape
+            for d = 1, #shape do
+              if shape[d] ~= m.shape[d] then
+                log("size of argument %d, dim %d changed %d -> %d: dims marked dynamic", i, d, m.shape[d], shape[d])
+              end
+            end
+          end
+        end
+      end
+    end
+    kind.entries, kind.count, kind.clock = {}, 0, 0
+    self.kinds[kk] = kind
+  end
+  kind.clock = kind.clock + 1
+  counters.dynamic_traces = counters.dynamic_traces + 1
+  if debug_on() then
+    local d = {}
+    for i = 1, args.n do if torch.is_tensor(args[i]) then d[#d + 1] = ("argument %d %s"):format(i, (describe(args[i]):gsub("%s+$", ""))) end end
+    log("new sizes (%s): traced; its kernels take their sizes as parameters", table.concat(d, ", "))
+  end
+  local ne, results = new_entry(self, args, kind)
+  if results then
+    self.segmented[key] = true
+    return true, results
+  end
+  if not ne then
+    self.eager_for[key] = true
+    return true, table.pack(self.fn(table.unpack(args, 1, args.n)))
+  end
+  -- the sizes' entries: more than one where another guard failed at these sizes (a module in
+  -- eval mode, a parameter replaced), up to SAME_SIZES (then eager, above); the kind's, up to
+  -- dynamic_cache_limit
+  local list = kind.entries[sk] or {}
+  kind.entries[sk] = list
+  if kind.count >= M.config.dynamic_cache_limit then
+    local oldest, ok, oi
+    for k, l in pairs(kind.entries) do
+      for i, x in ipairs(l) do
+        if not oldest or x.used < oldest then oldest, ok, oi = x.used, k, i end
+      end
+    end
+    if ok then
+      table.remove(kind.entries[ok], oi)
+      if #kind.entries[ok] == 0 and ok ~= sk then kind.entries[ok] = nil end
+      kind.count = kind.count - 1
+      counters.dynamic_evictions = counters.dynamic_evictions + 1
+      log("dynamic_cache_limit (%d) reached: the entry used least recently is dropped", M.config.dynamic_cache_limit)
+    end
+  end
+  ne.used = kind.clock
+  dynamic_order = dynamic_order + 1
+  ne.order = dynamic_order
+  list[#list + 1] = ne
+  kind.count = kind.count + 1
+  return true, table.pack(run_graph(ne, args))
 end
 
 function Compiled:__call(...)
@@ -1301,6 +1573,8 @@ function Compiled:__call(...)
     if not why then return run_graph(e, args) end
     reasons[#reasons + 1] = why
   end
+  local dyn, res = call_dynamic(self, args)
+  if dyn then return table.unpack(res, 1, res.n) end
   local key = args_key(args)
   if self.segmented[key] then return run_segmented(self, args) end
   if self.eager_for[key] then return self.fn(...) end
@@ -1339,6 +1613,13 @@ function Compiled:graphs()
     return out[#out]
   end
   for _, e in ipairs(self.entries) do add(e) end
+  -- dynamic entries (one per sizes seen), marked dynamic = true, in the order they were made
+  local dyn = {}
+  for _, kind in pairs(self.kinds) do
+    for _, l in pairs(kind.entries) do for _, e in ipairs(l) do dyn[#dyn + 1] = e end end
+  end
+  table.sort(dyn, function(a, b) return a.order < b.order end)
+  for _, e in ipairs(dyn) do add(e).dynamic = true end
   for _, e in ipairs(self.segment_list) do
     local g = add(e)
     g.segment, g.keeps = e.index, #e.keep
@@ -1360,8 +1641,8 @@ function M.compile(fn, opts)
   if opts.backend ~= nil and not BACKENDS[opts.backend] then
     error(("torch.compile: unknown backend '%s' (inductor, eager)"):format(tostring(opts.backend)), 2)
   end
-  if opts.dynamic then
-    error("torch.compile: dynamic = true is not supported: shapes are specialized (each new shape recompiles)", 2)
+  if opts.dynamic ~= nil and type(opts.dynamic) ~= "boolean" then
+    error(("torch.compile: 'dynamic' must be true, false or nil, got %s"):format(tostring(opts.dynamic)), 2)
   end
   if opts.fullgraph ~= nil and type(opts.fullgraph) ~= "boolean" then error("torch.compile: 'fullgraph' must be a boolean", 2) end
   local ok_nn, nn = pcall(require, "nn")
@@ -1391,10 +1672,10 @@ end
 
 --- reset(): forget what every compiled function captured in this process (the disk cache stays)
 function M.reset()
-  loaded = {}
+  loaded, by_source = {}, {}
   for k in pairs(counters) do counters[k] = 0 end
   for c in pairs(instances) do
-    c.entries, c.eager_for, c.segmented = {}, {}, {}
+    c.entries, c.eager_for, c.segmented, c.kinds = {}, {}, {}, {}
     c.segments, c.forms, c.segment_list, c.nsegments = {}, {}, {}, 0
     c.segment_limit_logged = nil
   end

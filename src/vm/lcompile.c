@@ -6,8 +6,9 @@
 ** built, `void k(int64_t begin, int64_t end, char *const *ptr)`: it computes
 ** elements begin .. end-1 of its iteration space, reading and writing through
 ** the data pointers in ptr (one per tensor, in the order lib/compile passes
-** them). Its shapes and strides are constants in its source: lib/compile
-** guards that the tensors match them before it calls. Because a stale guard
+** them). Its shapes and strides are constants in its source, or (a dynamic
+** graph's kernel) read from an int64 tensor passed last: lib/compile guards that
+** the tensors match them before it calls. Because a stale guard
 ** would make the kernel read past a tensor, the call checks here, for each
 ** tensor, that the elements the kernel reaches (the extent lib/compile gives)
 ** lie inside its storage, and that outputs are not the inputs' memory.
