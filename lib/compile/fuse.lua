@@ -574,8 +574,8 @@ local function by_rows(g, vm)
   return false
 end
 
--- a dynamic pointwise kernel's loop over elements begin .. end-1 around body (lines at 4
--- spaces, element i): flat, or (rows) by rows of the last dimension, D its size
+-- a pointwise kernel's loop over elements begin .. end-1 around body (lines at 4 spaces,
+-- element i): flat, or (rows) by rows of the last dimension, D its size (a C expression)
 local function emit_elem_loop(lines, body, rows, D)
   if not rows then
     lines[#lines + 1] = "  for (int64_t i = begin; i < end; i++) {"
@@ -630,12 +630,13 @@ function M.source(g, vm, name, sz)
     sz:finish(lines, #order, extents)
     return table.concat(lines, "\n") .. "\n", order, extents
   end
-  lines[#lines + 1] = "  for (int64_t i = begin; i < end; i++) {"
-  emit_forward_body(lines, g, vm, T)
-  for k, v in ipairs(g.outputs) do
-    lines[#lines + 1] = ("    out%d[i] = v%d;"):format(k, v)
-  end
-  lines[#lines + 1] = "  }"
+  -- a broadcast or strided input: by rows and columns, its offset without a division per
+  -- element (which GCC does not vectorize: x * sigmoid(x + b) * y + c with a broadcast row and
+  -- column took 57 ms flat, 4.5 ms by rows); inputs laid out as the output: one flat loop
+  local rows, body = by_rows(g, vm), {}
+  emit_forward_body(body, g, vm, T, nil, rows)
+  for k, v in ipairs(g.outputs) do body[#body + 1] = ("    out%d[i] = v%d;"):format(k, v) end
+  emit_elem_loop(lines, body, rows, rows and tostring(g.shape[#g.shape]))
   lines[#lines + 1] = "}"
   return table.concat(lines, "\n") .. "\n", order, extents
 end
@@ -838,17 +839,19 @@ function M.backward_source(g, vm, name, need, frame, sz)
     sz:finish(lines, slot, extents)
     return table.concat(lines, "\n") .. "\n", extents
   end
-  lines[#lines + 1] = "  for (int64_t i = begin; i < end; i++) {"
-  local body_start = #lines + 1
-  local operand, reg = emit_forward_body(lines, g, vm, T)
+  -- (the CUDA generator's frame takes a flat body; the C kernel goes by rows where an input is
+  -- broadcast or strided, as the forward kernel does)
+  local rows = not frame and by_rows(g, vm)
+  local body = {}
+  local operand, reg = emit_forward_body(body, g, vm, T, nil, rows)
   local seed = {}
   for k, v in ipairs(g.outputs) do seed[v] = ("gout%d[i]"):format(k) end
-  emit_backward_body(lines, g, T, operand, reg, seed)
+  emit_backward_body(body, g, T, operand, reg, seed)
   for k, v in ipairs(g.inputs) do
-    if need[k] then lines[#lines + 1] = ("    gin%d[i] = d%d;"):format(k, v) end
+    if need[k] then body[#body + 1] = ("    gin%d[i] = d%d;"):format(k, v) end
   end
-  if frame then return frame(params, { table.unpack(lines, body_start, #lines) }), extents end
-  lines[#lines + 1] = "  }"
+  if frame then return frame(params, body), extents end
+  emit_elem_loop(lines, body, rows, rows and tostring(g.shape[#g.shape]))
   lines[#lines + 1] = "}"
   return table.concat(lines, "\n") .. "\n", extents
 end
@@ -1345,6 +1348,7 @@ function M.norm_backward_source(rg, vm, name, need, sz)
 end
 
 M.numel = numel
+M.contiguous_strides = contiguous_strides
 M.ctype = ctype
 -- for the CUDA generator (compile/cuda.lua), which writes the same loop body in its own kernel
 M.emit_forward_body = emit_forward_body

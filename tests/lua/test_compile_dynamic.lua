@@ -295,7 +295,9 @@ T.test("default (dynamic = nil): the first call specializes, a size change makes
   T.eq(C.counters.dynamic_traces, 1)
   T.eq(C.counters.recompiles, 0)
   local k2 = kernels()
-  T.eq(k2 - k1, 1, "the dynamic kernel")
+  -- (at most one: here the dynamic source, with the row length 9 still a constant, is the
+  -- specialized one's text, which goes by rows as well, so the kernel compiled first serves)
+  T.ok(k2 - k1 <= 1, "the dynamic kernel")
   for _, B in ipairs({ 7, 8, 20, 33, 2, 100, 6 }) do check(B) end
   T.eq(kernels(), k2, "no C compile for new sizes")
   T.eq(C.counters.dynamic_traces, 7)         -- 6 was seen: no trace
@@ -356,9 +358,10 @@ T.test("a dynamic kernel's source has no sizes in it: the same text at every siz
   T.eq(#v3, 0)
   -- the dtype and the broadcast pattern stay in the source
   T.ok(source(all, 4, 37, torch.float64) ~= s1)
-  -- without sizes(): the specialized source, with constants
+  -- without sizes(): the specialized source, with constants (by rows: no division per element)
   local g = trace.trace(fn, table.pack(torch.randn(4, 37), torch.randn(37), torch.randn(4, 1)))
-  T.ok(fuse.source(fuse.plan(g)[1].group, g.value_meta, "k"):find("i % 37", 1, true))
+  local sp = fuse.source(fuse.plan(g)[1].group, g.value_meta, "k")
+  T.ok(sp:find("D = 37", 1, true) and not sp:find("% 37", 1, true), sp)
 end)
 
 T.test("dynamic = false recompiles at each size and runs eagerly past cache_size_limit", function()
