@@ -379,7 +379,7 @@ end
 
 local function run_group(step, vals, vm)
   local g = step.group
-  vm = step.vm or vm
+  vm = step.kvm or step.vm or vm
   local ins = {}
   for i, v in ipairs(g.inputs) do ins[i] = vals[v] end
   -- a C kernel takes CPU tensors only: anything else runs the ops (a safety net; compile_graph
@@ -435,7 +435,7 @@ local function compile_group(g, vm, out, dyn)
   if debug_on() then log("kernel (%d ops):\n%s", #g.nodes, src) end
   if k then
     out[#out + 1] = { kind = "group", group = g, kernel = k, extents = extents, numel = fuse.numel(g.shape),
-                      params = params_tensor(sz), dyn = dyn, contig = contig, vm = contig and kvm or nil }
+                      params = params_tensor(sz), dyn = dyn, contig = contig, kvm = kvm }
   else
     io.stderr:write("torch.compile: warning: a fused kernel did not compile; its ops run eagerly: ", err, "\n")
     for _, pw in ipairs(g.nodes) do out[#out + 1] = { kind = "node", node = pw.node } end
@@ -447,8 +447,33 @@ end
 -- sizes it marks as parameters
 local function compile_graph(graph, dyn)
   local steps = fuse.plan(graph)
-  local vm = graph.value_meta
+  -- the values' layouts as the steps make them: a kernel writes its outputs row-major, where
+  -- the trace recorded eager's layout (an op on a transposed tensor gives a transposed result),
+  -- so a later kernel must read them row-major (reading a row-major tanh(a:t()) * 2 through
+  -- the recorded strides gave wrong values)
+  local vm = setmetatable({}, { __index = graph.value_meta })
   local out = {}
+  local function row_major(v)
+    local m = graph.value_meta[v]
+    local cm = {}
+    for key, x in pairs(m) do cm[key] = x end
+    cm.stride = fuse.contiguous_strides(m.shape)
+    vm[v] = cm
+  end
+  local function laid_out(first)
+    for i = first, #out do
+      local st = out[i]
+      st.vm = vm
+      if st.kind == "group" then
+        for _, v in ipairs(st.group.outputs) do row_major(v) end
+      elseif st.kind == "rowgroup" or st.kind == "softmaxgroup" then
+        for _, v in ipairs(st.outvals) do row_major(v) end
+      elseif st.kind == "reducegroup" then
+        for _, v in ipairs(st.group.outputs) do row_major(v) end
+        row_major(st.reduce.out)
+      end
+    end
+  end
   -- the device of each value: a group on the CPU gets a C kernel, on a CUDA device a CUDA
   -- kernel (compile/cuda.lua), and one whose devices differ or cannot be told its ops
   local cudagen = require "compile.cuda"
@@ -468,6 +493,7 @@ local function compile_graph(graph, dyn)
     end
   end
   for _, s in ipairs(steps) do
+    local first = #out + 1
     local rows_cpu = s.kind == "rowgroup" and cudagen.common_device(devs,
       { s.norm.x, s.norm.w or s.norm.x, s.norm.b or s.norm.x, table.unpack(s.group.inputs) }) == "cpu"
       or s.kind == "softmaxgroup" and cudagen.common_device(devs, s.group.inputs) == "cpu"
@@ -532,6 +558,7 @@ local function compile_graph(graph, dyn)
     else
       out[#out + 1] = s
     end
+    laid_out(first)
   end
   return out
 end
@@ -697,6 +724,7 @@ end
 -- autograd Function whose backward is a row kernel too, or, where the group has an op with
 -- no derivative rule, that op as itself and the group's ops one by one
 local function run_rows(s, vals, vm)
+  vm = s.vm or vm
   local ins = {}
   for i = 1, s.nin do ins[i] = vals[s.order[i]] end
   if not on_cpu(ins) then
@@ -812,6 +840,7 @@ end
 -- autograd Function (or, where the group has an op with no derivative rule, the group's ops
 -- and the reduction one by one)
 local function run_reduce(s, vals, vm)
+  vm = s.vm or vm
   local g, red = s.group, s.reduce
   local ins = {}
   for i = 1, s.nin do ins[i] = vals[g.inputs[i]] end
