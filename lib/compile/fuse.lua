@@ -1349,6 +1349,12 @@ end
 
 M.numel = numel
 M.contiguous_strides = contiguous_strides
+-- is meta laid out row-major (strides of dims of size 1 aside)?
+function M.row_major(m)
+  local c = contiguous_strides(m.shape)
+  for d = 1, #m.shape do if m.shape[d] ~= 1 and m.stride[d] ~= c[d] then return false end end
+  return true
+end
 M.ctype = ctype
 -- for the CUDA generator (compile/cuda.lua), which writes the same loop body in its own kernel
 M.emit_forward_body = emit_forward_body

@@ -239,6 +239,18 @@ local function kernel_inputs(step, ins, ts)
   return ts
 end
 
+-- outs[k] copied into the layout relayout[k] (a recorded meta) where there is one
+local function relayout(outs, lay)
+  if not lay then return outs end
+  for k, m in pairs(lay) do
+    local t = outs[k]
+    local e = torch.empty(fuse.extent(m), { dtype = t.dtype, device = t.device }):as_strided(m.shape, m.stride)
+    e:copy_(t)
+    outs[k] = e
+  end
+  return outs
+end
+
 local function forward_kernel(step, ins)
   local g = step.group
   local outs = {}
@@ -250,7 +262,7 @@ local function forward_kernel(step, ins)
   if step.params then ts[#ts + 1] = step.params end
   if step.run then step.run(step.numel, ts, step.extents)   -- a CUDA kernel (compile/cuda.lua)
   else torch._compiled_run(step.kernel, step.numel, M.config.grain, ts, step.extents) end
-  return outs
+  return relayout(outs, step.relayout)
 end
 
 -- the step's grad_aliases (by group input), the outputs except `computed` (the softmax's
@@ -379,7 +391,7 @@ end
 
 local function run_group(step, vals, vm)
   local g = step.group
-  vm = step.kvm or step.vm or vm
+  vm = step.kvm or vm
   local ins = {}
   for i, v in ipairs(g.inputs) do ins[i] = vals[v] end
   -- a C kernel takes CPU tensors only: anything else runs the ops (a safety net; compile_graph
@@ -447,30 +459,33 @@ end
 -- sizes it marks as parameters
 local function compile_graph(graph, dyn)
   local steps = fuse.plan(graph)
-  -- the values' layouts as the steps make them: a kernel writes its outputs row-major, where
-  -- the trace recorded eager's layout (an op on a transposed tensor gives a transposed result),
-  -- so a later kernel must read them row-major (reading a row-major tanh(a:t()) * 2 through
-  -- the recorded strides gave wrong values)
-  local vm = setmetatable({}, { __index = graph.value_meta })
+  local vm = graph.value_meta
   local out = {}
-  local function row_major(v)
-    local m = graph.value_meta[v]
-    local cm = {}
-    for key, x in pairs(m) do cm[key] = x end
-    cm.stride = fuse.contiguous_strides(m.shape)
-    vm[v] = cm
+  -- a kernel writes its outputs row-major, where eager's op may have laid its result out
+  -- otherwise (the tanh of a transposed matrix is transposed) and the trace recorded that:
+  -- such outputs are copied into eager's layout after the kernel (step.relayout), so that every
+  -- later step — a view, another kernel reading the recorded strides — and the caller see the
+  -- layout the graph was traced with (a later kernel read a row-major result through the
+  -- recorded strides: wrong values)
+  local function layouts(st, values)
+    for k, v in ipairs(values) do
+      local m = vm[v]
+      if not fuse.row_major(m) then
+        st.relayout = st.relayout or {}
+        st.relayout[k] = m
+      end
+    end
   end
   local function laid_out(first)
     for i = first, #out do
       local st = out[i]
-      st.vm = vm
-      if st.kind == "group" then
-        for _, v in ipairs(st.group.outputs) do row_major(v) end
-      elseif st.kind == "rowgroup" or st.kind == "softmaxgroup" then
-        for _, v in ipairs(st.outvals) do row_major(v) end
+      if st.kind == "group" then layouts(st, st.group.outputs)
+      elseif st.kind == "rowgroup" or st.kind == "softmaxgroup" then layouts(st, st.outvals)
       elseif st.kind == "reducegroup" then
-        for _, v in ipairs(st.group.outputs) do row_major(v) end
-        row_major(st.reduce.out)
+        local vs = {}
+        for _, v in ipairs(st.group.outputs) do if v ~= st.reduce.x then vs[#vs + 1] = v end end
+        vs[#vs + 1] = st.reduce.out
+        layouts(st, vs)
       end
     end
   end
@@ -575,7 +590,7 @@ local function rows_forward(s, ins)
   end
   if s.params then ts[#ts + 1] = s.params end
   torch._compiled_run(s.kernel, s.rows, math.max(1, M.config.grain // s.D), ts, s.extents)
-  return outs
+  return relayout(outs, s.relayout)
 end
 
 -- a backward kernel of a row step for one set of inputs needing gradients (key), built on
@@ -724,7 +739,6 @@ end
 -- autograd Function whose backward is a row kernel too, or, where the group has an op with
 -- no derivative rule, that op as itself and the group's ops one by one
 local function run_rows(s, vals, vm)
-  vm = s.vm or vm
   local ins = {}
   for i = 1, s.nin do ins[i] = vals[s.order[i]] end
   if not on_cpu(ins) then
@@ -781,7 +795,7 @@ local function reduce_forward(s, ins)
     torch._compiled_run(s.kernel, s.size, math.max(1, M.config.grain // s.per), ts, s.extents)
     outs[#outs + 1] = res
   end
-  return outs
+  return relayout(outs, s.relayout)
 end
 
 -- the reduction step as an autograd Function: the backward kernel broadcasts the sum's
@@ -840,7 +854,6 @@ end
 -- autograd Function (or, where the group has an op with no derivative rule, the group's ops
 -- and the reduction one by one)
 local function run_reduce(s, vals, vm)
-  vm = s.vm or vm
   local g, red = s.group, s.reduce
   local ins = {}
   for i = 1, s.nin do ins[i] = vals[g.inputs[i]] end

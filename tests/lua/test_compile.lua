@@ -140,9 +140,10 @@ T.test("large broadcast and transposed inputs: values and gradients as eager's",
   end)
 end)
 
-T.test("a kernel's output read by a later kernel: row-major, whatever layout eager's op had", function()
-  -- eager's tanh of a transposed tensor is transposed; the fused kernel writes row-major, and
-  -- the kernel after the mm must read it so (it read the recorded strides: wrong values)
+T.test("a kernel's output has eager's layout: later kernels, views and the caller see it", function()
+  -- eager's tanh of a transposed tensor is transposed; the fused kernel writes row-major and
+  -- its output is copied into eager's layout (the kernel after the mm read a row-major result
+  -- through the recorded strides: wrong values)
   for _, n in ipairs({ 16, 96 }) do
     local a = torch.randn(8, n, { dtype = torch.float64, requires_grad = true })
     local w = torch.randn(8, 8, { dtype = torch.float64, requires_grad = true })
@@ -161,6 +162,12 @@ T.test("a kernel's output read by a later kernel: row-major, whatever layout eag
     T.ok((g1[2] - g2[2]):abs():max():item() < 1e-12, "grad w, n = " .. n)
     T.ok(f:graphs()[1].kernels >= 2)
   end
+  local a = torch.randn(8, 16)
+  local fn = function(a) local h = torch.tanh(a:t()) * 2; return h:t() + 1, h end
+  local r1, h1 = torch.compile(fn)(a)
+  local r2, h2 = fn(a)
+  T.ok((r1 - r2):abs():max():item() < 1e-6)
+  T.eq(table.concat(h1:stride(), ","), table.concat(h2:stride(), ","))
 end)
 
 T.test("guards: a new shape or dtype recompiles, the same kinds reuse", function()
