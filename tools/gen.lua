@@ -1021,6 +1021,10 @@ local function autograd_kernel(op)
       c(("  if (%s) { lt_tensor *lt__o = lt_clone(self);   /* recorded: double backward reaches self's history */"):format(cond))
       c(("    if (!lt__o) { lt_node_release(lt__n); return NULL; }"))
       c(("    lt_save(&lt__c->self, lt__o, false, 0); lt_tensor_release(lt__o); }"))
+    elseif inplace and s.arg.type:match("^Tensor") then
+      -- the same tensor as self (x:mul_(x)) is the op's output once the op has run: saved as
+      -- an output (without its grad_fn, which is this node: a cycle that leaked both)
+      c(("  if (%s) lt_save(&lt__c->%s, %s, %s == self, 0);"):format(cond, s.arg.name, s.arg.name, s.arg.name))
     else
       c(("  if (%s) lt_save(&lt__c->%s, %s, false, 0);"):format(cond, s.arg.name, s.arg.name))
     end

@@ -310,4 +310,18 @@ T.test("custom Function outputs and saved outputs are freed (no cycle through th
   T.ok(torch._live_tensors() <= base + 2, "live tensors " .. torch._live_tensors() .. " vs " .. base)
 end)
 
+T.test("an in-place op whose other operand is self (x:add_(x)): gradients, no cycle", function()
+  -- the node saves the operand, which is its own output once the op has run: saved as an
+  -- output (a strong reference to itself through grad_fn leaked the node; make asan checks)
+  local x = torch.randn(4, { requires_grad = true, dtype = torch.float64 })
+  local y = x * 3
+  y:add_(y)
+  y:sum():backward()
+  T.ok((x.grad - torch.full({ 4 }, 6, { dtype = torch.float64 })):abs():max():item() == 0)
+  local z = x * 1
+  z:mul_(z)                                -- needs the operand before the op: eager's error
+  T.raises(function() z:sum():backward() end, "modified by an inplace operation")
+  for _ = 1, 200 do local t = x * 1; t:mul_(t); t:div_(t) end
+end)
+
 T.done()
