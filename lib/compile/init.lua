@@ -37,6 +37,7 @@ local torch = require "torch"
 local class = require "torch_class"
 local trace = require "compile.trace"
 local fuse = require "compile.fuse"
+local functional = require "compile.functional"
 
 local M = {}
 M.config = { cache_size_limit = 8, segment_limit = 64, cc = os.getenv("CC") or "cc", grain = 32768 }
@@ -388,7 +389,10 @@ end
 
 -- the compiled form of a graph: its steps, kernels loaded (a group whose kernel could not be
 -- had runs its nodes)
-local function compile_graph(graph)
+local function compile_graph(graph, as_is)
+  -- in-place ops made functional where they can be, so that they fuse (compile/functional.lua)
+  local fsteps = not as_is and functional.compile(graph, function(g) return compile_graph(g, true) end)
+  if fsteps then return fsteps end
   local steps = fuse.plan(graph)
   local vm = graph.value_meta
   local out = {}
@@ -776,6 +780,8 @@ local function run_reduce(s, vals, vm)
 end
 
 function run_steps(steps, vals, vm)
+  -- a functionalized graph writing into an input that shares storage with another: as it is
+  if steps.functional and steps.functional.shared(vals) then steps = steps.functional.plain() end
   for _, s in ipairs(steps) do
     if s.kind == "group" then
       if not run_group(s, vals, vm) then

@@ -1,0 +1,357 @@
+-- compile/functional.lua — functionalization: in-place pointwise ops of a captured graph
+-- made functional, so that the fuser (compile/fuse.lua) fuses them with their neighbours.
+--
+-- The trace records `h:add_(1)` as a node whose result is an alias of its argument: the
+-- graph value h stands for a tensor that changes. Run as it is, each such op is a call
+-- between kernels and a pass over memory. This pass rewrites, where it can prove the result
+-- is the same:
+--   * an in-place op that the fuser does as a pointwise op (add_, sub_, mul_, div_, relu_,
+--     sigmoid_, tanh_, exp_, neg_, gelu_, ..., and F.relu(x, {inplace = true}), which calls
+--     torch.relu_) becomes the functional op making a new value: each state of the tensor is
+--     a value of its own, and every later use (the op's own returned alias included) reads
+--     the state it saw in eager mode. A tensor the graph made keeps its value number for its
+--     last state (so the graph's results and a segment's kept values need no renaming); the
+--     earlier states get new numbers.
+--   * an in-place op on a graph input (an argument, a tensor read from outside, a value of an
+--     earlier segment) is computed the same way, and the last state is written into the
+--     input's memory by one copy_ at the end of the graph, its version counter then advanced
+--     to where eager's in-place ops would have taken it (torch._compiled_bump_version). Ops
+--     reading the input before the in-place op read the input (its old values), after it the
+--     new state.
+-- A tensor (its "family": the value and every in-place op on it) is rewritten only when all
+-- of this holds, else all its ops stay as they were (calls on the real tensor):
+--   * every in-place op on it is one of the above, of its dtype and shape (no cast back, no
+--     broadcasting of the tensor itself), and no other op writes into it (copy_, fill_,
+--     index_put, an op given `out`, a random in-place op);
+--   * it shares its memory with no other value: a tensor the graph made comes from an op
+--     known to return fresh memory (a pointwise op, a matrix product, a reduction, clone,
+--     ...), and no op makes a view of it (narrow, transpose, view, x[i], reshape, contiguous,
+--     ...) before its last in-place op (a view made after it sees the last state, which is the
+--     real tensor); an input is read only by such ops, has no overlapping elements (an
+--     expanded tensor) and, at each run, shares its storage with no other input (checked
+--     before the run: where it does, the run takes the graph as it was, op by op);
+--   * under autograd, an input is rewritten only when neither it nor a state of it requires
+--     grad (the copy would have to carry the history); a tensor the graph made is rewritten
+--     whatever its requires_grad, as the fused run is differentiated like any other.
+local torch = require "torch"
+local fuse = require "compile.fuse"
+
+local M = {}
+
+local TMETA = getmetatable(torch.empty(0))
+-- torch's functions and the tensor methods as they are before any trace wraps them (this
+-- file is loaded with compile/init.lua, before the first capture)
+local index0 = TMETA.__index
+local torch_fn = {}
+for k, f in pairs(torch) do if type(f) == "function" then torch_fn[k] = f end end
+
+-- ops known to return memory of their own (besides the pointwise ops the fuser takes)
+local FRESH = {}
+for _, k in ipairs({ "clone", "matmul", "mm", "bmm", "addmm", "linear", "conv1d", "conv2d", "conv3d",
+                     "softmax", "log_softmax", "layer_norm", "sum", "mean", "cat", "stack", "where", "clamp",
+                     "zeros", "ones", "empty", "full", "randn", "rand", "zeros_like", "ones_like", "empty_like",
+                     "full_like", "randn_like", "rand_like", "arange" }) do FRESH[k] = true end
+
+-- the functional op of an in-place one, called with the in-place op's arguments
+local function functional_fn(base)
+  local f = torch_fn[base]
+  if f then return f end
+  return function(self, ...) return index0(self, base)(self, ...) end
+end
+
+local function each_ref(tpl, f)
+  if tpl.ref then f(tpl.ref, tpl.alias)
+  elseif tpl.tbl then for _, x in pairs(tpl.tbl) do each_ref(x, f) end end
+end
+
+local function renamed(tpl, cur)
+  if tpl.ref then
+    local r = cur[tpl.ref]
+    if r and r ~= tpl.ref then return { ref = r, alias = tpl.alias }, true end
+    return tpl, false
+  elseif tpl.tbl then
+    local t, any = {}, false
+    for k, x in pairs(tpl.tbl) do
+      local y, c = renamed(x, cur)
+      t[k] = y
+      any = any or c
+    end
+    if any then return { tbl = t }, true end
+  end
+  return tpl, false
+end
+
+local function meta_tensor(m)
+  local t = torch.empty(math.max(fuse.extent(m), 1), { dtype = m.dtype, device = "meta" }):as_strided(m.shape, m.stride)
+  if m.requires_grad then t.requires_grad = true end
+  return t
+end
+
+local function same(a, b)
+  if #a ~= #b then return false end
+  for i = 1, #a do if a[i] ~= b[i] then return false end end
+  return true
+end
+
+-- no two elements of a tensor of this geometry at one place (an expanded tensor has them)
+local function no_overlap(m)
+  local dims = {}
+  for d = 1, #m.shape do
+    if m.shape[d] == 0 then return true end
+    if m.shape[d] > 1 then dims[#dims + 1] = d end
+  end
+  table.sort(dims, function(a, b) return m.stride[a] < m.stride[b] end)
+  local reach = 1
+  for _, d in ipairs(dims) do
+    if m.stride[d] < reach then return false end
+    reach = m.stride[d] * m.shape[d]
+  end
+  return true
+end
+
+-- the pointwise in-place op node on value v: {node =, base =, meta =} (meta: its result's,
+-- by running the functional op on meta tensors), or nil when the fuser would not take it as
+-- the functional op with the tensor's own dtype and shape
+local function inplace_form(node, vm)
+  local name = node.name
+  if name:sub(-1) ~= "_" or node.nres ~= 1 or node.nargs < 1 then return nil end
+  local a1, o1 = node.args[1], node.outs[1]
+  if not (a1.ref and o1.ref == a1.ref and o1.alias) then return nil end
+  local base = name:sub(1, -2)
+  local self = vm[a1.ref]
+  -- the result's meta, as the tracer would have recorded the functional op's
+  local ok, res = pcall(function()
+    local args = {}
+    local function conv(tpl)
+      if tpl.ref then return meta_tensor(vm[tpl.ref]) end
+      if tpl.tbl then
+        local t = {}
+        for k, x in pairs(tpl.tbl) do t[k] = conv(x) end
+        return t
+      end
+      return tpl.const
+    end
+    for i = 1, node.nargs do args[i] = conv(node.args[i]) end
+    local r = functional_fn(base)(table.unpack(args, 1, node.nargs))
+    if not torch.is_tensor(r) then return nil end
+    return { shape = r.shape, dtype = r.dtype, stride = r:stride(), requires_grad = r.requires_grad, device = self.device }
+  end)
+  if not ok or not res then return nil end
+  if res.dtype ~= self.dtype or not same(res.shape, self.shape) then return nil end
+  return { base = base, meta = res }
+end
+
+-- a node that writes into the value v in some other way than the ops above take (copy_,
+-- fill_, index_put, `out`, a random in-place op): its outputs alias v, or it is an
+-- in-place op on v
+local function writes(node, v)
+  if (node.name:sub(-1) == "_" or node.name == "index_put") and node.nargs >= 1 and node.args[1].ref == v then
+    return true
+  end
+  for k = 1, node.nres do
+    local hit = false
+    each_ref(node.outs[k], function(r, alias) if alias and r == v then hit = true end end)
+    if hit then return true end
+  end
+  return false
+end
+
+-- a node whose results are memory of its own (reading v through it cannot see v change)
+local function fresh(node, vm)
+  for k = 1, node.nres do
+    local alias = false
+    each_ref(node.outs[k], function(_, a) if a then alias = true end end)
+    if alias then
+      -- an in-place op of another tensor (its result is that tensor): it reads v, no more
+      return node.name:sub(-1) == "_" and node.args[1] and node.args[1].ref ~= nil
+        and node.outs[1].ref == node.args[1].ref and node.nres == 1
+    end
+  end
+  if FRESH[node.name] then return true end
+  return fuse.pointwise(node, vm) ~= nil
+end
+
+--- functionalize(graph): a copy of graph whose eligible in-place ops are functional (see
+--- the header), or nil when it has none. The copy shares the graph's inputs, outputs and
+--- value_meta (the new values are added to it); its `writes` lists the inputs written back
+--- ({value =, from =, count = in-place ops}).
+function M.functionalize(graph)
+  local vm, nodes = graph.value_meta, graph.nodes
+  local grad = torch.is_grad_enabled()
+  local is_input = {}
+  for _, inp in ipairs(graph.inputs) do is_input[inp.value] = true end
+  local producer = {}
+  for i, node in ipairs(nodes) do
+    for k = 1, node.nres do each_ref(node.outs[k], function(v, alias) if not alias then producer[v] = i end end) end
+  end
+  -- candidates: values with an in-place op of the pointwise kind
+  local forms, fam = {}, {}
+  for i, node in ipairs(nodes) do
+    if node.name:sub(-1) == "_" and node.nargs >= 1 and node.args[1].ref then
+      local v = node.args[1].ref
+      local f = inplace_form(node, vm)
+      fam[v] = fam[v] or { ops = {}, ok = true }
+      if f then
+        f.index = i
+        forms[i] = f
+        fam[v].ops[#fam[v].ops + 1] = i
+        fam[v].last = i
+      else
+        fam[v].ok = false
+      end
+    end
+  end
+  local any = false
+  for v, F in pairs(fam) do
+    if F.ok and #F.ops > 0 then
+      local p = producer[v]
+      F.input = is_input[v] or false
+      if not F.input then
+        -- made by an op with fresh results, as one of its results (not inside a table of them)
+        local direct = false
+        if p then for k = 1, nodes[p].nres do if nodes[p].outs[k].ref == v then direct = true end end end
+        if not (direct and fresh(nodes[p], vm)) then F.ok = false end
+      end
+      if F.input then
+        local m = vm[v]
+        if not no_overlap(m) then F.ok = false end
+        if grad and m.requires_grad then F.ok = false end
+        for _, i in ipairs(F.ops) do if grad and forms[i].meta.requires_grad then F.ok = false end end
+      else
+        -- the last state keeps v's number: it must be what vm[v] says
+        local m, r = vm[v], forms[F.last].meta
+        if not same(m.stride, r.stride) or (m.requires_grad or false) ~= (r.requires_grad or false) then F.ok = false end
+      end
+      -- every other node touching v: reads it through an op with fresh results (views of it
+      -- after its last in-place op are fine for a tensor the graph made), writes into it never
+      for i, node in ipairs(nodes) do
+        if not F.ok then break end
+        if not forms[i] or node.args[1].ref ~= v then
+          if writes(node, v) then
+            F.ok = false
+          else
+            local reads = false
+            for k = 1, node.nargs do each_ref(node.args[k], function(r) if r == v then reads = true end end) end
+            if reads and not fresh(node, vm) and (F.input or i < F.last) then F.ok = false end
+          end
+        end
+      end
+      any = any or F.ok
+    end
+  end
+  if not any then return nil end
+
+  -- the rewrite
+  local nvalues = graph.nvalues
+  local function new_value(meta)
+    nvalues = nvalues + 1
+    vm[nvalues] = meta
+    return nvalues
+  end
+  local cur, out, writes_back = {}, {}, {}
+  for v, F in pairs(fam) do
+    if F.ok then
+      if F.input then cur[v] = v else cur[v] = new_value(vm[v]) end
+    end
+  end
+  for i, node in ipairs(nodes) do
+    local f = forms[i]
+    local v = f and node.args[1].ref
+    local F = v and fam[v]
+    local args, changed = {}, false
+    for k = 1, node.nargs do
+      local c
+      args[k], c = renamed(node.args[k], cur)
+      changed = changed or c
+    end
+    if F and F.ok then
+      local r
+      if not F.input and i == F.last then r = v else r = new_value(f.meta) end
+      out[#out + 1] = { name = f.base, fn = functional_fn(f.base), args = args, nargs = node.nargs, nres = 1,
+                        outs = { { ref = r } }, where = node.where, functionalized = node.name }
+      cur[v] = r
+    else
+      -- the producer of a tensor the graph made: its first state gets a new number
+      local outs, oc = {}, false
+      for k = 1, node.nres do
+        local o = node.outs[k]
+        if o.ref and not o.alias and fam[o.ref] and fam[o.ref].ok and not fam[o.ref].input then
+          outs[k] = { ref = cur[o.ref] }
+          oc = true
+        else
+          outs[k] = o
+        end
+      end
+      if changed or oc then
+        local n = {}
+        for k, x in pairs(node) do n[k] = x end
+        n.args, n.outs = args, outs
+        out[#out + 1] = n
+      else
+        out[#out + 1] = node
+      end
+    end
+  end
+  -- the inputs' last states into their memory, in the order of their first in-place op
+  local order = {}
+  for v, F in pairs(fam) do if F.ok and F.input then order[#order + 1] = v end end
+  table.sort(order, function(a, b) return fam[a].ops[1] < fam[b].ops[1] end)
+  for _, v in ipairs(order) do
+    local count = #fam[v].ops
+    out[#out + 1] = {
+      name = "copy_", nargs = 2, nres = 1, args = { { ref = v }, { ref = cur[v] } }, outs = { { ref = v, alias = true } },
+      where = "(functionalization: the input's new values)",
+      fn = function(dst, src)
+        dst:copy_(src)
+        torch._compiled_bump_version(dst, count - 1)     -- eager bumps once per in-place op
+        return dst
+      end,
+    }
+    writes_back[#writes_back + 1] = { value = v, from = cur[v], count = count }
+  end
+  graph.nvalues = nvalues
+  return { nodes = out, inputs = graph.inputs, outputs = graph.outputs, noutputs = graph.noutputs,
+           value_meta = vm, nvalues = nvalues, lifted = graph.lifted, writes = writes_back }
+end
+
+-- true when an input the graph writes into shares its storage with another input at this
+-- run (eager would let the other see the write as it happens)
+local function shared_storage(fg, vals)
+  local owner = {}
+  for _, inp in ipairs(fg.inputs) do
+    local t = vals[inp.value]
+    if torch.is_tensor(t) then
+      local s = torch._compiled_storage(t)
+      owner[s] = (owner[s] or 0) + 1
+    end
+  end
+  for _, w in ipairs(fg.writes) do
+    local t = vals[w.value]
+    if owner[torch._compiled_storage(t)] > 1 then return true end
+  end
+  return false
+end
+
+--- compile(graph, compile_plain): the compiled steps of graph with its in-place ops made
+--- functional where they can be (compile_plain(g): the steps of a graph as it is), or nil
+--- when nothing changes. Where the graph writes into inputs, the steps carry
+--- steps.functional = {shared = f(vals) -> bool, plain = f() -> the steps of the graph as
+--- it is}: a run whose inputs share storage takes the plain steps.
+function M.compile(graph, compile_plain)
+  local fg = M.functionalize(graph)
+  if not fg then return nil end
+  local steps = compile_plain(fg)
+  if #fg.writes > 0 then
+    local plain
+    steps.functional = {
+      shared = function(vals) return shared_storage(fg, vals) end,
+      plain = function()
+        plain = plain or compile_plain(graph)
+        return plain
+      end,
+    }
+  end
+  return steps
+end
+
+return M
