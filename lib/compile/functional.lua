@@ -14,8 +14,10 @@
 --     earlier states get new numbers.
 --   * an in-place op on a graph input (an argument, a tensor read from outside, a value of an
 --     earlier segment) is computed the same way, and the last state is written into the
---     input's memory by one copy_ at the end of the graph, its version counter then advanced
---     to where eager's in-place ops would have taken it (torch._compiled_bump_version). Ops
+--     input's memory: by the fused run itself where the input is laid out as its output
+--     (dense), else by one copy_ at the end of the graph; its version counter is then
+--     advanced to where eager's in-place ops would have taken it
+--     (torch._compiled_bump_version). Ops
 --     reading the input before the in-place op read the input (its old values), after it the
 --     new state.
 -- A tensor (its "family": the value and every in-place op on it) is rewritten only when all
@@ -30,8 +32,9 @@
 --     real tensor); an input is read only by such ops, has no overlapping elements (an
 --     expanded tensor) and, at each run, shares its storage with no other input (checked
 --     before the run: where it does, the run takes the graph as it was, op by op);
---   * under autograd, an input is rewritten only when neither it nor a state of it requires
---     grad (the copy would have to carry the history); a tensor the graph made is rewritten
+--   * under autograd, an input is rewritten only when no state of it and no input of the graph
+--     requires grad (the copy would have to carry the history, and a fused run saves its
+--     inputs for its backward, which a write would spoil); a tensor the graph made is rewritten
 --     whatever its requires_grad, as the fused run is differentiated like any other.
 local torch = require "torch"
 local fuse = require "compile.fuse"
@@ -201,6 +204,11 @@ function M.functionalize(graph)
       end
     end
   end
+  -- under autograd, with an input requiring grad, inputs are left as they are: a fused run
+  -- saves its inputs for its backward, and writing into one would fail that backward where
+  -- eager's ops (which save less) succeed
+  local grad_inputs = false
+  if grad then for v in pairs(is_input) do if vm[v].requires_grad then grad_inputs = true end end end
   local any = false
   for v, F in pairs(fam) do
     if F.ok and #F.ops > 0 then
@@ -215,7 +223,7 @@ function M.functionalize(graph)
       if F.input then
         local m = vm[v]
         if not no_overlap(m) then F.ok = false end
-        if grad and m.requires_grad then F.ok = false end
+        if grad_inputs then F.ok = false end
         for _, i in ipairs(F.ops) do if grad and forms[i].meta.requires_grad then F.ok = false end end
       else
         -- the last state keeps v's number: it must be what vm[v] says
@@ -302,8 +310,13 @@ function M.functionalize(graph)
       name = "copy_", nargs = 2, nres = 1, args = { { ref = v }, { ref = cur[v] } }, outs = { { ref = v, alias = true } },
       where = "(functionalization: the input's new values)",
       fn = function(dst, src)
-        dst:copy_(src)
-        torch._compiled_bump_version(dst, count - 1)     -- eager bumps once per in-place op
+        -- eager bumps the version once per in-place op (a kernel that stored into dst itself
+        -- leaves only that to do)
+        if rawequal(dst, src) then torch._compiled_bump_version(dst, count)
+        else
+          dst:copy_(src)
+          torch._compiled_bump_version(dst, count - 1)
+        end
         return dst
       end,
     }
@@ -341,6 +354,31 @@ function M.compile(graph, compile_plain)
   local fg = M.functionalize(graph)
   if not fg then return nil end
   local steps = compile_plain(fg)
+  -- a fused run computing an input's last state from the input itself stores it straight into
+  -- the input (group.store_into[k] = the input's place among the run's inputs, for output k):
+  -- where the input is laid out as the run's output (contiguous), element i is read and then
+  -- written by the same iteration and by no other, and no other input shares its storage
+  -- (checked at each run); the copy at the end then only bumps the version
+  for _, w in ipairs(fg.writes) do
+    local m = fg.value_meta[w.value]
+    local acc, dense = 1, true
+    for d = #m.shape, 1, -1 do
+      if m.shape[d] ~= 1 and m.stride[d] ~= acc then dense = false end
+      acc = acc * m.shape[d]
+    end
+    for _, s in ipairs(dense and steps or {}) do
+      local g = s.kind == "group" and s.group
+      if g and same(g.shape, m.shape) and g.dtype == m.dtype then
+        local ki, ko
+        for k, v in ipairs(g.inputs) do if v == w.value then ki = k end end
+        for k, v in ipairs(g.outputs) do if v == w.from then ko = k end end
+        if ki and ko then
+          g.store_into = g.store_into or {}
+          g.store_into[ko] = ki
+        end
+      end
+    end
+  end
   if #fg.writes > 0 then
     local plain
     steps.functional = {

@@ -215,7 +215,9 @@ local function forward_kernel(step, ins)
   local ts, outs = {}, {}
   for i = 1, #g.inputs do ts[i] = ins[i] end
   for k = 1, #g.outputs do
-    outs[k] = torch.empty(g.shape, { dtype = g.dtype, device = step.device })
+    -- an output stored straight into the input it is the new state of (compile/functional.lua)
+    local into = g.store_into and g.store_into[k]
+    outs[k] = into and ins[into] or torch.empty(g.shape, { dtype = g.dtype, device = step.device })
     ts[#ts + 1] = outs[k]
   end
   if step.run then step.run(step.numel, ts, step.extents)   -- a CUDA kernel (compile/cuda.lua)
