@@ -141,6 +141,9 @@ local function inplace_form(node, vm)
   end)
   if not ok or not res then return nil end
   if res.dtype ~= self.dtype or not same(res.shape, self.shape) then return nil end
+  -- and the fuser takes the functional op (else rewriting it gains nothing)
+  local probe = { name = base, nargs = node.nargs, args = node.args, nres = 1, outs = { { ref = 0 } } }
+  if not fuse.pointwise(probe, setmetatable({ [0] = res }, { __index = vm })) then return nil end
   return { base = base, meta = res }
 end
 

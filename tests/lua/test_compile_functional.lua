@@ -63,6 +63,33 @@ T.test("an in-place chain on a value the graph made: one kernel, eager's values"
   T.eq(c:graphs()[1].steps, 1)
 end)
 
+T.test("each fusible in-place op: one kernel with its neighbours, eager's values", function()
+  local unary = { "neg_", "abs_", "exp_", "log_", "sqrt_", "sigmoid_", "tanh_", "relu_", "silu_", "gelu_", "sin_",
+                  "cos_", "erf_", "expm1_", "log1p_", "floor_", "ceil_", "trunc_", "rsqrt_", "reciprocal_", "square_" }
+  local x = torch.rand(999, f64) + 0.5
+  for _, name in ipairs(unary) do
+    local fn = function(t) local h = t * 1.5; h[name](h); return h + 1 end
+    local f = torch.compile(fn)
+    T.ok(rel_err(f(x), fn(x)) < 1e-12, name)
+    T.eq(f:graphs()[1].kernels, 1, name)
+    T.eq(f:graphs()[1].steps, 1, name)
+  end
+  local y = torch.rand(999, f64) + 0.5
+  for _, name in ipairs({ "add_", "sub_", "mul_", "div_", "pow_" }) do
+    for _, other in ipairs({ y, 0.75 }) do
+      local fn = function(t, u) local h = t * 1.5; h[name](h, u); return h + 1 end
+      local f = torch.compile(fn)
+      T.ok(rel_err(f(x, other), fn(x, other)) < 1e-12, name)
+      T.eq(f:graphs()[1].kernels, 1, name)
+      T.eq(f:graphs()[1].steps, 1, name)
+    end
+  end
+  local g = function(t) local h = t * 1.5; h:gelu_({ approximate = "tanh" }); h:add_(t, { alpha = 2 }); return h end
+  local cg = torch.compile(g)
+  T.ok(rel_err(cg(x), g(x)) < 1e-12)
+  T.eq(cg:graphs()[1].steps, 1)
+end)
+
 T.test("the in-place op's returned alias, and reads before and after it", function()
   local fn = function(x)
     local h = x * 2
@@ -255,6 +282,19 @@ T.test("errors as eager's: a leaf that requires grad, a result that cannot be ca
   local err2 = T.raises(function() cg(x) end)
   T.eq(msg(err2), msg(eager2))
   T.eq(x:sum():item(), 10)                    -- unchanged, as in eager
+  -- a float64 operand into a float32 tensor (cast back, as eager), an integer tensor, clamp_,
+  -- div_ with a rounding mode: left as ops, eager's values
+  local m = function(x, y, k) x:add_(y); x:clamp_(-1, 1); x:mul_(2); k:add_(3); k:mul_(2)
+    local d = x * 3; d:div_(0.7, { rounding_mode = "floor" }); return x + 1, k * 2, d end
+  local cm = torch.compile(m)
+  local y64 = torch.randn(50, f64)
+  local xa, ka = torch.randn(50), torch.arange(50, { dtype = torch.int32 })
+  local xb, kb = xa:clone(), ka:clone()
+  local r1, r2 = table.pack(cm(xa, y64, ka)), table.pack(m(xb, y64, kb))
+  for i = 1, 3 do T.eq((r1[i] - r2[i]):abs():max():item(), 0, "mixed result " .. i) end
+  T.eq((xa - xb):abs():max():item(), 0)
+  T.eq((ka - kb):abs():max():item(), 0)
+  T.eq(xa._version, xb._version)
   -- under no_grad a leaf that requires grad may change in place (an optimizer's step)
   local p1 = torch.randn(10, { dtype = torch.float64, requires_grad = true })
   local p2 = p1:detach():clone():requires_grad_(true)
