@@ -108,7 +108,8 @@ T.test("the in-place op's returned alias, and reads before and after it", functi
   local x = torch.randn(777, f64)
   local a = table.pack(f(x))
   local b = table.pack(fn(x))
-  for i = 1, 4 do close(a[i], b[i], "result " .. i) end
+  -- (exp: libmvec's in the kernel, the build's own in eager; an ASan build differs in the last bit)
+  for i = 1, 4 do T.ok(rel_err(a[i], b[i]) < 1e-12, "result " .. i) end
   T.ok(rawequal(a[3], a[4]), "h and its alias are one tensor, as in eager")
   T.eq(f:graphs()[1].kernels, 1)
 end)
