@@ -41,6 +41,10 @@ local fuse = require "compile.fuse"
 
 local M = {}
 
+-- what the pass did in this process: in-place ops rewritten (per graph compiled), inputs
+-- written back (per graph), runs that took the graph as it was (inputs sharing storage)
+M.counters = { ops = 0, inputs = 0, shared_fallbacks = 0 }
+
 local TMETA = getmetatable(torch.empty(0))
 -- torch's functions and the tensor methods as they are before any trace wraps them (this
 -- file is loaded with compile/init.lua, before the first capture)
@@ -207,11 +211,14 @@ function M.functionalize(graph)
       end
     end
   end
-  -- under autograd, with an input requiring grad, inputs are left as they are: a fused run
-  -- saves its inputs for its backward, and writing into one would fail that backward where
-  -- eager's ops (which save less) succeed
+  -- under autograd, with any value requiring grad (an input, or a tensor made with
+  -- requires_grad inside the function), inputs are left as they are: a fused run saves its
+  -- inputs for its backward, and writing into one would fail that backward where eager's ops
+  -- (which save less) succeed
   local grad_inputs = false
-  if grad then for v in pairs(is_input) do if vm[v].requires_grad then grad_inputs = true end end end
+  if grad then
+    for v = 1, graph.nvalues do if vm[v] and vm[v].requires_grad then grad_inputs = true end end
+  end
   local any = false
   for v, F in pairs(fam) do
     if F.ok and #F.ops > 0 then
@@ -326,6 +333,8 @@ function M.functionalize(graph)
     writes_back[#writes_back + 1] = { value = v, from = cur[v], count = count }
   end
   graph.nvalues = nvalues
+  for _, n in ipairs(out) do if n.functionalized then M.counters.ops = M.counters.ops + 1 end end
+  M.counters.inputs = M.counters.inputs + #writes_back
   return { nodes = out, inputs = graph.inputs, outputs = graph.outputs, noutputs = graph.noutputs,
            value_meta = vm, nvalues = nvalues, lifted = graph.lifted, writes = writes_back }
 end
@@ -343,7 +352,10 @@ local function shared_storage(fg, vals)
   end
   for _, w in ipairs(fg.writes) do
     local t = vals[w.value]
-    if owner[torch._compiled_storage(t)] > 1 then return true end
+    if owner[torch._compiled_storage(t)] > 1 then
+      M.counters.shared_fallbacks = M.counters.shared_fallbacks + 1
+      return true
+    end
   end
   return false
 end
