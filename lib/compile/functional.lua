@@ -35,15 +35,19 @@
 --   * under autograd, an input is rewritten only when no state of it and no input of the graph
 --     requires grad (the copy would have to carry the history, and a fused run saves its
 --     inputs for its backward, which a write would spoil); a tensor the graph made is rewritten
---     whatever its requires_grad, as the fused run is differentiated like any other.
+--     whatever its requires_grad, as the fused run is differentiated like any other, provided
+--     the rewritten graph changes nothing in place any more (else nothing is rewritten).
 local torch = require "torch"
 local fuse = require "compile.fuse"
+local trace = require "compile.trace"
 
 local M = {}
 
 -- what the pass did in this process: in-place ops rewritten (per graph compiled), inputs
 -- written back (per graph), runs that took the graph as it was (inputs sharing storage)
 M.counters = { ops = 0, inputs = 0, shared_fallbacks = 0 }
+-- false: graphs compiled from then on keep their in-place ops (for comparing)
+M.enabled = true
 
 local TMETA = getmetatable(torch.empty(0))
 -- torch's functions and the tensor methods as they are before any trace wraps them (this
@@ -332,6 +336,12 @@ function M.functionalize(graph)
     }
     writes_back[#writes_back + 1] = { value = v, from = cur[v], count = count }
   end
+  -- under autograd, a graph that still changes tensors in place is left whole: the fused runs
+  -- the rewrite makes longer save their inputs for their backward, and an in-place op left
+  -- after them could spoil one that eager's ops (which save less) would not have saved
+  if grad_inputs then
+    for _, n in ipairs(out) do if trace.mutates(n) then return nil end end
+  end
   graph.nvalues = nvalues
   for _, n in ipairs(out) do if n.functionalized then M.counters.ops = M.counters.ops + 1 end end
   M.counters.inputs = M.counters.inputs + #writes_back
@@ -366,6 +376,7 @@ end
 --- steps.functional = {shared = f(vals) -> bool, plain = f() -> the steps of the graph as
 --- it is}: a run whose inputs share storage takes the plain steps.
 function M.compile(graph, compile_plain)
+  if not M.enabled then return nil end
   local fg = M.functionalize(graph)
   if not fg then return nil end
   local steps = compile_plain(fg)
