@@ -8,7 +8,9 @@
 -- (compile/trace.lua) into a graph of op calls, with guards on what the trace depended on:
 -- each tensor argument's shape, strides, dtype, device and requires_grad, the value of every
 -- other argument, the tensors it read from outside (parameters, closed-over tensors: by
--- identity and geometry), grad mode and the default dtype. compile/fuse.lua turns runs of
+-- identity and geometry), grad mode and the default dtype. compile/functional.lua rewrites
+-- its in-place pointwise ops as functional ones where that is exact, so that they fuse
+-- (inputs changed in place get their new values at the end). compile/fuse.lua turns runs of
 -- pointwise ops into C kernels, compiled by the machine's C compiler into shared objects
 -- cached on disk (keyed by the source, the compiler and its flags) and loaded with dlopen;
 -- the other ops are called as they were. Later calls whose arguments pass the guards run the
