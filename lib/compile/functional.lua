@@ -23,7 +23,9 @@
 -- A tensor (its "family": the value and every in-place op on it) is rewritten only when all
 -- of this holds, else all its ops stay as they were (calls on the real tensor):
 --   * every in-place op on it is one of the above, of its dtype and shape (no cast back, no
---     broadcasting of the tensor itself), and no other op writes into it (copy_, fill_,
+--     broadcasting of the tensor itself), whose result is laid out row-major (a fused run's
+--     outputs are, whatever the value's recorded strides: a transposed tensor's states stay
+--     ops), and no other op writes into it (copy_, fill_,
 --     index_put, an op given `out`, a random in-place op);
 --   * it shares its memory with no other value: a tensor the graph made comes from an op
 --     known to return fresh memory (a pointwise op, a matrix product, a reduction, clone,
@@ -104,6 +106,16 @@ local function same(a, b)
   return true
 end
 
+-- laid out row-major (sizes of 1 aside)
+local function dense(m)
+  local acc = 1
+  for d = #m.shape, 1, -1 do
+    if m.shape[d] ~= 1 and m.stride[d] ~= acc then return false end
+    acc = acc * m.shape[d]
+  end
+  return true
+end
+
 -- no two elements of a tensor of this geometry at one place (an expanded tensor has them)
 local function no_overlap(m)
   local dims = {}
@@ -149,6 +161,10 @@ local function inplace_form(node, vm)
   end)
   if not ok or not res then return nil end
   if res.dtype ~= self.dtype or not same(res.shape, self.shape) then return nil end
+  -- laid out row-major: a fused run's outputs are, and the eager op's result is (it follows
+  -- its inputs' layout, which the guards fix), so a state read by a later kernel through
+  -- these strides is read right whichever way it was made
+  if not dense(res) then return nil end
   -- and the fuser takes the functional op (else rewriting it gains nothing)
   local probe = { name = base, nargs = node.nargs, args = node.args, nres = 1, outs = { { ref = 0 } } }
   if not fuse.pointwise(probe, setmetatable({ [0] = res }, { __index = vm })) then return nil end
@@ -387,12 +403,7 @@ function M.compile(graph, compile_plain)
   -- (checked at each run); the copy at the end then only bumps the version
   for _, w in ipairs(fg.writes) do
     local m = fg.value_meta[w.value]
-    local acc, dense = 1, true
-    for d = #m.shape, 1, -1 do
-      if m.shape[d] ~= 1 and m.stride[d] ~= acc then dense = false end
-      acc = acc * m.shape[d]
-    end
-    for _, s in ipairs(dense and steps or {}) do
+    for _, s in ipairs(dense(m) and steps or {}) do
       local g = s.kind == "group" and s.group
       if g and same(g.shape, m.shape) and g.dtype == m.dtype then
         local ki, ko
