@@ -287,6 +287,18 @@ T.test("views: in-place ops through them stay ops, results as eager", function()
   end
 end)
 
+T.test("x[i] = number on a meta tensor (as the capture does) is checked, not stored", function()
+  local m = torch.empty(3, 4, { device = "meta" })
+  m[2] = 1
+  m[{ 2, 3 }] = 5
+  T.eq(m.shape[1], 3)
+  local e = T.raises(function() m[4] = 1 end)
+  T.ok(tostring(e):find("index", 1, true), tostring(e))
+  local v = torch.empty(5, { device = "meta" })
+  v[2] = 7                                   -- the 1-D case wrote through a null data pointer
+  T.eq(v.shape[1], 5)
+end)
+
 T.test("an expanded argument changed in place: eager's error", function()
   local fn = function(x) x:add_(1); return x * 2 end
   local ok, eager = pcall(fn, torch.ones(3):expand(4, 3))
