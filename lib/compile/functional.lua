@@ -46,8 +46,9 @@ local trace = require "compile.trace"
 local M = {}
 
 -- what the pass did in this process: in-place ops rewritten (per graph compiled), inputs
--- written back (per graph), runs that took the graph as it was (inputs sharing storage)
-M.counters = { ops = 0, inputs = 0, shared_fallbacks = 0 }
+-- written back (per graph), kernels storing straight into their input (per graph), runs that
+-- took the graph as it was (inputs sharing storage)
+M.counters = { ops = 0, inputs = 0, shared_fallbacks = 0, stores = 0 }
 -- false: graphs compiled from then on keep their in-place ops (for comparing)
 M.enabled = true
 
@@ -386,32 +387,57 @@ local function shared_storage(fg, vals)
   return false
 end
 
---- compile(graph, compile_plain): the compiled steps of graph with its in-place ops made
---- functional where they can be (compile_plain(g): the steps of a graph as it is), or nil
---- when nothing changes. Where the graph writes into inputs, the steps carry
---- steps.functional = {shared = f(vals) -> bool, plain = f() -> the steps of the graph as
---- it is}: a run whose inputs share storage takes the plain steps.
-function M.compile(graph, compile_plain)
+-- the group's kernel source with output ko written through input ki's pointer: one pointer,
+-- not restrict, for both (a restrict pair naming one memory would be undefined behaviour:
+-- the compiler may reload the input after the store), so the loop reads element i and then
+-- writes it through the same base (distance 0: it still vectorizes without a check); nil
+-- where the source is not of the form expected
+local function store_into_source(src, ki, ko)
+  local nin, nout = 0, 0
+  local T
+  local inpat = "\n  const (%w+) %*restrict in" .. ki .. " = %(const %w+ %*%)p%[(%d+)%];\n"
+  src, nin = src:gsub(inpat, function(t, idx)
+    T = t
+    return ("\n  %s *io%d = (%s *)p[%s];\n  const %s *in%d = io%d;\n"):format(t, ki, t, idx, t, ki, ki)
+  end)
+  if nin ~= 1 then return nil end
+  local outpat = "\n  " .. T .. " %*restrict out" .. ko .. " = %(" .. T .. " %*%)p%[%d+%];\n"
+  src, nout = src:gsub(outpat, ("\n  %s *out%d = io%d;\n"):format(T, ko, ki))
+  if nout ~= 1 then return nil end
+  return src
+end
+
+--- compile(graph, compile_plain, build): the compiled steps of graph with its in-place ops
+--- made functional where they can be (compile_plain(g): the steps of a graph as it is;
+--- build(src, name): a loaded kernel, or nil and a message), or nil when nothing changes.
+--- Where the graph writes into inputs, the steps carry steps.functional = {shared =
+--- f(vals) -> bool, plain = f() -> the steps of the graph as it is}: a run whose inputs share
+--- storage takes the plain steps.
+function M.compile(graph, compile_plain, build)
   if not M.enabled then return nil end
   local fg = M.functionalize(graph)
   if not fg then return nil end
   local steps = compile_plain(fg)
-  -- a fused run computing an input's last state from the input itself stores it straight into
-  -- the input (group.store_into[k] = the input's place among the run's inputs, for output k):
-  -- where the input is laid out as the run's output (contiguous), element i is read and then
+  -- a C kernel computing an input's last state from the input itself stores it straight into
+  -- the input (group.store_into[k] = the input's place among the run's inputs, for output k)
+  -- where the input is laid out as the run's output (row-major): element i is read and then
   -- written by the same iteration and by no other, and no other input shares its storage
-  -- (checked at each run); the copy at the end then only bumps the version
+  -- (checked at each run). Its kernel is built again with one pointer for the pair. The copy
+  -- at the end then only bumps the version.
   for _, w in ipairs(fg.writes) do
     local m = fg.value_meta[w.value]
-    for _, s in ipairs(dense(m) and steps or {}) do
-      local g = s.kind == "group" and s.group
-      if g and same(g.shape, m.shape) and g.dtype == m.dtype then
+    for _, s in ipairs((build and dense(m)) and steps or {}) do
+      local g = s.kind == "group" and s.kernel and not s.run and s.group
+      if g and same(g.shape, m.shape) and g.dtype == m.dtype and not g.store_into then
         local ki, ko
         for k, v in ipairs(g.inputs) do if v == w.value then ki = k end end
         for k, v in ipairs(g.outputs) do if v == w.from then ko = k end end
-        if ki and ko then
-          g.store_into = g.store_into or {}
-          g.store_into[ko] = ki
+        local src = ki and ko and store_into_source((fuse.source(g, fg.value_meta, "lt_kernel")), ki, ko)
+        local k = src and build(src, "lt_kernel")
+        if k then
+          s.kernel = k
+          g.store_into = { [ko] = ki }
+          M.counters.stores = M.counters.stores + 1
         end
       end
     end

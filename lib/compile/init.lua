@@ -395,7 +395,7 @@ end
 -- had runs its nodes)
 local function compile_graph(graph, as_is)
   -- in-place ops made functional where they can be, so that they fuse (compile/functional.lua)
-  local fsteps = not as_is and functional.compile(graph, function(g) return compile_graph(g, true) end)
+  local fsteps = not as_is and functional.compile(graph, function(g) return compile_graph(g, true) end, kernel)
   if fsteps then return fsteps end
   local steps = fuse.plan(graph)
   local vm = graph.value_meta

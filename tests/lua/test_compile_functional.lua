@@ -144,6 +144,7 @@ T.test("an in-place chain on an argument: fused, written back, _version as eager
     return before + x
   end
   local f = torch.compile(fn)
+  local st0 = FC.stores
   for _, o in ipairs({ f32, f64 }) do
     local y, z = torch.randn(4000, o), torch.randn(4000, o)
     local x1 = torch.randn(4000, o)
@@ -157,7 +158,8 @@ T.test("an in-place chain on an argument: fused, written back, _version as eager
   end
   local g = f:graphs()[1]
   T.eq(g.kernels, 1)
-  T.eq(g.steps, 2)                -- the kernel, then the copy into x
+  T.eq(g.steps, 2)                -- the kernel (storing into x), then the version's bump
+  T.eq(FC.stores, st0 + 2)        -- one kernel per dtype writes x itself
   -- the argument itself returned: the same tensor, with its new values
   local h = function(x) x:mul_(2):add_(1); return x end
   local ch = torch.compile(h)
@@ -175,12 +177,13 @@ T.test("arguments not laid out as the run: with gaps (written back by a copy), t
   -- with gaps: the states are row-major, the last one copied into x at the end
   local x1 = torch.randn(30, 40, f64):narrow(2, 3, 20)
   local x2 = torch.randn(30, 40, f64):narrow(2, 3, 20):copy_(x1)
-  local n0 = FC.inputs
+  local n0, st0 = FC.inputs, FC.stores
   local v1, v2 = x1._version, x2._version
   T.ok(rel_err(f(x1, y), fn(x2, y)) < 1e-12)
   T.ok(rel_err(x1, x2) < 1e-12)
   T.eq(x1._version - v1, x2._version - v2)
   T.eq(FC.inputs, n0 + 1)
+  T.eq(FC.stores, st0)            -- not row-major: a copy at the end
   T.eq(f:graphs()[1].kernels, 1)
   T.eq(f:graphs()[1].steps, 2)
   -- transposed: eager's results follow its layout, a fused run's are row-major, so its
