@@ -18,9 +18,9 @@
 **   torch._compiled_bump_version(t, n)   (n more in-place writes of t's storage)
 **
 ** The last two serve the functionalization of in-place ops (lib/compile/functional.lua):
-** an input changed in place by a fused run gets its new values by one copy_ at the end,
-** its version counter advanced as far as eager's in-place ops would have taken it, and
-** the run falls back to the ops where two inputs share a storage.
+** an input changed in place by a fused run gets its new values from the kernel or by one
+** copy_ at the end, its version counter then advanced as far as eager's in-place ops would
+** have taken it, and the run falls back to the ops where two inputs share a storage.
 */
 #include <dlfcn.h>
 #include <stdlib.h>

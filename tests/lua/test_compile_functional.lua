@@ -290,6 +290,18 @@ T.test("views: in-place ops through them stay ops, results as eager", function()
   end
 end)
 
+T.test("torch._compiled_storage and torch._compiled_bump_version", function()
+  local x = torch.zeros(10)
+  T.ok(torch._compiled_storage(x) == torch._compiled_storage(x:narrow(1, 3, 4)))
+  T.ok(torch._compiled_storage(x) ~= torch._compiled_storage(x:clone()))
+  local v = x._version
+  torch._compiled_bump_version(x:view(2, 5), 3)            -- a view shares the counter
+  T.eq(x._version, v + 3)
+  T.raises(function() torch._compiled_bump_version(x, -1) end, "torch._compiled_bump_version", "'n'")
+  T.raises(function() torch._compiled_bump_version(5, 1) end, "torch._compiled_bump_version", "'t'")
+  T.raises(function() torch._compiled_storage({}) end, "torch._compiled_storage", "'t'")
+end)
+
 T.test("x[i] = number on a meta tensor (as the capture does) is checked, not stored", function()
   local m = torch.empty(3, 4, { device = "meta" })
   m[2] = 1
