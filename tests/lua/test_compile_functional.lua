@@ -495,7 +495,9 @@ local function random_program(seed, pure)
       local which = rnd(1, 7)
       steps[#steps + 1] = function(v)
         local t = v[a]
-        if which == 1 then t:add_(v[b]) elseif which == 2 then t:mul_(v[b]) elseif which == 3 then t:sub_(v[b], { alpha = c })
+        -- (t:mul_(t) under autograd leaks its node in eager mode, an autograd matter: not drawn)
+        if which == 1 then t:add_(v[b]) elseif which == 2 then t:mul_(a == b and c or v[b])
+        elseif which == 3 then t:sub_(v[b], { alpha = c })
         elseif which == 4 then t:relu_() elseif which == 5 then t:tanh_() elseif which == 6 then t:mul_(c)
         else v[#v + 1] = t:neg_() end
       end
