@@ -14,19 +14,19 @@
 --     earlier states get new numbers.
 --   * an in-place op on a graph input (an argument, a tensor read from outside, a value of an
 --     earlier segment) is computed the same way, and the last state is written into the
---     input's memory: by the fused run itself where the input is laid out as its output
---     (dense), else by one copy_ at the end of the graph; its version counter is then
---     advanced to where eager's in-place ops would have taken it
---     (torch._compiled_bump_version). Ops
---     reading the input before the in-place op read the input (its old values), after it the
---     new state.
+--     input's memory: by the fused C kernel itself where the input is laid out as its output
+--     (row-major; the kernel names that input through one pointer, not restrict, for both its
+--     load and its store), else by one copy_ at the end of the graph; the version counter is
+--     then advanced to where eager's in-place ops would have taken it
+--     (torch._compiled_bump_version). Ops reading the input before the in-place op read the
+--     input (its old values), after it the new state.
 -- A tensor (its "family": the value and every in-place op on it) is rewritten only when all
 -- of this holds, else all its ops stay as they were (calls on the real tensor):
 --   * every in-place op on it is one of the above, of its dtype and shape (no cast back, no
 --     broadcasting of the tensor itself), whose result is laid out row-major (a fused run's
 --     outputs are, whatever the value's recorded strides: a transposed tensor's states stay
---     ops), and no other op writes into it (copy_, fill_,
---     index_put, an op given `out`, a random in-place op);
+--     ops), and no other op writes into it (copy_, fill_, index_put, an op given `out`, a
+--     random in-place op);
 --   * it shares its memory with no other value: a tensor the graph made comes from an op
 --     known to return fresh memory (a pointwise op, a matrix product, a reduction, clone,
 --     ...), and no op makes a view of it (narrow, transpose, view, x[i], reshape, contiguous,
@@ -34,11 +34,11 @@
 --     real tensor); an input is read only by such ops, has no overlapping elements (an
 --     expanded tensor) and, at each run, shares its storage with no other input (checked
 --     before the run: where it does, the run takes the graph as it was, op by op);
---   * under autograd, an input is rewritten only when no state of it and no input of the graph
---     requires grad (the copy would have to carry the history, and a fused run saves its
---     inputs for its backward, which a write would spoil); a tensor the graph made is rewritten
---     whatever its requires_grad, as the fused run is differentiated like any other, provided
---     the rewritten graph changes nothing in place any more (else nothing is rewritten).
+--   * under autograd (grad mode on, some value of the graph requiring grad) inputs are not
+--     rewritten (the copy would have to carry the history, and a fused run saves its inputs
+--     for its backward, which a write would spoil), and the graph is rewritten only where
+--     nothing is left changing in place afterwards (the longer fused runs save more than
+--     eager's ops did); the fused run is then differentiated like any other.
 local torch = require "torch"
 local fuse = require "compile.fuse"
 local trace = require "compile.trace"
