@@ -73,10 +73,12 @@ local function functional_fn(base)
   return function(self, ...) return index0(self, base)(self, ...) end
 end
 
+-- f(value, alias) for each value in an argument or result template (nested tables too)
 local function each_ref(tpl, f)
   if tpl.ref then f(tpl.ref, tpl.alias)
   elseif tpl.tbl then for _, x in pairs(tpl.tbl) do each_ref(x, f) end end
 end
+M.each_ref = each_ref
 
 local function renamed(tpl, cur)
   if tpl.ref then

@@ -1006,10 +1006,7 @@ local function run_segment(self, seg)
   return reals, e
 end
 
-local function each_ref(tpl, f)
-  if tpl.ref then f(tpl.ref, tpl.alias)
-  elseif tpl.tbl then for _, x in pairs(tpl.tbl) do each_ref(x, f) end end
-end
+local each_ref = functional.each_ref     -- f(value, alias) for each value in a template
 
 -- a value a segment did not keep, used after its break (trace.lua's hook): recomputed op by op
 -- from the segment's real inputs and kept values, where that gives eager's value (the ops are

@@ -33,13 +33,16 @@ local function msg(e) return (tostring(e):gsub("^[^:]*:%d+: ", "")) end
 
 local function ops_of(f, k) return table.concat(f:graphs()[k or 1].ops, ",") end
 
+-- an in-place chain on a value the function made (a non-leaf under autograd)
+local function sigmoid_chain(x, y)
+  local h = x * 2
+  h:add_(1)
+  h:sigmoid_()
+  return h * y
+end
+
 T.test("an in-place chain on a value the graph made: one kernel, eager's values", function()
-  local fn = function(x, y)
-    local h = x * 2
-    h:add_(1)
-    h:sigmoid_()
-    return h * y
-  end
+  local fn = sigmoid_chain
   local f = torch.compile(fn)
   local x, y = torch.randn(5000), torch.randn(5000)
   close(f(x, y), fn(x, y), "float32")
@@ -363,12 +366,7 @@ T.test("errors as eager's: a leaf that requires grad, a result that cannot be ca
 end)
 
 T.test("autograd: an in-place chain on a non-leaf that requires grad, fused and differentiated", function()
-  local fn = function(x, y)
-    local h = x * 2
-    h:add_(1)
-    h:sigmoid_()
-    return h * y
-  end
+  local fn = sigmoid_chain
   local f = torch.compile(fn)
   local x1 = torch.randn(64, { dtype = torch.float64, requires_grad = true })
   local y1 = torch.randn(64, { dtype = torch.float64, requires_grad = true })
