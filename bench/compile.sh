@@ -4,6 +4,7 @@
 # installed here), one thread pinned to one core, alternated ROUNDS times; prints the median
 # microseconds of each figure and the ratios eager/compiled and PyTorch/compiled.
 #   BUILD=build ROUNDS=3 BENCH_CPU=1 sh bench/compile.sh
+# BENCH_ONLY=inplace,inplace_arg (figure names) runs those figures only.
 BUILD=${BUILD:-build}
 ROUNDS=${ROUNDS:-3}
 CPU=${BENCH_CPU:-1}
@@ -20,9 +21,10 @@ for r in $(seq "$ROUNDS"); do
 done
 get() { grep "^$1 " "$2" | awk '{print $2}' | median; }
 printf '%-14s %14s %14s %14s %10s %10s\n' figure "eager us" "compiled us" "PyTorch us" "eager/cmp" "pt/cmp"
-for k in chain lngelu softmax lngelu_train softmax_train rowmse mlp_train gpt_train break; do
+for k in $(echo "${BENCH_ONLY:-chain inplace inplace_arg lngelu softmax lngelu_train softmax_train rowmse mlp_train gpt_train break}" | tr , ' '); do
   e=$(get ${k}_eager "$out/lt"); c=$(get ${k}_compiled "$out/lt"); p=$(get ${k}_eager "$out/pt")
   printf '%-14s %14s %14s %14s %10s %10s\n' "$k" "$e" "$c" "$p" \
     "$(awk "BEGIN{printf \"%.2f\", $e / $c}")" "$(awk "BEGIN{if (\"$p\" != \"nan\") printf \"%.2f\", $p / $c; else print \"-\"}")"
 done
+[ -n "$BENCH_ONLY" ] && exit 0
 echo "first compile of a graph: $(get first_compile "$out/lt") us; its first call in a reset state with the kernel cached: $(get cached_start "$out/lt") us"

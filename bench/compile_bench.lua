@@ -17,8 +17,13 @@
 --   break_*       a graph break between two pointwise chains on 4M float32: chain (4 ops),
 --                 h:sum():item() and a branch on it, chain (3 ops); compiled: two segments, each
 --                 one kernel, the Lua function traced again on meta tensors at each call
+--   inplace_*     h = x * 2; h:add_(y); h:relu_(); h:mul_(z) on 16M float32: an in-place chain on
+--                 a value the function made (functionalized: one kernel, eager 4 passes)
+--   inplace_arg_* x:add_(y); x:relu_(); x:mul_(z) on a 16M float32 argument, changed in place
+--                 (compiled: one kernel into a temporary, then one copy into x)
 --   first_compile a new graph's first call (trace + cc), cached_start its first call in a
 --                 fresh process state with the kernel in the disk cache
+-- BENCH_ONLY=key,key (figure names, as inplace,chain) times those figures only.
 package.path = (arg[0]:match("^(.*/)") or "./") .. "?.lua;" .. package.path
 local T = require("timing").new { warmup = 2, fmt = "%.1f", clock = torch.time }
 local nn = require "nn"
@@ -29,7 +34,9 @@ local median = require("timing").median
 -- key_eager and key_compiled: fe(n) and fc(n) timed in turn, 8 times each (other work on the
 -- machine then weighs on both alike), which goes first swapped each time (the one after the
 -- other pays for freeing the other's tensors), the median time per call of each
+local only = os.getenv("BENCH_ONLY")
 local function pair(key, n, fe, fc)
+  if only and only ~= "" and not ("," .. only .. ","):find("," .. key .. ",", 1, true) then return end
   fe(1); fc(1)
   local te, tc = {}, {}
   local function time(f, into) local t0 = torch.time(); f(n); into[#into + 1] = (torch.time() - t0) / n end
@@ -48,6 +55,22 @@ local chain_c = torch.compile(chain)
 pair("chain", 3, function(n) for _ = 1, n do chain(a, b, c) end end,
 
   function(n) for _ = 1, n do chain_c(a, b, c) end end)
+
+local inplace = function(x, y, z)
+  local h = x * 2
+  h:add_(y)
+  h:relu_()
+  h:mul_(z)
+  return h
+end
+local inplace_c = torch.compile(inplace)
+pair("inplace", 3, function(n) for _ = 1, n do inplace(a, b, c) end end,
+  function(n) for _ = 1, n do inplace_c(a, b, c) end end)
+local inplace_arg = function(x, y, z) x:add_(y); x:relu_(); x:mul_(z); return x end
+local inplace_arg_c = torch.compile(inplace_arg)
+local xa, xc = torch.randn(N), torch.randn(N)
+pair("inplace_arg", 3, function(n) for _ = 1, n do inplace_arg(xa, b, c) end end,
+  function(n) for _ = 1, n do inplace_arg_c(xc, b, c) end end)
 
 local ln = nn.LayerNorm(1024)
 local xl = torch.randn(4096, 1024)
@@ -128,6 +151,7 @@ pair("break", 5, function(n) for _ = 1, n do brk(xb) end end, function(n) for _ 
 local k = os.time() + math.random(1, 1e6)
 local fresh = function(x) return (x * k + 1):tanh() * 2 end
 local small = torch.randn(1000)
+if only and only ~= "" then T:report() return end
 local t0 = torch.time(); torch.compile(fresh)(small); local first = torch.time() - t0
 torch.compiler.reset()
 t0 = torch.time(); torch.compile(fresh)(small); local cached = torch.time() - t0

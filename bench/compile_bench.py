@@ -2,7 +2,10 @@
 # torch.compile): the same figures as bench/compile_bench.lua's *_eager, printed "key microseconds"
 import time, torch, torch.nn as nn, torch.nn.functional as F
 torch.manual_seed(0)
+import os
+only = [k for k in os.environ.get("BENCH_ONLY", "").split(",") if k]
 def bench(key, n, fn, reps=5):
+    if only and key[:-len("_eager")] not in only: return
     fn(1)
     ts = []
     for _ in range(reps):
@@ -11,6 +14,13 @@ def bench(key, n, fn, reps=5):
 N = 16 * 1024 * 1024
 a, b, c = torch.randn(N), torch.randn(N), torch.randn(N)
 bench("chain_eager", 3, lambda n: [a * torch.sigmoid(a) * b + c for _ in range(n)])
+def inplace(x, y, z):
+    h = x * 2; h.add_(y); h.relu_(); h.mul_(z); return h
+bench("inplace_eager", 3, lambda n: [inplace(a, b, c) for _ in range(n)])
+xa = torch.randn(N)
+def inplace_arg(x, y, z):
+    x.add_(y); x.relu_(); x.mul_(z); return x
+bench("inplace_arg_eager", 3, lambda n: [inplace_arg(xa, b, c) for _ in range(n)])
 ln = nn.LayerNorm(1024); xl = torch.randn(4096, 1024)
 with torch.no_grad():
     bench("lngelu_eager", 5, lambda n: [xl + F.gelu(ln(xl)) for _ in range(n)])

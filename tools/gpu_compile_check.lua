@@ -1,7 +1,8 @@
 -- gpu_compile_check.lua — tools/gpu_check.sh's "compile" stage: torch.compile's fused CUDA
 -- kernels (lib/compile/cuda.lua) on the device, against the same functions run eagerly there:
 -- forward in float32 and float64 (contiguous, broadcast, transposed inputs), the backward
--- kernel's gradients, and the time of a fused chain against its eager ops at 16M elements.
+-- kernel's gradients, an in-place chain and an argument changed in place (functionalized),
+-- and the time of a fused chain against its eager ops at 16M elements.
 -- Prints "compile: ..." lines and ends with "N passed, N failed" (the stage reads it).
 --   lutorch tools/gpu_compile_check.lua [elements for the timing, default 16777216]
 local c = torch.cuda
@@ -32,6 +33,8 @@ local fns = {
   { "silu chain", function(x, y, z) return x * torch.sigmoid(x) * y + z end },
   { "gelu tanh exp", function(x, y, z) return torch.tanh(torch.gelu(x) - torch.exp(y * 0.5)) * z end },
   { "max div pow", function(x, y, z) return torch.maximum(x, y) / (z:abs() + 1) + x:abs() ^ 1.5 end },
+  -- in-place ops made functional (compile/functional.lua) fuse like the others
+  { "in-place chain", function(x, y, z) local h = x * 2; h:add_(y); h:mul_(z); h:tanh_(); return h end },
 }
 for _, dt in ipairs({ torch.float32, torch.float64 }) do
   for _, p in ipairs(fns) do
@@ -59,6 +62,20 @@ for _, dt in ipairs({ torch.float32, torch.float64 }) do
     local ge = math.max(rel(ga, a.grad), rel(gb, b.grad))
     check(ge <= TOL[dt] * 10, ("%s %s backward: differs from eager by %g"):format(name, dt.name, ge))
   end
+end
+-- an argument changed in place: fused, its new values written into it, its version as eager's
+for _, dt in ipairs({ torch.float32, torch.float64 }) do
+  local fn = function(x, y) x:mul_(y); x:add_(1); x:tanh_(); return x * 2 end
+  local f = torch.compile(fn)
+  local y = torch.randn(300, 257, { dtype = dt }):cuda()
+  local x1 = torch.randn(300, 257, { dtype = dt }):cuda()
+  local x2 = x1:clone()
+  local v1, v2 = x1._version, x2._version
+  local e = rel(f(x1, y), fn(x2, y))
+  check(e <= TOL[dt] and rel(x1, x2) <= TOL[dt], ("in-place argument %s: differs from eager by %g"):format(dt.name, e))
+  check(x1._version - v1 == x2._version - v2, "in-place argument: version as eager's")
+  check(f:graphs()[1].kernels == 1, "in-place argument: one kernel")
+  print(("compile: in-place arg  %-8s rel. error %.2e"):format(dt.name, e))
 end
 print(("compile: NVRTC compiles %d, cache hits %d; host builds %d; fallbacks %d"):format(cg.counters.nvrtc_compiled,
   cg.counters.nvrtc_cache_hits, cg.counters.host_compiled, cg.counters.fallbacks))

@@ -41,7 +41,8 @@ local BINARY = {
   pow = function(a, b, T) return (T == "float" and "powf(" or "pow(") .. a .. ", " .. b .. ")" end,
 }
 -- names under which the ops are reached (methods, torch functions, operators)
-local ALIASES = { true_divide = "div", multiply = "mul", subtract = "sub", negative = "neg", absolute = "abs" }
+local ALIASES = { true_divide = "div", multiply = "mul", subtract = "sub", negative = "neg", absolute = "abs",
+                  cmul = "mul", cdiv = "div" }      -- (Torch7's names)
 
 local HELPERS = [[
 #include <stdint.h>

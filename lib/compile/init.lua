@@ -8,7 +8,9 @@
 -- (compile/trace.lua) into a graph of op calls, with guards on what the trace depended on:
 -- each tensor argument's shape, strides, dtype, device and requires_grad, the value of every
 -- other argument, the tensors it read from outside (parameters, closed-over tensors: by
--- identity and geometry), grad mode and the default dtype. compile/fuse.lua turns runs of
+-- identity and geometry), grad mode and the default dtype. compile/functional.lua rewrites
+-- its in-place pointwise ops as functional ones where that is exact, so that they fuse
+-- (inputs changed in place get their new values at the end). compile/fuse.lua turns runs of
 -- pointwise ops into C kernels, compiled by the machine's C compiler into shared objects
 -- cached on disk (keyed by the source, the compiler and its flags) and loaded with dlopen;
 -- the other ops are called as they were. Later calls whose arguments pass the guards run the
@@ -41,6 +43,7 @@ local torch = require "torch"
 local class = require "torch_class"
 local trace = require "compile.trace"
 local fuse = require "compile.fuse"
+local functional = require "compile.functional"
 
 local M = {}
 M.config = { cache_size_limit = 8, segment_limit = 64, cc = os.getenv("CC") or "cc", grain = 32768,
@@ -256,7 +259,9 @@ local function forward_kernel(step, ins)
   local outs = {}
   local ts = kernel_inputs(step, ins, {})
   for k = 1, #g.outputs do
-    outs[k] = torch.empty(g.shape, { dtype = g.dtype, device = step.device })
+    -- an output stored straight into the input it is the new state of (compile/functional.lua)
+    local into = g.store_into and g.store_into[k]
+    outs[k] = into and ins[into] or torch.empty(g.shape, { dtype = g.dtype, device = step.device })
     ts[#ts + 1] = outs[k]
   end
   if step.params then ts[#ts + 1] = step.params end
@@ -456,8 +461,11 @@ end
 
 -- the compiled form of a graph: its steps, kernels loaded (a group whose kernel could not be
 -- had runs its nodes). dyn (a dynamic graph: fuse.sizes's predicate): the C kernels take the
--- sizes it marks as parameters
-local function compile_graph(graph, dyn)
+-- sizes it marks as parameters; as_is: without the functionalization pass
+local function compile_graph(graph, dyn, as_is)
+  -- in-place ops made functional where they can be, so that they fuse (compile/functional.lua)
+  local fsteps = not as_is and functional.compile(graph, function(g) return compile_graph(g, dyn, true) end, kernel)
+  if fsteps then return fsteps end
   local steps = fuse.plan(graph)
   local vm = graph.value_meta
   local out = {}
@@ -887,6 +895,8 @@ local function run_reduce(s, vals, vm)
 end
 
 function run_steps(steps, vals, vm)
+  -- a functionalized graph writing into an input that shares storage with another: as it is
+  if steps.functional and steps.functional.shared(vals) then steps = steps.functional.plain() end
   for _, s in ipairs(steps) do
     if s.kind == "group" then
       if not run_group(s, vals, vm) then
@@ -1163,10 +1173,7 @@ local function run_segment(self, seg)
   return reals, e
 end
 
-local function each_ref(tpl, f)
-  if tpl.ref then f(tpl.ref, tpl.alias)
-  elseif tpl.tbl then for _, x in pairs(tpl.tbl) do each_ref(x, f) end end
-end
+local each_ref = functional.each_ref     -- f(value, alias) for each value in a template
 
 -- a value a segment did not keep, used after its break (trace.lua's hook): recomputed op by op
 -- from the segment's real inputs and kept values, where that gives eager's value (the ops are

@@ -15,6 +15,13 @@
 **
 **   torch._compiled_load(path, symbol) -> kernel | nil, message
 **   torch._compiled_run(kernel, n, grain, {tensors}, {extents})
+**   torch._compiled_storage(t) -> the identity of t's storage (a light userdata)
+**   torch._compiled_bump_version(t, n)   (n more in-place writes of t's storage)
+**
+** The last two serve the functionalization of in-place ops (lib/compile/functional.lua):
+** an input changed in place by a fused run gets its new values from the kernel or by one
+** copy_ at the end, its version counter then advanced as far as eager's in-place ops would
+** have taken it, and the run falls back to the ops where two inputs share a storage.
 */
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -104,8 +111,23 @@ static int l_run(lua_State *L) {
   return 0;
 }
 
+static int l_storage(lua_State *L) {
+  lt_tensor *t = lt_vm_checktensor(L, 1, "torch._compiled_storage", "t");
+  lua_pushlightuserdata(L, t->storage);
+  return 1;
+}
+
+static int l_bump_version(lua_State *L) {
+  lt_tensor *t = lt_vm_checktensor(L, 1, "torch._compiled_bump_version", "t");
+  lua_Integer n = luaL_checkinteger(L, 2);
+  if (n < 0) return luaL_error(L, "torch._compiled_bump_version: argument 'n' must be >= 0, got %d", (int)n);
+  for (lua_Integer i = 0; i < n; i++) lt_tensor_bump_version(t);
+  return 0;
+}
+
 static const luaL_Reg functions[] = {
-  {"_compiled_load", l_load}, {"_compiled_run", l_run}, {NULL, NULL}
+  {"_compiled_load", l_load}, {"_compiled_run", l_run}, {"_compiled_storage", l_storage},
+  {"_compiled_bump_version", l_bump_version}, {NULL, NULL}
 };
 
 void lt_vm_open_compile(lua_State *L) {

@@ -74,6 +74,7 @@ int lt_vm_index_scalar(lua_State *L, int vidx, lt_scalar *s) {
 
 static int store_scalar(const lt_tensor *t, int64_t off, lt_scalar s) {
   lt_dtype dt = (lt_dtype)t->dtype;
+  if (LT_IS_META(t)) return 0;   /* no data: the store is checked, not done (torch.compile's trace) */
   char *p = (char *)t->storage->data + off * (int64_t)lt_dtype_size(dt);
   if (s.type == LT_SCALAR_FLOAT) {
     lt_dtype_store_double(dt, p, s.v.f);   /* saturates into integer dtypes, like fill_ */
