@@ -1165,5 +1165,7 @@ M.numel = numel
 M.ctype = ctype
 -- for the CUDA generator (compile/cuda.lua), which writes the same loop body in its own kernel
 M.emit_forward_body = emit_forward_body
+M.emit_backward_body = emit_backward_body
+M.num_literal = num_literal
 M.extent = extent
 return M
