@@ -179,6 +179,7 @@ end
 -- floats compute in float)
 local STORAGE = { [torch.float32] = "float", [torch.float64] = "double" }
 local SIXTEEN = { [torch.float16] = "ck_half", [torch.bfloat16] = "ck_bf16" }
+local SIXTEEN_NAMES = { ck_half = true, ck_bf16 = true }
 
 -- a kernel parameter: decl (in the body's function), raw (in the entry), type (the pointer's,
 -- for the host build's cast), wrap(expr): the body's argument made of the pointer expr
@@ -301,8 +302,11 @@ template<bool MX> static double lt_group_reduce(double *v) {
 -- a row kernel's pointers, in order: add(type, name, const, value, extent)
 local function pointers()
   local ps = { order = {}, extents = {} }
-  function ps.add(ty, name, const, v, e)
-    ps[#ps + 1] = { type = (const and "const " or "") .. ty .. " *", name = name }
+  -- wrap: a 16-bit input the generator's loop body reads (fuse.emit_forward_body), which
+  -- indexes it as a float pointer: an lt_in over the raw pointer
+  function ps.add(ty, name, const, v, e, wrap)
+    ps[#ps + 1] = { type = (const and "const " or "") .. ty .. " *", name = name,
+                    wrap = wrap and SIXTEEN_NAMES[ty] and ("const lt_in<%s> %s{%s_p};"):format(ty, name, name) }
     ps.order[#ps.order + 1] = v
     ps.extents[#ps.extents + 1] = e
   end
@@ -312,11 +316,14 @@ end
 -- the kernel around a row kernel's code (core: lines run for item u by a group of G threads,
 -- nu items); returns the source and the n to launch (and run) it with
 local function row_frame(G, nu, ps, core)
-  local raws, casts = {}, {}
+  local raws, casts, wraps = {}, {}, {}
   for k, p in ipairs(ps) do
-    raws[k] = p.type .. "__restrict__ " .. p.name
-    casts[k] = ("  %s__restrict__ %s = (%s)p[%d];"):format(p.type, p.name, p.type, k - 1)
+    local name = p.wrap and p.name .. "_p" or p.name
+    raws[k] = p.type .. "__restrict__ " .. name
+    casts[k] = ("  %s__restrict__ %s = (%s)p[%d];"):format(p.type, name, p.type, k - 1)
+    if p.wrap then wraps[#wraps + 1] = "  " .. p.wrap end
   end
+  for _, l in ipairs(wraps) do casts[#casts + 1] = l end
   local per = 256 // G
   local lines = { PRELUDE, ("#define LT_G %d"):format(G), ROWS,
     ("#define LT_NU %dLL"):format(nu),
@@ -325,6 +332,7 @@ local function row_frame(G, nu, ps, core)
     "  __shared__ double lt_sh[33];",
     "  (void)lt_sh;",
     "  const int lt_t = threadIdx.x % LT_G;",
+    table.concat(wraps, "\n"),
     ("  for (int64_t u = (int64_t)blockIdx.x * %d + threadIdx.x / LT_G; u < LT_NU; u += (int64_t)gridDim.x * %d) {"):format(per, per) }
   for _, l in ipairs(core) do lines[#lines + 1] = l end
   lines[#lines + 1] = "  }"
@@ -343,6 +351,16 @@ end
 
 local function group_size(D) return D <= M.ROW_WARP and 32 or 256 end
 
+-- a row kernel's types for dtype: T (compute), S (storage), ld(e) (a stored value as T), st(e)
+-- (a T value as stored); float and double are read and written as they are
+function M.row_types(dtype)
+  local S = STORAGE[dtype] or SIXTEEN[dtype]
+  if not S then return nil end
+  local T = compute_type(dtype)
+  if STORAGE[dtype] then return T, S, function(e) return e end, function(e) return e end end
+  return T, S, function(e) return "ck_load(" .. e .. ")" end, function(e) return ("ck_store<%s>(%s)"):format(S, e) end
+end
+
 -- the column loop of a row: its lines (body, at 4 spaces) inside, i the element
 local function columns(out, body, extra)
   out[#out + 1] = "    for (int64_t c = t; c < D; c += LT_G) {"
@@ -353,11 +371,12 @@ local function columns(out, body, extra)
 end
 
 -- the row xr's mean and 1/std into tm, trs (two passes, in double, as the CPU kernel)
-local function row_stats(out, T, eps)
+local function row_stats(out, T, ld, eps)
+  local x = ld("xr[c]")
   out[#out + 1] = "    double s, q;"
-  out[#out + 1] = "    LT_SUM(s, for (int64_t c = t; c < D; c += LT_G) lt_acc += (double)xr[c];)"
+  out[#out + 1] = ("    LT_SUM(s, for (int64_t c = t; c < D; c += LT_G) lt_acc += (double)%s;)"):format(x)
   out[#out + 1] = "    const double mean = s / (double)D;"
-  out[#out + 1] = "    LT_SUM(q, for (int64_t c = t; c < D; c += LT_G) { const double d = (double)xr[c] - mean; lt_acc += d * d; })"
+  out[#out + 1] = ("    LT_SUM(q, for (int64_t c = t; c < D; c += LT_G) { const double d = (double)%s - mean; lt_acc += d * d; })"):format(x)
   out[#out + 1] = ("    const %s tm = (%s)mean, trs = (%s)(1.0 / sqrt(q / (double)D + %s));"):format(
     T, T, T, fuse.num_literal(eps, "double"))
 end
@@ -368,28 +387,28 @@ local ROW_SOURCES = {}
 --- layer_norm -> run: fuse.row_source's pointers and results
 function ROW_SOURCES.rowgroup(rg, vm)
   local rn, g = rg.norm, rg.group
-  local T = fuse.ctype(g.dtype)
+  local T, S, ld, st = M.row_types(g.dtype)
   local D, n = rn.D, fuse.numel(g.shape)
   local ps = pointers()
-  ps.add(T, "nx", true, rn.x, n)
-  if rn.w then ps.add(T, "nw", true, rn.w, D) end
-  if rn.b then ps.add(T, "nb", true, rn.b, D) end
+  ps.add(S, "nx", true, rn.x, n)
+  if rn.w then ps.add(S, "nw", true, rn.w, D) end
+  if rn.b then ps.add(S, "nb", true, rn.b, D) end
   for k, v in ipairs(g.inputs) do
-    if v ~= rn.out then ps.add(T, "in" .. k, true, v, fuse.extent(vm[v])) end
+    if v ~= rn.out then ps.add(S, "in" .. k, true, v, fuse.extent(vm[v]), true) end
   end
-  for k, v in ipairs(g.outputs) do ps.add(T, "out" .. k, false, v, n) end
-  if rg.keep_norm then ps.add(T, "nout", false, rn.out, n) end
-  local core = { ("    const int64_t D = %d, r = u;"):format(D), "    const " .. T .. " *xr = nx + r * D;" }
-  row_stats(core, T, rn.eps)
-  local e = "(xr[c] - tm) * trs"
-  if rn.w then e = e .. " * nw[c]" end
-  if rn.b then e = e .. " + nb[c]" end
+  for k, v in ipairs(g.outputs) do ps.add(S, "out" .. k, false, v, n) end
+  if rg.keep_norm then ps.add(S, "nout", false, rn.out, n) end
+  local core = { ("    const int64_t D = %d, r = u;"):format(D), "    const " .. S .. " *xr = nx + r * D;" }
+  row_stats(core, T, ld, rn.eps)
+  local e = ("(%s - tm) * trs"):format(ld("xr[c]"))
+  if rn.w then e = e .. " * " .. ld("nw[c]") end
+  if rn.b then e = e .. " + " .. ld("nb[c]") end
   local body = {}
   fuse.emit_forward_body(body, g, vm, T, { [rn.out] = "vn" }, true)
-  for k, v in ipairs(g.outputs) do body[#body + 1] = ("    out%d[i] = v%d;"):format(k, v) end
+  for k, v in ipairs(g.outputs) do body[#body + 1] = ("    out%d[i] = %s;"):format(k, st("v" .. v)) end
   core[#core + 1] = "    LT_EACH("
   local extra = { ("      const %s vn = %s;"):format(T, e) }
-  if rg.keep_norm then extra[#extra + 1] = "      nout[i] = vn;" end
+  if rg.keep_norm then extra[#extra + 1] = ("      nout[i] = %s;"):format(st("vn")) end
   columns(core, body, extra)
   core[#core + 1] = "    )"
   local src, launch = row_frame(group_size(D), n // D, ps, core)
@@ -399,36 +418,39 @@ end
 --- run -> softmax / log_softmax: fuse.softmax_source's pointers and results
 function ROW_SOURCES.softmaxgroup(sg, vm)
   local sm, g = sg.softmax, sg.group
-  local T = fuse.ctype(g.dtype)
+  local T, S, ld, st = M.row_types(g.dtype)
   local D, n = sm.D, fuse.numel(g.shape)
   local ps = pointers()
-  for k, v in ipairs(g.inputs) do ps.add(T, "in" .. k, true, v, fuse.extent(vm[v])) end
+  for k, v in ipairs(g.inputs) do ps.add(S, "in" .. k, true, v, fuse.extent(vm[v]), true) end
   for k, v in ipairs(g.outputs) do
-    if v ~= sm.x then ps.add(T, "out" .. k, false, v, n) end
+    if v ~= sm.x then ps.add(S, "out" .. k, false, v, n) end
   end
-  ps.add(T, "sout", false, sm.out, n)
+  ps.add(S, "sout", false, sm.out, n)
   local EXP = T == "float" and "lt_exp_float" or "exp"
   local body = {}
   fuse.emit_forward_body(body, g, vm, T, nil, true)
   for k, v in ipairs(g.outputs) do
-    if v ~= sm.x then body[#body + 1] = ("    out%d[i] = v%d;"):format(k, v) end
+    if v ~= sm.x then body[#body + 1] = ("    out%d[i] = %s;"):format(k, st("v" .. v)) end
   end
-  -- the run's value is stored in the output row, and the thread reads it back from there
-  body[#body + 1] = ("    so[c] = v%d;"):format(sm.x)
-  body[#body + 1] = "    lt_acc = lt_max_double(lt_acc, (double)so[c]);"
-  local core = { ("    const int64_t D = %d, r = u;"):format(D), "    " .. T .. " *so = sout + r * D;",
+  -- the run's value is stored in the output row (as eager's softmax would read it), and the
+  -- thread reads it back from there
+  body[#body + 1] = ("    so[c] = %s;"):format(st("v" .. sm.x))
+  body[#body + 1] = ("    lt_acc = lt_max_double(lt_acc, (double)%s);"):format(ld("so[c]"))
+  local core = { ("    const int64_t D = %d, r = u;"):format(D), "    " .. S .. " *so = sout + r * D;",
                  "    double m, s;", "    LT_MAX(m," }
   columns(core, body)
   core[#core + 1] = "    )"
   core[#core + 1] = ("    const %s tmx = (%s)m;"):format(T, T)
+  local x = ld("so[c]")
+  core[#core + 1] = ("    LT_SUM(s, for (int64_t c = t; c < D; c += LT_G) lt_acc += (double)%s(%s - tmx);)"):format(EXP, x)
   if sm.log then
-    core[#core + 1] = ("    LT_SUM(s, for (int64_t c = t; c < D; c += LT_G) lt_acc += (double)%s(so[c] - tmx);)"):format(EXP)
     core[#core + 1] = ("    const %s lse = tmx + (%s)log(s);"):format(T, T)
-    core[#core + 1] = "    LT_EACH(for (int64_t c = t; c < D; c += LT_G) so[c] = so[c] - lse;)"
+    core[#core + 1] = ("    LT_EACH(for (int64_t c = t; c < D; c += LT_G) so[c] = %s;)"):format(st(x .. " - lse"))
   else
-    core[#core + 1] = ("    LT_SUM(s, for (int64_t c = t; c < D; c += LT_G) { const %s e = %s(so[c] - tmx); so[c] = e; lt_acc += (double)e; })"):format(T, EXP)
+    -- the exponentials again rather than stored and read back: the same values, one store
     core[#core + 1] = ("    const %s inv = (%s)(1.0 / s);"):format(T, T)
-    core[#core + 1] = "    LT_EACH(for (int64_t c = t; c < D; c += LT_G) so[c] *= inv;)"
+    core[#core + 1] = ("    LT_EACH(for (int64_t c = t; c < D; c += LT_G) so[c] = %s;)"):format(
+      st(("%s(%s - tmx) * inv"):format(EXP, x)))
   end
   local src, launch = row_frame(group_size(D), n // D, ps, core)
   return src, ps.order, ps.extents, launch
@@ -439,18 +461,18 @@ end
 --- count
 function ROW_SOURCES.reducegroup(rg, vm)
   local red, g = rg.reduce, rg.group
-  local T = fuse.ctype(g.dtype)
+  local T, S, ld, st = M.row_types(g.dtype)
   local n = fuse.numel(g.shape)
   local D = #g.shape > 0 and g.shape[#g.shape] or 1
   local ps = pointers()
-  for k, v in ipairs(g.inputs) do ps.add(T, "in" .. k, true, v, fuse.extent(vm[v])) end
+  for k, v in ipairs(g.inputs) do ps.add(S, "in" .. k, true, v, fuse.extent(vm[v]), true) end
   for k, v in ipairs(g.outputs) do
-    if v ~= red.x then ps.add(T, "out" .. k, false, v, n) end
+    if v ~= red.x then ps.add(S, "out" .. k, false, v, n) end
   end
   local body = {}
   fuse.emit_forward_body(body, g, vm, T, nil, not red.all)
   for k, v in ipairs(g.outputs) do
-    if v ~= red.x then body[#body + 1] = ("    out%d[i] = v%d;"):format(k, v) end
+    if v ~= red.x then body[#body + 1] = ("    out%d[i] = %s;"):format(k, st("v" .. v)) end
   end
   body[#body + 1] = ("    lt_acc += (double)v%d;"):format(red.x)
   local core = { "    double s;" }
@@ -468,12 +490,12 @@ function ROW_SOURCES.reducegroup(rg, vm)
     src, launch = row_frame(256, size, ps, core)
   else
     size = n // D
-    ps.add(T, "res", false, red.out, size)
+    ps.add(S, "res", false, red.out, size)
     core[#core + 1] = ("    const int64_t D = %d, r = u;"):format(D)
     core[#core + 1] = "    LT_SUM(s,"
     columns(core, body)
     core[#core + 1] = "    )"
-    core[#core + 1] = ("    LT_ONE(res[r] = (%s)(%s);)"):format(T, red.op == "mean" and "s / (double)D" or "s")
+    core[#core + 1] = ("    LT_ONE(res[r] = %s;)"):format(st(("(%s)(%s)"):format(T, red.op == "mean" and "s / (double)D" or "s")))
     src, launch = row_frame(group_size(D), size, ps, core)
   end
   return src, ps.order, ps.extents, launch, size
@@ -483,21 +505,21 @@ end
 --- so the pointwise frame's grid-stride loop over the elements, each finding its row
 local function reduce_backward_source(rg, vm, need)
   local red, g = rg.reduce, rg.group
-  local T = fuse.ctype(g.dtype)
+  local T, S = M.row_types(g.dtype)
   local n = fuse.numel(g.shape)
   local rows = red.all and 1 or n // red.D
   local ps = pointers()
-  for k, v in ipairs(g.inputs) do ps.add(T, "in" .. k, true, v, fuse.extent(vm[v])) end
+  for k, v in ipairs(g.inputs) do ps.add(S, "in" .. k, true, v, fuse.extent(vm[v])) end
   local seed = {}
   for k, v in ipairs(g.outputs) do
     if v ~= red.x then
-      ps.add(T, "gout" .. k, true, v, n)
+      ps.add(S, "gout" .. k, true, v, n)
       seed[v] = ("gout%d[i]"):format(k)
     end
   end
-  ps.add(T, "gs", true, red.out, rows)
+  ps.add(S, "gs", true, red.out, rows)
   for k, v in ipairs(g.inputs) do
-    if need[k] then ps.add(T, "gin" .. k, false, v, n) end
+    if need[k] then ps.add(S, "gin" .. k, false, v, n) end
   end
   local D = #g.shape > 0 and g.shape[#g.shape] or 1
   local scale = red.op == "mean" and (" / " .. fuse.num_literal(red.all and n or D, T)) or ""
@@ -510,6 +532,7 @@ local function reduce_backward_source(rg, vm, need)
   for k, v in ipairs(g.inputs) do
     if need[k] then body[#body + 1] = ("    gin%d[i] = d%d;"):format(k, v) end
   end
+  -- (the pointwise frame's parameters read and write 16-bit tensors as float)
   local params = {}
   for k, p in ipairs(ps) do params[k] = param(g.dtype, p.name, p.type:find("^const") ~= nil) end
   return frame(params, body), ps.order, ps.extents, n
@@ -518,37 +541,38 @@ end
 --- the backward of run -> softmax (fuse.softmax_backward_source's pointers)
 local function softmax_backward_source(sg, vm, need)
   local sm, g = sg.softmax, sg.group
-  local T = fuse.ctype(g.dtype)
+  local T, S, ld, st = M.row_types(g.dtype)
   local D, n = sm.D, fuse.numel(g.shape)
   local ps = pointers()
-  for k, v in ipairs(g.inputs) do ps.add(T, "in" .. k, true, v, fuse.extent(vm[v])) end
+  for k, v in ipairs(g.inputs) do ps.add(S, "in" .. k, true, v, fuse.extent(vm[v]), true) end
   local seed = {}
   for k, v in ipairs(g.outputs) do
     if v ~= sm.x then
-      ps.add(T, "gout" .. k, true, v, n)
-      seed[v] = ("gout%d[i]"):format(k)
+      ps.add(S, "gout" .. k, true, v, n)
+      seed[v] = ld(("gout%d[i]"):format(k))
     end
   end
-  ps.add(T, "y", true, sm.out, n)
-  ps.add(T, "gy", true, sm.out, n)
+  ps.add(S, "y", true, sm.out, n)
+  ps.add(S, "gy", true, sm.out, n)
   for k, v in ipairs(g.inputs) do
-    if need[k] then ps.add(T, "gin" .. k, false, v, n) end
+    if need[k] then ps.add(S, "gin" .. k, false, v, n) end
   end
   local core = { ("    const int64_t D = %d, r = u;"):format(D),
-                 "    const " .. T .. " *yr = y + r * D, *gr = gy + r * D;", "    double s;" }
-  local term = sm.log and "(double)gr[c]" or "(double)gr[c] * (double)yr[c]"
+                 "    const " .. S .. " *yr = y + r * D, *gr = gy + r * D;", "    double s;" }
+  local yc, gc = ld("yr[c]"), ld("gr[c]")
+  local term = sm.log and ("(double)" .. gc) or ("(double)%s * (double)%s"):format(gc, yc)
   core[#core + 1] = ("    LT_SUM(s, for (int64_t c = t; c < D; c += LT_G) lt_acc += %s;)"):format(term)
   core[#core + 1] = ("    const %s ts = (%s)s;"):format(T, T)
   if sm.log then
-    seed[sm.x] = ("(gr[c] - %s(yr[c]) * ts)"):format(T == "float" and "lt_exp_float" or "exp")
+    seed[sm.x] = ("(%s - %s(%s) * ts)"):format(gc, T == "float" and "lt_exp_float" or "exp", yc)
   else
-    seed[sm.x] = "(yr[c] * (gr[c] - ts))"
+    seed[sm.x] = ("(%s * (%s - ts))"):format(yc, gc)
   end
   local body = {}
   local operand, reg = fuse.emit_forward_body(body, g, vm, T, nil, true)
   fuse.emit_backward_body(body, g, T, operand, reg, seed)
   for k, v in ipairs(g.inputs) do
-    if need[k] then body[#body + 1] = ("    gin%d[i] = d%d;"):format(k, v) end
+    if need[k] then body[#body + 1] = ("    gin%d[i] = %s;"):format(k, st("d" .. v)) end
   end
   core[#core + 1] = "    LT_EACH("
   columns(core, body)
@@ -563,29 +587,29 @@ end
 --- the order of the additions is fixed); the units' rows are added afterwards (init.lua)
 local function norm_backward_source(rg, vm, need)
   local rn, g = rg.norm, rg.group
-  local T = fuse.ctype(g.dtype)
+  local T, S, ld, st = M.row_types(g.dtype)
   local D, n = rn.D, fuse.numel(g.shape)
   local rows = n // D
   local units = (rows + M.NORM_UNIT - 1) // M.NORM_UNIT
   local ps = pointers()
-  ps.add(T, "nx", true, rn.x, n)
-  if rn.w then ps.add(T, "nw", true, rn.w, D) end
-  if rn.b then ps.add(T, "nb", true, rn.b, D) end
+  ps.add(S, "nx", true, rn.x, n)
+  if rn.w then ps.add(S, "nw", true, rn.w, D) end
+  if rn.b then ps.add(S, "nb", true, rn.b, D) end
   for k, v in ipairs(g.inputs) do
-    if v ~= rn.out then ps.add(T, "in" .. k, true, v, fuse.extent(vm[v])) end
+    if v ~= rn.out then ps.add(S, "in" .. k, true, v, fuse.extent(vm[v]), true) end
   end
   local seed = {}
   for k, v in ipairs(g.outputs) do
-    ps.add(T, "gout" .. k, true, v, n)
-    seed[v] = ("gout%d[i]"):format(k)
+    ps.add(S, "gout" .. k, true, v, n)
+    seed[v] = ld(("gout%d[i]"):format(k))
   end
   if rg.keep_norm then
-    ps.add(T, "gnout", true, rn.out, n)
-    seed[rn.out] = "gnout[i]"
+    ps.add(S, "gnout", true, rn.out, n)
+    seed[rn.out] = ld("gnout[i]")
   end
-  if need.x then ps.add(T, "gx", false, rn.x, n) end
+  if need.x then ps.add(S, "gx", false, rn.x, n) end
   for k, v in ipairs(g.inputs) do
-    if v ~= rn.out and need[k] then ps.add(T, "gin" .. k, false, v, n) end
+    if v ~= rn.out and need[k] then ps.add(S, "gin" .. k, false, v, n) end
   end
   if need.w then ps.add("double", "pgw", false, rn.w, units * D) end
   if need.b then ps.add("double", "pgb", false, rn.b, units * D) end
@@ -596,33 +620,36 @@ local function norm_backward_source(rg, vm, need)
   end
   core[#core + 1] = "    const int64_t rend = (u + 1) * RB < R ? (u + 1) * RB : R;"
   core[#core + 1] = "    for (int64_t r = u * RB; r < rend; r++) {"
-  core[#core + 1] = "    const " .. T .. " *xr = nx + r * D;"
-  row_stats(core, T, rn.eps)
+  core[#core + 1] = "    const " .. S .. " *xr = nx + r * D;"
+  row_stats(core, T, ld, rn.eps)
+  local xh = ("(%s - tm) * trs"):format(ld("xr[c]"))
   local e = "xh"
-  if rn.w then e = e .. " * nw[c]" end
-  if rn.b then e = e .. " + nb[c]" end
-  local extra = { ("      const %s xh = (xr[c] - tm) * trs;"):format(T), ("      const %s vn = %s;"):format(T, e) }
+  if rn.w then e = e .. " * " .. ld("nw[c]") end
+  if rn.b then e = e .. " + " .. ld("nb[c]") end
+  local extra = { ("      const %s xh = %s;"):format(T, xh), ("      const %s vn = %s;"):format(T, e) }
   local body = {}
   local operand, reg = fuse.emit_forward_body(body, g, vm, T, { [rn.out] = "vn" }, true)
   fuse.emit_backward_body(body, g, T, operand, reg, seed)
   for k, v in ipairs(g.inputs) do
-    if v ~= rn.out and need[k] then body[#body + 1] = ("    gin%d[i] = d%d;"):format(k, v) end
+    if v ~= rn.out and need[k] then body[#body + 1] = ("    gin%d[i] = %s;"):format(k, st("d" .. v)) end
   end
   local dvn = "d" .. rn.out
   if need.w then body[#body + 1] = ("    pgw[u * D + c] += (double)(%s * xh);"):format(dvn) end
   if need.b then body[#body + 1] = ("    pgb[u * D + c] += (double)%s;"):format(dvn) end
-  if need.x then body[#body + 1] = ("    gx[i] = %s%s;"):format(dvn, rn.w and " * nw[c]" or "") end
+  if need.x then body[#body + 1] = ("    gx[i] = %s;"):format(st(dvn .. (rn.w and (" * " .. ld("nw[c]")) or ""))) end
   core[#core + 1] = "    LT_EACH("
   columns(core, body, extra)
   core[#core + 1] = "    )"
   if need.x then
     -- mean(dxh) and mean(dxh * xhat) in double, over the values this thread wrote
-    core[#core + 1] = "    const " .. T .. " *grx = gx + r * D;"
+    local gc = ld("grx[c]")
+    core[#core + 1] = "    const " .. S .. " *grx = gx + r * D;"
     core[#core + 1] = "    double a1, a2;"
-    core[#core + 1] = "    LT_SUM(a1, for (int64_t c = t; c < D; c += LT_G) lt_acc += (double)grx[c];)"
-    core[#core + 1] = ("    LT_SUM(a2, for (int64_t c = t; c < D; c += LT_G) { const %s xh = (xr[c] - tm) * trs; lt_acc += (double)grx[c] * (double)xh; })"):format(T)
+    core[#core + 1] = ("    LT_SUM(a1, for (int64_t c = t; c < D; c += LT_G) lt_acc += (double)%s;)"):format(gc)
+    core[#core + 1] = ("    LT_SUM(a2, for (int64_t c = t; c < D; c += LT_G) { const %s xh = %s; lt_acc += (double)%s * (double)xh; })"):format(T, xh, gc)
     core[#core + 1] = ("    const %s m1 = (%s)(a1 / (double)D), m2 = (%s)(a2 / (double)D);"):format(T, T, T)
-    core[#core + 1] = ("    LT_EACH(for (int64_t c = t; c < D; c += LT_G) { const %s xh = (xr[c] - tm) * trs; gx[r * D + c] = trs * (gx[r * D + c] - m1 - xh * m2); })"):format(T)
+    core[#core + 1] = ("    LT_EACH(for (int64_t c = t; c < D; c += LT_G) { const %s xh = %s; gx[r * D + c] = %s; })"):format(
+      T, xh, st(("trs * (%s - m1 - xh * m2)"):format(ld("gx[r * D + c]"))))
   end
   core[#core + 1] = "    }"
   local src, launch = row_frame(group_size(D), units, ps, core)
@@ -652,7 +679,7 @@ end
 function M.row_step(s, vm, device, C)
   local dev = tonumber(device:match("^cuda:(%d+)$"))
   if not dev then return nil, "not a cuda device: " .. device end
-  if not fuse.ctype(s.group.dtype) then return nil, "a row kernel of " .. tostring(s.group.dtype) end
+  if not M.row_types(s.group.dtype) then return nil, "a row kernel of " .. tostring(s.group.dtype) end
   local src, order, extents, launch, size = M.row_source(s, vm)
   if C.debug_on() then C.log("CUDA row kernel (%s, %d ops) for %s:\n%s", s.kind, #s.group.nodes, device, src) end
   local run, err = M.runner(src, dev, C)

@@ -415,8 +415,9 @@ local function compile_graph(graph)
     local where = s.kind == "rowgroup" and cudagen.common_device(devs,
       { s.norm.x, s.norm.w or s.norm.x, s.norm.b or s.norm.x, table.unpack(s.group.inputs) })
       or (s.kind == "softmaxgroup" or s.kind == "reducegroup") and cudagen.common_device(devs, s.group.inputs)
-    local rows_cpu = (s.kind == "rowgroup" or s.kind == "softmaxgroup") and where == "cpu"
-    local reduce_cpu = s.kind == "reducegroup" and where == "cpu"
+    -- (the C generator has no 16-bit kernels: those steps run as ops on the CPU)
+    local rows_cpu = (s.kind == "rowgroup" or s.kind == "softmaxgroup") and where == "cpu" and fuse.ctype(s.group.dtype)
+    local reduce_cpu = s.kind == "reducegroup" and where == "cpu" and fuse.ctype(s.group.dtype)
     -- a row or reduction step on one CUDA device: its CUDA kernel (compile/cuda.lua), the
     -- step's fields as the C kernel's below
     local cuda_rows = s.kind ~= "group" and s.kind ~= "node" and where and where:match("^cuda:")
