@@ -248,8 +248,13 @@ local warned = {}   -- the reasons a fallback was reported for
 -- row lengths up to this take a warp per row (8 rows per block of 256 threads)
 M.ROW_WARP = 512
 -- rows per unit of the layer_norm backward (each unit sums its rows' weight and bias
--- gradients into its own row of partial sums, added afterwards in order)
-M.NORM_UNIT = 32
+-- gradients into its own row of partial sums, added afterwards in order): at most NORM_UNIT,
+-- fewer where that leaves under NORM_UNITS units to spread over the device (a warp or a
+-- block each). A function of the shape alone, so the sums' order is fixed.
+M.NORM_UNIT, M.NORM_UNITS = 32, 1024
+function M.norm_unit(rows)
+  return math.max(1, math.min(M.NORM_UNIT, (rows + M.NORM_UNITS - 1) // M.NORM_UNITS))
+end
 -- elements per unit of a sum over all elements (each unit's sum a partial result of its own)
 M.REDUCE_UNIT = 8192
 
@@ -582,7 +587,7 @@ local function softmax_backward_source(sg, vm, need)
 end
 
 --- the backward of layer_norm -> run (fuse.norm_backward_source's pointers, but the weight's
---- and bias's partial sums in double): units of NORM_UNIT rows, each unit's group adding its
+--- and bias's partial sums in double): units of norm_unit(rows) rows, each unit's group adding its
 --- rows' dvn * xhat and dvn into its own row of partial sums (each thread its own columns, so
 --- the order of the additions is fixed); the units' rows are added afterwards (init.lua)
 local function norm_backward_source(rg, vm, need)
@@ -590,7 +595,8 @@ local function norm_backward_source(rg, vm, need)
   local T, S, ld, st = M.row_types(g.dtype)
   local D, n = rn.D, fuse.numel(g.shape)
   local rows = n // D
-  local units = (rows + M.NORM_UNIT - 1) // M.NORM_UNIT
+  local rb = M.norm_unit(rows)
+  local units = (rows + rb - 1) // rb
   local ps = pointers()
   ps.add(S, "nx", true, rn.x, n)
   if rn.w then ps.add(S, "nw", true, rn.w, D) end
@@ -613,7 +619,7 @@ local function norm_backward_source(rg, vm, need)
   end
   if need.w then ps.add("double", "pgw", false, rn.w, units * D) end
   if need.b then ps.add("double", "pgb", false, rn.b, units * D) end
-  local core = { ("    const int64_t D = %d, R = %d, RB = %d;"):format(D, rows, M.NORM_UNIT) }
+  local core = { ("    const int64_t D = %d, R = %d, RB = %d;"):format(D, rows, rb) }
   if need.w or need.b then
     core[#core + 1] = ("    LT_EACH(for (int64_t c = t; c < D; c += LT_G) { %s%s })"):format(
       need.w and "pgw[u * D + c] = 0; " or "", need.b and "pgb[u * D + c] = 0; " or "")

@@ -159,13 +159,6 @@ T.test("runs give the same bits (no dependence on scheduling)", function()
   end
 end)
 
-T.test("more rows than a launch's blocks: the loop over rows goes round", function()
-  -- a warp per row, 8 rows a block, at most 65536 blocks: 524293 rows need a second turn
-  local x = randn({ 65536 * 8 + 5, 3 }, torch.float32)
-  same("softmax over many rows", function(t) return torch.softmax(t * 2, -1) end, x)
-  same("sum over many rows", function(t) return (t * 2 + 1):sum(-1) end, x)
-end)
-
 -- the backward of fn on x (and the tensors in params) against eager's
 local function check_backward(what, fn, x, params, name)
   local f = torch.compile(fn)
@@ -190,9 +183,28 @@ local function check_backward(what, fn, x, params, name)
   end
 end
 
+T.test("more rows than a launch's blocks: the loop over rows goes round", function()
+  -- a warp per row, 8 rows a block, at most 65536 blocks: 524293 rows need a second turn
+  local x = randn({ 65536 * 8 + 5, 3 }, torch.float32)
+  same("softmax over many rows", function(t) return torch.softmax(t * 2, -1) end, x)
+  same("sum over many rows", function(t) return (t * 2 + 1):sum(-1) end, x)
+  -- the layer_norm backward over 5000 rows: units of 5 rows (1000 rows of partial sums)
+  local xx = randn({ 5000, 16 }, torch.float64):requires_grad_()
+  local ww = randn({ 16 }, torch.float64):requires_grad_()
+  check_backward("layer_norm over 5000 rows", function(t) return torch.sigmoid(F.layer_norm(t, { 16 }, ww)) * t end,
+    xx, { ww }, "CompiledLayerNormRowsBackward")
+  -- no rows at all
+  for _, fn in ipairs({ function(t) return torch.softmax(t * 2, -1) end, function(t) return (t * 2):sum(-1) end,
+                        function(t) return torch.sigmoid(F.layer_norm(t, { 8 })) * t end }) do
+    local e = randn({ 0, 8 }, torch.float32)
+    local r = torch.compile(fn)(e)
+    T.eq(tostring(r.shape), tostring(fn(e).shape), "no rows: the shape")
+  end
+end)
+
 T.test("each row kernel's backward matches eager's, weight and bias and broadcast inputs included", function()
   for _, dt in ipairs(DTYPES) do
-    -- 70 rows: three units of the layer_norm's weight and bias partial sums
+    -- 70 rows (one row a unit of the layer_norm's partial sums; several rows a unit: above)
     for _, shape in ipairs({ { 70, 9 }, { 70, 600 } }) do
       local fns, p = row_fns(shape[2], dt)
       for _, t in pairs(p) do t:requires_grad_() end
