@@ -17,15 +17,21 @@
 #                 the task that added it (the fake NCCL's tests in tests/sh/test_dist.sh ran).
 #                 Skipped with the reason where lutorch_dist.so or libnccl.so.2 is missing
 #   3c. compile   torch.compile's fused CUDA kernels (NVRTC, lib/compile/cuda.lua) on the GPU
-#                 against eager, forward and backward, and a fused chain's time against its
-#                 eager ops (tools/gpu_compile_check.lua; compile.txt). Written without a GPU and
-#                 NOT YET RUN on one: no machine was lent to the task that added it (under the
-#                 fake driver the host builds of the same sources ran)
+#                 against eager, forward and backward: pointwise runs and the row and
+#                 reduction kernels (layer_norm -> run, run -> softmax, run -> sum / mean), and
+#                 their time against the eager ops (tools/gpu_compile_check.lua; compile.txt).
+#                 Written without a GPU and NOT YET RUN on one: no machine was lent to the
+#                 tasks that added them (under the fake driver the host builds of the same
+#                 sources ran)
 #   4. sanitizer  compute-sanitizer --tool memcheck over tests/lua/cuda/test_optim.lua
 #                 (skipped with the message where it is missing or refused)
 #   5. bench      bench/cuda/lt_cuda_bench.lua beside bench/cuda/pt_cuda_bench.py (PyTorch on
 #                 the same GPU): add and sum at 256 MiB (GB/s), bf16 matmul 8192^3 (TFLOP/s),
 #                 the Fashion-MNIST MLP training step (ms), cached 1 MiB alloc + free (ns)
+#   6. compile rows  tests/lua/cuda/test_compile_cuda_rows.lua (the row kernels' full test:
+#                 many NVRTC compiles) with the time left, last so that it cannot starve the
+#                 stages above; on the GPU only (under --fake tests/sh/test_cuda_fake.sh runs
+#                 it); a run cut short by the budget says INCOMPLETE and fails the check
 # Everything goes to $OUT/gpu_check.log; $OUT/summary.txt, env.txt, tests.txt, compile.txt,
 # sanitizer.txt and bench.txt hold each stage's result. A stage that fails or runs out of
 # time says so in the summary, and the exit status is 1 when any did.
@@ -190,6 +196,7 @@ if [ -n "$LT" ] && [ "$CUDA_OK" = 1 ]; then
   TESTS_END=$(($(now) + 150))     # the stage's share, so the benchmarks still run
   for f in tests/lua/cuda/test_*.lua tests/lua/test_cuda_fake.lua; do
     [ -f "$f" ] || continue
+    case "$f" in *test_compile_cuda_rows.lua) continue ;; esac    # stage 6
     echo "---- $f" >>"$LOG"
     tb=$(budget 90); [ $((TESTS_END - $(now))) -lt "$tb" ] && tb=$((TESTS_END - $(now)))
     t "$tb" "$LOG" env $DRIVER_ENV $LT "$f"
@@ -260,7 +267,7 @@ if [ -z "$LT" ] || [ "$CUDA_OK" = 0 ]; then
   echo "skipped: no lutorch with a CUDA device" >>"$CT"; note "compile: skipped (no lutorch on a device)"
 else
   [ "$FAKE" = 1 ] && CN=1048576 || CN=16777216
-  t "$(budget 60)" "$CT" env $DRIVER_ENV LUTORCH_COMPILE_CACHE="$TW/compile-cache" $LT tools/gpu_compile_check.lua $CN
+  t "$(budget 90)" "$CT" env $DRIVER_ENV LUTORCH_COMPILE_CACHE="$TW/compile-cache" $LT tools/gpu_compile_check.lua $CN
   rc=$?
   line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$TW/last" | tail -n 1)
   if [ $rc -eq 0 ] && echo "$line" | grep -q ' 0 failed'; then
@@ -324,6 +331,23 @@ fi
 } >>"$BN"
 cat "$BN" >>"$LOG"
 note "bench: bench.txt$([ "$FAKE" = 1 ] && echo ' (FAKE figures)')"
+
+# ---- 6. compile rows ----
+stage "compile rows"
+if [ "$FAKE" = 1 ]; then
+  echo "---- compile rows: skipped under the fake driver (tests/sh/test_cuda_fake.sh runs the file)" >>"$CT"
+  note "compile rows: skipped (fake driver; tests/sh/test_cuda_fake.sh runs test_compile_cuda_rows.lua)"
+elif [ -z "$LT" ] || [ "$CUDA_OK" = 0 ]; then
+  note "compile rows: skipped (no lutorch on a device)"
+else
+  echo "---- compile rows: tests/lua/cuda/test_compile_cuda_rows.lua" >>"$CT"
+  t "$(budget 180)" "$CT" env LUTORCH_COMPILE_CACHE="$TW/compile-cache" $LT tests/lua/cuda/test_compile_cuda_rows.lua
+  rc=$?
+  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$TW/last" | tail -n 1)
+  if [ $rc -eq 0 ] && echo "$line" | grep -q ' 0 failed'; then note "compile rows: $line"
+  elif [ $rc -eq 124 ]; then note "compile rows: INCOMPLETE (out of time; raise TOTAL; compile.txt)"; FAILED=1
+  else note "compile rows: FAILED (exit $rc; ${line:-no result line}; compile.txt)"; FAILED=1; fi
+fi
 
 el=$(($(now) - START))
 if [ "$FAILED" = 0 ]; then note "gpu_check: every stage passed in $el s"

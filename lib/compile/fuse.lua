@@ -116,6 +116,12 @@ local function ctype(dtype)
   if dtype == torch.float64 then return "double" end
 end
 
+-- the dtypes of a row or reduction step: float and double, and the 16-bit floats, which only
+-- the CUDA generator takes (compile/cuda.lua; on the CPU those steps run as ops)
+local function row_dtype(dtype)
+  return ctype(dtype) ~= nil or dtype == torch.float16 or dtype == torch.bfloat16
+end
+
 local function same_shape(a, b)
   if #a ~= #b then return false end
   for i = 1, #a do if a[i] ~= b[i] then return false end end
@@ -207,7 +213,7 @@ function M.rownorm(node, vm)
   local a = node.args
   if not o.ref or o.alias or not (a[1] and a[1].ref) then return nil end
   local xm = vm[a[1].ref]
-  if not ctype(xm.dtype) or #xm.shape == 0 then return nil end
+  if not row_dtype(xm.dtype) or #xm.shape == 0 then return nil end
   local D = xm.shape[#xm.shape]
   if D == 0 then return nil end
   local ns = a[2] and a[2].const
@@ -241,7 +247,7 @@ function M.rowsoftmax(node, vm)
   if a[3] and (a[3].ref or a[3].tbl or a[3].const ~= nil) then return nil end
   local xm = vm[a[1].ref]
   local nd = #xm.shape
-  if not ctype(xm.dtype) or nd == 0 or vm[o.ref].dtype ~= xm.dtype then return nil end
+  if not row_dtype(xm.dtype) or nd == 0 or vm[o.ref].dtype ~= xm.dtype then return nil end
   local dim = a[2] and a[2].const
   if dim ~= -1 and dim ~= nd then return nil end
   local D = xm.shape[nd]
@@ -258,7 +264,7 @@ function M.reduction(node, vm)
   if not o.ref or o.alias or not (a[1] and a[1].ref) then return nil end
   local xm = vm[a[1].ref]
   local nd = #xm.shape
-  if not ctype(xm.dtype) or vm[o.ref].dtype ~= xm.dtype or numel(xm.shape) == 0 then return nil end
+  if not row_dtype(xm.dtype) or vm[o.ref].dtype ~= xm.dtype or numel(xm.shape) == 0 then return nil end
   local r = { op = node.name, x = a[1].ref, out = o.ref, node = node }
   if node.nargs == 1 then
     r.all = true
@@ -1359,5 +1365,7 @@ end
 M.ctype = ctype
 -- for the CUDA generator (compile/cuda.lua), which writes the same loop body in its own kernel
 M.emit_forward_body = emit_forward_body
+M.emit_backward_body = emit_backward_body
+M.num_literal = num_literal
 M.extent = extent
 return M

@@ -517,11 +517,32 @@ local function compile_graph(graph, dyn, as_is)
   end
   for _, s in ipairs(steps) do
     local first = #out + 1
-    local rows_cpu = s.kind == "rowgroup" and cudagen.common_device(devs,
-      { s.norm.x, s.norm.w or s.norm.x, s.norm.b or s.norm.x, table.unpack(s.group.inputs) }) == "cpu"
-      or s.kind == "softmaxgroup" and cudagen.common_device(devs, s.group.inputs) == "cpu"
-    local reduce_cpu = s.kind == "reducegroup" and cudagen.common_device(devs, s.group.inputs) == "cpu"
-    if s.kind == "group" then
+    local where = s.kind == "rowgroup" and cudagen.common_device(devs,
+      { s.norm.x, s.norm.w or s.norm.x, s.norm.b or s.norm.x, table.unpack(s.group.inputs) })
+      or (s.kind == "softmaxgroup" or s.kind == "reducegroup") and cudagen.common_device(devs, s.group.inputs)
+    -- (the C generator has no 16-bit kernels: those steps run as ops on the CPU)
+    local rows_cpu = (s.kind == "rowgroup" or s.kind == "softmaxgroup") and where == "cpu" and fuse.ctype(s.group.dtype)
+    local reduce_cpu = s.kind == "reducegroup" and where == "cpu" and fuse.ctype(s.group.dtype)
+    -- a row or reduction step on one CUDA device: its CUDA kernel (compile/cuda.lua), the
+    -- step's fields as the C kernel's below
+    local cuda_rows = s.kind ~= "group" and s.kind ~= "node" and where and where:match("^cuda:")
+      and cudagen.row_step(s, vm, where, M)
+    if cuda_rows then
+      s.nin, s.vm = #s.order - (s.kind == "reducegroup" and #s.group.outputs or 0), vm
+      if s.kind == "rowgroup" then
+        s.outvals = {}
+        for _, v in ipairs(s.group.outputs) do s.outvals[#s.outvals + 1] = v end
+        if s.keep_norm then s.outvals[#s.outvals + 1] = s.norm.out end
+        s.before, s.D = s.norm.node, s.norm.D
+      elseif s.kind == "softmaxgroup" then
+        s.outvals = {}
+        for _, v in ipairs(s.group.outputs) do if v ~= s.softmax.x then s.outvals[#s.outvals + 1] = v end end
+        s.outvals[#s.outvals + 1] = s.softmax.out
+        s.after, s.D = s.softmax.node, s.softmax.D
+      end
+      if s.outvals then s.nin = #s.order - #s.outvals end
+      out[#out + 1] = s
+    elseif s.kind == "group" then
       group_on(s.group, out, true)
     elseif s.kind == "reducegroup" and not reduce_cpu then
       -- a reduction kernel is C: off the CPU, the run is a kernel there and the sum or mean its op
@@ -593,21 +614,37 @@ local function rows_forward(s, ins)
   local ts, outs = {}, {}
   for i = 1, s.nin do ts[i] = ins[i] end
   for k = 1, #s.outvals do
-    outs[k] = torch.empty(s.group.shape, { dtype = s.group.dtype })
+    outs[k] = torch.empty(s.group.shape, { dtype = s.group.dtype, device = s.device })
     ts[#ts + 1] = outs[k]
   end
   if s.params then ts[#ts + 1] = s.params end
-  torch._compiled_run(s.kernel, s.rows, math.max(1, M.config.grain // s.D), ts, s.extents)
+  if s.run then s.run(s.launch, ts, s.extents)   -- a CUDA kernel (compile/cuda.lua)
+  else torch._compiled_run(s.kernel, s.rows, math.max(1, M.config.grain // s.D), ts, s.extents) end
   return relayout(outs, s.relayout)
+end
+
+-- a row step's backward kernel bk on tensors ts: the C kernel over size items of per elements
+-- each, or the CUDA kernel (compile/cuda.lua)
+local function run_row_backward(bk, ts, size, per)
+  if bk.run then bk.run(bk.launch, ts, bk.extents)
+  else torch._compiled_run(bk.kernel, size, math.max(1, M.config.grain // per), ts, bk.extents) end
 end
 
 -- a backward kernel of a row step for one set of inputs needing gradients (key), built on
 -- first need by make(sz) -> source, order, extents[, blocks] (sz: the size parameters of a
--- dynamic step's kernel, else nil)
-local function row_backward_kernel(s, key, make)
+-- dynamic step's kernel, else nil); a CUDA step's (s.run) from compile/cuda.lua for need
+local function row_backward_kernel(s, key, make, need)
   s.backward_kernels = s.backward_kernels or {}
   local bk = s.backward_kernels[key]
   if bk then return bk end
+  if s.run then
+    -- a CUDA step: its backward kernel on the device
+    local err
+    bk, err = require("compile.cuda").row_backward(s, s.vm, need, M)
+    if not bk then error("torch.compile: the CUDA backward kernel could not be had: " .. err, 0) end
+    s.backward_kernels[key] = bk
+    return bk
+  end
   local sz = s.dyn and fuse.sizes(s.dyn)
   local src, order, extents, blocks = make(sz)
   local k, err = kernel(src, "lt_kernel")
@@ -620,8 +657,8 @@ local function row_backward_kernel(s, key, make)
   return bk
 end
 
-local function contiguous_grad(go, g)
-  if go == nil then return torch.zeros(g.shape, { dtype = g.dtype }) end
+local function contiguous_grad(go, g, device)
+  if go == nil then return torch.zeros(g.shape, { dtype = g.dtype, device = device }) end
   if go.dtype ~= g.dtype then go = go:to(g.dtype) end
   return go:is_contiguous() and go or go:contiguous()
 end
@@ -635,23 +672,21 @@ local function softmax_rows_backward(s, vm, ctx, gouts)
   local need, key = kernel_needs(ctx, s.nin, aliases)
   local bk = row_backward_kernel(s, key, function(sz)
     return fuse.softmax_backward_source(s, vm, "lt_kernel", need, sz)
-  end)
+  end, need)
   local ts, gout_of = {}, {}
   for i = 1, s.nin do ts[i] = saved[i] end
   for k = 1, #s.outvals - 1 do
-    ts[#ts + 1] = contiguous_grad(gouts[k], g)
+    ts[#ts + 1] = contiguous_grad(gouts[k], g, s.device)
     gout_of[s.outvals[k]] = ts[#ts]
   end
   ts[#ts + 1] = saved[s.nin + 1]
-  ts[#ts + 1] = contiguous_grad(gouts[#s.outvals], g)
+  ts[#ts + 1] = contiguous_grad(gouts[#s.outvals], g, s.device)
   local grads = {}
   for k = 1, s.nin do
-    if need[k] then grads[k] = torch.empty(g.shape, { dtype = g.dtype }); ts[#ts + 1] = grads[k] end
+    if need[k] then grads[k] = torch.empty(g.shape, { dtype = g.dtype, device = s.device }); ts[#ts + 1] = grads[k] end
   end
   if bk.params then ts[#ts + 1] = bk.params end
-  if key:find("1") then
-    torch._compiled_run(bk.kernel, s.rows, math.max(1, M.config.grain // s.D), ts, bk.extents)
-  end
+  if key:find("1") then run_row_backward(bk, ts, s.rows, s.D) end
   for k = 1, s.nin do
     if need[k] then grads[k] = reduce_to(grads[k], vm[s.order[k]].shape)
     elseif ctx.needs_input_grad[k] then grads[k] = reduce_to(gout_of[aliases[k]], vm[s.order[k]].shape) end
@@ -682,27 +717,28 @@ local function norm_rows_backward(s, vm, ctx, gouts)
   key = table.concat(key)
   local bk = row_backward_kernel(s, key, function(sz)
     return fuse.norm_backward_source(s, vm, "lt_kernel", need, sz)
-  end)
+  end, need)
   local ts, gout_of = {}, {}
   for i = 1, s.nin do ts[i] = saved[i] end
   for k = 1, #s.outvals do
-    ts[#ts + 1] = contiguous_grad(gouts[k], g)
+    ts[#ts + 1] = contiguous_grad(gouts[k], g, s.device)
     gout_of[s.outvals[k]] = ts[#ts]
   end
   local res, gx = {}, nil
-  if need.x then gx = torch.empty(g.shape, { dtype = g.dtype }); ts[#ts + 1] = gx end
+  local on = { dtype = g.dtype, device = s.device }
+  if need.x then gx = torch.empty(g.shape, on); ts[#ts + 1] = gx end
   for i = 1, s.nin do
     if type(slot[i]) == "number" and need[slot[i]] then
-      res[i] = torch.empty(g.shape, { dtype = g.dtype }); ts[#ts + 1] = res[i]
+      res[i] = torch.empty(g.shape, on); ts[#ts + 1] = res[i]
     end
   end
+  -- the partial sums: in the tensor's dtype (the C kernel), in double (the CUDA kernel)
+  local pon = { dtype = s.run and torch.float64 or g.dtype, device = s.device }
   local pw, pb
-  if need.w then pw = torch.empty({ bk.blocks, rn.D }, { dtype = g.dtype }); ts[#ts + 1] = pw end
-  if need.b then pb = torch.empty({ bk.blocks, rn.D }, { dtype = g.dtype }); ts[#ts + 1] = pb end
+  if need.w then pw = torch.empty({ bk.blocks, rn.D }, pon); ts[#ts + 1] = pw end
+  if need.b then pb = torch.empty({ bk.blocks, rn.D }, pon); ts[#ts + 1] = pb end
   if bk.params then ts[#ts + 1] = bk.params end
-  if key:find("1") then
-    torch._compiled_run(bk.kernel, bk.blocks, math.max(1, M.config.grain // (rn.D * fuse.NORM_BLOCK)), ts, bk.extents)
-  end
+  if key:find("1") then run_row_backward(bk, ts, bk.blocks, rn.D * fuse.NORM_BLOCK) end
   for i = 1, s.nin do
     local w = slot[i]
     if w == "x" and gx then res[i] = gx
@@ -716,11 +752,30 @@ local function norm_rows_backward(s, vm, ctx, gouts)
   return table.unpack(res, 1, s.nin)
 end
 
+-- a CUDA row or reduction step (compile/cuda.lua): can its backward kernel be had? (made now,
+-- for every input, as for a pointwise group; where it cannot, the ops run under autograd)
+local function cuda_backward_ready(s, vm)
+  local need = {}
+  if s.kind == "rowgroup" then
+    need.x, need.w, need.b = true, s.norm.w ~= nil, s.norm.b ~= nil
+    for k, v in ipairs(s.group.inputs) do need[k] = v ~= s.norm.out end
+  else
+    for k = 1, #s.group.inputs do need[k] = true end
+  end
+  local bk, err = require("compile.cuda").row_backward(s, vm, need, M)
+  if not bk then
+    io.stderr:write("torch.compile: warning: a fused CUDA backward kernel could not be had; the ops run under autograd: ",
+      err, "\n")
+  end
+  return bk ~= nil
+end
+
 -- the row step as an autograd Function (forward: the row kernel; backward: a generated row
 -- kernel); false where an op of its group has no derivative rule here
 local function row_function(s, vm)
   if s.fn ~= nil then return s.fn end
   if not fuse.differentiable(s.group) then s.fn = false; return false end
+  if s.run and not cuda_backward_ready(s, vm) then s.fn = false; return false end
   local softmax = s.kind == "softmaxgroup"
   s.fn = torch.autograd.Function {
     name = softmax and "CompiledSoftmaxRows" or "CompiledLayerNormRows",
@@ -749,8 +804,8 @@ end
 local function run_rows(s, vals, vm)
   local ins = {}
   for i = 1, s.nin do ins[i] = vals[s.order[i]] end
-  if not on_cpu(ins) then
-    -- a safety net: compile_graph gives row kernels CPU tensors only
+  if not s.run and not on_cpu(ins) then
+    -- a safety net: compile_graph gives C row kernels CPU tensors only
     if s.before then run_node(s.before, vals) end
     for _, pw in ipairs(s.group.nodes) do run_node(pw.node, vals) end
     if s.after then run_node(s.after, vals) end
@@ -784,23 +839,27 @@ local function reduce_forward(s, ins)
   for i = 1, s.nin do ts[i] = ins[i] end
   for _, v in ipairs(g.outputs) do
     if v ~= red.x then
-      outs[#outs + 1] = torch.empty(g.shape, { dtype = g.dtype })
+      outs[#outs + 1] = torch.empty(g.shape, { dtype = g.dtype, device = s.device })
       ts[#ts + 1] = outs[#outs]
     end
   end
+  local function launch()
+    if s.run then s.run(s.launch, ts, s.extents)   -- a CUDA kernel (compile/cuda.lua)
+    else torch._compiled_run(s.kernel, s.size, math.max(1, M.config.grain // s.per), ts, s.extents) end
+  end
   if red.all then
-    local part = torch.empty({ s.size }, { dtype = torch.float64 })
+    local part = torch.empty({ s.size }, { dtype = torch.float64, device = s.device })
     ts[#ts + 1] = part
     if s.params then ts[#ts + 1] = s.params end
-    torch._compiled_run(s.kernel, s.size, math.max(1, M.config.grain // s.per), ts, s.extents)
+    launch()
     local total = part:sum()
     if red.op == "mean" then total = total / fuse.numel(g.shape) end
     outs[#outs + 1] = total:to(g.dtype)
   else
-    local res = torch.empty(vm[red.out].shape, { dtype = g.dtype })
+    local res = torch.empty(vm[red.out].shape, { dtype = g.dtype, device = s.device })
     ts[#ts + 1] = res
     if s.params then ts[#ts + 1] = s.params end
-    torch._compiled_run(s.kernel, s.size, math.max(1, M.config.grain // s.per), ts, s.extents)
+    launch()
     outs[#outs + 1] = res
   end
   return relayout(outs, s.relayout)
@@ -811,6 +870,7 @@ end
 local function reduce_function(s, vm)
   if s.fn ~= nil then return s.fn end
   if not fuse.differentiable(s.group) then s.fn = false; return false end
+  if s.run and not cuda_backward_ready(s, vm) then s.fn = false; return false end
   local g, red = s.group, s.reduce
   s.fn = torch.autograd.Function {
     name = "CompiledReduction",
@@ -826,27 +886,28 @@ local function reduce_function(s, vm)
       local bk = row_backward_kernel(s, key, function(sz)
         local src, order, extents, size, per = fuse.reduce_backward_source(s, vm, "lt_kernel", need, sz)
         return src, order, extents, { size = size, per = per }
-      end)
+      end, need)
       local ts, gout_of, k = {}, {}, 0
       for i = 1, s.nin do ts[i] = saved[i] end
       for _, v in ipairs(g.outputs) do
         if v ~= red.x then
           k = k + 1
-          ts[#ts + 1] = contiguous_grad(gouts[k], g)
+          ts[#ts + 1] = contiguous_grad(gouts[k], g, s.device)
           gout_of[v] = ts[#ts]
         end
       end
       local gs = gouts[#gouts]
-      if gs == nil then gs = torch.zeros(vm[red.out].shape, { dtype = g.dtype }) end
+      if gs == nil then gs = torch.zeros(vm[red.out].shape, { dtype = g.dtype, device = s.device }) end
       if gs.dtype ~= g.dtype then gs = gs:to(g.dtype) end
       ts[#ts + 1] = gs:is_contiguous() and gs or gs:contiguous()
       local grads = {}
       for k = 1, s.nin do
-        if need[k] then grads[k] = torch.empty(g.shape, { dtype = g.dtype }); ts[#ts + 1] = grads[k] end
+        if need[k] then grads[k] = torch.empty(g.shape, { dtype = g.dtype, device = s.device }); ts[#ts + 1] = grads[k] end
       end
       if bk.params then ts[#ts + 1] = bk.params end
       if key:find("1") then
-        torch._compiled_run(bk.kernel, bk.blocks.size, math.max(1, M.config.grain // bk.blocks.per), ts, bk.extents)
+        if bk.run then bk.run(bk.launch, ts, bk.extents)   -- a CUDA kernel (compile/cuda.lua)
+        else torch._compiled_run(bk.kernel, bk.blocks.size, math.max(1, M.config.grain // bk.blocks.per), ts, bk.extents) end
       end
       for k = 1, s.nin do
         if need[k] then grads[k] = reduce_to(grads[k], vm[g.inputs[k]].shape)
@@ -865,8 +926,8 @@ local function run_reduce(s, vals, vm)
   local g, red = s.group, s.reduce
   local ins = {}
   for i = 1, s.nin do ins[i] = vals[g.inputs[i]] end
-  if not on_cpu(ins) then
-    -- a safety net: compile_graph gives reduction kernels CPU tensors only
+  if not s.run and not on_cpu(ins) then
+    -- a safety net: compile_graph gives C reduction kernels CPU tensors only
     for _, pw in ipairs(g.nodes) do run_node(pw.node, vals) end
     run_node(red.node, vals)
     return
