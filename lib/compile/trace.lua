@@ -489,6 +489,21 @@ local function do_break(what, fn, ...)
   return table.unpack(res, 2, res.n)
 end
 
+-- the random generators' states now (the CPU's, and the CUDA devices' where CUDA is loaded),
+-- as a function that restores them
+local function rng_state()
+  local cpu = torch.get_rng_state()
+  local cuda
+  if torch.cuda.is_initialized() then
+    local ok, st = pcall(torch.cuda.get_rng_state_all)
+    if ok then cuda = st end
+  end
+  return function()
+    torch.set_rng_state(cpu)
+    if cuda then pcall(torch.cuda.set_rng_state_all, cuda) end
+  end
+end
+
 -- record a call of fn (named name) with the given arguments
 local function record(name, fn, ...)
   if state.hooks then
@@ -506,9 +521,14 @@ local function record(name, fn, ...)
   local raw = table.pack(...)
   local tpl, margs = {}, {}
   for i = 1, n do tpl[i], margs[i] = convert(raw[i]) end
+  -- a random op runs again when the graph runs: what it draws while recorded (a factory such
+  -- as torch.randn makes a real tensor) is given back to the generators, so that a compiled
+  -- call draws what eager's does
+  local rng = random_op(name) and rng_state()
   depth = depth + 1
   local res = table.pack(pcall(fn, table.unpack(margs, 1, n)))
   depth = depth - 1
+  if rng then rng() end
   if not res[1] then
     -- an op that cannot run on meta tensors (its result is read from the data, as equal's, or
     -- its shape depends on it, as nonzero's; it has no meta kernel; it reads a value inside):

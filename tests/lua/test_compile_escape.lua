@@ -240,6 +240,20 @@ T.test("torch.compiler.disable: a graph break, the function on real tensors; is_
   T.raises(function() torch.compiler.disable(print, { recursiv = true }) end, "unknown option 'recursiv'")
 end)
 
+T.test("random ops: a compiled call draws what eager's draws (the capture's draws are given back)", function()
+  local fn = function(x) return x * torch.randn(5) + torch.rand(5) end
+  local f = torch.compile(fn)
+  for _ = 1, 3 do
+    torch.manual_seed(11); local a, a2 = f(torch.ones(5)), f(torch.ones(5))
+    torch.manual_seed(11); local b, b2 = fn(torch.ones(5)), fn(torch.ones(5))
+    T.ok(max_diff(a, b) == 0 and max_diff(a2, b2) == 0)
+  end
+  local g = torch.compile(function(x) local n = torch.randn(3); if n:sum():item() > 0 then return x + n end return x - n end)
+  torch.manual_seed(5); local c = g(torch.zeros(3))
+  torch.manual_seed(5); local n = torch.randn(3)
+  T.ok(max_diff(c, n:sum():item() > 0 and n or -n) == 0)
+end)
+
 T.test("torch.utils.swap_tensors exchanges two tensors; bad arguments are errors", function()
   local a, b = torch.ones(2), torch.zeros(3, { dtype = torch.float64 })
   local a0 = a
