@@ -1492,12 +1492,7 @@ end
 -- config.dynamic_cache_limit entries, the least recently used dropped (no cache_size_limit,
 -- no eager fallback for sizes).
 
-local name_of = setmetatable({}, { __mode = "k" })    -- dtypes and devices as text, memoized
-local function name(x)
-  local s = name_of[x]
-  if not s then s = tostring(x); name_of[x] = s end
-  return s
-end
+local name = trace.name    -- dtypes and devices as text, memoized
 
 local function tensor_kind(dtype, device, rank, requires_grad, contiguous)
   return name(dtype) .. " " .. name(device) .. " " .. rank .. (requires_grad and " grad" or "") .. (contiguous and "" or " strided")

@@ -74,20 +74,23 @@ local function extent(shape, stride)
 end
 M.extent = extent
 
--- a meta tensor standing for t, with t's geometry (made with the wrappers off: it is the
--- tracer's own work, not the traced function's)
-local function meta_like(t)
-  local shape, stride = t.shape, t:stride()
+-- a meta tensor of the geometry desc describes (meta_of's fields), made with the wrappers off:
+-- it is the tracer's own work, not the traced function's
+local function meta_from(desc)
   depth = depth + 1
   local ok, m = pcall(function()
-    local m = torch.empty(extent(shape, stride), { dtype = t.dtype, device = "meta" }):as_strided(shape, stride)
-    if t.requires_grad then m.requires_grad = true end
+    local m = torch.empty(extent(desc.shape, desc.stride), { dtype = desc.dtype, device = "meta" })
+      :as_strided(desc.shape, desc.stride)
+    if desc.requires_grad then m.requires_grad = true end
     return m
   end)
   depth = depth - 1
   if not ok then error(m, 0) end
   return m
 end
+
+-- a meta tensor standing for t, with t's geometry
+local function meta_like(t) return meta_from(meta_of(t)) end
 
 -- a new graph value for meta tensor m (its description meta), and the real tensor it stands
 -- for where there is one
@@ -259,6 +262,8 @@ local function name(x)
   if not s then s = tostring(x); name_of[x] = s end
   return s
 end
+
+M.name = name
 
 local function meta_key(m)
   return name(m.dtype) .. "(" .. table.concat(m.shape, ",") .. ")[" .. table.concat(m.stride, ",") .. "]" ..
@@ -693,18 +698,6 @@ end
 -- (hand_over). Found by a full collection with the results set aside as value numbers; a
 -- result whose meta tensor was collected gets a fresh one (a meta tensor holds no data).
 local ASIDE = {}
-local function meta_from(desc)
-  depth = depth + 1
-  local ok, m = pcall(function()
-    local m = torch.empty(extent(desc.shape, desc.stride), { dtype = desc.dtype, device = "meta" })
-      :as_strided(desc.shape, desc.stride)
-    if desc.requires_grad then m.requires_grad = true end
-    return m
-  end)
-  depth = depth - 1
-  if not ok then error(m, 0) end
-  return m
-end
 
 local function find_escapes(r)
   local function aside(t)
