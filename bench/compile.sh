@@ -21,7 +21,7 @@ for r in $(seq "$ROUNDS"); do
 done
 get() { grep "^$1 " "$2" | awk '{print $2}' | median; }
 printf '%-14s %14s %14s %14s %10s %10s\n' figure "eager us" "compiled us" "PyTorch us" "eager/cmp" "pt/cmp"
-for k in $(echo "${BENCH_ONLY:-chain inplace inplace_arg lngelu softmax lngelu_train softmax_train rowmse mlp_train gpt_train break}" | tr , ' '); do
+for k in $(echo "${BENCH_ONLY:-chain inplace inplace_arg bcast transp lngelu softmax lngelu_train softmax_train rowmse mlp_train gpt_train break}" | tr , ' '); do
   e=$(get ${k}_eager "$out/lt"); c=$(get ${k}_compiled "$out/lt"); p=$(get ${k}_eager "$out/pt")
   printf '%-14s %14s %14s %14s %10s %10s\n' "$k" "$e" "$c" "$p" \
     "$(awk "BEGIN{printf \"%.2f\", $e / $c}")" "$(awk "BEGIN{if (\"$p\" != \"nan\") printf \"%.2f\", $p / $c; else print \"-\"}")"

@@ -17,6 +17,10 @@
 --   break_*       a graph break between two pointwise chains on 4M float32: chain (4 ops),
 --                 h:sum():item() and a branch on it, chain (3 ops); compiled: two segments, each
 --                 one kernel, the Lua function traced again on meta tensors at each call
+--   bcast_*       x * sigmoid(x + b) * y + c on 2048 x 2048 float32, b a row and c a column
+--                 broadcast, no_grad (the kernel goes by rows: no division per element)
+--   transp_*      tanh(a) * y + 1 with a transposed, 2048 x 2048 float32, no_grad (a read from a
+--                 contiguous copy; the output copied into eager's transposed layout)
 --   inplace_*     h = x * 2; h:add_(y); h:relu_(); h:mul_(z) on 16M float32: an in-place chain on
 --                 a value the function made (functionalized: one kernel, eager 4 passes)
 --   inplace_arg_* x:add_(y); x:relu_(); x:mul_(z) on a 16M float32 argument, changed in place
@@ -71,6 +75,21 @@ local inplace_arg_c = torch.compile(inplace_arg)
 local xa, xc = torch.randn(N), torch.randn(N)
 pair("inplace_arg", 3, function(n) for _ = 1, n do inplace_arg(xa, b, c) end end,
   function(n) for _ = 1, n do inplace_arg_c(xc, b, c) end end)
+
+-- inputs broadcast along rows and columns, and a transposed input (the kernels go by rows;
+-- the transposed one is read from a contiguous copy), 2048 x 2048, no_grad
+local xb, yb = torch.randn(2048, 2048), torch.randn(2048, 2048)
+local bb, cb, at = torch.randn(2048), torch.randn(2048, 1), torch.randn(2048, 2048):t()
+local bcast = function(x, y, b2, c2) return x * torch.sigmoid(x + b2) * y + c2 end
+local bcast_c = torch.compile(bcast)
+local transp = function(a2, y) return torch.tanh(a2) * y + 1 end
+local transp_c = torch.compile(transp)
+torch.no_grad(function()
+  pair("bcast", 5, function(n) for _ = 1, n do bcast(xb, yb, bb, cb) end end,
+    function(n) for _ = 1, n do bcast_c(xb, yb, bb, cb) end end)
+  pair("transp", 5, function(n) for _ = 1, n do transp(at, yb) end end,
+    function(n) for _ = 1, n do transp_c(at, yb) end end)
+end)
 
 local ln = nn.LayerNorm(1024)
 local xl = torch.randn(4096, 1024)

@@ -21,6 +21,11 @@ xa = torch.randn(N)
 def inplace_arg(x, y, z):
     x.add_(y); x.relu_(); x.mul_(z); return x
 bench("inplace_arg_eager", 3, lambda n: [inplace_arg(xa, b, c) for _ in range(n)])
+xb, yb = torch.randn(2048, 2048), torch.randn(2048, 2048)
+bb, cb, at = torch.randn(2048), torch.randn(2048, 1), torch.randn(2048, 2048).t()
+with torch.no_grad():
+    bench("bcast_eager", 5, lambda n: [xb * torch.sigmoid(xb + bb) * yb + cb for _ in range(n)])
+    bench("transp_eager", 5, lambda n: [torch.tanh(at) * yb + 1 for _ in range(n)])
 ln = nn.LayerNorm(1024); xl = torch.randn(4096, 1024)
 with torch.no_grad():
     bench("lngelu_eager", 5, lambda n: [xl + F.gelu(ln(xl)) for _ in range(n)])
