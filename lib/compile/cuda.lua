@@ -389,6 +389,27 @@ end
 -- each kind's source: src, order, extents, launch n (and, for some, more)
 local ROW_SOURCES = {}
 
+-- a row kernel's run: pointers to its inputs (but skip_in) and its n-element outputs (but
+-- skip_out), in the C generator's order
+local function run_pointers(ps, g, vm, S, n, skip_in, skip_out)
+  for k, v in ipairs(g.inputs) do
+    if v ~= skip_in then ps.add(S, "in" .. k, true, v, fuse.extent(vm[v]), true) end
+  end
+  for k, v in ipairs(g.outputs) do
+    if v ~= skip_out then ps.add(S, "out" .. k, false, v, n) end
+  end
+end
+
+-- the run's loop body (rows: indexed by row and column) with the stores of its outputs (but skip)
+local function run_body(g, vm, T, st, preset, rows, skip)
+  local body = {}
+  fuse.emit_forward_body(body, g, vm, T, preset, rows)
+  for k, v in ipairs(g.outputs) do
+    if v ~= skip then body[#body + 1] = ("    out%d[i] = %s;"):format(k, st("v" .. v)) end
+  end
+  return body
+end
+
 --- layer_norm -> run: fuse.row_source's pointers and results
 function ROW_SOURCES.rowgroup(rg, vm)
   local rn, g = rg.norm, rg.group
@@ -398,19 +419,14 @@ function ROW_SOURCES.rowgroup(rg, vm)
   ps.add(S, "nx", true, rn.x, n)
   if rn.w then ps.add(S, "nw", true, rn.w, D) end
   if rn.b then ps.add(S, "nb", true, rn.b, D) end
-  for k, v in ipairs(g.inputs) do
-    if v ~= rn.out then ps.add(S, "in" .. k, true, v, fuse.extent(vm[v]), true) end
-  end
-  for k, v in ipairs(g.outputs) do ps.add(S, "out" .. k, false, v, n) end
+  run_pointers(ps, g, vm, S, n, rn.out, nil)
   if rg.keep_norm then ps.add(S, "nout", false, rn.out, n) end
   local core = { ("    const int64_t D = %d, r = u;"):format(D), "    const " .. S .. " *xr = nx + r * D;" }
   row_stats(core, T, ld, rn.eps)
   local e = ("(%s - tm) * trs"):format(ld("xr[c]"))
   if rn.w then e = e .. " * " .. ld("nw[c]") end
   if rn.b then e = e .. " + " .. ld("nb[c]") end
-  local body = {}
-  fuse.emit_forward_body(body, g, vm, T, { [rn.out] = "vn" }, true)
-  for k, v in ipairs(g.outputs) do body[#body + 1] = ("    out%d[i] = %s;"):format(k, st("v" .. v)) end
+  local body = run_body(g, vm, T, st, { [rn.out] = "vn" }, true, nil)
   core[#core + 1] = "    LT_EACH("
   local extra = { ("      const %s vn = %s;"):format(T, e) }
   if rg.keep_norm then extra[#extra + 1] = ("      nout[i] = %s;"):format(st("vn")) end
@@ -426,17 +442,10 @@ function ROW_SOURCES.softmaxgroup(sg, vm)
   local T, S, ld, st = M.row_types(g.dtype)
   local D, n = sm.D, fuse.numel(g.shape)
   local ps = pointers()
-  for k, v in ipairs(g.inputs) do ps.add(S, "in" .. k, true, v, fuse.extent(vm[v]), true) end
-  for k, v in ipairs(g.outputs) do
-    if v ~= sm.x then ps.add(S, "out" .. k, false, v, n) end
-  end
+  run_pointers(ps, g, vm, S, n, nil, sm.x)
   ps.add(S, "sout", false, sm.out, n)
   local EXP = T == "float" and "lt_exp_float" or "exp"
-  local body = {}
-  fuse.emit_forward_body(body, g, vm, T, nil, true)
-  for k, v in ipairs(g.outputs) do
-    if v ~= sm.x then body[#body + 1] = ("    out%d[i] = %s;"):format(k, st("v" .. v)) end
-  end
+  local body = run_body(g, vm, T, st, nil, true, sm.x)
   -- the run's value is stored in the output row (as eager's softmax would read it), and the
   -- thread reads it back from there
   body[#body + 1] = ("    so[c] = %s;"):format(st("v" .. sm.x))
@@ -470,15 +479,8 @@ function ROW_SOURCES.reducegroup(rg, vm)
   local n = fuse.numel(g.shape)
   local D = #g.shape > 0 and g.shape[#g.shape] or 1
   local ps = pointers()
-  for k, v in ipairs(g.inputs) do ps.add(S, "in" .. k, true, v, fuse.extent(vm[v]), true) end
-  for k, v in ipairs(g.outputs) do
-    if v ~= red.x then ps.add(S, "out" .. k, false, v, n) end
-  end
-  local body = {}
-  fuse.emit_forward_body(body, g, vm, T, nil, not red.all)
-  for k, v in ipairs(g.outputs) do
-    if v ~= red.x then body[#body + 1] = ("    out%d[i] = %s;"):format(k, st("v" .. v)) end
-  end
+  run_pointers(ps, g, vm, S, n, nil, red.x)
+  local body = run_body(g, vm, T, st, nil, not red.all, red.x)
   body[#body + 1] = ("    lt_acc += (double)v%d;"):format(red.x)
   local core = { "    double s;" }
   local src, launch, size
