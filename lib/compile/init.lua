@@ -1290,7 +1290,7 @@ local function recover(rec, l)
 end
 
 local function hooks_for(self, always, globals)
-  local before = upvalues(self.fn)
+  local before = not always and upvalues(self.fn) or {}   -- (segmented calls run the Lua code anyway)
   return {
     -- did the traced call assign an upvalue of the function, or a global? (a replay would not)
     wrote_upvalues = function()
