@@ -48,54 +48,62 @@ static inline size_t esize(const geom *q) { return is_f32(q) ? 4 : 8; }
 #else
 #define VBYTES 32
 #endif
+#ifndef DROWS
+#define DROWS 3
+#endif
 
 #define DIRECT(E, X)                                                                         \
 typedef E dvec_##X __attribute__((vector_size(VBYTES)));                                     \
 enum { VL_##X = VBYTES / sizeof(E) };                                                        \
 static inline dvec_##X dload_##X(const E *p) { dvec_##X v; memcpy(&v, p, sizeof v); return v; } \
 static inline void dstore_##X(E *p, dvec_##X v) { memcpy(p, &v, sizeof v); }                 \
-/* filters w + wo[i] (i < 4) at column st of the output rows from input rows x0, x1 */       \
-static void dkern_##X(const E *x0, const E *x1, const int64_t *off, const E *w, const int64_t *wo, \
-                      int64_t nu, const E *b4, bool acc, int64_t st, E *const *y0, E *const *y1) { \
-  dvec_##X a[4][2];                                                                          \
+/* filters w + wo[i] (i < 4) at column st of DROWS output rows y[r] from input rows x[r] */ \
+static void dkern_##X(const E *const *x, const int64_t *off, const E *w, const int64_t *wo,  \
+                      int64_t nu, const E *b4, bool acc, int64_t st, E *const (*y)[DROWS]) { \
+  dvec_##X a[4][DROWS];                                                                      \
   for (int i = 0; i < 4; i++)                                                                \
-    if (acc) { a[i][0] = dload_##X(y0[i] + st); a[i][1] = dload_##X(y1[i] + st); }           \
-    else a[i][0] = a[i][1] = (dvec_##X){0} + b4[i];                                          \
+    for (int r = 0; r < DROWS; r++)                                                          \
+      a[i][r] = acc ? dload_##X(y[i][r] + st) : (dvec_##X){0} + b4[i];                       \
   const E *w0 = w + wo[0], *w1 = w + wo[1], *w2 = w + wo[2], *w3 = w + wo[3];                \
-  x0 += st; x1 += st;                                                                        \
+  const E *xs[DROWS];                                                                        \
+  for (int r = 0; r < DROWS; r++) xs[r] = x[r] + st;                                         \
   for (int64_t u = 0; u < nu; u++) {                                                         \
-    dvec_##X l0 = dload_##X(x0 + off[u]), l1 = dload_##X(x1 + off[u]);                       \
-    dvec_##X v0 = (dvec_##X){0} + w0[u], v1 = (dvec_##X){0} + w1[u];                        \
-    dvec_##X v2 = (dvec_##X){0} + w2[u], v3 = (dvec_##X){0} + w3[u];                        \
-    a[0][0] += v0 * l0; a[0][1] += v0 * l1; a[1][0] += v1 * l0; a[1][1] += v1 * l1;          \
-    a[2][0] += v2 * l0; a[2][1] += v2 * l1; a[3][0] += v3 * l0; a[3][1] += v3 * l1;          \
+    dvec_##X l[DROWS];                                                                       \
+    for (int r = 0; r < DROWS; r++) l[r] = dload_##X(xs[r] + off[u]);                        \
+    for (int r = 0; r < DROWS; r++) a[0][r] += w0[u] * l[r];                                 \
+    for (int r = 0; r < DROWS; r++) a[1][r] += w1[u] * l[r];                                 \
+    for (int r = 0; r < DROWS; r++) a[2][r] += w2[u] * l[r];                                 \
+    for (int r = 0; r < DROWS; r++) a[3][r] += w3[u] * l[r];                                     \
   }                                                                                          \
-  for (int i = 0; i < 4; i++) { dstore_##X(y0[i] + st, a[i][0]); dstore_##X(y1[i] + st, a[i][1]); } \
+  for (int i = 0; i < 4; i++)                                                                \
+    for (int r = 0; r < DROWS; r++) dstore_##X(y[i][r] + st, a[i][r]);                       \
 }                                                                                            \
-/* output row pairs [p0, p1) of item n, group g, from its padded volumes xp */               \
+/* output row blocks [p0, p1) (DROWS rows each) of item n, group g, from its padded volumes xp */ \
 static void drows_##X(const geom *q, const padded *pv, const int64_t *off, const E *xp, const E *w, \
                       const E *b, E *y, int64_t p0, int64_t p1) {                            \
   const int64_t OH = q->out[1], OW = q->out[2], rows = q->out[0] * OH, og = q->og, K = q->K; \
   const int64_t ub = DIRECT_CHANNELS * q->T;   /* taps of a channel block */                \
   E zero4[4] = {0, 0, 0, 0};                                                                 \
   for (int64_t pr = p0; pr < p1; pr++) {                                                     \
-    int64_t r0 = 2 * pr, r1 = r0 + 1 < rows ? r0 + 1 : r0;                                   \
-    const E *x0 = xp + (r0 / OH) * pv->P + (r0 % OH) * pv->Wp;                               \
-    const E *x1 = xp + (r1 / OH) * pv->P + (r1 % OH) * pv->Wp;                               \
+    const E *x[DROWS];                                                                       \
+    int64_t rr[DROWS];                                                                       \
+    for (int r = 0; r < DROWS; r++) {   /* the last block repeats the last row */            \
+      rr[r] = DROWS * pr + r < rows ? DROWS * pr + r : rows - 1;                             \
+      x[r] = xp + (rr[r] / OH) * pv->P + (rr[r] % OH) * pv->Wp;                              \
+    }                                                                                        \
     for (int64_t u0 = 0; u0 < K; u0 += ub)   /* a block of input channels at a time */     \
       for (int64_t o = 0; o < og; o += 4) {                                                  \
         int64_t ob = o + 4 <= og ? o : og - 4, nu = K - u0 < ub ? K - u0 : ub;               \
         int64_t wo[4];                                                                       \
-        E *y0[4], *y1[4];                                                                    \
+        E *yr[4][DROWS];                                                                     \
         for (int i = 0; i < 4; i++) {                                                        \
           wo[i] = (ob + i) * K + u0;                                                         \
-          y0[i] = y + (ob + i) * q->L + r0 * OW;                                             \
-          y1[i] = y + (ob + i) * q->L + r1 * OW;                                             \
+          for (int r = 0; r < DROWS; r++) yr[i][r] = y + (ob + i) * q->L + rr[r] * OW;       \
         }                                                                                    \
         const E *b4 = b ? b + ob : zero4;                                                    \
         for (int64_t st = 0; st < OW; st += VL_##X) {                                        \
           int64_t c = st + VL_##X <= OW ? st : OW - VL_##X;                                  \
-          dkern_##X(x0, x1, off + u0, w, wo, nu, b4, u0 > 0, c, y0, y1);                     \
+          dkern_##X(x, off + u0, w, wo, nu, b4, u0 > 0, c, yr);                              \
         }                                                                                    \
       }                                                                                      \
   }                                                                                          \
@@ -191,7 +199,7 @@ int lt_conv3d_direct_forward(const geom *q, const char *x, const char *w, const 
   for (int64_t c = 0; c < q->cg; c++)
     for (int64_t t = 0; t < q->T; t++) off[c * q->T + t] = c * pv->V + pv->off[t];
   memset(xp, 0, xpb);
-  int64_t pairs = (q->out[0] * q->out[1] + 1) / 2, vol = q->in[0] * q->in[1] * q->in[2];
+  int64_t pairs = (q->out[0] * q->out[1] + DROWS - 1) / DROWS, vol = q->in[0] * q->in[1] * q->in[2];
   for (int64_t n = 0; n < q->N; n++)
     for (int64_t g = 0; g < q->g; g++) {
       lt_conv3_pad_group(q, pv, x + (size_t)((n * q->C + g * q->cg) * vol) * es, xp);

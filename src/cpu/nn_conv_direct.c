@@ -39,11 +39,10 @@ static void kern_##X##NV(const T *x0, const T *x1, const int64_t *off, const T *
   vec_##X a0[NV], a1[NV];                                                                    \
   for (int j = 0; j < NV; j++) a0[j] = a1[j] = (vec_##X){0} + b;                             \
   for (int64_t t = 0; t < nt; t++) {                                                         \
-    vec_##X wv = (vec_##X){0} + w[t];                                                        \
     const T *r0 = x0 + off[t], *r1 = x1 + off[t];                                            \
-    for (int j = 0; j < NV; j++) {                                                           \
-      a0[j] += wv * load_##X(r0 + st[j]);                                                    \
-      a1[j] += wv * load_##X(r1 + st[j]);                                                    \
+    for (int j = 0; j < NV; j++) {   /* scalar times vector: a broadcast load, no add of 0 */ \
+      a0[j] += w[t] * load_##X(r0 + st[j]);                                                  \
+      a1[j] += w[t] * load_##X(r1 + st[j]);                                                  \
     }                                                                                        \
   }                                                                                          \
   for (int j = 0; j < NV; j++) { store_##X(y0 + st[j], a0[j]); store_##X(y1 + st[j], a1[j]); } \
@@ -60,10 +59,8 @@ static void kernc_##X(const T *x0, const T *x1, const int64_t *off, const T *w, 
   const T *w0 = w + wo[0], *w1 = w + wo[1], *w2 = w + wo[2], *w3 = w + wo[3];                \
   for (int64_t u = 0; u < nt; u++) {                                                         \
     vec_##X l0 = load_##X(x0 + off[u] + st), l1 = load_##X(x1 + off[u] + st);               \
-    vec_##X v0 = (vec_##X){0} + w0[u], v1 = (vec_##X){0} + w1[u];                            \
-    vec_##X v2 = (vec_##X){0} + w2[u], v3 = (vec_##X){0} + w3[u];                            \
-    a[0][0] += v0 * l0; a[0][1] += v0 * l1; a[1][0] += v1 * l0; a[1][1] += v1 * l1;          \
-    a[2][0] += v2 * l0; a[2][1] += v2 * l1; a[3][0] += v3 * l0; a[3][1] += v3 * l1;          \
+    a[0][0] += w0[u] * l0; a[0][1] += w0[u] * l1; a[1][0] += w1[u] * l0; a[1][1] += w1[u] * l1; \
+    a[2][0] += w2[u] * l0; a[2][1] += w2[u] * l1; a[3][0] += w3[u] * l0; a[3][1] += w3[u] * l1; \
   }                                                                                          \
   for (int i = 0; i < 4; i++) { store_##X(y0[i] + st, a[i][0]); store_##X(y1[i] + st, a[i][1]); } \
 }                                                                                            \
