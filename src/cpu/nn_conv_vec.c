@@ -110,12 +110,22 @@ static void fwd_##NV##_##P(const geom *g, const float *xp, const float *wr, cons
   }                                                                                          \
   for (int p = 0; p < P; p++) for (int u = 0; u < NV; u++) vstore(out + (p * NV + u) * VL, acc[p][u]); \
 }
-FWD(1, 8) FWD(2, 8) FWD(3, 4) FWD(4, 4) FWD(1, 1) FWD(2, 1) FWD(3, 1) FWD(4, 1)
+FWD(1, 8) FWD(1, 1) FWD(2, 1) FWD(3, 1) FWD(4, 1)
 
 typedef void (*fwd_fn)(const geom *, const float *, const float *, const int64_t *, float *);
-static const fwd_fn fwd_block[MAXNV + 1] = {NULL, fwd_1_8, fwd_2_8, fwd_3_4, fwd_4_4};
 static const fwd_fn fwd_one[MAXNV + 1] = {NULL, fwd_1_1, fwd_2_1, fwd_3_1, fwd_4_1};
+/* P x NV accumulators, NV weight vectors and a broadcast must fit the register file:
+** 32 vector registers with AVX-512, 16 with AVX2 (where 8 x 2 kept three accumulators on
+** the stack, each FMA a load and a store more) */
+#if defined(__AVX512F__)
+FWD(2, 8) FWD(3, 4) FWD(4, 4)
+static const fwd_fn fwd_block[MAXNV + 1] = {NULL, fwd_1_8, fwd_2_8, fwd_3_4, fwd_4_4};
 static const int fwd_pixels[MAXNV + 1] = {0, 8, 8, 4, 4};
+#else
+FWD(2, 6) FWD(3, 3) FWD(4, 2)
+static const fwd_fn fwd_block[MAXNV + 1] = {NULL, fwd_1_8, fwd_2_6, fwd_3_3, fwd_4_2};
+static const int fwd_pixels[MAXNV + 1] = {0, 8, 6, 3, 2};
+#endif
 
 typedef struct job {
   const geom *g;
@@ -219,7 +229,12 @@ static const bww_fn bww[MAXNV + 1][9] = {
   {NULL, bww_3_1, bww_3_2, bww_3_3, bww_3_4},
   {NULL, bww_4_1, bww_4_2, bww_4_3, bww_4_4},
 };
+/* (the register budget as in the forward pass: 16 on AVX2 allows 4 x 3 taps, not 4 x 4) */
+#if defined(__AVX512F__)
 static const int bww_taps[MAXNV + 1] = {0, 8, 8, 4, 4};
+#else
+static const int bww_taps[MAXNV + 1] = {0, 8, 6, 3, 2};
+#endif
 
 /* job k of njobs: images [N*k/njobs, N*(k+1)/njobs) into partial sums out + k*(C*T*Op) */
 static void bww_jobs(void *ctx, int64_t k0, int64_t k1) {
