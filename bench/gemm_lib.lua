@@ -23,24 +23,36 @@ local shapes = {
   { "LeNet conv2 im2col 16 x 1024 x 150", 16, 1024, 150, false, false },
   { "attention 128x64 . 64x128", 128, 128, 64, false, true },
   { "ResNet 3x3 64 x 3136 x 576", 64, 3136, 576, false, false },
+  { "LSTM gates input grad 64x2048 -> 512", 64, 512, 2048, false, false },
+  { "1x1 conv 64 x 784 x 256", 64, 784, 256, false, false },
+  { "conv1d shifted 64 x 1000 x 64", 64, 1000, 64, false, false },
   { "classifier 64x256 -> 10", 64, 10, 256, false, true },
   { "32^3", 32, 32, 32, false, false },
+  { "512^2", 512, 512, 512, false, false },
+  { "1024^2", 1024, 1024, 1024, false, false },
   { "2048^2", 2048, 2048, 2048, false, false },
 }
 local function median(t) table.sort(t); return t[(#t + 1) // 2] end
 local timer = torch.Timer()
-local function gflops(lib, A, B, M, N, K)
-  cpu.set_gemm_library(lib)
+-- GFLOP/s of both libraries, the timed runs alternating between them (a shared machine's
+-- drift then touches both alike)
+local function gflops(A, B, M, N, K)
   local macs = M * N * K
   local reps = math.max(1, math.floor(2e8 / macs))
-  for _ = 1, 2 do local c = A:mm(B) end
-  local ts = {}
-  for r = 1, 7 do
-    timer:reset()
-    for _ = 1, reps do local c = A:mm(B) end
-    ts[r] = timer:time().real / reps
+  local ts = { openblas = {}, onednn = {} }
+  for _, lib in ipairs({ "openblas", "onednn" }) do
+    cpu.set_gemm_library(lib)
+    for _ = 1, 2 do local c = A:mm(B) end
   end
-  return 2 * macs / median(ts) / 1e9
+  for r = 1, 7 do
+    for _, lib in ipairs({ "openblas", "onednn" }) do
+      cpu.set_gemm_library(lib)
+      timer:reset()
+      for _ = 1, reps do local c = A:mm(B) end
+      ts[lib][r] = timer:time().real / reps
+    end
+  end
+  return 2 * macs / median(ts.openblas) / 1e9, 2 * macs / median(ts.onednn) / 1e9
 end
 if arg and arg[1] == "grid" then
   local function secs(lib, A, B, M, N, K)
@@ -76,7 +88,7 @@ for _, s in ipairs(shapes) do
   local name, M, N, K, ta, tb = table.unpack(s)
   local A = ta and torch.randn(K, M):t() or torch.randn(M, K)
   local B = tb and torch.randn(N, K):t() or torch.randn(K, N)
-  local b, o = gflops("openblas", A, B, M, N, K), gflops("onednn", A, B, M, N, K)
+  local b, o = gflops(A, B, M, N, K)
   print(("%-36s %10.1f %10.1f %8.2f"):format(name, b, o, b / o))
 end
 cpu.set_gemm_library("auto")

@@ -9,10 +9,14 @@
 **
 ** The choice ("auto" unless $LUTORCH_GEMM or torch.backends.cpu.set_gemm_library says
 ** otherwise): oneDNN where the kernels in use are the AVX-512 ones (where it was measured;
-** $LUTORCH_CPU_CAPABILITY can lower them), OpenBLAS on
-** other CPUs; and for products under SMALL_MACS multiply-adds or with fewer than
-** MIN_SIDE rows or columns OpenBLAS always, whose call costs less (8x8x8: 11x faster;
-** 64x10x256, a classifier's last layer: 3.7x).
+** $LUTORCH_CPU_CAPABILITY can lower them). With the AVX2 kernels only the products of
+** training's few rows go there (AVX2_MAX_ROWS, AVX2_MAX_DEPTH, A not transposed): on a
+** Zen 3 oneDNN's AVX2 sgemm took 0.85-0.94 of OpenBLAS's time on those (a batch of 64
+** through Linear layers, 1x1 and shifted convolutions, attention) and 1.1-2.1 on square
+** products, on K = 2048 and on the weight gradients' A-transposed ones. Products under
+** SMALL_MACS multiply-adds or with fewer than MIN_SIDE rows or columns stay on OpenBLAS
+** always, whose call costs less (8x8x8: 11x faster; 64x10x256, a classifier's last
+** layer: 3.7x).
 **
 ** Debian's oneDNN runs on OpenMP. lutorch splits big products over its own pool and
 ** calls the library once per chunk, so each calling thread sets its OpenMP thread count
@@ -30,6 +34,10 @@
 
 #define SMALL_MACS (1 << 18)
 #define MIN_SIDE 16
+/* the products oneDNN takes with the AVX2 kernels: at most this many rows (M) and this
+** deep (K), A not transposed */
+#define AVX2_MAX_ROWS 128
+#define AVX2_MAX_DEPTH 1024
 
 /* dnnl_sgemm: row-major, dims are dnnl_dim_t (int64_t); returns dnnl_status_t (0 = success) */
 typedef int (*dnnl_sgemm_fn)(char transa, char transb, int64_t M, int64_t N, int64_t K, float alpha,
@@ -63,6 +71,7 @@ static void load(void) {
 enum { LIB_AUTO, LIB_OPENBLAS, LIB_ONEDNN };
 static atomic_int chosen = -1;        /* -1: not yet read from $LUTORCH_GEMM */
 static atomic_bool use_onednn;        /* the outcome of chosen on this CPU */
+static atomic_bool few_rows_only;     /* auto with the AVX2 kernels: oneDNN for few rows only */
 static const char *why_not = "not chosen yet";
 static pthread_mutex_t choice_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -78,7 +87,8 @@ static int apply(int c) {
   /* the kernels' level, not the CPU's flags: $LUTORCH_CPU_CAPABILITY=avx2 on an AVX-512 CPU
   ** then runs what an AVX2 machine runs, products included */
   lt_capability_init();
-  bool avx512 = lt_capability_level() >= LT_CAP_AVX512;
+  lt_cap_level level = lt_capability_level();
+  bool avx512 = level >= LT_CAP_AVX512;
   if (c == LIB_OPENBLAS) { use_onednn = false; why_not = "OpenBLAS chosen"; chosen = c; return 0; }
 #ifdef __SANITIZE_ADDRESS__
   /* an AddressSanitizer build (make asan): oneDNN's JIT code is not instrumented, and
@@ -88,10 +98,11 @@ static int apply(int c) {
     chosen = c; return 0;
   }
 #endif
-  if (c == LIB_AUTO && !avx512) {
-    use_onednn = false; why_not = "no AVX-512 kernels (this CPU or $LUTORCH_CPU_CAPABILITY): OpenBLAS (oneDNN was measured faster on AVX-512 only)";
+  if (c == LIB_AUTO && level < LT_CAP_AVX2) {
+    use_onednn = false; why_not = "no AVX2 kernels (this CPU or $LUTORCH_CPU_CAPABILITY): OpenBLAS (oneDNN was measured with AVX2 and AVX-512 only)";
     chosen = c; return 0;
   }
+  few_rows_only = c == LIB_AUTO && !avx512;
   pthread_once(&load_once, load);
   if (!sgemm) {
     if (c == LIB_ONEDNN) return -1;
@@ -150,6 +161,7 @@ bool lt_gemm_lib_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float 
   ** weight gradient has K = 3248); it won elsewhere (bench/README.md, the B-transposed grid).
   ** "onednn" chosen by name runs them there anyway: that is how the grid is measured */
   if (chosen == LIB_AUTO && tb && !ta && (n < 128 || (k > 1024 && k % 512 != 0))) return false;
+  if (few_rows_only && (ta || m > AVX2_MAX_ROWS || k > AVX2_MAX_DEPTH)) return false;
   if (!omp_single) { omp_set_num_threads_(1); omp_single = true; }
   return sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, A, lda, B, ldb, beta, C, ldc) == 0;
 }
