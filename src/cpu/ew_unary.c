@@ -81,21 +81,6 @@ EW_SIMD float (powf)(float, float); EW_SIMD double (pow)(double, double);
 #define FU_logit ({ TY(x) z_ = x; if (c_->mode) { TY(x) lo_ = (TY(x))c_->f[0], hi_ = 1 - lo_; \
                      z_ = z_ < lo_ ? lo_ : z_ > hi_ ? hi_ : z_; } log(z_ / ((TY(x))1 - z_)); })
 #define FU_silu (x / ((TY(x))1 + exp(-x)))
-/* erf for float32 GELU as x * P(x^2) / Q(x^2) on [-4, 4] (beyond, erf is 1 in float32): a
-** rational fit (tools/erf_fit.py prints how it was made), max abs error 3.4e-7 in float32,
-** as PyTorch's own vectorised erf (1.5e-7). It vectorises inline, where libmvec's erff is a
-** call that cost twice GELU's whole loop (bench/README.md, "CPU training speed"). A NaN
-** passes the clamps (comparisons with it are false). */
-static inline float erf_rat_f(float x) {
-  float c = x < -4.0f ? -4.0f : x > 4.0f ? 4.0f : x, t = c * c;
-  float p = (((((-1.369502334e-08f * t + 4.787317655e-06f) * t + 3.828986325e-04f) * t + 3.837558270e-03f) * t +
-              5.432957884e-02f) * t + 1.846421808e-01f) * t + 1.128379183e+00f;
-  float q = ((((6.407477198e-05f * t + 1.309462839e-03f) * t + 1.545025474e-02f) * t + 1.138034655e-01f) * t +
-             4.969684267e-01f) * t + 1.0f;
-  float r = c * p / q;
-  return r > 1.0f ? 1.0f : r < -1.0f ? -1.0f : r;
-}
-#define GELU_ERF(v) _Generic((v), float: erf_rat_f(v), default: erf(v))
 #ifdef __AVX512F__
 /* the float32 GELU loop is FMAs and a division, no library call: 512-bit vectors run it 1.6x
 ** faster in the AVX-512 build, where this file otherwise keeps 256-bit ones (Makefile,

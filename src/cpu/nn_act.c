@@ -78,7 +78,7 @@ static const lt_ew_loop prelu_tbl[LT_NUM_DTYPES] = { EW_FLOATS(EW_TBL, prelu) };
 /* elu family: f[0] alpha, f[1] scale, f[2] input_scale */
 #define AB_belu (y > K(0) ? x * CF(1) : x * CF(1) * CF(0) * CF(2) * exp(y * CF(2)))
 #define AB_bsilu ({ TY(x) s_ = SIG(y); x * s_ * (K(1) + y * (K(1) - s_)); })
-#define AB_bgelu (x * (K(0.5) * (K(1) + erf(y * K(0.70710678118654752440))) \
+#define AB_bgelu (x * (K(0.5) * (K(1) + GELU_ERF(y * K(0.70710678118654752440))) \
                        + y * K(0.39894228040143267794) * exp(K(-0.5) * y * y)))
 #define AB_bgelut ({ TY(x) y2_ = y * y, t_ = tanh(K(0.79788456080286535588) * y * (K(1) + K(0.044715) * y2_)); \
   x * (K(0.5) * (K(1) + t_) + K(0.5) * y * (K(1) - t_ * t_) * K(0.79788456080286535588) \
