@@ -143,9 +143,23 @@ if P.available() then
     torch.manual_seed(2)
     local a, b = torch.randn(64, 784):bfloat16(), torch.randn(784, 50):bfloat16()
     local w, x = torch.randn(10, 50):bfloat16(), torch.randn(64, 50):bfloat16()
-    local r = P.run({ a = a, b = b, w = w, x = x }, "y = (a @ b).double(); z = F.linear(x, w).double()", { "y", "z" })
-    close16(torch.mm(a, b), r[1]:float(), torch.bfloat16, "mm vs PyTorch")
-    close16(torch.nn.functional.linear(x, w), r[2]:float(), torch.bfloat16, "linear vs PyTorch")
+    local r = P.run({ a = a, b = b, w = w, x = x },
+      "y = (a @ b).double(); z = F.linear(x, w).double(); " ..
+      "y32 = (a.float() @ b.float()).double(); z32 = F.linear(x.float(), w.float()).double()", { "y", "z", "y32", "z32" })
+    -- PyTorch 1.13 on a CPU without AVX-512 sums bfloat16 products in bfloat16 (a relative
+    -- error of 5% at K = 784, against float32 sums of the same values); there lutorch is held
+    -- to PyTorch's float32 product of the same bfloat16 values
+    local function ref(k16, k32, what)
+      local exact, got = r[k32]:float(), r[k16]:float()
+      local err = (got - exact):abs():max():item() / (exact:abs():max():item() + 1e-6)
+      if err > 2 ^ -7 then
+        print(("NOTE %s: PyTorch's bfloat16 result is off its float32 product by %.3g here; comparing with the latter"):format(what, err))
+        return exact
+      end
+      return got
+    end
+    close16(torch.mm(a, b), ref(1, 3, "mm"), torch.bfloat16, "mm vs PyTorch")
+    close16(torch.nn.functional.linear(x, w), ref(2, 4, "linear"), torch.bfloat16, "linear vs PyTorch")
   end)
 end
 
