@@ -552,4 +552,43 @@ T.test("nn classes: shapes, parameters, repr", function()
   T.eq(u2(p2, i2):size(), { 1, 2, 4, 6 })
 end)
 
+-- the direct loops' register blocks (rows, filters, vector columns) end in partial blocks:
+-- random shapes, values and both gradients against conv2d summed over depth slices
+T.test("conv3d: random shapes against conv2d over depth slices (values, input and weight gradients)", function()
+  torch.manual_seed(1)
+  math.randomseed(1)
+  for trial = 1, 30 do
+    local N, cg, g, og = math.random(1, 2), math.random(1, 12), math.random(1, 2), math.random(1, 9)
+    local kd, kh, kw = math.random(1, 3), math.random(1, 3), math.random(1, 3)
+    local D, H, W = math.random(kd, 6), math.random(kh, 8), math.random(kw + 4, 21)
+    local pd, ph, pw = math.random(0, kd // 2), math.random(0, kh // 2), math.random(0, kw // 2)
+    local dt = trial % 2 == 0 and f64 or f32
+    local x = rnd(dt, N, cg * g, D, H, W)
+    local w = rnd(dt, og * g, cg, kd, kh, kw):requires_grad_(true)
+    local b = rnd(dt, og * g)
+    local xr = x:clone():requires_grad_(true)
+    local y = F.conv3d(xr, w, b, { padding = { pd, ph, pw }, groups = g })
+    local gy = torch.randn(y:size(), { dtype = dt })
+    y:backward(gy)
+    local x2, w2 = x:clone():requires_grad_(true), w:detach():clone():requires_grad_(true)
+    local xp = F.pad(x2, { 0, 0, 0, 0, pd, pd })
+    local slices = {}
+    for d = 1, D + 2 * pd - kd + 1 do
+      local acc = b:view(1, -1, 1, 1)
+      for k = 1, kd do
+        acc = acc + F.conv2d(xp:select(3, d + k - 1), w2:select(3, k), nil, { padding = { ph, pw }, groups = g })
+      end
+      slices[d] = acc
+    end
+    local ref = torch.stack(slices, 3)
+    ref:backward(gy)
+    local tol = dt == f64 and 1e-10 or 1e-4
+    local function rel(a, r) return (a - r):abs():max():item() / (r:abs():max():item() + 1) end
+    local what = ("N=%d cg=%d g=%d og=%d k=%dx%dx%d in=%dx%dx%d"):format(N, cg, g, og, kd, kh, kw, D, H, W)
+    T.ok(rel(y:detach(), ref:detach()) < tol, what .. ": values")
+    T.ok(rel(xr.grad, x2.grad) < tol, what .. ": input gradient")
+    T.ok(rel(w.grad, w2.grad) < tol, what .. ": weight gradient")
+  end
+end)
+
 T.done()

@@ -547,4 +547,30 @@ T.test("depthwise input gradient (the forward loop over the flipped kernel) agai
   end
 end)
 
+-- the float32 kernels (channel-vector loops, direct loops, shifted and im2col gemms) end in
+-- partial register blocks: random shapes and strides against the float64 path
+T.test("conv2d float32: random shapes and strides against float64 (values and all gradients)", function()
+  local F = torch.nn.functional
+  torch.manual_seed(2)
+  math.randomseed(2)
+  for _ = 1, 60 do
+    local N, C, O = math.random(1, 3), math.random(1, 20), math.random(1, 33)
+    local kh, kw, sh, sw = math.random(1, 5), math.random(1, 5), math.random(1, 3), math.random(1, 3)
+    local H, W = math.random(kh, 16), math.random(kw, 16)
+    local opt = { stride = { sh, sw }, padding = { math.random(0, kh // 2), math.random(0, kw // 2) } }
+    local x, w, b = torch.randn(N, C, H, W), torch.randn(O, C, kh, kw), torch.randn(O)
+    local xs, ws, bs = x:clone():requires_grad_(true), w:clone():requires_grad_(true), b:clone():requires_grad_(true)
+    local xd, wd, bd = x:double():requires_grad_(true), w:double():requires_grad_(true), b:double():requires_grad_(true)
+    local y, yd = F.conv2d(xs, ws, bs, opt), F.conv2d(xd, wd, bd, opt)
+    local gy = torch.randn(y:size())
+    y:backward(gy); yd:backward(gy:double())
+    local function rel(a, r) return (a:double() - r):abs():max():item() / (r:abs():max():item() + 1) end
+    local what = ("N=%d C=%d O=%d k=%dx%d s=%dx%d in=%dx%d"):format(N, C, O, kh, kw, sh, sw, H, W)
+    T.ok(rel(y:detach(), yd:detach()) < 1e-5, what .. ": values")
+    T.ok(rel(xs.grad, xd.grad) < 1e-5, what .. ": input gradient")
+    T.ok(rel(ws.grad, wd.grad) < 1e-5, what .. ": weight gradient")
+    T.ok(rel(bs.grad, bd.grad) < 1e-5, what .. ": bias gradient")
+  end
+end)
+
 T.done()
