@@ -48,7 +48,12 @@ static inline size_t esize(const geom *q) { return is_f32(q) ? 4 : 8; }
 #else
 #define VBYTES 32
 #endif
-#ifndef DROWS
+/* output rows a block: four filters by DROWS rows of accumulators (AVX2, 16 registers: 3
+** rows, 12 accumulators; measured on a Zen 3, the bench layer's forward pass 12.6-19.8 ms
+** against 14.1-20.7 with 2; the AVX-512 variant keeps the 2 it was measured with) */
+#if defined(__AVX512F__)
+#define DROWS 2
+#else
 #define DROWS 3
 #endif
 
@@ -73,7 +78,7 @@ static void dkern_##X(const E *const *x, const int64_t *off, const E *w, const i
     for (int r = 0; r < DROWS; r++) a[0][r] += w0[u] * l[r];                                 \
     for (int r = 0; r < DROWS; r++) a[1][r] += w1[u] * l[r];                                 \
     for (int r = 0; r < DROWS; r++) a[2][r] += w2[u] * l[r];                                 \
-    for (int r = 0; r < DROWS; r++) a[3][r] += w3[u] * l[r];                                     \
+    for (int r = 0; r < DROWS; r++) a[3][r] += w3[u] * l[r];                                 \
   }                                                                                          \
   for (int i = 0; i < 4; i++)                                                                \
     for (int r = 0; r < DROWS; r++) dstore_##X(y[i][r] + st, a[i][r]);                       \
