@@ -306,11 +306,12 @@ lt_ew_loop lt_ew_pick(const char *op, const lt_ew_loop *tbl, lt_dtype dt);
 /* nonzero when t is a number: a wrapped Lua number or any 1-element tensor */
 static inline bool ew_is_scalar(const lt_tensor *t) { return t->numel == 1; }
 
-/* erf for float32 GELU and its derivative (ew_unary.c, nn_act.c) as x * P(x^2) / Q(x^2) on [-4, 4] (beyond, erf is 1 in float32): a
-** rational fit (tools/erf_fit.py prints how it was made), max abs error 3.4e-7 in float32,
-** as PyTorch's own vectorised erf (1.5e-7). It vectorises inline, where libmvec's erff is a
-** call that cost twice GELU's whole loop (bench/README.md, "CPU training speed"). A NaN
-** passes the clamps (comparisons with it are false). */
+/* erf for float32 GELU and its derivative (ew_unary.c, nn_act.c) as x * P(x^2) / Q(x^2)
+** on [-4, 4] (beyond, erf is 1 in float32): a rational fit (tools/erf_fit.py prints how it
+** was made), max abs error 3.4e-7 in float32, as PyTorch's own vectorised erf (1.5e-7). It
+** vectorises inline, where libmvec's erff is a call that cost twice GELU's whole loop
+** (bench/README.md, "CPU training speed"). A NaN passes the clamps (comparisons with it
+** are false). */
 static inline float erf_rat_f(float x) {
   float c = x < -4.0f ? -4.0f : x > 4.0f ? 4.0f : x, t = c * c;
   float p = (((((-1.369502334e-08f * t + 4.787317655e-06f) * t + 3.828986325e-04f) * t + 3.837558270e-03f) * t +

@@ -229,7 +229,7 @@ static const bww_fn bww[MAXNV + 1][9] = {
   {NULL, bww_3_1, bww_3_2, bww_3_3, bww_3_4},
   {NULL, bww_4_1, bww_4_2, bww_4_3, bww_4_4},
 };
-/* (the register budget as in the forward pass: 16 on AVX2 allows 4 x 3 taps, not 4 x 4) */
+/* taps a pass, by the forward pass's register budget: on AVX2 2 x 6, 3 x 3 and 4 x 2 fit */
 #if defined(__AVX512F__)
 static const int bww_taps[MAXNV + 1] = {0, 8, 8, 4, 4};
 #else
